@@ -1,0 +1,38 @@
+// JsonWriter: a small streaming writer for the JSON the commands print. It escapes
+// strings, writes doubles round-trippably (non-finite numbers become null) and
+// tracks commas; nesting errors are the caller's bug and are not checked.
+//
+// Thread-safety: one writer per thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace oncecount::cmd {
+
+class JsonWriter {
+ public:
+  JsonWriter& BeginObject();
+  JsonWriter& EndObject();
+  JsonWriter& BeginArray();
+  JsonWriter& EndArray();
+  JsonWriter& Key(std::string_view key);
+  JsonWriter& String(std::string_view value);
+  JsonWriter& Int(int64_t value);
+  JsonWriter& Uint(uint64_t value);
+  JsonWriter& Double(double value);
+  JsonWriter& Bool(bool value);
+  JsonWriter& Null();
+  // Inserts already-serialized JSON as one value.
+  JsonWriter& Raw(std::string_view json);
+
+  const std::string& str() const { return out_; }
+
+ private:
+  void Separate();
+  std::string out_;
+  bool need_comma_ = false;
+};
+
+}  // namespace oncecount::cmd

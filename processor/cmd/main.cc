@@ -1,0 +1,59 @@
+// The oncecount binary: the composition root. It parses the command line, builds
+// the modules a subcommand needs and owns every thread the process runs.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "processor/cmd/filter_eval.h"
+
+namespace {
+
+constexpr int kUsageError = 2;
+
+void AddFilterEval(CLI::App& app, oncecount::cmd::FilterEvalOptions& o) {
+  CLI::App* cmd = app.add_subcommand("filter-eval", "run one dedup filter on a simulated clock");
+  cmd->add_option("--mode", o.mode, "fbf | bloom | exact | gaussian")->capture_default_str();
+  cmd->add_option("--bits", o.bits, "bits per constituent filter");
+  cmd->add_option("--hashes", o.hashes, "hash functions (bits set per id) per filter");
+  cmd->add_option("--past", o.past, "past filters N of the N-FBF");
+  cmd->add_option("--refresh-ms", o.refresh_ms, "refresh period t in ms");
+  cmd->add_option("--check", o.check, "membership check: paper | pairs")->capture_default_str();
+  cmd->add_option("--rate", o.rate, "inserts per simulated second (constant)");
+  cmd->add_option("--rate-schedule", o.rate_schedule, "CSV file of `second,rate` rows");
+  cmd->add_option("--duration-ms", o.duration_ms, "simulated duration")->capture_default_str();
+  cmd->add_option("--queries", o.queries, "never-inserted ids queried at the end")
+      ->capture_default_str();
+  cmd->add_flag("--adaptive", o.adaptive, "resize with Algorithm 3 once per simulated second");
+  cmd->add_option("--target-fpp", o.target_fpp, "target false-positive probability")
+      ->capture_default_str();
+  cmd->add_option("--window-ms", o.window_ms, "dedup window (guaranteed retry horizon)");
+  cmd->add_option("--seed", o.seed, "seed of ids and filters")->capture_default_str();
+  cmd->add_flag("--trace", o.trace, "add one trace entry per simulated second");
+  cmd->add_option("--trace-queries", o.trace_queries, "never-inserted ids queried per trace entry")
+      ->capture_default_str();
+  cmd->add_option("--refresh-step-ms", o.refresh_step_ms,
+                  "additive step of the refresh period (default: refresh / 10)");
+  cmd->add_option("--max-filters", o.max_filters, "upper bound on constituent filters")
+      ->capture_default_str();
+  cmd->add_option("--model", o.model, "FPP model adaptation follows: blocked | classic")
+      ->capture_default_str();
+  cmd->add_option("--cell-bits", o.cell_bits, "bits per cell (gaussian)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"oncecount: exactly-once counters on Kafka"};
+  app.require_subcommand(1);
+  oncecount::cmd::FilterEvalOptions filter_eval;
+  AddFilterEval(app, filter_eval);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kUsageError;
+  }
+  if (app.got_subcommand("filter-eval")) {
+    return oncecount::cmd::RunFilterEval(filter_eval, std::cout, std::cerr);
+  }
+  return kUsageError;
+}

@@ -1,0 +1,44 @@
+#include "processor/filter/adaptive_policy.h"
+
+#include <algorithm>
+
+namespace oncecount::filter {
+
+Millis NominalWindow(const AdaptiveShape& shape, uint32_t non_past_filters) {
+  const int64_t past = static_cast<int64_t>(shape.filters) - non_past_filters;
+  if (past < 0) return Millis{0};
+  return (past + 1) * shape.refresh;
+}
+
+AdaptiveDecision DecideResize(const AdaptiveShape& current, double estimated_fpp,
+                              const AdaptiveLimits& limits) {
+  const auto covers = [&](const AdaptiveShape& s) {
+    return NominalWindow(s, limits.non_past_filters) >= limits.window;
+  };
+  const Millis max_refresh =
+      limits.max_refresh.count() > 0 ? limits.max_refresh : std::max(limits.window, current.refresh);
+
+  if (estimated_fpp >= 0.9 * limits.target_fpp) {
+    AdaptiveShape next = current;
+    next.filters = std::min(current.filters * 2, limits.max_filters);
+    next.filters = std::max(next.filters, current.filters);
+    AdaptiveShape shorter = next;
+    shorter.refresh = current.refresh - limits.refresh_step;
+    if (shorter.refresh >= limits.min_refresh && covers(shorter)) next = shorter;
+    if (next == current) return {AdaptiveAction::kSaturated, current};
+    return {AdaptiveAction::kScaleUp, next};
+  }
+  if (estimated_fpp <= 0.1 * limits.target_fpp) {
+    AdaptiveShape next = current;
+    next.refresh = std::min(current.refresh + limits.refresh_step, max_refresh);
+    next.refresh = std::max(next.refresh, current.refresh);
+    AdaptiveShape fewer = next;
+    fewer.filters = current.filters - 1;
+    if (current.filters > limits.min_filters && covers(fewer)) next = fewer;
+    if (next == current) return {AdaptiveAction::kNone, current};
+    return {AdaptiveAction::kScaleDown, next};
+  }
+  return {AdaptiveAction::kNone, current};
+}
+
+}  // namespace oncecount::filter

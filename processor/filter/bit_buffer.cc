@@ -1,0 +1,71 @@
+#include "processor/filter/bit_buffer.h"
+
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <utility>
+
+namespace oncecount::filter {
+namespace {
+
+// Below this size a plain aligned allocation is cheaper than a mapping.
+constexpr size_t kMapThresholdBytes = size_t{4} << 20;
+constexpr size_t kHugePageBytes = size_t{2} << 20;
+
+}  // namespace
+
+BitBuffer::BitBuffer(size_t words) : size_(words) {
+  if (words == 0) return;
+  const size_t bytes = words * sizeof(uint64_t);
+  if (bytes >= kMapThresholdBytes) {
+    const size_t rounded = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+    void* p = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    madvise(p, rounded, MADV_HUGEPAGE);  // advisory: ignored where THP is off
+    words_ = static_cast<uint64_t*>(p);
+    mapped_bytes_ = rounded;
+    return;
+  }
+  const size_t rounded = (bytes + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (p == nullptr) throw std::bad_alloc();
+  std::memset(p, 0, rounded);
+  words_ = static_cast<uint64_t*>(p);
+}
+
+BitBuffer::~BitBuffer() { Release(); }
+
+BitBuffer::BitBuffer(BitBuffer&& other) noexcept
+    : words_(std::exchange(other.words_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      mapped_bytes_(std::exchange(other.mapped_bytes_, 0)) {}
+
+BitBuffer& BitBuffer::operator=(BitBuffer&& other) noexcept {
+  if (this != &other) {
+    Release();
+    words_ = std::exchange(other.words_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    mapped_bytes_ = std::exchange(other.mapped_bytes_, 0);
+  }
+  return *this;
+}
+
+void BitBuffer::Zero() {
+  if (words_ != nullptr) std::memset(words_, 0, size_ * sizeof(uint64_t));
+}
+
+void BitBuffer::Release() {
+  if (words_ == nullptr) return;
+  if (mapped_bytes_ != 0) {
+    munmap(words_, mapped_bytes_);
+  } else {
+    std::free(words_);
+  }
+  words_ = nullptr;
+  size_ = 0;
+  mapped_bytes_ = 0;
+}
+
+}  // namespace oncecount::filter

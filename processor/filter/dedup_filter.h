@@ -1,0 +1,89 @@
+// DedupFilter: the interface every dedup mode implements (fbf, bloom, exact, none).
+//
+// A shard feeds each event's IdHash to TestAndInsert: kNew means "apply it" (the id
+// is now remembered), any other verdict means "drop it as a retry". Time enters only
+// through AdvanceTo, which the owner calls with its injected clock's reading before
+// a batch; refreshes, adaptive resizing and expiry happen there, never behind the
+// owner's back, so a replica fed the same calls reaches bit-identical state.
+//
+// Thread-safety: a DedupFilter is owned by one thread. Summary/Serialize/Digest are
+// const and may be called by that thread only (publish their results to others).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "processor/filter/id_hash.h"
+
+namespace oncecount::filter {
+
+using Millis = std::chrono::milliseconds;
+
+enum class DedupMode : uint8_t { kNone = 0, kBloom = 1, kExact = 2, kFbf = 3 };
+
+enum class Verdict : uint8_t {
+  kNew = 0,                // not seen: apply it
+  kDuplicate = 1,          // seen: drop it
+  kDuplicateNearEdge = 2,  // seen, but only the oldest filters still knew it
+};
+
+inline bool IsDuplicate(Verdict v) { return v != Verdict::kNew; }
+
+// What one constituent filter looks like, for statistics.
+struct ConstituentSummary {
+  uint64_t inserted = 0;
+  double fill = 0;           // fraction of bits set
+  double estimated_fpp = 0;  // Equation 1 with the cache-blocking correction
+};
+
+// A point-in-time description of a filter, cheap enough to take once per second.
+struct FilterSummary {
+  DedupMode mode = DedupMode::kNone;
+  uint64_t inserted = 0;              // ids remembered since creation
+  uint64_t duplicates = 0;            // TestAndInsert verdicts other than kNew
+  uint64_t near_edge_duplicates = 0;  // kDuplicateNearEdge verdicts
+  double estimated_fpp = 0;           // model, constituent filters as built (blocked)
+  double estimated_fpp_eq1 = 0;       // the paper's model (Equation 1 per filter)
+  uint64_t bits_total = 0;            // memory of the filter state, in bits
+  uint32_t filters = 0;               // constituent filters (1 for bloom, 0 otherwise)
+  int64_t refresh_ms = 0;             // 0 where the mode never refreshes
+  int64_t window_ms_guaranteed = 0;   // retries this late are always caught
+  std::vector<ConstituentSummary> constituents;  // future first; empty unless fbf
+};
+
+class DedupFilter {
+ public:
+  virtual ~DedupFilter() = default;
+
+  virtual DedupMode mode() const = 0;
+
+  // Moves the filter's clock forward to `now` (never backwards: an earlier time is
+  // ignored). Runs every refresh and resizing step that falls due.
+  virtual void AdvanceTo(Millis now) = 0;
+
+  // Membership query only; remembers nothing.
+  virtual bool Contains(IdHash hash) const = 0;
+
+  virtual Verdict TestAndInsert(IdHash hash) = 0;
+
+  // Same result as calling TestAndInsert on each hash in order; implementations
+  // prefetch ahead to hide memory latency.
+  virtual void TestAndInsertBatch(std::span<const IdHash> hashes, std::span<Verdict> verdicts);
+
+  virtual FilterSummary Summary() const = 0;
+
+  // Appends the versioned, checksummed state (see state_codec.h).
+  virtual void Serialize(std::string& out) const = 0;
+
+  // A hash of the serialized state, as 16 hex digits: equal digests mean
+  // bit-identical filters.
+  std::string Digest() const;
+};
+
+const char* ModeName(DedupMode mode);
+
+}  // namespace oncecount::filter

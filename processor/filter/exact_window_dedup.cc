@@ -1,0 +1,130 @@
+#include "processor/filter/exact_window_dedup.h"
+
+#include <algorithm>
+#include <bit>
+#include <string>
+
+#include "processor/filter/state_codec.h"
+
+namespace oncecount::filter {
+namespace {
+
+constexpr uint64_t kMinCapacity = 1024;
+constexpr uint64_t kMaxCapacity = uint64_t{1} << 40;
+
+uint64_t CapacityFor(uint64_t ids) {
+  // Load factor at most 1/2 keeps linear-probing runs short.
+  return std::bit_ceil(std::clamp(ids * 2, kMinCapacity, kMaxCapacity));
+}
+
+}  // namespace
+
+Result<ExactWindowDedup> ExactWindowDedup::Create(Millis window, uint64_t expected_ids,
+                                                  Millis start) {
+  if (window.count() <= 0) {
+    return Error{"window must be positive (got " + std::to_string(window.count()) + " ms)"};
+  }
+  return ExactWindowDedup(window, CapacityFor(expected_ids), start);
+}
+
+ExactWindowDedup::ExactWindowDedup(Millis window, uint64_t capacity, Millis start)
+    : window_(window), now_(start), table_(capacity, 0),
+      shift_(64 - static_cast<unsigned>(std::countr_zero(capacity))) {}
+
+bool ExactWindowDedup::Find(uint64_t key) const {
+  const size_t mask = table_.size() - 1;
+  for (size_t i = SlotOf(key);; i = (i + 1) & mask) {
+    if (table_[i] == key) return true;
+    if (table_[i] == 0) return false;
+  }
+}
+
+void ExactWindowDedup::Add(uint64_t key) {
+  if ((size_ + 1) * 2 > table_.size()) Grow();
+  const size_t mask = table_.size() - 1;
+  size_t i = SlotOf(key);
+  while (table_[i] != 0) i = (i + 1) & mask;
+  table_[i] = key;
+  ++size_;
+}
+
+void ExactWindowDedup::Erase(uint64_t key) {
+  const size_t mask = table_.size() - 1;
+  size_t i = SlotOf(key);
+  while (table_[i] != key) {
+    if (table_[i] == 0) return;
+    i = (i + 1) & mask;
+  }
+  // Backward-shift deletion: pull later members of the run into the hole when
+  // their home slot lies at or before it, so no tombstones are needed.
+  size_t hole = i;
+  for (size_t j = (hole + 1) & mask; table_[j] != 0; j = (j + 1) & mask) {
+    const size_t home = SlotOf(table_[j]);
+    const bool movable = ((j - home) & mask) >= ((j - hole) & mask);
+    if (movable) {
+      table_[hole] = table_[j];
+      hole = j;
+    }
+  }
+  table_[hole] = 0;
+  --size_;
+}
+
+void ExactWindowDedup::Grow() {
+  std::vector<uint64_t> old = std::move(table_);
+  table_.assign(old.size() * 2, 0);
+  shift_ -= 1;
+  size_ = 0;
+  for (uint64_t key : old) {
+    if (key != 0) Add(key);
+  }
+}
+
+void ExactWindowDedup::AdvanceTo(Millis now) {
+  if (now <= now_) return;
+  now_ = now;
+  while (!fifo_.empty() && fifo_.front().at < now_ - window_) {
+    Erase(fifo_.front().key);
+    fifo_.pop_front();
+  }
+}
+
+bool ExactWindowDedup::Contains(IdHash hash) const { return Find(KeyOf(hash)); }
+
+Verdict ExactWindowDedup::TestAndInsert(IdHash hash) {
+  const uint64_t key = KeyOf(hash);
+  if (Find(key)) {
+    ++duplicates_;
+    return Verdict::kDuplicate;
+  }
+  Add(key);
+  fifo_.push_back({key, now_});
+  ++inserted_;
+  return Verdict::kNew;
+}
+
+void ExactWindowDedup::TestAndInsertBatch(std::span<const IdHash> hashes,
+                                          std::span<Verdict> verdicts) {
+  constexpr size_t kDistance = 8;
+  const size_t count = std::min(hashes.size(), verdicts.size());
+  const auto prefetch = [&](IdHash h) { __builtin_prefetch(&table_[SlotOf(KeyOf(h))], 1, 3); };
+  for (size_t i = 0; i < std::min(count, kDistance); ++i) prefetch(hashes[i]);
+  for (size_t i = 0; i < count; ++i) {
+    if (i + kDistance < count) prefetch(hashes[i + kDistance]);
+    verdicts[i] = TestAndInsert(hashes[i]);
+  }
+}
+
+FilterSummary ExactWindowDedup::Summary() const {
+  FilterSummary s;
+  s.mode = DedupMode::kExact;
+  s.inserted = inserted_;
+  s.duplicates = duplicates_;
+  s.bits_total = table_.size() * 64 + fifo_.size() * sizeof(Entry) * 8;
+  s.window_ms_guaranteed = window_.count();
+  return s;
+}
+
+void ExactWindowDedup::Serialize(std::string& out) const { ExactStateCodec::Encode(*this, out); }
+
+}  // namespace oncecount::filter

@@ -1,0 +1,325 @@
+#include "processor/filter/forgetful_bloom_filter.h"
+
+#include <algorithm>
+#include <string>
+
+#include "processor/filter/state_codec.h"
+
+namespace oncecount::filter {
+namespace {
+
+// Hashes this many ids ahead in a batch: enough in-flight cache misses to cover
+// DRAM latency, few enough that the prefetched lines are still in L1/L2.
+constexpr size_t kPrefetchDistance = 8;
+// A clock jump longer than this many refresh periods fast-forwards: after the ring
+// has turned over once every filter is empty and further refreshes change nothing.
+constexpr int64_t kFastForwardRefreshes = 4096;
+
+std::string Str(int64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+const char* CheckName(MembershipCheck check) {
+  return check == MembershipCheck::kPaper ? "paper" : "pairs";
+}
+
+Result<ForgetfulBloomFilter> ForgetfulBloomFilter::Create(const FbfConfig& config, Millis start) {
+  const uint32_t non_past = config.check == MembershipCheck::kPairs ? 3 : 2;
+  if (config.bits_per_filter == 0) return Error{"bits per filter must be at least 1 (got 0)"};
+  if (config.hashes < kMinHashes || config.hashes > kMaxHashes) {
+    return Error{"hashes must be in " + Str(kMinHashes) + ".." + Str(kMaxHashes) + " (got " +
+                 Str(config.hashes) + ")"};
+  }
+  if (config.past_filters < 1) return Error{"past filters must be at least 1 (got 0)"};
+  if (config.max_filters > 4096) {
+    return Error{"max filters must be at most 4096 (got " + Str(config.max_filters) + ")"};
+  }
+  if (config.past_filters + non_past > config.max_filters) {
+    return Error{"past filters must be at most max filters - " + Str(non_past) + " = " +
+                 Str(static_cast<int64_t>(config.max_filters) - non_past) + " (got " +
+                 Str(config.past_filters) + ")"};
+  }
+  if (config.refresh.count() <= 0) {
+    return Error{"refresh period must be positive (got " + Str(config.refresh.count()) + " ms)"};
+  }
+  if (config.window.count() < 0) {
+    return Error{"window must not be negative (got " + Str(config.window.count()) + " ms)"};
+  }
+  const Millis nominal = (config.past_filters + 1) * config.refresh;
+  if (config.window > nominal) {
+    return Error{"window of " + Str(config.window.count()) + " ms exceeds what " +
+                 Str(config.past_filters) + " past filters at a refresh period of " +
+                 Str(config.refresh.count()) + " ms hold ((N + 1) * t = " + Str(nominal.count()) +
+                 " ms)"};
+  }
+  if (!(config.target_fpp > 0 && config.target_fpp < 1)) {
+    return Error{"target fpp must be in (0, 1) (got " + std::to_string(config.target_fpp) + ")"};
+  }
+  if (config.refresh_step.count() < 0) return Error{"refresh step must not be negative"};
+  if (config.adapt_every.count() <= 0) return Error{"adaptation interval must be positive"};
+  auto probe = BlockedBloom::Create(config.bits_per_filter, config.hashes, 0);
+  if (!probe) return Error{probe.error()};
+  return ForgetfulBloomFilter(config, start);
+}
+
+ForgetfulBloomFilter::ForgetfulBloomFilter(FbfConfig config, Millis start)
+    : config_(config),
+      window_(config.window.count() > 0 ? config.window
+                                        : (config.past_filters + 1) * config.refresh),
+      refresh_(config.refresh),
+      refresh_step_(config.refresh_step.count() > 0 ? config.refresh_step
+                                                    : std::max(Millis{1}, config.refresh / 10)),
+      target_filters_(config.past_filters + non_past_filters()),
+      now_(start),
+      next_refresh_(start + config.refresh),
+      next_adapt_(start + config.adapt_every) {
+  slots_.reserve(target_filters_);
+  for (uint32_t i = 0; i < target_filters_; ++i) {
+    Slot slot = NewSlot();
+    if (i >= 1) slot.left_future = start;
+    if (i >= 2) slot.left_present = start;
+    slots_.push_back(std::move(slot));
+  }
+  RebuildViews();
+}
+
+uint32_t ForgetfulBloomFilter::non_past_filters() const {
+  return config_.check == MembershipCheck::kPairs ? 3 : 2;
+}
+
+uint64_t ForgetfulBloomFilter::NextSeed() {
+  // Deterministic per filter generation, so a replica fed the same calls draws the
+  // same seeds.
+  return SeededMix(IdHash{config_.seed}, ++seeds_issued_);
+}
+
+ForgetfulBloomFilter::Slot ForgetfulBloomFilter::NewSlot() {
+  const uint64_t seed = NextSeed();
+  if (!spare_.empty()) {
+    BlockedBloom bloom = std::move(spare_.back());
+    spare_.pop_back();
+    bloom.Reset(seed);
+    return Slot{std::move(bloom)};
+  }
+  // Parameters were validated in Create.
+  return Slot{std::move(BlockedBloom::Create(config_.bits_per_filter, config_.hashes, seed)).value()};
+}
+
+void ForgetfulBloomFilter::PushFuture(Millis at) {
+  slots_[0].left_future = at;
+  slots_[1].left_present = at;
+  slots_.insert(slots_.begin(), NewSlot());
+}
+
+bool ForgetfulBloomFilter::OldestDroppable(Millis at) const {
+  const Slot& oldest = slots_.back();
+  if (oldest.bloom.inserted() == 0) return true;
+  // paper: the oldest is the last holder of the ids inserted while it was the
+  // future. pairs: the oldest is the partner; dropping it breaks the pair that
+  // holds the ids inserted while it was the present.
+  const Millis last_needed =
+      config_.check == MembershipCheck::kPaper ? oldest.left_future : oldest.left_present;
+  return last_needed != Millis::max() && last_needed <= at - window_;
+}
+
+void ForgetfulBloomFilter::DropDroppable(Millis at) {
+  while (slots_.size() > target_filters_ && slots_.size() > non_past_filters() &&
+         OldestDroppable(at)) {
+    if (spare_.empty()) spare_.push_back(std::move(slots_.back().bloom));
+    slots_.pop_back();
+  }
+}
+
+void ForgetfulBloomFilter::Refresh(Millis at) {
+  // Drop first so that the dropped filter's memory becomes the new future.
+  const uint32_t keep = target_filters_;
+  target_filters_ = keep - 1 < non_past_filters() ? keep : keep - 1;
+  DropDroppable(at);
+  target_filters_ = keep;
+  PushFuture(at);
+  RebuildViews();
+}
+
+void ForgetfulBloomFilter::Adapt(Millis at) {
+  if (!config_.adaptive) return;
+  AdaptiveLimits limits;
+  limits.target_fpp = config_.target_fpp;
+  limits.window = window_;
+  limits.refresh_step = refresh_step_;
+  limits.min_filters = non_past_filters() + 1;
+  limits.max_filters = config_.max_filters;
+  limits.non_past_filters = non_past_filters();
+  const AdaptiveDecision decision =
+      DecideResize({target_filters_, refresh_}, EstimatedFpp(config_.model), limits);
+  if (decision.action != AdaptiveAction::kScaleUp && decision.action != AdaptiveAction::kScaleDown) {
+    return;
+  }
+  const Millis last_refresh = next_refresh_ - refresh_;
+  refresh_ = decision.shape.refresh;
+  target_filters_ = decision.shape.filters;
+  if (decision.action == AdaptiveAction::kScaleUp) {
+    // New filters enter as empty futures at once: ids already held move to older
+    // positions together, so every pair that held an id still holds it.
+    while (slots_.size() < target_filters_) PushFuture(at);
+    next_refresh_ = at + refresh_;
+  } else {
+    DropDroppable(at);
+    next_refresh_ = std::max(at, last_refresh + refresh_);
+  }
+  RebuildViews();
+}
+
+void ForgetfulBloomFilter::AdvanceTo(Millis now) {
+  if (now <= now_) return;
+  if ((now - next_refresh_) / refresh_ > kFastForwardRefreshes) {
+    // Turn the ring over once (empties every filter), then jump.
+    for (size_t i = 0; i <= slots_.size(); ++i) {
+      Refresh(next_refresh_);
+      next_refresh_ += refresh_;
+    }
+    const int64_t skipped = (now - next_refresh_) / refresh_;
+    next_refresh_ += skipped * refresh_;
+  }
+  if ((now - next_adapt_) / config_.adapt_every > kFastForwardRefreshes) {
+    const int64_t skipped = (now - next_adapt_) / config_.adapt_every;
+    next_adapt_ += skipped * config_.adapt_every;
+  }
+  while (true) {
+    const bool refresh_due = next_refresh_ <= now;
+    const bool adapt_due = config_.adaptive && next_adapt_ <= now;
+    if (!refresh_due && !adapt_due) break;
+    if (refresh_due && (!adapt_due || next_refresh_ <= next_adapt_)) {
+      Refresh(next_refresh_);
+      next_refresh_ += refresh_;
+    } else {
+      const Millis at = next_adapt_;
+      next_adapt_ += config_.adapt_every;
+      Adapt(at);
+    }
+  }
+  if (!config_.adaptive) next_adapt_ = std::max(next_adapt_, now);
+  now_ = now;
+}
+
+void ForgetfulBloomFilter::RebuildViews() {
+  views_.clear();
+  for (Slot& slot : slots_) views_.push_back(slot.bloom.view());
+}
+
+Verdict ForgetfulBloomFilter::Check(IdHash hash) const {
+  const size_t n = views_.size();
+  uint64_t known = 0;
+  uint64_t hit = 0;
+  const auto test = [&](size_t i) {
+    const uint64_t bit = uint64_t{1} << (i & 63);
+    if (i >= 64) return views_[i].MayContain(hash);
+    if ((known & bit) == 0) {
+      known |= bit;
+      if (views_[i].MayContain(hash)) hit |= bit;
+    }
+    return (hit & bit) != 0;
+  };
+  const size_t oldest_pair = n - 2;
+  if (config_.check == MembershipCheck::kPairs) {
+    // Every adjacent pair contains an odd index: test those first; a miss there
+    // rules out both pairs it belongs to.
+    for (size_t i = 1; i < n; i += 2) {
+      if (!test(i)) continue;
+      if (test(i - 1)) return i - 1 == oldest_pair ? Verdict::kDuplicateNearEdge : Verdict::kDuplicate;
+      if (i + 1 < n && test(i + 1)) {
+        return i == oldest_pair ? Verdict::kDuplicateNearEdge : Verdict::kDuplicate;
+      }
+    }
+    return Verdict::kNew;
+  }
+  // Algorithm 2: future alone; pairs from (present, past 1) to (past N-1, past N),
+  // covered by the even indices; the oldest alone last.
+  if (test(0)) return Verdict::kDuplicate;
+  for (size_t i = 2; i < n; i += 2) {
+    if (!test(i)) continue;
+    if (test(i - 1)) return i - 1 == oldest_pair ? Verdict::kDuplicateNearEdge : Verdict::kDuplicate;
+    if (i + 1 < n && test(i + 1)) {
+      return i == oldest_pair ? Verdict::kDuplicateNearEdge : Verdict::kDuplicate;
+    }
+  }
+  return test(n - 1) ? Verdict::kDuplicateNearEdge : Verdict::kNew;
+}
+
+void ForgetfulBloomFilter::Insert(IdHash hash) {
+  slots_[0].bloom.Insert(hash);
+  slots_[1].bloom.Insert(hash);
+  ++inserted_;
+}
+
+Verdict ForgetfulBloomFilter::TestAndInsert(IdHash hash) {
+  const Verdict verdict = Check(hash);
+  if (verdict == Verdict::kNew) {
+    Insert(hash);
+  } else {
+    ++duplicates_;
+    if (verdict == Verdict::kDuplicateNearEdge) ++near_edge_;
+  }
+  return verdict;
+}
+
+void ForgetfulBloomFilter::TestAndInsertBatch(std::span<const IdHash> hashes,
+                                              std::span<Verdict> verdicts) {
+  const size_t n = views_.size();
+  const size_t first_odd_or_even = config_.check == MembershipCheck::kPairs ? 1 : 2;
+  const auto prefetch = [&](IdHash h) {
+    views_[0].Prefetch(h);
+    if (config_.check == MembershipCheck::kPaper) {
+      views_[1].Prefetch(h);
+      views_[n - 1].Prefetch(h);
+    }
+    for (size_t i = first_odd_or_even; i < n; i += 2) views_[i].Prefetch(h);
+  };
+  const size_t count = std::min(hashes.size(), verdicts.size());
+  for (size_t i = 0; i < std::min(count, kPrefetchDistance); ++i) prefetch(hashes[i]);
+  for (size_t i = 0; i < count; ++i) {
+    if (i + kPrefetchDistance < count) prefetch(hashes[i + kPrefetchDistance]);
+    verdicts[i] = TestAndInsert(hashes[i]);
+  }
+}
+
+double ForgetfulBloomFilter::EstimatedFpp(ConstituentModel model) const {
+  std::vector<double> p;
+  p.reserve(slots_.size());
+  for (const Slot& slot : slots_) {
+    p.push_back(ConstituentFpp(model, static_cast<double>(slot.bloom.bits()), slot.bloom.hashes(),
+                               static_cast<double>(slot.bloom.inserted())));
+  }
+  return config_.check == MembershipCheck::kPaper ? PaperCheckFpp(p) : PairsCheckFpp(p);
+}
+
+Millis ForgetfulBloomFilter::GuaranteedWindow() const {
+  return std::max(window_, NominalWindow({target_filters_, refresh_}, non_past_filters()));
+}
+
+FilterSummary ForgetfulBloomFilter::Summary() const {
+  FilterSummary s;
+  s.mode = DedupMode::kFbf;
+  s.inserted = inserted_;
+  s.duplicates = duplicates_;
+  s.near_edge_duplicates = near_edge_;
+  s.estimated_fpp = EstimatedFpp(ConstituentModel::kBlocked);
+  s.estimated_fpp_eq1 = EstimatedFpp(ConstituentModel::kClassic);
+  s.filters = static_cast<uint32_t>(slots_.size());
+  s.bits_total = 0;
+  for (const Slot& slot : slots_) {
+    s.bits_total += slot.bloom.bits();
+    ConstituentSummary c;
+    c.inserted = slot.bloom.inserted();
+    c.fill = slot.bloom.FillRatio();
+    c.estimated_fpp = BlockedBloomFpp(static_cast<double>(slot.bloom.bits()), slot.bloom.hashes(),
+                                      static_cast<double>(slot.bloom.inserted()));
+    s.constituents.push_back(c);
+  }
+  s.refresh_ms = refresh_.count();
+  s.window_ms_guaranteed = GuaranteedWindow().count();
+  return s;
+}
+
+void ForgetfulBloomFilter::Serialize(std::string& out) const { FbfStateCodec::Encode(*this, out); }
+
+}  // namespace oncecount::filter

@@ -1,0 +1,127 @@
+// ForgetfulBloomFilter: the N-FBF of the paper — a future, a present and N past
+// blocked Bloom filters that slide over time — with the paper's membership check
+// (Algorithm 2), our all-pairs check, and adaptive resizing (Algorithm 3).
+//
+// Layout, index 0 first:  future | present | past 1 (newest) ... past N (oldest)
+// [| partner, pairs check only]. A new id goes into future and present (Algorithm
+// 1), so every id sits in two adjacent filters. A refresh (every refresh period)
+// pushes a new empty future and drops the oldest filter.
+//
+// The window is a hard invariant, enforced here and not only by the policy: a
+// filter is dropped only when every id whose last holder it is was inserted at
+// least `window` ago. When adaptation shortens the refresh period faster than
+// filters are added, the filter ring grows instead of forgetting early.
+//
+// Membership checks (filters are independent: each derives its bits from its own
+// seed, see blocked_bloom.h):
+//  - kPaper: future alone, or an adjacent pair among present..oldest, or the
+//    oldest alone. (The published pseudocode's else-if chain never reaches the
+//    oldest-alone test when N > 1; that reading loses ids and is not used.)
+//  - kPairs: any adjacent pair, with one extra partner filter kept so that the
+//    oldest slice is still held by a pair.
+//
+// Thread-safety: owned by one thread; see DedupFilter.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "processor/filter/adaptive_policy.h"
+#include "processor/filter/blocked_bloom.h"
+#include "processor/filter/dedup_filter.h"
+#include "processor/filter/fpp_model.h"
+#include "processor/filter/result.h"
+
+namespace oncecount::filter {
+
+enum class MembershipCheck : uint8_t { kPaper = 0, kPairs = 1 };
+
+const char* CheckName(MembershipCheck check);
+
+struct FbfConfig {
+  uint64_t bits_per_filter = 0;
+  int hashes = 0;
+  uint32_t past_filters = 0;  // N >= 1
+  Millis refresh{0};          // t > 0
+  MembershipCheck check = MembershipCheck::kPairs;
+  Millis window{0};           // 0: the nominal window (N + 1) * t
+  bool adaptive = false;
+  double target_fpp = 1e-6;   // used by adaptation
+  Millis refresh_step{0};     // 0: refresh / 10 (at least 1 ms)
+  uint32_t max_filters = 64;
+  Millis adapt_every{1000};   // Algorithm 3 runs once per second of the clock
+  ConstituentModel model = ConstituentModel::kBlocked;  // drives adaptation
+  uint64_t seed = 0x6F6E6365636F756EULL;
+};
+
+class ForgetfulBloomFilter final : public DedupFilter {
+ public:
+  // Validates the configuration; errors name the offending field.
+  static Result<ForgetfulBloomFilter> Create(const FbfConfig& config, Millis start);
+
+  ForgetfulBloomFilter(ForgetfulBloomFilter&&) noexcept = default;
+  ForgetfulBloomFilter& operator=(ForgetfulBloomFilter&&) noexcept = default;
+
+  DedupMode mode() const override { return DedupMode::kFbf; }
+  void AdvanceTo(Millis now) override;
+  bool Contains(IdHash hash) const override { return Check(hash) != Verdict::kNew; }
+  Verdict TestAndInsert(IdHash hash) override;
+  void TestAndInsertBatch(std::span<const IdHash> hashes, std::span<Verdict> verdicts) override;
+  FilterSummary Summary() const override;
+  void Serialize(std::string& out) const override;
+
+  // The model estimate now, with `model` per constituent filter.
+  double EstimatedFpp(ConstituentModel model) const;
+
+  const FbfConfig& config() const { return config_; }
+  uint32_t filter_count() const { return static_cast<uint32_t>(slots_.size()); }
+  uint32_t target_filters() const { return target_filters_; }
+  Millis refresh_period() const { return refresh_; }
+  Millis window() const { return window_; }
+  // max(window, nominal window of the current shape).
+  Millis GuaranteedWindow() const;
+  Millis now() const { return now_; }
+
+ private:
+  friend struct FbfStateCodec;
+
+  struct Slot {
+    BlockedBloom bloom;
+    // When the filter stopped being the future (ids whose last holder it is were
+    // inserted before this) and stopped being the present (no inserts after this).
+    Millis left_future = Millis::max();
+    Millis left_present = Millis::max();
+  };
+
+  ForgetfulBloomFilter(FbfConfig config, Millis start);
+  uint32_t non_past_filters() const;
+  uint64_t NextSeed();
+  Slot NewSlot();
+  void PushFuture(Millis at);  // a refresh without the drop
+  bool OldestDroppable(Millis at) const;
+  void DropDroppable(Millis at);
+  void Refresh(Millis at);
+  void Adapt(Millis at);
+  void RebuildViews();
+  Verdict Check(IdHash hash) const;
+  void Insert(IdHash hash);
+
+  FbfConfig config_;
+  Millis window_{0};
+  Millis refresh_{0};
+  Millis refresh_step_{0};
+  uint32_t target_filters_ = 0;
+  Millis now_{0};
+  Millis next_refresh_{0};
+  Millis next_adapt_{0};
+  uint64_t seeds_issued_ = 0;
+  std::vector<Slot> slots_;
+  std::vector<BloomView> views_;  // views_[i] is slots_[i].bloom's hot-path view
+  std::vector<BlockedBloom> spare_;  // dropped filters kept for reuse
+  uint64_t inserted_ = 0;
+  uint64_t duplicates_ = 0;
+  uint64_t near_edge_ = 0;
+};
+
+}  // namespace oncecount::filter

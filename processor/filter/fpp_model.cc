@@ -1,0 +1,61 @@
+#include "processor/filter/fpp_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "processor/filter/blocked_bloom.h"
+
+namespace oncecount::filter {
+
+double ClassicBloomFpp(double bits, int hashes, double inserted) {
+  if (inserted <= 0 || bits <= 0) return 0.0;
+  const double k = hashes;
+  return std::pow(1.0 - std::exp(-k * inserted / bits), k);
+}
+
+double BlockedBloomFpp(double bits, int hashes, double inserted) {
+  if (inserted <= 0 || bits <= 0) return 0.0;
+  const double blocks = std::max(1.0, std::ceil(bits / kBlockBits));
+  const double lambda = inserted / blocks;  // mean ids per block
+  const double k = hashes;
+  const double miss_per_bit = std::log1p(-1.0 / kBlockBits);  // log(1 - 1/512)
+  // Sum P(j ids in the block) * (1 - (1 - 1/512)^{jk})^k over j, in log space for
+  // the Poisson weights; the sum is cut where the remaining mass is negligible.
+  const double sd = std::sqrt(lambda);
+  const int64_t lo = static_cast<int64_t>(std::max(0.0, std::floor(lambda - 12 * sd - 10)));
+  const int64_t hi = static_cast<int64_t>(std::ceil(lambda + 12 * sd + 20));
+  double total = 0;
+  for (int64_t j = lo; j <= hi; ++j) {
+    const double jd = static_cast<double>(j);
+    const double log_weight = jd * std::log(lambda) - lambda - std::lgamma(jd + 1);
+    const double set_fraction = -std::expm1(jd * k * miss_per_bit);
+    total += std::exp(log_weight) * std::pow(set_fraction, k);
+  }
+  return std::clamp(total, 0.0, 1.0);
+}
+
+double ConstituentFpp(ConstituentModel model, double bits, int hashes, double inserted) {
+  return model == ConstituentModel::kClassic ? ClassicBloomFpp(bits, hashes, inserted)
+                                             : BlockedBloomFpp(bits, hashes, inserted);
+}
+
+double PaperCheckFpp(std::span<const double> p) {
+  const size_t n = p.size();
+  if (n == 0) return 0.0;
+  if (n == 1) return p[0];
+  // Equation 3: the future alone, every adjacent pair from (present, pastNewest) to
+  // (second oldest, oldest), and the oldest alone; independent filters.
+  // Sums of log1p keep precision where the result is far below 1e-10.
+  double log_none = std::log1p(-p[0]);
+  for (size_t i = 1; i + 1 < n; ++i) log_none += std::log1p(-p[i] * p[i + 1]);
+  log_none += std::log1p(-p[n - 1]);
+  return -std::expm1(log_none);
+}
+
+double PairsCheckFpp(std::span<const double> p) {
+  double log_none = 0.0;
+  for (size_t i = 0; i + 1 < p.size(); ++i) log_none += std::log1p(-p[i] * p[i + 1]);
+  return -std::expm1(log_none);
+}
+
+}  // namespace oncecount::filter

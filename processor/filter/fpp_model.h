@@ -1,0 +1,33 @@
+// The false-positive model of constituent filters and of the two FBF membership
+// checks. Used by the adaptive resizing, by the initial sizing, and reported as
+// `estimated_fpp`.
+//
+// Per filter there are two models:
+//  - ClassicBloomFpp: the paper's Equation 1, (1 - e^{-k l / m})^k, for a filter
+//    whose k bits are spread over all m bits;
+//  - BlockedBloomFpp: the same filter when every id's bits fall in one 512-bit block
+//    (our layout): a Poisson mixture over the number of ids that share a block.
+//    It is never below Equation 1; the gap grows with bits per id.
+// Per FBF, filters are indexed 0 = future, 1 = present, 2.. = past, newest first:
+//  - PaperCheckFpp: Equation 3 (future alone, adjacent pairs, oldest alone);
+//  - PairsCheckFpp: its counterpart for the all-pairs check, 1 - prod(1 - p_i p_{i+1}).
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace oncecount::filter {
+
+enum class ConstituentModel : uint8_t { kClassic, kBlocked };
+
+double ClassicBloomFpp(double bits, int hashes, double inserted);
+double BlockedBloomFpp(double bits, int hashes, double inserted);
+double ConstituentFpp(ConstituentModel model, double bits, int hashes, double inserted);
+
+// `p` holds one false-positive probability per filter, future first.
+double PaperCheckFpp(std::span<const double> p);
+double PairsCheckFpp(std::span<const double> p);
+
+}  // namespace oncecount::filter

@@ -1,0 +1,41 @@
+// IdHash: the 64-bit hash of an idempotency id, computed once per event.
+//
+// Every dedup filter works on IdHash values only. Each constituent filter derives
+// its own bit positions from the IdHash and its own seed (SeededMix), so that the
+// false positives of two filters are independent even when both hold the same ids.
+//
+// Thread-safety: pure functions; callable from any thread.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+namespace oncecount::filter {
+
+struct IdHash {
+  uint64_t value = 0;
+  friend bool operator==(IdHash, IdHash) = default;
+};
+
+// XXH3-64 of the id's bytes, seedless so that every instance and every restart
+// agrees on the hash of an id.
+inline IdHash HashIdempotencyId(std::string_view id) {
+  return IdHash{XXH3_64bits(id.data(), id.size())};
+}
+
+// A strong 64-bit mix of (hash, seed): the murmur3 finalizer applied to the sum.
+// Used to give every constituent filter an independent view of the same IdHash.
+inline uint64_t SeededMix(IdHash hash, uint64_t seed) {
+  uint64_t x = hash.value + seed * 0x9E3779B97F4A7C15ULL;
+  x ^= x >> 33;
+  x *= 0xFF51AFD7ED558CCDULL;
+  x ^= x >> 33;
+  x *= 0xC4CEB9FE1A85EC53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+}  // namespace oncecount::filter

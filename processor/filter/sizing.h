@@ -1,0 +1,43 @@
+// Initial sizing: from the expected insert rate, the dedup window and the target
+// false-positive probability, choose the FBF's refresh period, bits per filter and
+// hash count, so that the blocked-filter model stays at or below the target at the
+// worst point of a steady load (the end of a refresh period, when the future filter
+// holds one slice of ids and every older filter two).
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+
+#include "processor/filter/forgetful_bloom_filter.h"
+#include "processor/filter/result.h"
+
+namespace oncecount::filter {
+
+inline constexpr uint32_t kDefaultPastFilters = 8;
+
+struct SizingRequest {
+  double expected_rate = 0;  // ids per second
+  Millis window{0};
+  double target_fpp = 0;
+  MembershipCheck check = MembershipCheck::kPairs;
+  uint32_t past_filters = kDefaultPastFilters;
+};
+
+// Fills bits_per_filter, hashes, past_filters, refresh, window, target_fpp and check;
+// the other fields keep FbfConfig's defaults.
+Result<FbfConfig> SizeFbf(const SizingRequest& request);
+
+// Model FPP of `config` at the end of a refresh period under a steady load of
+// `slice_ids` ids per refresh period.
+double SteadyStateWorstFpp(const FbfConfig& config, double slice_ids, ConstituentModel model);
+
+struct BloomSize {
+  uint64_t bits = 0;
+  int hashes = 0;
+};
+
+// One blocked filter that holds `ids` ids at `target_fpp` (the `bloom` mode's size).
+Result<BloomSize> SizeBloom(double ids, double target_fpp);
+
+}  // namespace oncecount::filter

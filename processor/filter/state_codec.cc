@@ -1,0 +1,317 @@
+#include "processor/filter/state_codec.h"
+
+#include <bit>
+#include <cstring>
+
+#include "processor/filter/exact_window_dedup.h"
+#include "processor/filter/forgetful_bloom_filter.h"
+#include "processor/filter/no_dedup.h"
+#include "processor/filter/plain_bloom_dedup.h"
+
+namespace oncecount::filter {
+namespace {
+
+constexpr char kMagic[4] = {'O', 'C', 'D', 'F'};
+constexpr size_t kHeaderBytes = 16;
+constexpr size_t kChecksumBytes = 8;
+
+class ByteWriter {
+ public:
+  explicit ByteWriter(std::string& out) : out_(out) {}
+  void U8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
+  void U16(uint16_t v) { Le(v, 2); }
+  void U32(uint32_t v) { Le(v, 4); }
+  void U64(uint64_t v) { Le(v, 8); }
+  void I64(int64_t v) { Le(static_cast<uint64_t>(v), 8); }
+  void F64(double v) { U64(std::bit_cast<uint64_t>(v)); }
+  void Ms(Millis v) { I64(v.count()); }
+  void Words(std::span<const uint64_t> words) {
+    U64(words.size());
+    for (uint64_t w : words) U64(w);
+  }
+
+ private:
+  void Le(uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+  }
+  std::string& out_;
+};
+
+class ByteReader {
+ public:
+  explicit ByteReader(std::string_view in) : in_(in) {}
+  bool ok() const { return ok_; }
+  bool done() const { return ok_ && pos_ == in_.size(); }
+  uint8_t U8() { return static_cast<uint8_t>(Le(1)); }
+  uint16_t U16() { return static_cast<uint16_t>(Le(2)); }
+  uint32_t U32() { return static_cast<uint32_t>(Le(4)); }
+  uint64_t U64() { return Le(8); }
+  int64_t I64() { return static_cast<int64_t>(Le(8)); }
+  double F64() { return std::bit_cast<double>(Le(8)); }
+  Millis Ms() { return Millis{I64()}; }
+  // Reads a word count and checks it against what the caller expects.
+  bool Words(std::vector<uint64_t>& words, uint64_t expected) {
+    if (U64() != expected || !ok_ || (in_.size() - pos_) / 8 < expected) return ok_ = false;
+    words.resize(expected);
+    for (auto& w : words) w = U64();
+    return ok_;
+  }
+
+ private:
+  uint64_t Le(size_t bytes) {
+    if (!ok_ || in_.size() - pos_ < bytes) {
+      ok_ = false;
+      return 0;
+    }
+    uint64_t v = 0;
+    for (size_t i = 0; i < bytes; ++i) {
+      v |= static_cast<uint64_t>(static_cast<unsigned char>(in_[pos_ + i])) << (8 * i);
+    }
+    pos_ += bytes;
+    return v;
+  }
+  std::string_view in_;
+  size_t pos_ = 0;
+  bool ok_ = true;
+};
+
+uint64_t Checksum(std::string_view bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
+
+// Writes the header, lets `body` write the payload, then patches the length and
+// appends the checksum.
+template <class Body>
+void Frame(DedupMode mode, std::string& out, Body&& body) {
+  const size_t start = out.size();
+  ByteWriter w(out);
+  out.append(kMagic, 4);
+  w.U16(kStateFormatVersion);
+  w.U8(static_cast<uint8_t>(mode));
+  w.U8(0);
+  w.U64(0);  // payload length, patched below
+  body(w);
+  const uint64_t payload = out.size() - start - kHeaderBytes;
+  for (int i = 0; i < 8; ++i) out[start + 8 + i] = static_cast<char>((payload >> (8 * i)) & 0xFF);
+  w.U64(Checksum(std::string_view(out).substr(start)));
+}
+
+Error Corrupt(const std::string& what) { return Error{"corrupt filter state: " + what}; }
+
+}  // namespace
+
+Result<std::unique_ptr<DedupFilter>> DecodeDedupFilter(std::string_view bytes) {
+  if (bytes.size() < kHeaderBytes + kChecksumBytes) return Corrupt("shorter than its header");
+  if (std::memcmp(bytes.data(), kMagic, 4) != 0) return Corrupt("bad magic");
+  ByteReader header(bytes.substr(4, kHeaderBytes - 4));
+  const uint16_t version = header.U16();
+  const uint8_t mode = header.U8();
+  header.U8();
+  const uint64_t payload = header.U64();
+  if (version != kStateFormatVersion) {
+    return Corrupt("format version " + std::to_string(version) + " is not supported (expected " +
+                   std::to_string(kStateFormatVersion) + ")");
+  }
+  if (payload != bytes.size() - kHeaderBytes - kChecksumBytes) return Corrupt("length mismatch");
+  ByteReader trailer(bytes.substr(bytes.size() - kChecksumBytes));
+  if (trailer.U64() != Checksum(bytes.substr(0, bytes.size() - kChecksumBytes))) {
+    return Corrupt("checksum mismatch");
+  }
+  const std::string_view body = bytes.substr(kHeaderBytes, payload);
+  switch (static_cast<DedupMode>(mode)) {
+    case DedupMode::kFbf:
+      return FbfStateCodec::Decode(body);
+    case DedupMode::kBloom:
+      return BloomStateCodec::Decode(body);
+    case DedupMode::kExact:
+      return ExactStateCodec::Decode(body);
+    case DedupMode::kNone:
+      return NoneStateCodec::Decode(body);
+  }
+  return Corrupt("unknown mode " + std::to_string(mode));
+}
+
+// FBF payload: config, then clock and shape, then counters, then the slots
+// (future first), each with its seed, count, phase times and bits.
+void FbfStateCodec::Encode(const ForgetfulBloomFilter& f, std::string& out) {
+  Frame(DedupMode::kFbf, out, [&](ByteWriter& w) {
+    const FbfConfig& c = f.config_;
+    w.U64(c.bits_per_filter);
+    w.U32(static_cast<uint32_t>(c.hashes));
+    w.U32(c.past_filters);
+    w.Ms(c.refresh);
+    w.U8(static_cast<uint8_t>(c.check));
+    w.Ms(c.window);
+    w.U8(c.adaptive ? 1 : 0);
+    w.F64(c.target_fpp);
+    w.Ms(c.refresh_step);
+    w.U32(c.max_filters);
+    w.Ms(c.adapt_every);
+    w.U8(static_cast<uint8_t>(c.model));
+    w.U64(c.seed);
+    w.Ms(f.refresh_);
+    w.U32(f.target_filters_);
+    w.Ms(f.now_);
+    w.Ms(f.next_refresh_);
+    w.Ms(f.next_adapt_);
+    w.U64(f.seeds_issued_);
+    w.U64(f.inserted_);
+    w.U64(f.duplicates_);
+    w.U64(f.near_edge_);
+    w.U32(static_cast<uint32_t>(f.slots_.size()));
+    for (const auto& slot : f.slots_) {
+      w.U64(slot.bloom.seed());
+      w.U64(slot.bloom.inserted());
+      w.Ms(slot.left_future);
+      w.Ms(slot.left_present);
+      w.Words(slot.bloom.words());
+    }
+  });
+}
+
+Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_view payload) {
+  ByteReader r(payload);
+  FbfConfig c;
+  c.bits_per_filter = r.U64();
+  c.hashes = static_cast<int>(r.U32());
+  c.past_filters = r.U32();
+  c.refresh = r.Ms();
+  const uint8_t check = r.U8();
+  c.window = r.Ms();
+  c.adaptive = r.U8() != 0;
+  c.target_fpp = r.F64();
+  c.refresh_step = r.Ms();
+  c.max_filters = r.U32();
+  c.adapt_every = r.Ms();
+  const uint8_t model = r.U8();
+  c.seed = r.U64();
+  if (!r.ok()) return Corrupt("truncated fbf config");
+  if (check > 1 || model > 1) return Corrupt("bad check or model");
+  c.check = static_cast<MembershipCheck>(check);
+  c.model = static_cast<ConstituentModel>(model);
+  const Millis now_read_later{0};
+  auto created = ForgetfulBloomFilter::Create(c, now_read_later);
+  if (!created) return Corrupt(created.error());
+  ForgetfulBloomFilter f = std::move(created).value();
+  f.refresh_ = r.Ms();
+  f.target_filters_ = r.U32();
+  f.now_ = r.Ms();
+  f.next_refresh_ = r.Ms();
+  f.next_adapt_ = r.Ms();
+  f.seeds_issued_ = r.U64();
+  f.inserted_ = r.U64();
+  f.duplicates_ = r.U64();
+  f.near_edge_ = r.U64();
+  const uint32_t slots = r.U32();
+  if (!r.ok()) return Corrupt("truncated fbf state");
+  if (f.refresh_.count() <= 0 || f.target_filters_ < f.non_past_filters() + 1 ||
+      f.target_filters_ > c.max_filters || slots < f.non_past_filters() + 1 || slots > 4096) {
+    return Corrupt("fbf shape out of range");
+  }
+  f.slots_.clear();
+  f.spare_.clear();
+  std::vector<uint64_t> words;
+  for (uint32_t i = 0; i < slots; ++i) {
+    const uint64_t seed = r.U64();
+    const uint64_t inserted = r.U64();
+    const Millis left_future = r.Ms();
+    const Millis left_present = r.Ms();
+    auto bloom = BlockedBloom::Create(c.bits_per_filter, c.hashes, seed);
+    if (!bloom) return Corrupt(bloom.error());
+    if (!r.Words(words, bloom->words().size())) return Corrupt("truncated filter bits");
+    bloom->Restore(words, inserted);
+    f.slots_.push_back({std::move(bloom).value(), left_future, left_present});
+  }
+  if (!r.done()) return Corrupt("trailing bytes after fbf state");
+  f.RebuildViews();
+  return std::unique_ptr<DedupFilter>(new ForgetfulBloomFilter(std::move(f)));
+}
+
+void BloomStateCodec::Encode(const PlainBloomDedup& f, std::string& out) {
+  Frame(DedupMode::kBloom, out, [&](ByteWriter& w) {
+    w.U64(f.bloom_.bits());
+    w.U32(static_cast<uint32_t>(f.bloom_.hashes()));
+    w.U64(f.bloom_.seed());
+    w.U64(f.bloom_.inserted());
+    w.Ms(f.now_);
+    w.U64(f.duplicates_);
+    w.Words(f.bloom_.words());
+  });
+}
+
+Result<std::unique_ptr<DedupFilter>> BloomStateCodec::Decode(std::string_view payload) {
+  ByteReader r(payload);
+  const uint64_t bits = r.U64();
+  const int hashes = static_cast<int>(r.U32());
+  const uint64_t seed = r.U64();
+  const uint64_t inserted = r.U64();
+  const Millis now = r.Ms();
+  const uint64_t duplicates = r.U64();
+  if (!r.ok()) return Corrupt("truncated bloom state");
+  auto created = PlainBloomDedup::Create(bits, hashes, seed);
+  if (!created) return Corrupt(created.error());
+  PlainBloomDedup f = std::move(created).value();
+  std::vector<uint64_t> words;
+  if (!r.Words(words, f.bloom_.words().size())) return Corrupt("truncated filter bits");
+  if (!r.done()) return Corrupt("trailing bytes after bloom state");
+  f.bloom_.Restore(words, inserted);
+  f.now_ = now;
+  f.duplicates_ = duplicates;
+  return std::unique_ptr<DedupFilter>(new PlainBloomDedup(std::move(f)));
+}
+
+// Exact payload: window, clock, counters, table capacity, then the FIFO (oldest
+// first); the table is rebuilt from the FIFO, which holds exactly its members.
+void ExactStateCodec::Encode(const ExactWindowDedup& f, std::string& out) {
+  Frame(DedupMode::kExact, out, [&](ByteWriter& w) {
+    w.Ms(f.window_);
+    w.Ms(f.now_);
+    w.U64(f.inserted_);
+    w.U64(f.duplicates_);
+    w.U64(f.table_.size());
+    w.U64(f.fifo_.size());
+    for (const auto& e : f.fifo_) {
+      w.U64(e.key);
+      w.Ms(e.at);
+    }
+  });
+}
+
+Result<std::unique_ptr<DedupFilter>> ExactStateCodec::Decode(std::string_view payload) {
+  ByteReader r(payload);
+  const Millis window = r.Ms();
+  const Millis now = r.Ms();
+  const uint64_t inserted = r.U64();
+  const uint64_t duplicates = r.U64();
+  const uint64_t capacity = r.U64();
+  const uint64_t entries = r.U64();
+  if (!r.ok()) return Corrupt("truncated exact state");
+  if (window.count() <= 0 || !std::has_single_bit(capacity) || capacity < 1024 ||
+      entries * 2 > capacity || entries > (payload.size() / 16)) {
+    return Corrupt("exact shape out of range");
+  }
+  ExactWindowDedup f(window, capacity, now);
+  for (uint64_t i = 0; i < entries; ++i) {
+    const uint64_t key = r.U64();
+    const Millis at = r.Ms();
+    if (key == 0 || f.Find(key)) return Corrupt("bad or repeated key in exact state");
+    f.Add(key);
+    f.fifo_.push_back({key, at});
+  }
+  if (!r.done()) return Corrupt("trailing bytes after exact state");
+  f.inserted_ = inserted;
+  f.duplicates_ = duplicates;
+  return std::unique_ptr<DedupFilter>(new ExactWindowDedup(std::move(f)));
+}
+
+void NoneStateCodec::Encode(const NoDedup& f, std::string& out) {
+  Frame(DedupMode::kNone, out, [&](ByteWriter& w) { w.U64(f.inserted_); });
+}
+
+Result<std::unique_ptr<DedupFilter>> NoneStateCodec::Decode(std::string_view payload) {
+  ByteReader r(payload);
+  auto f = std::make_unique<NoDedup>();
+  f->inserted_ = r.U64();
+  if (!r.done()) return Corrupt("bad none state");
+  return std::unique_ptr<DedupFilter>(std::move(f));
+}
+
+}  // namespace oncecount::filter
