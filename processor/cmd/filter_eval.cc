@@ -96,8 +96,10 @@ std::variant<Built, UsageError> Build(const FilterEvalOptions& o, double first_r
       check = filter::MembershipCheck::kPairs;
     } else if (o.check == "paper") {
       check = filter::MembershipCheck::kPaper;
+    } else if (o.check == "any") {
+      check = filter::MembershipCheck::kAny;
     } else {
-      return UsageError{"--check: expected paper or pairs, got " + o.check};
+      return UsageError{"--check: expected paper, pairs or any, got " + o.check};
     }
     filter::FbfConfig config;
     const bool explicit_shape = o.bits || o.hashes || o.past || o.refresh_ms;
@@ -143,8 +145,8 @@ std::variant<Built, UsageError> Build(const FilterEvalOptions& o, double first_r
       hashes = *o.hashes;
     } else {
       if (!o.window_ms) return UsageError{"--window-ms or --bits is required for --mode bloom"};
-      auto size = filter::SizeBloom(first_rate * static_cast<double>(*o.window_ms) / 1000.0,
-                                    o.target_fpp);
+      auto size =
+          filter::SizeBloom(first_rate * static_cast<double>(*o.window_ms) / 1000.0, o.target_fpp);
       if (!size) return UsageError{"sizing: " + size.error()};
       bits = size->bits;
       hashes = size->hashes;
@@ -225,7 +227,8 @@ int RunFilterEval(const FilterEvalOptions& o, std::ostream& out, std::ostream& e
     const Millis now{ms};
     f.AdvanceTo(now);
     // Re-check applied ids whose age has reached the window: they must be found.
-    while (built.window.count() > 0 && !recheck.empty() && now - recheck.front().at >= built.window) {
+    while (built.window.count() > 0 && !recheck.empty() &&
+           now - recheck.front().at >= built.window) {
       if (now - recheck.front().at == built.window) {
         ++rechecked;
         if (!f.Contains(StreamId(o.seed, kInsertStream, recheck.front().index))) ++false_negatives;
@@ -241,7 +244,8 @@ int RunFilterEval(const FilterEvalOptions& o, std::ostream& out, std::ostream& e
       for (uint64_t i = 0; i < due; ++i) batch[i] = StreamId(o.seed, kInsertStream, next_id + i);
       const auto t0 = std::chrono::steady_clock::now();
       f.TestAndInsertBatch(batch, verdicts);
-      op_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+      op_ns +=
+          std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
       for (uint64_t i = 0; i < due; ++i) {
         if (filter::IsDuplicate(verdicts[i])) {
           ++duplicates;
@@ -255,14 +259,22 @@ int RunFilterEval(const FilterEvalOptions& o, std::ostream& out, std::ostream& e
     if (o.trace && ms % 1000 == 0) {
       const filter::FilterSummary s = f.Summary();
       trace.BeginObject()
-          .Key("t_s").Int(ms / 1000)
-          .Key("filters").Uint(s.filters)
-          .Key("refresh_ms").Int(s.refresh_ms)
-          .Key("estimated_fpp").Double(s.estimated_fpp)
-          .Key("estimated_fpp_eq1").Double(s.estimated_fpp_eq1)
-          .Key("measured_fpp").Double(MeasureFpp(f, o.seed, next_query, o.trace_queries))
-          .Key("inserted").Uint(inserted)
-          .Key("rate").Double(schedule.At(static_cast<double>(ms - 1) / 1000.0))
+          .Key("t_s")
+          .Int(ms / 1000)
+          .Key("filters")
+          .Uint(s.filters)
+          .Key("refresh_ms")
+          .Int(s.refresh_ms)
+          .Key("estimated_fpp")
+          .Double(s.estimated_fpp)
+          .Key("estimated_fpp_eq1")
+          .Double(s.estimated_fpp_eq1)
+          .Key("measured_fpp")
+          .Double(MeasureFpp(f, o.seed, next_query, o.trace_queries))
+          .Key("inserted")
+          .Uint(inserted)
+          .Key("rate")
+          .Double(schedule.At(static_cast<double>(ms - 1) / 1000.0))
           .EndObject();
     }
   }
@@ -273,26 +285,45 @@ int RunFilterEval(const FilterEvalOptions& o, std::ostream& out, std::ostream& e
   const uint64_t ops = inserted + duplicates;
   JsonWriter j;
   j.BeginObject()
-      .Key("mode").String(o.mode)
-      .Key("check").String(o.mode == "fbf" ? o.check : "")
-      .Key("inserted").Uint(inserted)
-      .Key("duplicates_detected").Uint(duplicates)
-      .Key("false_negatives").Uint(false_negatives)
-      .Key("rechecked").Uint(rechecked)
-      .Key("false_positive_rate").Double(measured)
-      .Key("queries").Uint(o.queries)
-      .Key("estimated_fpp").Double(s.estimated_fpp)
-      .Key("estimated_fpp_eq1").Double(s.estimated_fpp_eq1)
-      .Key("bits_total").Uint(s.bits_total)
-      .Key("filters").Uint(s.filters)
-      .Key("refresh_ms").Int(s.refresh_ms)
-      .Key("window_ms_guaranteed").Int(s.window_ms_guaranteed)
-      .Key("near_edge_duplicates").Uint(s.near_edge_duplicates)
-      .Key("ns_per_op").Double(ops > 0 ? op_ns / static_cast<double>(ops) : 0.0)
-      .Key("digest").String(f.Digest());
+      .Key("mode")
+      .String(o.mode)
+      .Key("check")
+      .String(o.mode == "fbf" ? o.check : "")
+      .Key("inserted")
+      .Uint(inserted)
+      .Key("duplicates_detected")
+      .Uint(duplicates)
+      .Key("false_negatives")
+      .Uint(false_negatives)
+      .Key("rechecked")
+      .Uint(rechecked)
+      .Key("false_positive_rate")
+      .Double(measured)
+      .Key("queries")
+      .Uint(o.queries)
+      .Key("estimated_fpp")
+      .Double(s.estimated_fpp)
+      .Key("estimated_fpp_eq1")
+      .Double(s.estimated_fpp_eq1)
+      .Key("bits_total")
+      .Uint(s.bits_total)
+      .Key("filters")
+      .Uint(s.filters)
+      .Key("refresh_ms")
+      .Int(s.refresh_ms)
+      .Key("window_ms_guaranteed")
+      .Int(s.window_ms_guaranteed)
+      .Key("near_edge_duplicates")
+      .Uint(s.near_edge_duplicates)
+      .Key("ns_per_op")
+      .Double(ops > 0 ? op_ns / static_cast<double>(ops) : 0.0)
+      .Key("digest")
+      .String(f.Digest());
   if (auto* fbf = dynamic_cast<filter::ForgetfulBloomFilter*>(&f)) {
-    j.Key("bits_per_filter").Uint(fbf->config().bits_per_filter)
-        .Key("hashes").Int(fbf->config().hashes);
+    j.Key("bits_per_filter")
+        .Uint(fbf->config().bits_per_filter)
+        .Key("hashes")
+        .Int(fbf->config().hashes);
   }
   if (o.trace) j.Key("trace").Raw(trace.str());
   j.EndObject();

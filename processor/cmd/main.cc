@@ -16,7 +16,8 @@ void AddFilterEval(CLI::App& app, oncecount::cmd::FilterEvalOptions& o) {
   cmd->add_option("--hashes", o.hashes, "hash functions (bits set per id) per filter");
   cmd->add_option("--past", o.past, "past filters N of the N-FBF");
   cmd->add_option("--refresh-ms", o.refresh_ms, "refresh period t in ms");
-  cmd->add_option("--check", o.check, "membership check: paper | pairs")->capture_default_str();
+  cmd->add_option("--check", o.check, "membership check: paper | pairs | any (Sec. III-A)")
+      ->capture_default_str();
   cmd->add_option("--rate", o.rate, "inserts per simulated second (constant)");
   cmd->add_option("--rate-schedule", o.rate_schedule, "CSV file of `second,rate` rows");
   cmd->add_option("--duration-ms", o.duration_ms, "simulated duration")->capture_default_str();

@@ -15,8 +15,9 @@ AdaptiveDecision DecideResize(const AdaptiveShape& current, double estimated_fpp
   const auto covers = [&](const AdaptiveShape& s) {
     return NominalWindow(s, limits.non_past_filters) >= limits.window;
   };
-  const Millis max_refresh =
-      limits.max_refresh.count() > 0 ? limits.max_refresh : std::max(limits.window, current.refresh);
+  const Millis max_refresh = limits.max_refresh.count() > 0
+                                 ? limits.max_refresh
+                                 : std::max(limits.window, current.refresh);
 
   if (estimated_fpp >= 0.9 * limits.target_fpp) {
     AdaptiveShape next = current;

@@ -23,10 +23,10 @@ namespace oncecount::filter {
 
 struct AdaptiveLimits {
   double target_fpp = 1e-6;
-  Millis window{0};          // the configured dedup window
+  Millis window{0};           // the configured dedup window
   Millis refresh_step{1000};  // additive step of the refresh period
   Millis min_refresh{1};
-  Millis max_refresh{0};      // 0: no upper bound beyond the window itself
+  Millis max_refresh{0};  // 0: no upper bound beyond the window itself
   uint32_t min_filters = 3;
   uint32_t max_filters = 64;
   uint32_t non_past_filters = 2;  // future + present (+ partner for the pairs check)

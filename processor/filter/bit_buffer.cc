@@ -35,7 +35,9 @@ BitBuffer::BitBuffer(size_t words) : size_(words) {
   words_ = static_cast<uint64_t*>(p);
 }
 
-BitBuffer::~BitBuffer() { Release(); }
+BitBuffer::~BitBuffer() {
+  Release();
+}
 
 BitBuffer::BitBuffer(BitBuffer&& other) noexcept
     : words_(std::exchange(other.words_, nullptr)),

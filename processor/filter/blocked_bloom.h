@@ -107,7 +107,9 @@ class BlockedBloom {
 
   const BloomView& view() const { return view_; }
   BloomView& view() { return view_; }
-  std::span<const uint64_t> words() const { return {view_.words, view_.num_blocks * kWordsPerBlock}; }
+  std::span<const uint64_t> words() const {
+    return {view_.words, view_.num_blocks * kWordsPerBlock};
+  }
 
   // Replaces the contents (used by deserialization). `words` must match bits().
   void Restore(std::span<const uint64_t> words, uint64_t inserted);

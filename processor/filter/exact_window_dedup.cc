@@ -28,7 +28,9 @@ Result<ExactWindowDedup> ExactWindowDedup::Create(Millis window, uint64_t expect
 }
 
 ExactWindowDedup::ExactWindowDedup(Millis window, uint64_t capacity, Millis start)
-    : window_(window), now_(start), table_(capacity, 0),
+    : window_(window),
+      now_(start),
+      table_(capacity, 0),
       shift_(64 - static_cast<unsigned>(std::countr_zero(capacity))) {}
 
 bool ExactWindowDedup::Find(uint64_t key) const {
@@ -89,7 +91,9 @@ void ExactWindowDedup::AdvanceTo(Millis now) {
   }
 }
 
-bool ExactWindowDedup::Contains(IdHash hash) const { return Find(KeyOf(hash)); }
+bool ExactWindowDedup::Contains(IdHash hash) const {
+  return Find(KeyOf(hash));
+}
 
 Verdict ExactWindowDedup::TestAndInsert(IdHash hash) {
   const uint64_t key = KeyOf(hash);
@@ -125,6 +129,8 @@ FilterSummary ExactWindowDedup::Summary() const {
   return s;
 }
 
-void ExactWindowDedup::Serialize(std::string& out) const { ExactStateCodec::Encode(*this, out); }
+void ExactWindowDedup::Serialize(std::string& out) const {
+  ExactStateCodec::Encode(*this, out);
+}
 
 }  // namespace oncecount::filter

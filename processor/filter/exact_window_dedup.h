@@ -39,7 +39,9 @@ class ExactWindowDedup final : public DedupFilter {
 
   ExactWindowDedup(Millis window, uint64_t capacity, Millis start);
   static uint64_t KeyOf(IdHash hash) { return hash.value == 0 ? 1 : hash.value; }
-  size_t SlotOf(uint64_t key) const { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ULL) >> shift_); }
+  size_t SlotOf(uint64_t key) const {
+    return static_cast<size_t>((key * 0x9E3779B97F4A7C15ULL) >> shift_);
+  }
   bool Find(uint64_t key) const;
   void Add(uint64_t key);
   void Erase(uint64_t key);

@@ -15,12 +15,22 @@ constexpr size_t kPrefetchDistance = 8;
 // has turned over once every filter is empty and further refreshes change nothing.
 constexpr int64_t kFastForwardRefreshes = 4096;
 
-std::string Str(int64_t v) { return std::to_string(v); }
+std::string Str(int64_t v) {
+  return std::to_string(v);
+}
 
 }  // namespace
 
 const char* CheckName(MembershipCheck check) {
-  return check == MembershipCheck::kPaper ? "paper" : "pairs";
+  switch (check) {
+    case MembershipCheck::kPaper:
+      return "paper";
+    case MembershipCheck::kPairs:
+      return "pairs";
+    case MembershipCheck::kAny:
+      return "any";
+  }
+  return "unknown";
 }
 
 Result<ForgetfulBloomFilter> ForgetfulBloomFilter::Create(const FbfConfig& config, Millis start) {
@@ -102,7 +112,8 @@ ForgetfulBloomFilter::Slot ForgetfulBloomFilter::NewSlot() {
     return Slot{std::move(bloom)};
   }
   // Parameters were validated in Create.
-  return Slot{std::move(BlockedBloom::Create(config_.bits_per_filter, config_.hashes, seed)).value()};
+  return Slot{
+      std::move(BlockedBloom::Create(config_.bits_per_filter, config_.hashes, seed)).value()};
 }
 
 void ForgetfulBloomFilter::PushFuture(Millis at) {
@@ -114,11 +125,11 @@ void ForgetfulBloomFilter::PushFuture(Millis at) {
 bool ForgetfulBloomFilter::OldestDroppable(Millis at) const {
   const Slot& oldest = slots_.back();
   if (oldest.bloom.inserted() == 0) return true;
-  // paper: the oldest is the last holder of the ids inserted while it was the
+  // paper and any: the oldest is the last holder of the ids inserted while it was the
   // future. pairs: the oldest is the partner; dropping it breaks the pair that
   // holds the ids inserted while it was the present.
   const Millis last_needed =
-      config_.check == MembershipCheck::kPaper ? oldest.left_future : oldest.left_present;
+      config_.check == MembershipCheck::kPairs ? oldest.left_present : oldest.left_future;
   return last_needed != Millis::max() && last_needed <= at - window_;
 }
 
@@ -151,7 +162,8 @@ void ForgetfulBloomFilter::Adapt(Millis at) {
   limits.non_past_filters = non_past_filters();
   const AdaptiveDecision decision =
       DecideResize({target_filters_, refresh_}, EstimatedFpp(config_.model), limits);
-  if (decision.action != AdaptiveAction::kScaleUp && decision.action != AdaptiveAction::kScaleDown) {
+  if (decision.action != AdaptiveAction::kScaleUp &&
+      decision.action != AdaptiveAction::kScaleDown) {
     return;
   }
   const Millis last_refresh = next_refresh_ - refresh_;
@@ -225,10 +237,17 @@ Verdict ForgetfulBloomFilter::Check(IdHash hash) const {
     // rules out both pairs it belongs to.
     for (size_t i = 1; i < n; i += 2) {
       if (!test(i)) continue;
-      if (test(i - 1)) return i - 1 == oldest_pair ? Verdict::kDuplicateNearEdge : Verdict::kDuplicate;
+      if (test(i - 1))
+        return i - 1 == oldest_pair ? Verdict::kDuplicateNearEdge : Verdict::kDuplicate;
       if (i + 1 < n && test(i + 1)) {
         return i == oldest_pair ? Verdict::kDuplicateNearEdge : Verdict::kDuplicate;
       }
+    }
+    return Verdict::kNew;
+  }
+  if (config_.check == MembershipCheck::kAny) {
+    for (size_t i = 0; i < n; ++i) {
+      if (test(i)) return i == n - 1 ? Verdict::kDuplicateNearEdge : Verdict::kDuplicate;
     }
     return Verdict::kNew;
   }
@@ -237,7 +256,8 @@ Verdict ForgetfulBloomFilter::Check(IdHash hash) const {
   if (test(0)) return Verdict::kDuplicate;
   for (size_t i = 2; i < n; i += 2) {
     if (!test(i)) continue;
-    if (test(i - 1)) return i - 1 == oldest_pair ? Verdict::kDuplicateNearEdge : Verdict::kDuplicate;
+    if (test(i - 1))
+      return i - 1 == oldest_pair ? Verdict::kDuplicateNearEdge : Verdict::kDuplicate;
     if (i + 1 < n && test(i + 1)) {
       return i == oldest_pair ? Verdict::kDuplicateNearEdge : Verdict::kDuplicate;
     }
@@ -265,14 +285,15 @@ Verdict ForgetfulBloomFilter::TestAndInsert(IdHash hash) {
 void ForgetfulBloomFilter::TestAndInsertBatch(std::span<const IdHash> hashes,
                                               std::span<Verdict> verdicts) {
   const size_t n = views_.size();
-  const size_t first_odd_or_even = config_.check == MembershipCheck::kPairs ? 1 : 2;
   const auto prefetch = [&](IdHash h) {
     views_[0].Prefetch(h);
-    if (config_.check == MembershipCheck::kPaper) {
-      views_[1].Prefetch(h);
-      views_[n - 1].Prefetch(h);
+    if (config_.check == MembershipCheck::kPairs) {
+      for (size_t i = 1; i < n; i += 2) views_[i].Prefetch(h);
+      return;
     }
-    for (size_t i = first_odd_or_even; i < n; i += 2) views_[i].Prefetch(h);
+    views_[1].Prefetch(h);
+    views_[n - 1].Prefetch(h);
+    for (size_t i = 2; i < n; i += 2) views_[i].Prefetch(h);
   };
   const size_t count = std::min(hashes.size(), verdicts.size());
   for (size_t i = 0; i < std::min(count, kPrefetchDistance); ++i) prefetch(hashes[i]);
@@ -289,7 +310,7 @@ double ForgetfulBloomFilter::EstimatedFpp(ConstituentModel model) const {
     p.push_back(ConstituentFpp(model, static_cast<double>(slot.bloom.bits()), slot.bloom.hashes(),
                                static_cast<double>(slot.bloom.inserted())));
   }
-  return config_.check == MembershipCheck::kPaper ? PaperCheckFpp(p) : PairsCheckFpp(p);
+  return CheckFpp(config_.check, p);
 }
 
 Millis ForgetfulBloomFilter::GuaranteedWindow() const {
@@ -320,6 +341,8 @@ FilterSummary ForgetfulBloomFilter::Summary() const {
   return s;
 }
 
-void ForgetfulBloomFilter::Serialize(std::string& out) const { FbfStateCodec::Encode(*this, out); }
+void ForgetfulBloomFilter::Serialize(std::string& out) const {
+  FbfStateCodec::Encode(*this, out);
+}
 
 }  // namespace oncecount::filter

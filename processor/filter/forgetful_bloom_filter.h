@@ -31,13 +31,10 @@
 #include "processor/filter/blocked_bloom.h"
 #include "processor/filter/dedup_filter.h"
 #include "processor/filter/fpp_model.h"
+#include "processor/filter/membership_check.h"
 #include "processor/filter/result.h"
 
 namespace oncecount::filter {
-
-enum class MembershipCheck : uint8_t { kPaper = 0, kPairs = 1 };
-
-const char* CheckName(MembershipCheck check);
 
 struct FbfConfig {
   uint64_t bits_per_filter = 0;
@@ -45,12 +42,12 @@ struct FbfConfig {
   uint32_t past_filters = 0;  // N >= 1
   Millis refresh{0};          // t > 0
   MembershipCheck check = MembershipCheck::kPairs;
-  Millis window{0};           // 0: the nominal window (N + 1) * t
+  Millis window{0};  // 0: the nominal window (N + 1) * t
   bool adaptive = false;
-  double target_fpp = 1e-6;   // used by adaptation
-  Millis refresh_step{0};     // 0: refresh / 10 (at least 1 ms)
+  double target_fpp = 1e-6;  // used by adaptation
+  Millis refresh_step{0};    // 0: refresh / 10 (at least 1 ms)
   uint32_t max_filters = 64;
-  Millis adapt_every{1000};   // Algorithm 3 runs once per second of the clock
+  Millis adapt_every{1000};  // Algorithm 3 runs once per second of the clock
   ConstituentModel model = ConstituentModel::kBlocked;  // drives adaptation
   uint64_t seed = 0x6F6E6365636F756EULL;
 };
@@ -117,7 +114,7 @@ class ForgetfulBloomFilter final : public DedupFilter {
   Millis next_adapt_{0};
   uint64_t seeds_issued_ = 0;
   std::vector<Slot> slots_;
-  std::vector<BloomView> views_;  // views_[i] is slots_[i].bloom's hot-path view
+  std::vector<BloomView> views_;     // views_[i] is slots_[i].bloom's hot-path view
   std::vector<BlockedBloom> spare_;  // dropped filters kept for reuse
   uint64_t inserted_ = 0;
   uint64_t duplicates_ = 0;

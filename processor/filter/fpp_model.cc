@@ -59,3 +59,25 @@ double PairsCheckFpp(std::span<const double> p) {
 }
 
 }  // namespace oncecount::filter
+
+namespace oncecount::filter {
+
+double AnyFilterFpp(std::span<const double> p) {
+  double log_none = 0.0;
+  for (double x : p) log_none += std::log1p(-x);
+  return -std::expm1(log_none);
+}
+
+double CheckFpp(MembershipCheck check, std::span<const double> p) {
+  switch (check) {
+    case MembershipCheck::kPaper:
+      return PaperCheckFpp(p);
+    case MembershipCheck::kPairs:
+      return PairsCheckFpp(p);
+    case MembershipCheck::kAny:
+      return AnyFilterFpp(p);
+  }
+  return 1.0;
+}
+
+}  // namespace oncecount::filter

@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <span>
 
+#include "processor/filter/membership_check.h"
+
 namespace oncecount::filter {
 
 enum class ConstituentModel : uint8_t { kClassic, kBlocked };
@@ -29,5 +31,9 @@ double ConstituentFpp(ConstituentModel model, double bits, int hashes, double in
 // `p` holds one false-positive probability per filter, future first.
 double PaperCheckFpp(std::span<const double> p);
 double PairsCheckFpp(std::span<const double> p);
+// The simple check of Sec. III-A: any filter alone, 1 - prod(1 - p_i).
+double AnyFilterFpp(std::span<const double> p);
+// The model of `check` over the filters' probabilities.
+double CheckFpp(MembershipCheck check, std::span<const double> p);
 
 }  // namespace oncecount::filter

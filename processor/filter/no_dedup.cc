@@ -12,6 +12,8 @@ FilterSummary NoDedup::Summary() const {
   return s;
 }
 
-void NoDedup::Serialize(std::string& out) const { NoneStateCodec::Encode(*this, out); }
+void NoDedup::Serialize(std::string& out) const {
+  NoneStateCodec::Encode(*this, out);
+}
 
 }  // namespace oncecount::filter

@@ -13,7 +13,9 @@ Result<PlainBloomDedup> PlainBloomDedup::Create(uint64_t bits, int hashes, uint6
   return PlainBloomDedup(std::move(bloom).value());
 }
 
-void PlainBloomDedup::AdvanceTo(Millis now) { now_ = std::max(now_, now); }
+void PlainBloomDedup::AdvanceTo(Millis now) {
+  now_ = std::max(now_, now);
+}
 
 Verdict PlainBloomDedup::TestAndInsert(IdHash hash) {
   if (bloom_.MayContain(hash)) {
@@ -52,6 +54,8 @@ FilterSummary PlainBloomDedup::Summary() const {
   return s;
 }
 
-void PlainBloomDedup::Serialize(std::string& out) const { BloomStateCodec::Encode(*this, out); }
+void PlainBloomDedup::Serialize(std::string& out) const {
+  BloomStateCodec::Encode(*this, out);
+}
 
 }  // namespace oncecount::filter

@@ -42,12 +42,11 @@ Result<std::pair<uint64_t, int>> SmallestBlocks(
 }  // namespace
 
 double SteadyStateWorstFpp(const FbfConfig& config, double slice_ids, ConstituentModel model) {
-  const uint32_t filters =
-      config.past_filters + (config.check == MembershipCheck::kPairs ? 3 : 2);
+  const uint32_t filters = config.past_filters + (config.check == MembershipCheck::kPairs ? 3 : 2);
   const double bits = static_cast<double>(config.bits_per_filter);
   std::vector<double> p(filters, ConstituentFpp(model, bits, config.hashes, 2 * slice_ids));
   p[0] = ConstituentFpp(model, bits, config.hashes, slice_ids);
-  return config.check == MembershipCheck::kPaper ? PaperCheckFpp(p) : PairsCheckFpp(p);
+  return CheckFpp(config.check, p);
 }
 
 Result<FbfConfig> SizeFbf(const SizingRequest& request) {
@@ -73,8 +72,9 @@ Result<FbfConfig> SizeFbf(const SizingRequest& request) {
     c.hashes = k;
     return SteadyStateWorstFpp(c, slice_ids, ConstituentModel::kBlocked);
   });
-  if (!sized) return Error{"the window of " + std::to_string(request.window.count()) + " ms at " +
-                           std::to_string(request.expected_rate) + " ids/s " + sized.error()};
+  if (!sized)
+    return Error{"the window of " + std::to_string(request.window.count()) + " ms at " +
+                 std::to_string(request.expected_rate) + " ids/s " + sized.error()};
   config.bits_per_filter = sized->first * kBlockBits;
   config.hashes = sized->second;
   return config;
@@ -83,9 +83,8 @@ Result<FbfConfig> SizeFbf(const SizingRequest& request) {
 Result<BloomSize> SizeBloom(double ids, double target_fpp) {
   if (!(target_fpp > 0 && target_fpp < 1)) return Error{"target fpp must be in (0, 1)"};
   const double n = std::max(1.0, ids);
-  auto sized = SmallestBlocks(target_fpp, [&](double bits, int k) {
-    return BlockedBloomFpp(bits, k, n);
-  });
+  auto sized =
+      SmallestBlocks(target_fpp, [&](double bits, int k) { return BlockedBloomFpp(bits, k, n); });
   if (!sized) return Error{sized.error()};
   return BloomSize{sized->first * kBlockBits, sized->second};
 }

@@ -75,7 +75,9 @@ class ByteReader {
   bool ok_ = true;
 };
 
-uint64_t Checksum(std::string_view bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
+uint64_t Checksum(std::string_view bytes) {
+  return XXH3_64bits(bytes.data(), bytes.size());
+}
 
 // Writes the header, lets `body` write the payload, then patches the length and
 // appends the checksum.
@@ -94,7 +96,9 @@ void Frame(DedupMode mode, std::string& out, Body&& body) {
   w.U64(Checksum(std::string_view(out).substr(start)));
 }
 
-Error Corrupt(const std::string& what) { return Error{"corrupt filter state: " + what}; }
+Error Corrupt(const std::string& what) {
+  return Error{"corrupt filter state: " + what};
+}
 
 }  // namespace
 
@@ -184,7 +188,7 @@ Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_view payl
   const uint8_t model = r.U8();
   c.seed = r.U64();
   if (!r.ok()) return Corrupt("truncated fbf config");
-  if (check > 1 || model > 1) return Corrupt("bad check or model");
+  if (check > 2 || model > 1) return Corrupt("bad check or model");
   c.check = static_cast<MembershipCheck>(check);
   c.model = static_cast<ConstituentModel>(model);
   const Millis now_read_later{0};
