@@ -42,4 +42,23 @@ AdaptiveDecision DecideResize(const AdaptiveShape& current, double estimated_fpp
   return {AdaptiveAction::kNone, current};
 }
 
+AdaptiveDecision DecideGuardedResize(
+    const AdaptiveShape& current, double estimated_fpp,
+    const std::function<double(const AdaptiveShape&)>& projected_fpp,
+    const AdaptiveLimits& limits) {
+  const AdaptiveDecision paper = DecideResize(current, estimated_fpp, limits);
+  switch (paper.action) {
+    case AdaptiveAction::kScaleUp:
+      if (projected_fpp(current) < 0.9 * limits.target_fpp) return {AdaptiveAction::kNone, current};
+      return paper;
+    case AdaptiveAction::kScaleDown:
+      if (projected_fpp(paper.shape) > kScaleDownHeadroom * limits.target_fpp) {
+        return {AdaptiveAction::kNone, current};
+      }
+      return paper;
+    default:
+      return paper;
+  }
+}
+
 }  // namespace oncecount::filter

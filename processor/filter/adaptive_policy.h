@@ -9,6 +9,16 @@
 //    additive increase of the refresh period (+step), the decrease only when the
 //    remaining filters still cover the window at the longer period.
 //
+// DecideResize is Algorithm 3 as published. Driven by the instantaneous estimate
+// alone it runs away: filters already full stay in the ring until they age out, so
+// after a scale-up the estimate stays high and every second doubles the filters
+// again (measured: 6 to 64 filters in four seconds when a load arrives after an
+// idle start). DecideGuardedResize, which the FBF uses, adds a projection gate: the
+// model FPP at the worst point of a steady load at the recent insert rate, for a
+// given shape. It scales up only while the current shape's projection is also at
+// or above 0.9 x target, and scales down only when the smaller shape's projection
+// stays at or below kScaleDownHeadroom x target.
+//
 // The ForgetfulBloomFilter adds a second line of defence: it never drops a filter
 // that still holds ids inside the window, whatever the policy decides.
 //
@@ -16,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "processor/filter/dedup_filter.h"
 
@@ -50,5 +61,13 @@ Millis NominalWindow(const AdaptiveShape& shape, uint32_t non_past_filters);
 
 AdaptiveDecision DecideResize(const AdaptiveShape& current, double estimated_fpp,
                               const AdaptiveLimits& limits);
+
+inline constexpr double kScaleDownHeadroom = 0.5;
+
+// `projected_fpp(shape)`: the model FPP of `shape` at the worst point of a steady
+// load at the recent insert rate.
+AdaptiveDecision DecideGuardedResize(
+    const AdaptiveShape& current, double estimated_fpp,
+    const std::function<double(const AdaptiveShape&)>& projected_fpp, const AdaptiveLimits& limits);
 
 }  // namespace oncecount::filter

@@ -28,8 +28,10 @@ BitBuffer::BitBuffer(size_t words) : size_(words) {
     mapped_bytes_ = rounded;
     return;
   }
-  const size_t rounded = (bytes + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, rounded);
+  // 128-byte alignment: a 1024-bit block is a pair of lines the adjacent-line
+  // prefetcher fetches together.
+  const size_t rounded = (bytes + 127) / 128 * 128;
+  void* p = std::aligned_alloc(128, rounded);
   if (p == nullptr) throw std::bad_alloc();
   std::memset(p, 0, rounded);
   words_ = static_cast<uint64_t*>(p);

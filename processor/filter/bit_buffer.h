@@ -1,4 +1,4 @@
-// BitBuffer: zero-initialised, 64-byte-aligned memory for filter bits.
+// BitBuffer: zero-initialised, 128-byte-aligned memory for filter bits.
 //
 // Large buffers are mapped with mmap and advised to use transparent huge pages, so
 // that random probes into hundreds of megabytes do not pay a TLB miss each.

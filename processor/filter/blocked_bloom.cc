@@ -6,22 +6,30 @@
 
 namespace oncecount::filter {
 
-Result<BlockedBloom> BlockedBloom::Create(uint64_t bits, int hashes, uint64_t seed) {
+Result<BlockedBloom> BlockedBloom::Create(uint64_t bits, int hashes, uint64_t seed,
+                                          uint32_t block_bits) {
   if (bits == 0) return Error{"bits must be at least 1 (got 0)"};
+  if (block_bits != 512 && block_bits != 1024) {
+    return Error{"block bits must be 512 or 1024 (got " + std::to_string(block_bits) + ")"};
+  }
   if (hashes < kMinHashes || hashes > kMaxHashes) {
     return Error{"hashes must be in " + std::to_string(kMinHashes) + ".." +
                  std::to_string(kMaxHashes) + " (got " + std::to_string(hashes) + ")"};
   }
-  const uint64_t num_blocks = (bits + kBlockBits - 1) / kBlockBits;
+  const uint64_t num_blocks = (bits + block_bits - 1) / block_bits;
   if (num_blocks > kMaxBlocks) {
-    return Error{"bits must be at most " + std::to_string(kMaxBlocks * kBlockBits) + " (got " +
+    return Error{"bits must be at most " + std::to_string(kMaxBlocks * block_bits) + " (got " +
                  std::to_string(bits) + ")"};
   }
-  return BlockedBloom(BitBuffer(num_blocks * kWordsPerBlock), num_blocks, hashes, seed);
+  return BlockedBloom(BitBuffer(num_blocks * (block_bits / 64)), num_blocks, hashes, seed,
+                      block_bits);
 }
 
-BlockedBloom::BlockedBloom(BitBuffer buffer, uint64_t num_blocks, int hashes, uint64_t seed)
+BlockedBloom::BlockedBloom(BitBuffer buffer, uint64_t num_blocks, int hashes, uint64_t seed,
+                           uint32_t block_bits)
     : buffer_(std::move(buffer)) {
+  view_.block_word_shift = block_bits == 1024 ? 4 : 3;
+  view_.bit_shift = block_bits == 1024 ? 22 : 23;
   view_.words = buffer_.data();
   view_.num_blocks = num_blocks;
   view_.seed = seed;

@@ -2,14 +2,17 @@
 // Forgetful Bloom Filter and the whole of the `bloom` dedup mode.
 //
 // Each id maps to one 64-byte block (512 bits) and sets k bits inside it, so a
-// test or an insert touches exactly one cache line. The block and the bits come
-// from SeededMix(id hash, seed): two filters with different seeds make
+// test or an insert touches exactly one cache line. A 1024-bit block (two adjacent
+// lines, 128-byte aligned) is the other choice: the same memory holds ids at a
+// lower false-positive rate (less variance in ids per block) for a second line
+// that the adjacent-line prefetcher usually brings along. The block and the bits
+// come from FilterMix(id hash, seed): two filters with different seeds make
 // independent choices for the same id.
 //
-//   mixed = SeededMix(hash, seed)
+//   mixed = FilterMix(hash, seed)
 //   block = (mixed >> 32) * num_blocks >> 32        multiply-shift, no division
 //   x     = low 32 bits of mixed; repeat k times:   x *= 0x9E3779B9 (odd, so a
-//           bijection); bit = top 9 bits of x       one 9-bit position per round
+//           bijection); bit = top 9 (10) bits of x  one position per round
 //
 // Thread-safety: a BlockedBloom is owned by one thread (its shard's). Const
 // methods may run concurrently with each other, never with Insert or Clear.
@@ -25,9 +28,8 @@
 
 namespace oncecount::filter {
 
+// The default block: one cache line. Supported: 512 and 1024.
 inline constexpr uint32_t kBlockBits = 512;
-inline constexpr uint32_t kBlockBytes = kBlockBits / 8;
-inline constexpr uint32_t kWordsPerBlock = kBlockBits / 64;
 inline constexpr int kMinHashes = 1;
 inline constexpr int kMaxHashes = 30;
 // Block indices are 32-bit (multiply-shift range reduction): 2^32 blocks = 256 GiB.
@@ -35,52 +37,68 @@ inline constexpr uint64_t kMaxBlocks = uint64_t{1} << 32;
 
 // The hot-path view of one blocked filter: raw words plus what is needed to map
 // an id to its bits. Cheap to copy; valid while the owning BlockedBloom lives and
-// is not resized.
+// is not resized. The *Mixed variants take Mix(hash), so a caller that probes the
+// same id twice (test, then insert) mixes once.
 struct BloomView {
   uint64_t* words = nullptr;
   uint64_t num_blocks = 0;
   uint64_t seed = 0;
   uint32_t hashes = 0;
+  uint32_t block_word_shift = 3;  // log2(64-bit words per block): 3 or 4
+  uint32_t bit_shift = 23;        // 32 - log2(block bits): 23 or 22
 
   const uint64_t* BlockFor(uint64_t mixed) const {
     const uint64_t block = ((mixed >> 32) * num_blocks) >> 32;
-    return words + block * kWordsPerBlock;
+    return words + (block << block_word_shift);
   }
   uint64_t* BlockFor(uint64_t mixed) {
     const uint64_t block = ((mixed >> 32) * num_blocks) >> 32;
-    return words + block * kWordsPerBlock;
+    return words + (block << block_word_shift);
   }
 
-  void Prefetch(IdHash hash) const { __builtin_prefetch(BlockFor(SeededMix(hash, seed)), 1, 3); }
+  uint64_t Mix(IdHash hash) const { return FilterMix(hash, seed); }
 
-  bool MayContain(IdHash hash) const {
-    const uint64_t mixed = SeededMix(hash, seed);
+  void PrefetchMixed(uint64_t mixed) const {
+    const uint64_t* block = BlockFor(mixed);
+    __builtin_prefetch(block, 1, 3);
+    if (block_word_shift > 3) __builtin_prefetch(block + 8, 1, 3);
+  }
+
+  // Branch-free: for a non-member each bit is a coin flip, and an early exit
+  // mispredicts about once per filter; testing all k bits of a line already in L1
+  // is cheaper, and lets the core run several filters' tests at once.
+  bool MayContainMixed(uint64_t mixed) const {
     const uint64_t* block = BlockFor(mixed);
     uint32_t x = static_cast<uint32_t>(mixed);
+    uint64_t all = 1;
     for (uint32_t i = 0; i < hashes; ++i) {
       x *= 0x9E3779B9u;
-      const uint32_t bit = x >> 23;
-      if (((block[bit >> 6] >> (bit & 63)) & 1) == 0) return false;
+      const uint32_t bit = x >> bit_shift;
+      all &= block[bit >> 6] >> (bit & 63);
     }
-    return true;
+    return (all & 1) != 0;
   }
 
-  void Insert(IdHash hash) {
-    const uint64_t mixed = SeededMix(hash, seed);
+  void InsertMixed(uint64_t mixed) {
     uint64_t* block = BlockFor(mixed);
     uint32_t x = static_cast<uint32_t>(mixed);
     for (uint32_t i = 0; i < hashes; ++i) {
       x *= 0x9E3779B9u;
-      const uint32_t bit = x >> 23;
+      const uint32_t bit = x >> bit_shift;
       block[bit >> 6] |= uint64_t{1} << (bit & 63);
     }
   }
+
+  void Prefetch(IdHash hash) const { PrefetchMixed(Mix(hash)); }
+  bool MayContain(IdHash hash) const { return MayContainMixed(Mix(hash)); }
+  void Insert(IdHash hash) { InsertMixed(Mix(hash)); }
 };
 
 class BlockedBloom {
  public:
-  // `bits` is rounded up to whole 512-bit blocks. Errors name the bad parameter.
-  static Result<BlockedBloom> Create(uint64_t bits, int hashes, uint64_t seed);
+  // `bits` is rounded up to whole blocks. Errors name the bad parameter.
+  static Result<BlockedBloom> Create(uint64_t bits, int hashes, uint64_t seed,
+                                     uint32_t block_bits = kBlockBits);
 
   BlockedBloom(BlockedBloom&&) noexcept = default;
   BlockedBloom& operator=(BlockedBloom&&) noexcept = default;
@@ -92,12 +110,18 @@ class BlockedBloom {
     dirty_ = true;
   }
   void Prefetch(IdHash hash) const { view_.Prefetch(hash); }
+  // For callers that set the bits through view() themselves.
+  void CountInsert() {
+    ++inserted_;
+    dirty_ = true;
+  }
 
   // Empties the filter and gives it a new seed (a recycled filter must not
   // correlate with its previous life).
   void Reset(uint64_t new_seed);
 
-  uint64_t bits() const { return view_.num_blocks * kBlockBits; }
+  uint64_t bits() const { return view_.num_blocks * block_bits(); }
+  uint32_t block_bits() const { return 64u << view_.block_word_shift; }
   int hashes() const { return static_cast<int>(view_.hashes); }
   uint64_t seed() const { return view_.seed; }
   // Number of Insert calls since the last Reset: the `l` of the paper's Equation 1.
@@ -108,14 +132,15 @@ class BlockedBloom {
   const BloomView& view() const { return view_; }
   BloomView& view() { return view_; }
   std::span<const uint64_t> words() const {
-    return {view_.words, view_.num_blocks * kWordsPerBlock};
+    return {view_.words, view_.num_blocks << view_.block_word_shift};
   }
 
   // Replaces the contents (used by deserialization). `words` must match bits().
   void Restore(std::span<const uint64_t> words, uint64_t inserted);
 
  private:
-  BlockedBloom(BitBuffer buffer, uint64_t num_blocks, int hashes, uint64_t seed);
+  BlockedBloom(BitBuffer buffer, uint64_t num_blocks, int hashes, uint64_t seed,
+               uint32_t block_bits);
 
   BitBuffer buffer_;
   BloomView view_;

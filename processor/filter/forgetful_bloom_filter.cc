@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "processor/filter/sizing.h"
 #include "processor/filter/state_codec.h"
 
 namespace oncecount::filter {
@@ -67,7 +68,7 @@ Result<ForgetfulBloomFilter> ForgetfulBloomFilter::Create(const FbfConfig& confi
   }
   if (config.refresh_step.count() < 0) return Error{"refresh step must not be negative"};
   if (config.adapt_every.count() <= 0) return Error{"adaptation interval must be positive"};
-  auto probe = BlockedBloom::Create(config.bits_per_filter, config.hashes, 0);
+  auto probe = BlockedBloom::Create(config.bits_per_filter, config.hashes, 0, config.block_bits);
   if (!probe) return Error{probe.error()};
   return ForgetfulBloomFilter(config, start);
 }
@@ -112,8 +113,9 @@ ForgetfulBloomFilter::Slot ForgetfulBloomFilter::NewSlot() {
     return Slot{std::move(bloom)};
   }
   // Parameters were validated in Create.
-  return Slot{
-      std::move(BlockedBloom::Create(config_.bits_per_filter, config_.hashes, seed)).value()};
+  return Slot{std::move(BlockedBloom::Create(config_.bits_per_filter, config_.hashes, seed,
+                                             config_.block_bits))
+                  .value()};
 }
 
 void ForgetfulBloomFilter::PushFuture(Millis at) {
@@ -160,8 +162,18 @@ void ForgetfulBloomFilter::Adapt(Millis at) {
   limits.min_filters = non_past_filters() + 1;
   limits.max_filters = config_.max_filters;
   limits.non_past_filters = non_past_filters();
-  const AdaptiveDecision decision =
-      DecideResize({target_filters_, refresh_}, EstimatedFpp(config_.model), limits);
+  // The recent insert rate, per ms, from the inserts since the last adaptation.
+  const double rate_per_ms = static_cast<double>(inserted_ - inserted_at_last_adapt_) /
+                             static_cast<double>(config_.adapt_every.count());
+  inserted_at_last_adapt_ = inserted_;
+  const auto projected = [&](const AdaptiveShape& shape) {
+    FbfConfig c = config_;
+    c.past_filters = shape.filters - non_past_filters();
+    return SteadyStateWorstFpp(c, rate_per_ms * static_cast<double>(shape.refresh.count()),
+                               config_.model);
+  };
+  const AdaptiveDecision decision = DecideGuardedResize(
+      {target_filters_, refresh_}, EstimatedFpp(config_.model), projected, limits);
   if (decision.action != AdaptiveAction::kScaleUp &&
       decision.action != AdaptiveAction::kScaleDown) {
     return;
@@ -218,16 +230,17 @@ void ForgetfulBloomFilter::RebuildViews() {
   for (Slot& slot : slots_) views_.push_back(slot.bloom.view());
 }
 
-Verdict ForgetfulBloomFilter::Check(IdHash hash) const {
+Verdict ForgetfulBloomFilter::Check(IdHash hash, uint64_t mix0, uint64_t mix1) const {
   const size_t n = views_.size();
   uint64_t known = 0;
   uint64_t hit = 0;
   const auto test = [&](size_t i) {
-    const uint64_t bit = uint64_t{1} << (i & 63);
     if (i >= 64) return views_[i].MayContain(hash);
+    const uint64_t bit = uint64_t{1} << i;
     if ((known & bit) == 0) {
       known |= bit;
-      if (views_[i].MayContain(hash)) hit |= bit;
+      const uint64_t mixed = i == 0 ? mix0 : i == 1 ? mix1 : views_[i].Mix(hash);
+      if (views_[i].MayContainMixed(mixed)) hit |= bit;
     }
     return (hit & bit) != 0;
   };
@@ -265,16 +278,18 @@ Verdict ForgetfulBloomFilter::Check(IdHash hash) const {
   return test(n - 1) ? Verdict::kDuplicateNearEdge : Verdict::kNew;
 }
 
-void ForgetfulBloomFilter::Insert(IdHash hash) {
-  slots_[0].bloom.Insert(hash);
-  slots_[1].bloom.Insert(hash);
-  ++inserted_;
-}
-
 Verdict ForgetfulBloomFilter::TestAndInsert(IdHash hash) {
-  const Verdict verdict = Check(hash);
+  // Both mixes are needed for a new id (90% of a typical load): compute them once.
+  const uint64_t mix0 = views_[0].Mix(hash);
+  const uint64_t mix1 = views_[1].Mix(hash);
+  const Verdict verdict = Check(hash, mix0, mix1);
   if (verdict == Verdict::kNew) {
-    Insert(hash);
+    // Algorithm 1: into the future and the present.
+    views_[0].InsertMixed(mix0);
+    views_[1].InsertMixed(mix1);
+    slots_[0].bloom.CountInsert();
+    slots_[1].bloom.CountInsert();
+    ++inserted_;
   } else {
     ++duplicates_;
     if (verdict == Verdict::kDuplicateNearEdge) ++near_edge_;
@@ -307,8 +322,17 @@ double ForgetfulBloomFilter::EstimatedFpp(ConstituentModel model) const {
   std::vector<double> p;
   p.reserve(slots_.size());
   for (const Slot& slot : slots_) {
-    p.push_back(ConstituentFpp(model, static_cast<double>(slot.bloom.bits()), slot.bloom.hashes(),
-                               static_cast<double>(slot.bloom.inserted())));
+    const auto bits = static_cast<double>(slot.bloom.bits());
+    const auto inserted = static_cast<double>(slot.bloom.inserted());
+    if (model == ConstituentModel::kClassic) {
+      p.push_back(ClassicBloomFpp(bits, slot.bloom.hashes(), inserted));
+      continue;
+    }
+    if (slot.fpp_cached_for != slot.bloom.inserted()) {
+      slot.fpp_cached = BlockedBloomFpp(bits, slot.bloom.hashes(), inserted, config_.block_bits);
+      slot.fpp_cached_for = slot.bloom.inserted();
+    }
+    p.push_back(slot.fpp_cached);
   }
   return CheckFpp(config_.check, p);
 }
@@ -332,8 +356,9 @@ FilterSummary ForgetfulBloomFilter::Summary() const {
     ConstituentSummary c;
     c.inserted = slot.bloom.inserted();
     c.fill = slot.bloom.FillRatio();
-    c.estimated_fpp = BlockedBloomFpp(static_cast<double>(slot.bloom.bits()), slot.bloom.hashes(),
-                                      static_cast<double>(slot.bloom.inserted()));
+    c.estimated_fpp =
+        BlockedBloomFpp(static_cast<double>(slot.bloom.bits()), slot.bloom.hashes(),
+                        static_cast<double>(slot.bloom.inserted()), config_.block_bits);
     s.constituents.push_back(c);
   }
   s.refresh_ms = refresh_.count();

@@ -39,8 +39,9 @@ namespace oncecount::filter {
 struct FbfConfig {
   uint64_t bits_per_filter = 0;
   int hashes = 0;
-  uint32_t past_filters = 0;  // N >= 1
-  Millis refresh{0};          // t > 0
+  uint32_t block_bits = kBlockBits;  // 512 (one cache line) or 1024 (two)
+  uint32_t past_filters = 0;         // N >= 1
+  Millis refresh{0};                 // t > 0
   MembershipCheck check = MembershipCheck::kPairs;
   Millis window{0};  // 0: the nominal window (N + 1) * t
   bool adaptive = false;
@@ -62,7 +63,9 @@ class ForgetfulBloomFilter final : public DedupFilter {
 
   DedupMode mode() const override { return DedupMode::kFbf; }
   void AdvanceTo(Millis now) override;
-  bool Contains(IdHash hash) const override { return Check(hash) != Verdict::kNew; }
+  bool Contains(IdHash hash) const override {
+    return Check(hash, views_[0].Mix(hash), views_[1].Mix(hash)) != Verdict::kNew;
+  }
   Verdict TestAndInsert(IdHash hash) override;
   void TestAndInsertBatch(std::span<const IdHash> hashes, std::span<Verdict> verdicts) override;
   FilterSummary Summary() const override;
@@ -89,6 +92,10 @@ class ForgetfulBloomFilter final : public DedupFilter {
     // inserted before this) and stopped being the present (no inserts after this).
     Millis left_future = Millis::max();
     Millis left_present = Millis::max();
+    // The blocked model is costly (a Poisson sum); past filters no longer change,
+    // so their estimate is kept until their count does.
+    mutable uint64_t fpp_cached_for = UINT64_MAX;
+    mutable double fpp_cached = 0;
   };
 
   ForgetfulBloomFilter(FbfConfig config, Millis start);
@@ -101,8 +108,8 @@ class ForgetfulBloomFilter final : public DedupFilter {
   void Refresh(Millis at);
   void Adapt(Millis at);
   void RebuildViews();
-  Verdict Check(IdHash hash) const;
-  void Insert(IdHash hash);
+  // mix0/mix1: the future's and the present's Mix(hash), shared with the insert.
+  Verdict Check(IdHash hash, uint64_t mix0, uint64_t mix1) const;
 
   FbfConfig config_;
   Millis window_{0};
@@ -119,6 +126,7 @@ class ForgetfulBloomFilter final : public DedupFilter {
   uint64_t inserted_ = 0;
   uint64_t duplicates_ = 0;
   uint64_t near_edge_ = 0;
+  uint64_t inserted_at_last_adapt_ = 0;
 };
 
 }  // namespace oncecount::filter

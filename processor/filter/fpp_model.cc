@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "processor/filter/blocked_bloom.h"
-
 namespace oncecount::filter {
 
 double ClassicBloomFpp(double bits, int hashes, double inserted) {
@@ -13,12 +11,12 @@ double ClassicBloomFpp(double bits, int hashes, double inserted) {
   return std::pow(1.0 - std::exp(-k * inserted / bits), k);
 }
 
-double BlockedBloomFpp(double bits, int hashes, double inserted) {
+double BlockedBloomFpp(double bits, int hashes, double inserted, uint32_t block_bits) {
   if (inserted <= 0 || bits <= 0) return 0.0;
-  const double blocks = std::max(1.0, std::ceil(bits / kBlockBits));
+  const double blocks = std::max(1.0, std::ceil(bits / block_bits));
   const double lambda = inserted / blocks;  // mean ids per block
   const double k = hashes;
-  const double miss_per_bit = std::log1p(-1.0 / kBlockBits);  // log(1 - 1/512)
+  const double miss_per_bit = std::log1p(-1.0 / block_bits);  // log(1 - 1/B)
   // Sum P(j ids in the block) * (1 - (1 - 1/512)^{jk})^k over j, in log space for
   // the Poisson weights; the sum is cut where the remaining mass is negligible.
   const double sd = std::sqrt(lambda);
@@ -34,9 +32,10 @@ double BlockedBloomFpp(double bits, int hashes, double inserted) {
   return std::clamp(total, 0.0, 1.0);
 }
 
-double ConstituentFpp(ConstituentModel model, double bits, int hashes, double inserted) {
+double ConstituentFpp(ConstituentModel model, double bits, int hashes, double inserted,
+                      uint32_t block_bits) {
   return model == ConstituentModel::kClassic ? ClassicBloomFpp(bits, hashes, inserted)
-                                             : BlockedBloomFpp(bits, hashes, inserted);
+                                             : BlockedBloomFpp(bits, hashes, inserted, block_bits);
 }
 
 double PaperCheckFpp(std::span<const double> p) {

@@ -5,8 +5,8 @@
 // Per filter there are two models:
 //  - ClassicBloomFpp: the paper's Equation 1, (1 - e^{-k l / m})^k, for a filter
 //    whose k bits are spread over all m bits;
-//  - BlockedBloomFpp: the same filter when every id's bits fall in one 512-bit block
-//    (our layout): a Poisson mixture over the number of ids that share a block.
+//  - BlockedBloomFpp: the same filter when every id's bits fall in one block of
+//    512 (or 1024) bits (our layout): a Poisson mixture over the number of ids that share a block.
 //    It is never below Equation 1; the gap grows with bits per id.
 // Per FBF, filters are indexed 0 = future, 1 = present, 2.. = past, newest first:
 //  - PaperCheckFpp: Equation 3 (future alone, adjacent pairs, oldest alone);
@@ -25,8 +25,9 @@ namespace oncecount::filter {
 enum class ConstituentModel : uint8_t { kClassic, kBlocked };
 
 double ClassicBloomFpp(double bits, int hashes, double inserted);
-double BlockedBloomFpp(double bits, int hashes, double inserted);
-double ConstituentFpp(ConstituentModel model, double bits, int hashes, double inserted);
+double BlockedBloomFpp(double bits, int hashes, double inserted, uint32_t block_bits = 512);
+double ConstituentFpp(ConstituentModel model, double bits, int hashes, double inserted,
+                      uint32_t block_bits = 512);
 
 // `p` holds one false-positive probability per filter, future first.
 double PaperCheckFpp(std::span<const double> p);

@@ -7,8 +7,9 @@
 
 namespace oncecount::filter {
 
-Result<PlainBloomDedup> PlainBloomDedup::Create(uint64_t bits, int hashes, uint64_t seed) {
-  auto bloom = BlockedBloom::Create(bits, hashes, seed);
+Result<PlainBloomDedup> PlainBloomDedup::Create(uint64_t bits, int hashes, uint64_t seed,
+                                                uint32_t block_bits) {
+  auto bloom = BlockedBloom::Create(bits, hashes, seed, block_bits);
   if (!bloom) return Error{bloom.error()};
   return PlainBloomDedup(std::move(bloom).value());
 }
@@ -44,7 +45,7 @@ FilterSummary PlainBloomDedup::Summary() const {
   s.duplicates = duplicates_;
   const double bits = static_cast<double>(bloom_.bits());
   const double n = static_cast<double>(bloom_.inserted());
-  s.estimated_fpp = BlockedBloomFpp(bits, bloom_.hashes(), n);
+  s.estimated_fpp = BlockedBloomFpp(bits, bloom_.hashes(), n, bloom_.block_bits());
   s.estimated_fpp_eq1 = ClassicBloomFpp(bits, bloom_.hashes(), n);
   s.bits_total = bloom_.bits();
   s.filters = 1;

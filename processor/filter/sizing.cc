@@ -14,10 +14,11 @@ struct Best {
 };
 
 // The best hash count for `blocks` blocks, given a model of the FPP.
-Best BestHashes(uint64_t blocks, const std::function<double(double bits, int k)>& fpp) {
+Best BestHashes(uint64_t blocks, uint32_t block_bits,
+                const std::function<double(double bits, int k)>& fpp) {
   Best best;
   for (int k = kMinHashes; k <= kMaxHashes; ++k) {
-    const double f = fpp(static_cast<double>(blocks) * kBlockBits, k);
+    const double f = fpp(static_cast<double>(blocks) * block_bits, k);
     if (f < best.fpp) best = {f, k};
   }
   return best;
@@ -25,18 +26,18 @@ Best BestHashes(uint64_t blocks, const std::function<double(double bits, int k)>
 
 // Smallest block count whose best hash count meets `target` (FPP falls with size).
 Result<std::pair<uint64_t, int>> SmallestBlocks(
-    double target, const std::function<double(double bits, int k)>& fpp) {
+    double target, uint32_t block_bits, const std::function<double(double bits, int k)>& fpp) {
   uint64_t hi = 1;
-  while (BestHashes(hi, fpp).fpp > target) {
+  while (BestHashes(hi, block_bits, fpp).fpp > target) {
     if (hi >= kMaxBlocks / 2) return Error{"needs more than 256 GiB per filter"};
     hi *= 2;
   }
   uint64_t lo = hi / 2;  // fails (or 0)
   while (hi - lo > 1) {
     const uint64_t mid = lo + (hi - lo) / 2;
-    (BestHashes(mid, fpp).fpp <= target ? hi : lo) = mid;
+    (BestHashes(mid, block_bits, fpp).fpp <= target ? hi : lo) = mid;
   }
-  return std::pair<uint64_t, int>{hi, BestHashes(hi, fpp).hashes};
+  return std::pair<uint64_t, int>{hi, BestHashes(hi, block_bits, fpp).hashes};
 }
 
 }  // namespace
@@ -44,8 +45,9 @@ Result<std::pair<uint64_t, int>> SmallestBlocks(
 double SteadyStateWorstFpp(const FbfConfig& config, double slice_ids, ConstituentModel model) {
   const uint32_t filters = config.past_filters + (config.check == MembershipCheck::kPairs ? 3 : 2);
   const double bits = static_cast<double>(config.bits_per_filter);
-  std::vector<double> p(filters, ConstituentFpp(model, bits, config.hashes, 2 * slice_ids));
-  p[0] = ConstituentFpp(model, bits, config.hashes, slice_ids);
+  std::vector<double> p(
+      filters, ConstituentFpp(model, bits, config.hashes, 2 * slice_ids, config.block_bits));
+  p[0] = ConstituentFpp(model, bits, config.hashes, slice_ids, config.block_bits);
   return CheckFpp(config.check, p);
 }
 
@@ -61,21 +63,26 @@ Result<FbfConfig> SizeFbf(const SizingRequest& request) {
   config.past_filters = request.past_filters;
   config.window = request.window;
   config.target_fpp = request.target_fpp;
+  config.block_bits = request.block_bits;
+  if (request.block_bits != 512 && request.block_bits != 1024) {
+    return Error{"block bits must be 512 or 1024"};
+  }
   // Ceiling division keeps (N + 1) * t >= window.
   const int64_t slices = request.past_filters + 1;
   config.refresh = Millis{(request.window.count() + slices - 1) / slices};
   const double slice_ids =
       std::max(1.0, request.expected_rate * static_cast<double>(config.refresh.count()) / 1000.0);
-  auto sized = SmallestBlocks(request.target_fpp, [&](double bits, int k) {
-    FbfConfig c = config;
-    c.bits_per_filter = static_cast<uint64_t>(bits);
-    c.hashes = k;
-    return SteadyStateWorstFpp(c, slice_ids, ConstituentModel::kBlocked);
-  });
+  auto sized = SmallestBlocks(
+      request.target_fpp * kSizingHeadroom, request.block_bits, [&](double bits, int k) {
+        FbfConfig c = config;
+        c.bits_per_filter = static_cast<uint64_t>(bits);
+        c.hashes = k;
+        return SteadyStateWorstFpp(c, slice_ids, ConstituentModel::kBlocked);
+      });
   if (!sized)
     return Error{"the window of " + std::to_string(request.window.count()) + " ms at " +
                  std::to_string(request.expected_rate) + " ids/s " + sized.error()};
-  config.bits_per_filter = sized->first * kBlockBits;
+  config.bits_per_filter = sized->first * request.block_bits;
   config.hashes = sized->second;
   return config;
 }
@@ -83,8 +90,8 @@ Result<FbfConfig> SizeFbf(const SizingRequest& request) {
 Result<BloomSize> SizeBloom(double ids, double target_fpp) {
   if (!(target_fpp > 0 && target_fpp < 1)) return Error{"target fpp must be in (0, 1)"};
   const double n = std::max(1.0, ids);
-  auto sized =
-      SmallestBlocks(target_fpp, [&](double bits, int k) { return BlockedBloomFpp(bits, k, n); });
+  auto sized = SmallestBlocks(target_fpp, kBlockBits,
+                              [&](double bits, int k) { return BlockedBloomFpp(bits, k, n); });
   if (!sized) return Error{sized.error()};
   return BloomSize{sized->first * kBlockBits, sized->second};
 }

@@ -2,7 +2,7 @@
 // false-positive probability, choose the FBF's refresh period, bits per filter and
 // hash count, so that the blocked-filter model stays at or below the target at the
 // worst point of a steady load (the end of a refresh period, when the future filter
-// holds one slice of ids and every older filter two).
+// holds one slice of ids and every older filter two) times kSizingHeadroom.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -15,6 +15,9 @@
 namespace oncecount::filter {
 
 inline constexpr uint32_t kDefaultPastFilters = 8;
+// The sized filter's worst point sits at half the target: Algorithm 3 scales up at
+// 0.9 x target, and the expected rate is only an estimate.
+inline constexpr double kSizingHeadroom = 0.5;
 
 struct SizingRequest {
   double expected_rate = 0;  // ids per second
@@ -22,6 +25,7 @@ struct SizingRequest {
   double target_fpp = 0;
   MembershipCheck check = MembershipCheck::kPairs;
   uint32_t past_filters = kDefaultPastFilters;
+  uint32_t block_bits = kBlockBits;
 };
 
 // Fills bits_per_filter, hashes, past_filters, refresh, window, target_fpp and check;

@@ -140,6 +140,7 @@ void FbfStateCodec::Encode(const ForgetfulBloomFilter& f, std::string& out) {
     const FbfConfig& c = f.config_;
     w.U64(c.bits_per_filter);
     w.U32(static_cast<uint32_t>(c.hashes));
+    w.U32(c.block_bits);
     w.U32(c.past_filters);
     w.Ms(c.refresh);
     w.U8(static_cast<uint8_t>(c.check));
@@ -160,6 +161,7 @@ void FbfStateCodec::Encode(const ForgetfulBloomFilter& f, std::string& out) {
     w.U64(f.inserted_);
     w.U64(f.duplicates_);
     w.U64(f.near_edge_);
+    w.U64(f.inserted_at_last_adapt_);
     w.U32(static_cast<uint32_t>(f.slots_.size()));
     for (const auto& slot : f.slots_) {
       w.U64(slot.bloom.seed());
@@ -176,6 +178,7 @@ Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_view payl
   FbfConfig c;
   c.bits_per_filter = r.U64();
   c.hashes = static_cast<int>(r.U32());
+  c.block_bits = r.U32();
   c.past_filters = r.U32();
   c.refresh = r.Ms();
   const uint8_t check = r.U8();
@@ -204,6 +207,7 @@ Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_view payl
   f.inserted_ = r.U64();
   f.duplicates_ = r.U64();
   f.near_edge_ = r.U64();
+  f.inserted_at_last_adapt_ = r.U64();
   const uint32_t slots = r.U32();
   if (!r.ok()) return Corrupt("truncated fbf state");
   if (f.refresh_.count() <= 0 || f.target_filters_ < f.non_past_filters() + 1 ||
@@ -218,7 +222,7 @@ Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_view payl
     const uint64_t inserted = r.U64();
     const Millis left_future = r.Ms();
     const Millis left_present = r.Ms();
-    auto bloom = BlockedBloom::Create(c.bits_per_filter, c.hashes, seed);
+    auto bloom = BlockedBloom::Create(c.bits_per_filter, c.hashes, seed, c.block_bits);
     if (!bloom) return Corrupt(bloom.error());
     if (!r.Words(words, bloom->words().size())) return Corrupt("truncated filter bits");
     bloom->Restore(words, inserted);
@@ -233,6 +237,7 @@ void BloomStateCodec::Encode(const PlainBloomDedup& f, std::string& out) {
   Frame(DedupMode::kBloom, out, [&](ByteWriter& w) {
     w.U64(f.bloom_.bits());
     w.U32(static_cast<uint32_t>(f.bloom_.hashes()));
+    w.U32(f.bloom_.block_bits());
     w.U64(f.bloom_.seed());
     w.U64(f.bloom_.inserted());
     w.Ms(f.now_);
@@ -245,12 +250,13 @@ Result<std::unique_ptr<DedupFilter>> BloomStateCodec::Decode(std::string_view pa
   ByteReader r(payload);
   const uint64_t bits = r.U64();
   const int hashes = static_cast<int>(r.U32());
+  const uint32_t block_bits = r.U32();
   const uint64_t seed = r.U64();
   const uint64_t inserted = r.U64();
   const Millis now = r.Ms();
   const uint64_t duplicates = r.U64();
   if (!r.ok()) return Corrupt("truncated bloom state");
-  auto created = PlainBloomDedup::Create(bits, hashes, seed);
+  auto created = PlainBloomDedup::Create(bits, hashes, seed, block_bits);
   if (!created) return Corrupt(created.error());
   PlainBloomDedup f = std::move(created).value();
   std::vector<uint64_t> words;

@@ -1,0 +1,137 @@
+// Nanoseconds per dedup operation (test + insert) at steady state, for the fbf
+// (both checks), bloom and exact modes, at windows of 1e5..1e8 ids.
+//
+// Workload: the filter is sized for a 60 s window holding W ids (rate W/60 per
+// second) and pre-filled with one full window of ids on its simulated clock. Each
+// measured batch of 256 operations holds 90% fresh ids and 10% retries of ids
+// applied earlier inside the window; the clock advances with the operations, so
+// refreshes (and expiry, for exact) are part of the measured cost.
+//
+// Retries are drawn uniformly from the newer half of the window.
+//
+// Run: build/tests/benchmarks/dedup_benchmark --benchmark_repetitions=5
+//        --benchmark_report_aggregates_only=true
+// (scripts/bench does this and records the medians in docs/BENCHMARKS.md).
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "processor/filter/filter_factory.h"
+
+namespace {
+
+using oncecount::filter::DedupFilter;
+using oncecount::filter::DedupMode;
+using oncecount::filter::DedupSpec;
+using oncecount::filter::IdHash;
+using oncecount::filter::MembershipCheck;
+using oncecount::filter::Millis;
+using oncecount::filter::SeededMix;
+using oncecount::filter::Verdict;
+
+constexpr int64_t kWindowMs = 60000;
+constexpr size_t kBatch = 256;
+
+IdHash IdAt(uint64_t index) {
+  return IdHash{SeededMix(IdHash{index}, 0xBE1C4)};
+}
+
+// One pre-filled filter at a time: the largest ones take gigabytes.
+struct Fixture {
+  std::string key;
+  std::unique_ptr<DedupFilter> filter;
+  double rate = 0;       // ids per simulated second
+  uint64_t next_id = 0;  // ids [0, next_id) were offered, in order
+  double clock_ms = 0;
+  std::mt19937_64 rng{42};
+};
+
+Fixture& Prepared(DedupMode mode, MembershipCheck check, uint64_t window_ids) {
+  static Fixture fixture;
+  const std::string key = std::to_string(static_cast<int>(mode)) + "/" +
+                          std::to_string(static_cast<int>(check)) + "/" +
+                          std::to_string(window_ids);
+  if (fixture.key == key) return fixture;
+  fixture = Fixture{};
+  fixture.key = key;
+  fixture.rate = static_cast<double>(window_ids) / (kWindowMs / 1000.0);
+  DedupSpec spec;
+  spec.mode = mode;
+  spec.check = check;
+  spec.expected_rate = fixture.rate;
+  spec.window = Millis{kWindowMs};
+  spec.target_fpp = 1e-6;
+  spec.adaptive = true;
+  auto made = oncecount::filter::MakeDedupFilter(spec, Millis{0});
+  if (!made) {
+    fixture.key.clear();
+    return fixture;
+  }
+  fixture.filter = std::move(made).value();
+  // Pre-fill: one window and one refresh period's worth of ids, in batches.
+  std::vector<IdHash> batch(kBatch);
+  std::vector<Verdict> verdicts(kBatch);
+  const uint64_t prefill = window_ids + window_ids / 8;
+  while (fixture.next_id < prefill) {
+    for (size_t i = 0; i < kBatch; ++i) batch[i] = IdAt(fixture.next_id++);
+    fixture.clock_ms += kBatch * 1000.0 / fixture.rate;
+    fixture.filter->AdvanceTo(Millis{static_cast<int64_t>(fixture.clock_ms)});
+    fixture.filter->TestAndInsertBatch(batch, verdicts);
+  }
+  return fixture;
+}
+
+void BM_Dedup(benchmark::State& state, DedupMode mode, MembershipCheck check) {
+  const auto window_ids = static_cast<uint64_t>(state.range(0));
+  Fixture& f = Prepared(mode, check, window_ids);
+  if (!f.filter) {
+    state.SkipWithError("could not build the filter");
+    return;
+  }
+  std::vector<IdHash> batch(kBatch);
+  std::vector<Verdict> verdicts(kBatch);
+  const uint64_t retry_span = window_ids / 2;  // retries of ids well inside the window
+  uint64_t duplicates = 0, ops = 0;
+  for (auto _ : state) {
+    // Id generation (a 64-bit mix per id, ~1 ns) stays in the timed loop: pausing
+    // the timer costs more than it.
+    for (size_t i = 0; i < kBatch; ++i) {
+      if (i % 10 == 9) {
+        batch[i] = IdAt(f.next_id - 1 - f.rng() % retry_span);
+      } else {
+        batch[i] = IdAt(f.next_id++);
+      }
+    }
+    f.clock_ms += kBatch * 1000.0 / f.rate;
+    f.filter->AdvanceTo(Millis{static_cast<int64_t>(f.clock_ms)});
+    f.filter->TestAndInsertBatch(batch, verdicts);
+    for (Verdict v : verdicts) duplicates += v != Verdict::kNew ? 1 : 0;
+    ops += kBatch;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(ops));
+  state.counters["ns_per_op"] = benchmark::Counter(
+      static_cast<double>(ops), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["dup_fraction"] = static_cast<double>(duplicates) / static_cast<double>(ops);
+  const auto summary = f.filter->Summary();
+  state.counters["bits_per_window_id"] =
+      static_cast<double>(summary.bits_total) / static_cast<double>(window_ids);
+  state.counters["filters"] = summary.filters;
+}
+
+void Windows(benchmark::internal::Benchmark* b) {
+  for (int64_t ids : {100'000, 1'000'000, 10'000'000, 100'000'000}) b->Arg(ids);
+  b->Unit(benchmark::kNanosecond)->Iterations(20000);
+}
+
+BENCHMARK_CAPTURE(BM_Dedup, fbf_pairs, DedupMode::kFbf, MembershipCheck::kPairs)->Apply(Windows);
+BENCHMARK_CAPTURE(BM_Dedup, fbf_paper, DedupMode::kFbf, MembershipCheck::kPaper)->Apply(Windows);
+BENCHMARK_CAPTURE(BM_Dedup, bloom, DedupMode::kBloom, MembershipCheck::kPairs)->Apply(Windows);
+BENCHMARK_CAPTURE(BM_Dedup, exact, DedupMode::kExact, MembershipCheck::kPairs)->Apply(Windows);
+
+}  // namespace
+
+BENCHMARK_MAIN();
