@@ -11,8 +11,12 @@
 //
 //   mixed = FilterMix(hash, seed)
 //   block = (mixed >> 32) * num_blocks >> 32        multiply-shift, no division
-//   x     = low 32 bits of mixed; repeat k times:   x *= 0x9E3779B9 (odd, so a
-//           bijection); bit = top 9 (10) bits of x  one position per round
+//   x     = low 32 bits of mixed                    bit j = top 9 (10) bits of
+//                                                   x * kBitMultipliers[j]
+// The k products are independent of each other, so they issue one per cycle
+// instead of waiting on a chain. (Double hashing, a + j * step, is cheaper still but
+// measured 2x the false-positive rate of independent positions at k = 11 in a
+// 512-bit block.)
 //
 // Thread-safety: a BlockedBloom is owned by one thread (its shard's). Const
 // methods may run concurrently with each other, never with Insert or Clear.
@@ -34,6 +38,17 @@ inline constexpr int kMinHashes = 1;
 inline constexpr int kMaxHashes = 30;
 // Block indices are 32-bit (multiply-shift range reduction): 2^32 blocks = 256 GiB.
 inline constexpr uint64_t kMaxBlocks = uint64_t{1} << 32;
+
+// Odd 32-bit constants, one per hash function: bit j of an id is the top bits of
+// x * kBitMultipliers[j]. Part of the state format: changing them changes every
+// filter's bits.
+inline constexpr uint32_t kBitMultipliers[kMaxHashes] = {
+    0xF0480FF9u, 0x86DC283Du, 0x2CB6916Du, 0x47EAA099u, 0x593942A5u, 0xCA118783u,
+    0x9BF13331u, 0x1509BB0Bu, 0x56670B15u, 0x12E1BC77u, 0x01088475u, 0xF5EC52EDu,
+    0x2E416789u, 0x2909406Du, 0x5C906159u, 0x59BA1B0Du, 0x2BB29977u, 0x2A095EE9u,
+    0x985FB4E7u, 0x5D32FE61u, 0x64C7A501u, 0x59E2D153u, 0x58151A99u, 0x9A1E40B5u,
+    0xE693AE2Du, 0x1D8A4EADu, 0x3EAABE17u, 0x68B4AEF7u, 0xEB04B39Bu, 0x13E783E7u,
+};
 
 // The hot-path view of one blocked filter: raw words plus what is needed to map
 // an id to its bits. Cheap to copy; valid while the owning BlockedBloom lives and
@@ -60,8 +75,8 @@ struct BloomView {
 
   void PrefetchMixed(uint64_t mixed) const {
     const uint64_t* block = BlockFor(mixed);
-    __builtin_prefetch(block, 1, 3);
-    if (block_word_shift > 3) __builtin_prefetch(block + 8, 1, 3);
+    PrefetchLine(block);
+    if (block_word_shift > 3) PrefetchLine(block + 8);
   }
 
   // Branch-free: for a non-member each bit is a coin flip, and an early exit
@@ -69,11 +84,10 @@ struct BloomView {
   // is cheaper, and lets the core run several filters' tests at once.
   bool MayContainMixed(uint64_t mixed) const {
     const uint64_t* block = BlockFor(mixed);
-    uint32_t x = static_cast<uint32_t>(mixed);
+    const auto x = static_cast<uint32_t>(mixed);
     uint64_t all = 1;
     for (uint32_t i = 0; i < hashes; ++i) {
-      x *= 0x9E3779B9u;
-      const uint32_t bit = x >> bit_shift;
+      const uint32_t bit = (x * kBitMultipliers[i]) >> bit_shift;
       all &= block[bit >> 6] >> (bit & 63);
     }
     return (all & 1) != 0;
@@ -81,10 +95,9 @@ struct BloomView {
 
   void InsertMixed(uint64_t mixed) {
     uint64_t* block = BlockFor(mixed);
-    uint32_t x = static_cast<uint32_t>(mixed);
+    const auto x = static_cast<uint32_t>(mixed);
     for (uint32_t i = 0; i < hashes; ++i) {
-      x *= 0x9E3779B9u;
-      const uint32_t bit = x >> bit_shift;
+      const uint32_t bit = (x * kBitMultipliers[i]) >> bit_shift;
       block[bit >> 6] |= uint64_t{1} << (bit & 63);
     }
   }

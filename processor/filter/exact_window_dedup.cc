@@ -111,7 +111,7 @@ void ExactWindowDedup::TestAndInsertBatch(std::span<const IdHash> hashes,
                                           std::span<Verdict> verdicts) {
   constexpr size_t kDistance = 8;
   const size_t count = std::min(hashes.size(), verdicts.size());
-  const auto prefetch = [&](IdHash h) { __builtin_prefetch(&table_[SlotOf(KeyOf(h))], 1, 3); };
+  const auto prefetch = [&](IdHash h) { PrefetchLine(&table_[SlotOf(KeyOf(h))]); };
   for (size_t i = 0; i < std::min(count, kDistance); ++i) prefetch(hashes[i]);
   for (size_t i = 0; i < count; ++i) {
     if (i + kDistance < count) prefetch(hashes[i + kDistance]);
