@@ -1,5 +1,7 @@
 #include "processor/filter/dedup_filter.h"
 
+#include <xxhash.h>
+
 #include <algorithm>
 #include <cstdio>
 

@@ -10,9 +10,6 @@
 #include <cstdint>
 #include <string_view>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 namespace oncecount::filter {
 
 struct IdHash {
@@ -22,9 +19,7 @@ struct IdHash {
 
 // XXH3-64 of the id's bytes, seedless so that every instance and every restart
 // agrees on the hash of an id.
-inline IdHash HashIdempotencyId(std::string_view id) {
-  return IdHash{XXH3_64bits(id.data(), id.size())};
-}
+IdHash HashIdempotencyId(std::string_view id);
 
 // A strong 64-bit mix of (hash, seed): the murmur3 finalizer applied to the sum.
 // Used to give every constituent filter an independent view of the same IdHash.

@@ -1,5 +1,7 @@
 #include "processor/filter/state_codec.h"
 
+#include <xxhash.h>
+
 #include <bit>
 #include <cstring>
 
