@@ -85,7 +85,13 @@ void ExactWindowDedup::Grow() {
 void ExactWindowDedup::AdvanceTo(Millis now) {
   if (now <= now_) return;
   now_ = now;
-  while (!fifo_.empty() && fifo_.front().at < now_ - window_) {
+  // Expired keys leave in FIFO order; their table slots are random, so prefetch
+  // a few ahead as the batch path does for lookups.
+  constexpr size_t kDistance = 8;
+  const auto expired = [&](size_t i) { return i < fifo_.size() && fifo_[i].at < now_ - window_; };
+  for (size_t i = 0; i < kDistance && expired(i); ++i) PrefetchLine(&table_[SlotOf(fifo_[i].key)]);
+  while (expired(0)) {
+    if (expired(kDistance)) PrefetchLine(&table_[SlotOf(fifo_[kDistance].key)]);
     Erase(fifo_.front().key);
     fifo_.pop_front();
   }
