@@ -1,1 +1,689 @@
+#include "processor/filter/state_codec.h"
+
 #include <gtest/gtest.h>
+#include <xxhash.h>
+
+#include <bit>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "processor/filter/exact_window_dedup.h"
+#include "processor/filter/forgetful_bloom_filter.h"
+#include "processor/filter/no_dedup.h"
+#include "processor/filter/plain_bloom_dedup.h"
+
+namespace oncecount::filter {
+namespace {
+
+IdHash Id(uint64_t n) {
+  return IdHash{SeededMix(IdHash{n}, 0xC0DEC)};
+}
+
+std::string Bytes(const DedupFilter& f) {
+  std::string out;
+  f.Serialize(out);
+  return out;
+}
+
+std::string Hex(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char b : bytes) {
+    hex.push_back(kDigits[b >> 4]);
+    hex.push_back(kDigits[b & 15]);
+  }
+  return hex;
+}
+
+// Reads `size` bytes at `offset` as a little-endian integer, independently of the codec.
+uint64_t Le(std::string_view bytes, size_t offset, size_t size) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < size; ++i) {
+    v |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[offset + i])) << (8 * i);
+  }
+  return v;
+}
+
+void PutLe(std::string& bytes, size_t offset, size_t size, uint64_t v) {
+  for (size_t i = 0; i < size; ++i) bytes[offset + i] = static_cast<char>((v >> (8 * i)) & 0xFF);
+}
+
+// Recomputes the trailing checksum after a deliberate edit, so that decoding gets past
+// the checksum to the field it must validate.
+void Reseal(std::string& bytes) {
+  const size_t body = bytes.size() - 8;
+  PutLe(bytes, body, 8, XXH3_64bits(bytes.data(), body));
+}
+
+// Overwrites a field and reseals; also patches the payload length when the size changes.
+std::string WithField(std::string bytes, size_t offset, size_t size, uint64_t v) {
+  PutLe(bytes, offset, size, v);
+  Reseal(bytes);
+  return bytes;
+}
+
+template <class F>
+F Created(Result<F> r) {
+  if (!r.ok()) ADD_FAILURE() << r.error();
+  return std::move(r).value();
+}
+
+std::unique_ptr<DedupFilter> Decoded(std::string_view bytes) {
+  auto decoded = DecodeDedupFilter(bytes);
+  if (!decoded.ok()) {
+    ADD_FAILURE() << decoded.error();
+    return nullptr;
+  }
+  return std::move(decoded).value();
+}
+
+void ExpectSameSummary(const FilterSummary& a, const FilterSummary& b) {
+  EXPECT_EQ(a.mode, b.mode);
+  EXPECT_EQ(a.inserted, b.inserted);
+  EXPECT_EQ(a.duplicates, b.duplicates);
+  EXPECT_EQ(a.near_edge_duplicates, b.near_edge_duplicates);
+  EXPECT_EQ(a.estimated_fpp, b.estimated_fpp);
+  EXPECT_EQ(a.bits_total, b.bits_total);
+  EXPECT_EQ(a.filters, b.filters);
+  EXPECT_EQ(a.refresh_ms, b.refresh_ms);
+  EXPECT_EQ(a.window_ms_guaranteed, b.window_ms_guaranteed);
+  ASSERT_EQ(a.constituents.size(), b.constituents.size());
+  for (size_t i = 0; i < a.constituents.size(); ++i) {
+    EXPECT_EQ(a.constituents[i].inserted, b.constituents[i].inserted);
+    EXPECT_EQ(a.constituents[i].fill, b.constituents[i].fill);
+  }
+}
+
+// A workload of fresh ids and retries of earlier ones at random times. Returns the
+// verdicts so that two replicas fed the same calls can be compared.
+class Workload {
+ public:
+  Workload(uint64_t seed, Millis start, int max_step_ms, int max_batch)
+      : rng_(seed), now_(start), max_step_ms_(max_step_ms), max_batch_(max_batch) {}
+
+  std::vector<Verdict> Step(DedupFilter& a, DedupFilter* b) {
+    now_ += Millis{std::uniform_int_distribution<int>(0, max_step_ms_)(rng_)};
+    a.AdvanceTo(now_);
+    if (b != nullptr) b->AdvanceTo(now_);
+    const int batch = std::uniform_int_distribution<int>(0, max_batch_)(rng_);
+    std::vector<Verdict> verdicts;
+    for (int i = 0; i < batch; ++i) {
+      uint64_t n = next_id_;
+      if (next_id_ > 0 && rng_() % 4 == 0) {
+        n = std::uniform_int_distribution<uint64_t>(0, next_id_ - 1)(rng_);  // a retry
+      } else {
+        ++next_id_;
+      }
+      const Verdict v = a.TestAndInsert(Id(n));
+      verdicts.push_back(v);
+      if (b != nullptr) {
+        const Verdict w = b->TestAndInsert(Id(n));
+        if (v != w) {
+          ADD_FAILURE() << "replicas disagree on id #" << n << " at " << now_.count() << " ms";
+          return verdicts;
+        }
+      }
+    }
+    return verdicts;
+  }
+
+  uint64_t ids() const { return next_id_; }
+  Millis now() const { return now_; }
+
+ private:
+  std::mt19937_64 rng_;
+  Millis now_;
+  int max_step_ms_;
+  int max_batch_;
+  uint64_t next_id_ = 0;
+};
+
+// Serializes `original`, decodes it, and checks that the copy is the same filter: same
+// bytes, digest, summary and answers, and the same verdicts and digest after both are
+// fed the same further calls (what a standby replica relies on).
+void ExpectFaithfulRoundTrip(DedupFilter& original, Workload& workload, int more_steps) {
+  const std::string bytes = Bytes(original);
+  std::unique_ptr<DedupFilter> copy = Decoded(bytes);
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(copy->mode(), original.mode());
+  EXPECT_EQ(Bytes(*copy), bytes);
+  EXPECT_EQ(copy->Digest(), original.Digest());
+  ExpectSameSummary(copy->Summary(), original.Summary());
+  const uint64_t probe = workload.ids() + 20000;
+  for (uint64_t n = 0; n < probe; ++n) {
+    ASSERT_EQ(copy->Contains(Id(n)), original.Contains(Id(n))) << "id #" << n;
+  }
+  for (int i = 0; i < more_steps; ++i) {
+    workload.Step(original, copy.get());
+    if (::testing::Test::HasFailure()) return;
+  }
+  EXPECT_EQ(copy->Digest(), original.Digest());
+  EXPECT_EQ(Bytes(*copy), Bytes(original));
+}
+
+// Byte offsets in a serialized FBF (state_codec.cc, format version 1): the header is
+// 16 bytes, then the payload fields in order. Kept in one place for the tests below.
+namespace fbf_at {
+constexpr size_t kBits = 16;                  // u64
+constexpr size_t kHashes = 24;                // u32
+constexpr size_t kBlockBits = 28;             // u32
+constexpr size_t kPastFilters = 32;           // u32
+constexpr size_t kRefresh = 36;               // i64 ms
+constexpr size_t kCheck = 44;                 // u8
+constexpr size_t kWindow = 45;                // i64 ms
+constexpr size_t kAdaptive = 53;              // u8
+constexpr size_t kTargetFpp = 54;             // f64
+constexpr size_t kRefreshStep = 62;           // i64 ms
+constexpr size_t kMaxFilters = 70;            // u32
+constexpr size_t kAdaptEvery = 74;            // i64 ms
+constexpr size_t kModel = 82;                 // u8
+constexpr size_t kSeed = 83;                  // u64
+constexpr size_t kRefreshNow = 91;            // i64 ms: the current refresh period
+constexpr size_t kTargetFilters = 99;         // u32
+constexpr size_t kNow = 103;                  // i64 ms
+constexpr size_t kNextRefresh = 111;          // i64 ms
+constexpr size_t kNextAdapt = 119;            // i64 ms
+constexpr size_t kSeedsIssued = 127;          // u64
+constexpr size_t kInserted = 135;             // u64
+constexpr size_t kDuplicates = 143;           // u64
+constexpr size_t kNearEdge = 151;             // u64
+constexpr size_t kInsertedAtLastAdapt = 159;  // u64
+constexpr size_t kSlots = 167;                // u32
+constexpr size_t kFirstSlot = 171;            // per slot: seed, inserted, left future, left
+                                              // present, word count, words
+constexpr size_t kSlotHeader = 40;
+}  // namespace fbf_at
+
+// The same for a serialized bloom filter.
+namespace bloom_at {
+constexpr size_t kBits = 16;       // u64
+constexpr size_t kHashes = 24;     // u32
+constexpr size_t kBlockBits = 28;  // u32
+constexpr size_t kWordCount = 64;  // u64, after seed, inserted, now and duplicates
+}  // namespace bloom_at
+
+// And a serialized exact window: window, now, inserted, duplicates, capacity, entries,
+// then (key, time) pairs.
+namespace exact_at {
+constexpr size_t kWindow = 16;
+constexpr size_t kCapacity = 48;
+constexpr size_t kEntries = 56;
+constexpr size_t kFirstKey = 64;
+constexpr size_t kSecondKey = 80;
+}  // namespace exact_at
+
+// ---------------------------------------------------------------------------------
+// Round trips.
+
+struct FbfCase {
+  MembershipCheck check;
+  bool adaptive;
+};
+
+class FbfRoundTrip : public ::testing::TestWithParam<FbfCase> {};
+
+TEST_P(FbfRoundTrip, DecodesToTheSameFilterAfterRefreshesAndAdaptation) {
+  FbfConfig c;
+  c.check = GetParam().check;
+  c.adaptive = GetParam().adaptive;
+  c.past_filters = 3;
+  c.bits_per_filter = 1024;
+  c.hashes = 3;
+  c.refresh = Millis{200};
+  c.target_fpp = 1e-4;
+  c.seed = 1234;
+  ForgetfulBloomFilter f = Created(ForgetfulBloomFilter::Create(c, Millis{5000}));
+  Workload workload(77, Millis{5000}, 60, 40);
+  for (int i = 0; i < 400; ++i) workload.Step(f, nullptr);
+  // The state has been through refreshes (and, when adaptive, resizing).
+  EXPECT_GT(f.Summary().duplicates, 0u);
+  if (c.adaptive) {
+    EXPECT_TRUE(f.refresh_period() != c.refresh || f.target_filters() != c.past_filters + 3 ||
+                f.filter_count() != c.past_filters + 3)
+        << "the workload did not make the filter adapt";
+  }
+  ExpectFaithfulRoundTrip(f, workload, 400);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryCheck, FbfRoundTrip,
+                         ::testing::Values(FbfCase{MembershipCheck::kPaper, false},
+                                           FbfCase{MembershipCheck::kPaper, true},
+                                           FbfCase{MembershipCheck::kPairs, false},
+                                           FbfCase{MembershipCheck::kPairs, true},
+                                           FbfCase{MembershipCheck::kAny, false},
+                                           FbfCase{MembershipCheck::kAny, true}),
+                         [](const ::testing::TestParamInfo<FbfCase>& param_info) {
+                           return std::string(CheckName(param_info.param.check)) +
+                                  (param_info.param.adaptive ? "_adaptive" : "_fixed");
+                         });
+
+TEST(StateCodec, RoundTripsAFreshFbf) {
+  FbfConfig c;
+  c.past_filters = 1;
+  c.bits_per_filter = 512;
+  c.hashes = 2;
+  c.refresh = Millis{100};
+  ForgetfulBloomFilter f = Created(ForgetfulBloomFilter::Create(c, Millis{-5}));
+  Workload workload(1, Millis{-5}, 30, 5);
+  ExpectFaithfulRoundTrip(f, workload, 100);
+}
+
+TEST(StateCodec, RoundTripsAPlainBloomFilter) {
+  PlainBloomDedup f = Created(PlainBloomDedup::Create(8192, 4, 99));
+  Workload workload(2, Millis{0}, 100, 30);
+  for (int i = 0; i < 100; ++i) workload.Step(f, nullptr);
+  ExpectFaithfulRoundTrip(f, workload, 100);
+}
+
+TEST(StateCodec, RoundTripsAnExactWindowAfterGrowthAndExpiry) {
+  ExactWindowDedup f = Created(ExactWindowDedup::Create(Millis{500}, 10, Millis{0}));
+  Workload workload(3, Millis{0}, 20, 60);
+  for (int i = 0; i < 300; ++i) workload.Step(f, nullptr);
+  EXPECT_GT(f.Summary().bits_total, 1024u * 64);  // the table grew past its minimum
+  ExpectFaithfulRoundTrip(f, workload, 300);
+}
+
+TEST(StateCodec, RoundTripsAnEmptyExactWindow) {
+  ExactWindowDedup f = Created(ExactWindowDedup::Create(Millis{1}, 0, Millis{0}));
+  Workload workload(4, Millis{0}, 3, 3);
+  ExpectFaithfulRoundTrip(f, workload, 50);
+}
+
+TEST(StateCodec, RoundTripsNoDedup) {
+  NoDedup f;
+  Workload workload(5, Millis{0}, 10, 10);
+  for (int i = 0; i < 10; ++i) workload.Step(f, nullptr);
+  EXPECT_GT(f.Summary().inserted, 0u);
+  ExpectFaithfulRoundTrip(f, workload, 10);
+}
+
+// ---------------------------------------------------------------------------------
+// The pinned format: a tiny deterministic FBF, byte for byte. If this test fails the
+// format has changed: bump kStateFormatVersion and keep a decoder for version 1, do
+// not edit the literal.
+
+ForgetfulBloomFilter PinnedFbf() {
+  FbfConfig c;  // check: pairs (the default)
+  c.bits_per_filter = 1024;
+  c.hashes = 3;
+  c.past_filters = 1;
+  c.refresh = Millis{1000};
+  c.seed = 7;
+  ForgetfulBloomFilter f = Created(ForgetfulBloomFilter::Create(c, Millis{0}));
+  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/1")), Verdict::kNew);
+  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/2")), Verdict::kNew);
+  f.AdvanceTo(Millis{1500});
+  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-2/1")), Verdict::kNew);
+  f.AdvanceTo(Millis{2100});
+  // A retry of an id two refreshes old: it sits in the oldest pair.
+  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/2")), Verdict::kDuplicateNearEdge);
+  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-3/7")), Verdict::kNew);
+  return f;
+}
+
+constexpr std::string_view kPinnedFbfHex =
+    // header: "OCDF", version 1, mode fbf, reserved, payload length
+    "4f434446010003003b03000000000000"
+    // config: bits, hashes, block bits, N, refresh, check, window, adaptive, target fpp,
+    //   refresh step, max filters, adapt every, model, seed
+    "0004000000000000030000000002000001000000e803000000000000010000000000000000008ded"
+    "b5a0f7c6b03e000000000000000040000000e803000000000000010700000000000000"
+    // state: refresh, target filters, now, next refresh, next adaptation, seeds issued,
+    //   inserted, duplicates, near edge, inserted at last adaptation, slot count
+    "e803000000000000040000003408000000000000b80b000000000000340800000000000006000000"
+    "00000000040000000000000001000000000000000100000000000000000000000000000004000000"
+    // slot 0: seed, inserted, left future, left present, word count; 16 words
+    "d60c3676f5b33a400100000000000000ffffffffffffff7fffffffffffffff7f1000000000000000"
+    "00000000000000000000400000000000000000000000000000000000000000008000000000000000"
+    "00000000000000000000000000000000000000000100000000000000000000000000000000000000"
+    "00000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "0000000000000000"
+    // slot 1: seed, inserted, left future, left present, word count; 16 words
+    "d9c051dae0b993f20200000000000000d007000000000000ffffffffffffff7f1000000000000000"
+    "00000000000000000000000000000000000000000000000000000000000000000001000000000000"
+    "00000000000000000000000000020000000000000001000000000000000000000000000000000400"
+    "00000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "0001400000000000"
+    // slot 2: seed, inserted, left future, left present, word count; 16 words
+    "5547f836216ab5120300000000000000e803000000000000d0070000000000001000000000000000"
+    "00000000000000000000000000000000000000000000000000000002000000000000000100000000"
+    "00000000000000000000000400000000000000000000000000002000000000000000000000000000"
+    "00000000100000000000000000000000000800000000000000000000010000000000000000000000"
+    "0001000004000000"
+    // slot 3: seed, inserted, left future, left present, word count; 16 words
+    "11325718df58517d02000000000000000000000000000000e8030000000000001000000000000000"
+    "00000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "00000000000000000000000000000000000000000000000000000000000000000000000008000100"
+    "00000000000000000000000000000000000000000000000000004000000000000000000000080000"
+    "0008000000000080"
+    // XXH3-64 checksum
+    "08b8166d401cff1c";
+
+constexpr std::string_view kPinnedFbfDigest = "58f98421a7c4e08a";
+
+TEST(StateCodec, SerializesATinyFbfToThePinnedBytes) {
+  EXPECT_EQ(Hex(Bytes(PinnedFbf())), kPinnedFbfHex);
+}
+
+TEST(StateCodec, GivesATinyFbfThePinnedDigest) {
+  EXPECT_EQ(PinnedFbf().Digest(), kPinnedFbfDigest);
+}
+
+TEST(StateCodec, PinnedBytesFollowTheDocumentedLayout) {
+  using namespace fbf_at;  // NOLINT(google-build-using-namespace)
+  const std::string b = Bytes(PinnedFbf());
+  constexpr size_t kSlotBytes = kSlotHeader + 16 * 8;  // 1024 bits
+  ASSERT_EQ(b.size(), kFirstSlot + 4 * kSlotBytes + 8);
+  // Header: magic, version 1, mode fbf, reserved 0, payload length; checksum trailer.
+  EXPECT_EQ(b.substr(0, 4), "OCDF");
+  EXPECT_EQ(Le(b, 4, 2), 1u);
+  EXPECT_EQ(Le(b, 6, 1), static_cast<uint64_t>(DedupMode::kFbf));
+  EXPECT_EQ(Le(b, 7, 1), 0u);
+  EXPECT_EQ(Le(b, 8, 8), b.size() - 16 - 8);
+  EXPECT_EQ(Le(b, b.size() - 8, 8), XXH3_64bits(b.data(), b.size() - 8));
+  // Config.
+  EXPECT_EQ(Le(b, kBits, 8), 1024u);
+  EXPECT_EQ(Le(b, kHashes, 4), 3u);
+  EXPECT_EQ(Le(b, kBlockBits, 4), 512u);
+  EXPECT_EQ(Le(b, kPastFilters, 4), 1u);
+  EXPECT_EQ(Le(b, kRefresh, 8), 1000u);
+  EXPECT_EQ(Le(b, kCheck, 1), static_cast<uint64_t>(MembershipCheck::kPairs));
+  EXPECT_EQ(Le(b, kWindow, 8), 0u);  // the nominal window
+  EXPECT_EQ(Le(b, kAdaptive, 1), 0u);
+  EXPECT_EQ(std::bit_cast<double>(Le(b, kTargetFpp, 8)), 1e-6);
+  EXPECT_EQ(Le(b, kRefreshStep, 8), 0u);
+  EXPECT_EQ(Le(b, kMaxFilters, 4), 64u);
+  EXPECT_EQ(Le(b, kAdaptEvery, 8), 1000u);
+  EXPECT_EQ(Le(b, kModel, 1), static_cast<uint64_t>(ConstituentModel::kBlocked));
+  EXPECT_EQ(Le(b, kSeed, 8), 7u);
+  // Clock, shape and counters.
+  EXPECT_EQ(Le(b, kRefreshNow, 8), 1000u);
+  EXPECT_EQ(Le(b, kTargetFilters, 4), 4u);  // N + 3
+  EXPECT_EQ(Le(b, kNow, 8), 2100u);
+  EXPECT_EQ(Le(b, kNextRefresh, 8), 3000u);
+  EXPECT_EQ(Le(b, kNextAdapt, 8), 2100u);  // not adaptive: follows the clock
+  EXPECT_EQ(Le(b, kSeedsIssued, 8), 6u);   // 4 filters + 2 refreshes
+  EXPECT_EQ(Le(b, kInserted, 8), 4u);
+  EXPECT_EQ(Le(b, kDuplicates, 8), 1u);
+  EXPECT_EQ(Le(b, kNearEdge, 8), 1u);
+  EXPECT_EQ(Le(b, kInsertedAtLastAdapt, 8), 0u);
+  EXPECT_EQ(Le(b, kSlots, 4), 4u);
+  // Slots, future first: after two refreshes the ring holds the filters of generations
+  // 6, 5, 1 and 2 (3 and 4 were empty when they fell off the end).
+  struct SlotWant {
+    uint64_t generation;
+    uint64_t inserted;
+    int64_t left_future;
+    int64_t left_present;
+  };
+  constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+  const SlotWant want[] = {
+      {6, 1, kNever, kNever}, {5, 2, 2000, kNever}, {1, 3, 1000, 2000}, {2, 2, 0, 1000}};
+  size_t at = kFirstSlot;
+  for (const SlotWant& w : want) {
+    SCOPED_TRACE("slot of generation " + std::to_string(w.generation));
+    EXPECT_EQ(Le(b, at, 8), SeededMix(IdHash{7}, w.generation));
+    EXPECT_EQ(Le(b, at + 8, 8), w.inserted);
+    EXPECT_EQ(static_cast<int64_t>(Le(b, at + 16, 8)), w.left_future);
+    EXPECT_EQ(static_cast<int64_t>(Le(b, at + 24, 8)), w.left_present);
+    EXPECT_EQ(Le(b, at + 32, 8), 16u);  // words: 1024 bits
+    at += kSlotBytes;
+  }
+  EXPECT_EQ(at, b.size() - 8);
+}
+
+// ---------------------------------------------------------------------------------
+// Corrupt input: always an Error, never a crash.
+
+std::vector<std::string> SmallStates() {
+  std::vector<std::string> states;
+  FbfConfig c;
+  c.check = MembershipCheck::kPaper;
+  c.past_filters = 1;
+  c.bits_per_filter = 512;
+  c.hashes = 2;
+  c.refresh = Millis{100};
+  ForgetfulBloomFilter fbf = Created(ForgetfulBloomFilter::Create(c, Millis{0}));
+  PlainBloomDedup bloom = Created(PlainBloomDedup::Create(512, 2, 1));
+  ExactWindowDedup exact = Created(ExactWindowDedup::Create(Millis{1000}, 1, Millis{0}));
+  NoDedup none;
+  Workload workload(8, Millis{0}, 70, 6);
+  for (int i = 0; i < 20; ++i) {
+    workload.Step(fbf, nullptr);
+  }
+  Workload w2(9, Millis{0}, 70, 6);
+  for (int i = 0; i < 20; ++i) {
+    w2.Step(bloom, nullptr);
+  }
+  Workload w3(10, Millis{0}, 70, 6);
+  for (int i = 0; i < 20; ++i) {
+    w3.Step(exact, nullptr);
+  }
+  (void)none.TestAndInsert(Id(1));
+  for (const DedupFilter* f :
+       std::initializer_list<const DedupFilter*>{&fbf, &bloom, &exact, &none}) {
+    states.push_back(Bytes(*f));
+    EXPECT_TRUE(DecodeDedupFilter(states.back()).ok());
+  }
+  return states;
+}
+
+TEST(StateCodec, RejectsEveryTruncationOfEveryMode) {
+  for (const std::string& state : SmallStates()) {
+    SCOPED_TRACE("mode " + std::to_string(Le(state, 6, 1)));
+    for (size_t len = 0; len < state.size(); ++len) {
+      auto decoded = DecodeDedupFilter(std::string_view(state).substr(0, len));
+      ASSERT_FALSE(decoded.ok()) << "accepted a state truncated to " << len << " bytes";
+      EXPECT_NE(decoded.error().find("corrupt"), std::string::npos) << decoded.error();
+    }
+  }
+}
+
+TEST(StateCodec, RejectsTrailingBytes) {
+  for (std::string state : SmallStates()) {
+    state.push_back('\0');
+    EXPECT_FALSE(DecodeDedupFilter(state).ok());
+  }
+}
+
+TEST(StateCodec, RejectsEveryFlippedByte) {
+  for (const std::string& state : SmallStates()) {
+    SCOPED_TRACE("mode " + std::to_string(Le(state, 6, 1)));
+    for (size_t i = 0; i < state.size(); ++i) {
+      for (unsigned char mask : {0x01, 0x80, 0xFF}) {
+        std::string bad = state;
+        bad[i] = static_cast<char>(bad[i] ^ mask);
+        ASSERT_FALSE(DecodeDedupFilter(bad).ok())
+            << "accepted byte " << i << " xor " << static_cast<int>(mask);
+      }
+    }
+  }
+}
+
+TEST(StateCodec, RejectsAWrongMagic) {
+  std::string state = SmallStates()[0];
+  state[3] = 'X';
+  Reseal(state);
+  auto decoded = DecodeDedupFilter(state);
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_NE(decoded.error().find("magic"), std::string::npos) << decoded.error();
+}
+
+TEST(StateCodec, RejectsAnUnknownVersionEvenWithAValidChecksum) {
+  for (uint64_t version : {0, 2, 0xFFFF}) {
+    auto decoded = DecodeDedupFilter(WithField(SmallStates()[0], 4, 2, version));
+    ASSERT_FALSE(decoded.ok());
+    EXPECT_NE(decoded.error().find("version"), std::string::npos) << decoded.error();
+  }
+}
+
+TEST(StateCodec, RejectsAPayloadLengthThatDoesNotMatch) {
+  const std::string state = SmallStates()[0];
+  const uint64_t length = Le(state, 8, 8);
+  for (uint64_t bad : {length - 1, length + 1, uint64_t{0}, ~uint64_t{0}, uint64_t{1} << 63}) {
+    auto decoded = DecodeDedupFilter(WithField(state, 8, 8, bad));
+    ASSERT_FALSE(decoded.ok());
+    EXPECT_NE(decoded.error().find("length"), std::string::npos) << decoded.error();
+  }
+}
+
+TEST(StateCodec, RejectsAChecksumMismatch) {
+  std::string state = SmallStates()[1];
+  state[state.size() - 1] = static_cast<char>(state[state.size() - 1] ^ 1);
+  auto decoded = DecodeDedupFilter(state);
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_NE(decoded.error().find("checksum"), std::string::npos) << decoded.error();
+}
+
+TEST(StateCodec, RejectsAnUnknownMode) {
+  for (uint64_t mode : {4, 9, 255}) {
+    auto decoded = DecodeDedupFilter(WithField(SmallStates()[3], 6, 1, mode));
+    ASSERT_FALSE(decoded.ok());
+    EXPECT_NE(decoded.error().find("mode"), std::string::npos) << decoded.error();
+  }
+}
+
+TEST(StateCodec, RejectsInputThatIsNotAState) {
+  for (std::string_view junk : {std::string_view(""), std::string_view("OCDF"),
+                                std::string_view("hello, world: not a filter state at all")}) {
+    EXPECT_FALSE(DecodeDedupFilter(junk).ok());
+  }
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 2000; ++i) {
+    std::string junk(static_cast<size_t>(rng() % 200), '\0');
+    for (char& ch : junk) ch = static_cast<char>(rng());
+    if (junk.size() >= 4 && i % 2 == 0) junk.replace(0, 4, "OCDF");
+    EXPECT_FALSE(DecodeDedupFilter(junk).ok());
+  }
+}
+
+// Every field the decoder reads is validated, even behind a valid checksum (a state
+// written by a buggy or foreign writer). Offsets follow the layout pinned above for
+// the small paper-check FBF of SmallStates().
+TEST(StateCodec, RejectsFbfFieldsOutOfRangeBehindAValidChecksum) {
+  const std::string state = SmallStates()[0];
+  struct Bad {
+    const char* what;
+    size_t offset;
+    size_t size;
+    uint64_t value;
+  };
+  using namespace fbf_at;  // NOLINT(google-build-using-namespace)
+  const size_t word_count = kFirstSlot + 32;
+  const Bad bad[] = {
+      {"zero bits", kBits, 8, 0},
+      {"more bits than the stored words", kBits, 8, 1024},
+      {"zero hashes", kHashes, 4, 0},
+      {"31 hashes", kHashes, 4, 31},
+      {"768-bit blocks", kBlockBits, 4, 768},
+      {"1024-bit blocks over 512-bit words", kBlockBits, 4, 1024},
+      {"zero past filters", kPastFilters, 4, 0},
+      {"zero refresh", kRefresh, 8, 0},
+      {"negative refresh", kRefresh, 8, static_cast<uint64_t>(-100)},
+      {"unknown check", kCheck, 1, 3},
+      {"window beyond (N + 1) * t", kWindow, 8, 201},
+      {"negative window", kWindow, 8, static_cast<uint64_t>(-1)},
+      {"target fpp of 2", kTargetFpp, 8, std::bit_cast<uint64_t>(2.0)},
+      {"negative refresh step", kRefreshStep, 8, static_cast<uint64_t>(-1)},
+      {"max filters below N + 2", kMaxFilters, 4, 2},
+      {"zero adaptation interval", kAdaptEvery, 8, 0},
+      {"unknown model", kModel, 1, 2},
+      {"zero current refresh period", kRefreshNow, 8, 0},
+      {"negative current refresh period", kRefreshNow, 8, static_cast<uint64_t>(-5)},
+      {"zero target filters", kTargetFilters, 4, 0},
+      {"target filters above max", kTargetFilters, 4, 65},
+      {"no slots", kSlots, 4, 0},
+      {"fewer slots than a ring needs", kSlots, 4, 2},
+      {"more slots than stored", kSlots, 4, 4},
+      {"absurd slot count", kSlots, 4, 0xFFFFFFFF},
+      {"wrong word count in a slot", word_count, 8, 7},
+      {"huge word count in a slot", word_count, 8, ~uint64_t{0}},
+  };
+  for (const Bad& b : bad) {
+    auto decoded = DecodeDedupFilter(WithField(state, b.offset, b.size, b.value));
+    EXPECT_FALSE(decoded.ok()) << "accepted an fbf state with " << b.what;
+  }
+}
+
+TEST(StateCodec, RejectsBloomFieldsOutOfRangeBehindAValidChecksum) {
+  using namespace bloom_at;  // NOLINT(google-build-using-namespace)
+  const std::string state = SmallStates()[1];
+  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kBits, 8, 0)).ok()) << "zero bits";
+  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kBits, 8, 1024)).ok()) << "bits beyond the words";
+  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kHashes, 4, 0)).ok()) << "zero hashes";
+  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kHashes, 4, 31)).ok()) << "31 hashes";
+  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kBlockBits, 4, 0)).ok()) << "0-bit blocks";
+  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kBlockBits, 4, 1024)).ok())
+      << "1024-bit blocks over 512-bit words";
+  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kWordCount, 8, 9)).ok()) << "wrong word count";
+}
+
+TEST(StateCodec, RejectsExactFieldsOutOfRangeBehindAValidChecksum) {
+  using namespace exact_at;  // NOLINT(google-build-using-namespace)
+  const std::string state = SmallStates()[2];
+  const uint64_t entries = Le(state, kEntries, 8);
+  ASSERT_GE(entries, 2u);
+  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kWindow, 8, 0)).ok()) << "zero window";
+  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kWindow, 8, static_cast<uint64_t>(-3))).ok())
+      << "negative window";
+  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kCapacity, 8, 1000)).ok()) << "capacity not 2^k";
+  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kCapacity, 8, 512)).ok())
+      << "capacity below 1024";
+  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kEntries, 8, entries + 1)).ok())
+      << "more entries than stored";
+  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kEntries, 8, entries - 1)).ok())
+      << "fewer entries than stored";
+  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kEntries, 8, ~uint64_t{0})).ok())
+      << "absurd entries";
+  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kFirstKey, 8, 0)).ok()) << "zero key";
+  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kFirstKey, 8, Le(state, kSecondKey, 8))).ok())
+      << "repeated key";
+}
+
+TEST(StateCodec, RejectsANoneStateWithAPayloadOfTheWrongSize) {
+  std::string state = SmallStates()[3];
+  std::string longer = state.substr(0, 24) + std::string(8, '\0') + state.substr(24);
+  PutLe(longer, 8, 8, 16);
+  Reseal(longer);
+  EXPECT_FALSE(DecodeDedupFilter(longer).ok());
+  std::string shorter = state.substr(0, 16) + state.substr(24);
+  PutLe(shorter, 8, 8, 0);
+  Reseal(shorter);
+  EXPECT_FALSE(DecodeDedupFilter(shorter).ok());
+}
+
+// A table capacity that the payload cannot justify must be rejected before it is
+// allocated: a state of a few bytes must not make the decoder ask for petabytes.
+TEST(StateCodec, RejectsAnExactStateWhoseCapacityIsFarBeyondItsEntries) {
+  const std::string state = SmallStates()[2];
+  Result<std::unique_ptr<DedupFilter>> decoded = Error{"not run"};
+  EXPECT_NO_THROW(
+      decoded = DecodeDedupFilter(WithField(state, exact_at::kCapacity, 8, uint64_t{1} << 50)));
+  EXPECT_FALSE(decoded.ok());
+}
+
+// The same for filter bits: a few hundred bytes must not allocate a 256 GiB filter.
+TEST(StateCodec, RejectsAnFbfStateWhoseBitsAreFarBeyondItsPayload) {
+  const std::string state = SmallStates()[0];
+  Result<std::unique_ptr<DedupFilter>> decoded = Error{"not run"};
+  EXPECT_NO_THROW(
+      decoded = DecodeDedupFilter(WithField(state, fbf_at::kBits, 8, kMaxBlocks * kBlockBits)));
+  EXPECT_FALSE(decoded.ok());
+}
+
+// Clock fields are read too: a next refresh time before the current time by more than
+// the clock can represent is corrupt (AdvanceTo would overflow on it).
+TEST(StateCodec, RejectsAnFbfStateWithANextRefreshFarBeforeItsClock) {
+  const std::string state = SmallStates()[0];
+  const uint64_t min = static_cast<uint64_t>(std::numeric_limits<int64_t>::min());
+  EXPECT_FALSE(DecodeDedupFilter(WithField(state, fbf_at::kNextRefresh, 8, min)).ok());
+}
+
+}  // namespace
+}  // namespace oncecount::filter

@@ -1,0 +1,158 @@
+#include "processor/filter/dedup_filter.h"
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "processor/filter/exact_window_dedup.h"
+#include "processor/filter/forgetful_bloom_filter.h"
+#include "processor/filter/no_dedup.h"
+#include "processor/filter/plain_bloom_dedup.h"
+
+namespace oncecount::filter {
+namespace {
+
+IdHash Id(uint64_t n) {
+  return IdHash{SeededMix(IdHash{n}, 0xBA7C)};
+}
+
+struct ModeCase {
+  std::string name;
+  std::function<std::unique_ptr<DedupFilter>()> make;
+};
+
+std::unique_ptr<DedupFilter> Fbf(MembershipCheck check, bool adaptive, uint32_t block) {
+  FbfConfig c;
+  c.check = check;
+  c.adaptive = adaptive;
+  c.past_filters = 4;
+  c.bits_per_filter = adaptive ? 1024 : 8192;
+  c.block_bits = block;
+  c.hashes = 3;
+  c.refresh = Millis{50};
+  c.target_fpp = 1e-4;
+  auto f = ForgetfulBloomFilter::Create(c, Millis{0});
+  if (!f.ok()) ADD_FAILURE() << f.error();
+  return std::make_unique<ForgetfulBloomFilter>(std::move(f).value());
+}
+
+std::vector<ModeCase> EveryMode() {
+  std::vector<ModeCase> modes;
+  for (MembershipCheck check :
+       {MembershipCheck::kPaper, MembershipCheck::kPairs, MembershipCheck::kAny}) {
+    for (bool adaptive : {false, true}) {
+      for (uint32_t block : {512u, 1024u}) {
+        modes.push_back({std::string("fbf ") + CheckName(check) + (adaptive ? " adaptive" : "") +
+                             " block " + std::to_string(block),
+                         [=] { return Fbf(check, adaptive, block); }});
+      }
+    }
+  }
+  modes.push_back({"bloom", [] {
+                     return std::unique_ptr<DedupFilter>(std::make_unique<PlainBloomDedup>(
+                         std::move(PlainBloomDedup::Create(1 << 15, 4, 3)).value()));
+                   }});
+  modes.push_back({"exact", [] {
+                     return std::unique_ptr<DedupFilter>(std::make_unique<ExactWindowDedup>(
+                         std::move(ExactWindowDedup::Create(Millis{300}, 10, Millis{0})).value()));
+                   }});
+  modes.push_back(
+      {"none", [] { return std::unique_ptr<DedupFilter>(std::make_unique<NoDedup>()); }});
+  return modes;
+}
+
+// Batches hold fresh ids, an id twice within the batch, and retries of earlier ids.
+TEST(DedupFilter, BatchGivesTheVerdictsOfOneByOneCallsInEveryMode) {
+  for (const ModeCase& mode : EveryMode()) {
+    SCOPED_TRACE(mode.name);
+    std::unique_ptr<DedupFilter> batched = mode.make();
+    std::unique_ptr<DedupFilter> single = mode.make();
+    std::mt19937_64 rng(17);
+    uint64_t next = 0;
+    int64_t now = 0;
+    uint64_t in_batch_repeats = 0;
+    for (int step = 0; step < 300; ++step) {
+      now += static_cast<int64_t>(rng() % 40);
+      batched->AdvanceTo(Millis{now});
+      single->AdvanceTo(Millis{now});
+      std::vector<IdHash> ids;
+      const size_t size = rng() % 40;
+      std::vector<size_t> repeats_at;
+      for (size_t i = 0; i < size; ++i) {
+        const uint64_t kind = rng() % 10;
+        if (kind < 2 && !ids.empty()) {
+          repeats_at.push_back(ids.size());
+          ids.push_back(ids[rng() % ids.size()]);  // again, inside this batch
+        } else if (kind < 4 && next > 0) {
+          ids.push_back(Id(rng() % next));  // a retry of an earlier batch
+        } else {
+          ids.push_back(Id(next++));
+        }
+      }
+      std::vector<Verdict> verdicts(ids.size(), Verdict::kDuplicateNearEdge);
+      batched->TestAndInsertBatch(ids, verdicts);
+      for (size_t i = 0; i < ids.size(); ++i) {
+        ASSERT_EQ(verdicts[i], single->TestAndInsert(ids[i])) << "step " << step << ", item " << i;
+      }
+      if (mode.name != "none") {
+        for (size_t i : repeats_at) {
+          ASSERT_TRUE(IsDuplicate(verdicts[i])) << "an id repeated inside a batch was missed";
+          ++in_batch_repeats;
+        }
+      }
+    }
+    EXPECT_EQ(batched->Digest(), single->Digest());
+    if (mode.name != "none") {
+      EXPECT_GT(in_batch_repeats, 100u);
+    }
+  }
+}
+
+TEST(DedupFilter, BatchOfNothingChangesNothing) {
+  for (const ModeCase& mode : EveryMode()) {
+    std::unique_ptr<DedupFilter> f = mode.make();
+    const std::string before = f->Digest();
+    f->TestAndInsertBatch({}, {});
+    EXPECT_EQ(f->Digest(), before) << mode.name;
+  }
+}
+
+TEST(DedupFilter, DigestIsSixteenHexDigitsThatFollowTheState) {
+  for (const ModeCase& mode : EveryMode()) {
+    SCOPED_TRACE(mode.name);
+    std::unique_ptr<DedupFilter> a = mode.make();
+    std::unique_ptr<DedupFilter> b = mode.make();
+    const std::string empty = a->Digest();
+    ASSERT_EQ(empty.size(), 16u);
+    for (char ch : empty) {
+      EXPECT_TRUE((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')) << empty;
+    }
+    EXPECT_EQ(b->Digest(), empty);  // built the same way: the same state
+    (void)a->TestAndInsert(Id(1));
+    EXPECT_NE(a->Digest(), empty);
+    (void)b->TestAndInsert(Id(1));
+    EXPECT_EQ(a->Digest(), b->Digest());
+  }
+}
+
+TEST(DedupFilter, NamesItsModesAsTheConfigFileDoes) {
+  EXPECT_STREQ(ModeName(DedupMode::kNone), "none");
+  EXPECT_STREQ(ModeName(DedupMode::kBloom), "bloom");
+  EXPECT_STREQ(ModeName(DedupMode::kExact), "exact");
+  EXPECT_STREQ(ModeName(DedupMode::kFbf), "fbf");
+}
+
+TEST(DedupFilter, CountsEveryVerdictButNewAsADuplicate) {
+  EXPECT_FALSE(IsDuplicate(Verdict::kNew));
+  EXPECT_TRUE(IsDuplicate(Verdict::kDuplicate));
+  EXPECT_TRUE(IsDuplicate(Verdict::kDuplicateNearEdge));
+}
+
+}  // namespace
+}  // namespace oncecount::filter
