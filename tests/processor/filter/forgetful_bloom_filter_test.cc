@@ -12,6 +12,7 @@
 
 #include "processor/filter/adaptive_policy.h"
 #include "processor/filter/membership_check.h"
+#include "processor/filter/state_codec.h"
 
 namespace oncecount::filter {
 namespace {
@@ -41,11 +42,12 @@ ForgetfulBloomFilter MakeFbf(const FbfConfig& config, Millis start = Millis{0}) 
 
 struct Schedule {
   int seconds = 60;
-  int low_rate = 40;      // ids per second, upper bound of a low second
-  int steady_rate = 300;  // upper bound of a steady second
-  int burst_rate = 3000;  // upper bound of a burst second
-  int max_idle_run = 12;  // longest idle stretch of the random phases, in seconds
-  int jump_percent = 6;   // chance that a phase is a clock jump (besides 3 forced ones)
+  int low_rate = 40;         // ids per second, upper bound of a low second
+  int steady_rate = 300;     // upper bound of a steady second
+  int burst_rate = 3000;     // upper bound of a burst second
+  int max_idle_run = 12;     // longest idle stretch of the random phases, in seconds
+  int jump_percent = 6;      // chance that a phase is a clock jump (besides 3 forced ones)
+  int failover_percent = 4;  // chance that a phase is a standby taking over (decoded state)
   // Every `long_idle_every` seconds of load, a long idle stretch of
   // [long_idle_min, long_idle_max] seconds (0: none): lets adaptation scale down.
   int long_idle_every = 0;
@@ -60,6 +62,7 @@ struct DriveReport {
   uint64_t checks_at_window_end = 0;
   uint64_t jumps = 0;
   uint64_t huge_jumps = 0;  // > 4096 refresh periods
+  uint64_t failovers = 0;
   uint64_t scale_ups = 0;
   uint64_t scale_downs = 0;
   uint32_t most_filters = 0;
@@ -98,6 +101,11 @@ class WindowDriver {
       const int kind = Uniform(0, 99);
       if (kind < s.jump_percent) {
         Jump(Uniform(0, 2));
+        if (::testing::Test::HasFatalFailure()) return;
+        continue;
+      }
+      if (kind < s.jump_percent + s.failover_percent) {
+        Failover();
         if (::testing::Test::HasFatalFailure()) return;
         continue;
       }
@@ -245,6 +253,21 @@ class WindowDriver {
   // Checks every pending id before the jump (all are inside the window now), jumps
   // with one AdvanceTo, then checks the ids still inside the window at once and again
   // at the end of their window.
+  // A standby takes over: the filter is replaced by the decoding of its own serialized
+  // state, and the run goes on checking the ids the old one accepted.
+  void Failover() {
+    std::string bytes;
+    f_.Serialize(bytes);
+    auto decoded = DecodeDedupFilter(bytes);
+    ASSERT_TRUE(decoded.ok()) << decoded.error();
+    auto* copy = dynamic_cast<ForgetfulBloomFilter*>(decoded.value().get());
+    ASSERT_NE(copy, nullptr);
+    const std::string digest = f_.Digest();
+    f_ = std::move(*copy);
+    ASSERT_EQ(f_.Digest(), digest);
+    ++r_.failovers;
+  }
+
   // kind 0: a few to 40 refresh periods (often inside the window); 1: past the window;
   // 2: more than 4096 refresh periods (the fast-forward path).
   void Jump(int kind) {
@@ -304,10 +327,10 @@ std::string Describe(const DriveReport& r) {
   return "offered " + std::to_string(r.offered) + ", accepted " + std::to_string(r.accepted) +
          ", checks " + std::to_string(r.checks) + " (" + std::to_string(r.checks_at_window_end) +
          " at the window's end), jumps " + std::to_string(r.jumps) + " (" +
-         std::to_string(r.huge_jumps) + " huge), scale-ups " + std::to_string(r.scale_ups) +
-         ", scale-downs " + std::to_string(r.scale_downs) + ", filters up to " +
-         std::to_string(r.most_filters) + ", refresh " +
-         std::to_string(r.shortest_refresh.count()) + ".." +
+         std::to_string(r.huge_jumps) + " huge), failovers " + std::to_string(r.failovers) +
+         ", scale-ups " + std::to_string(r.scale_ups) + ", scale-downs " +
+         std::to_string(r.scale_downs) + ", filters up to " + std::to_string(r.most_filters) +
+         ", refresh " + std::to_string(r.shortest_refresh.count()) + ".." +
          std::to_string(r.longest_refresh.count()) + " ms";
 }
 
@@ -510,7 +533,8 @@ TEST(ForgetfulBloomFilter, FindsEveryIdOfTheOldestSliceWhenOnlyTheOldestFilterHo
 TEST(ForgetfulBloomFilter, NeverDropsAnIdInsideTheWindowWhateverTheAdaptiveSequence) {
   uint64_t total_ups = 0;
   uint64_t total_downs = 0;
-  for (uint64_t seed = 1; seed <= 30; ++seed) {
+  uint64_t total_failovers = 0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
     std::mt19937_64 rng(seed * 7919);
     auto uniform = [&](int64_t lo, int64_t hi) {
       return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
@@ -523,6 +547,7 @@ TEST(ForgetfulBloomFilter, NeverDropsAnIdInsideTheWindowWhateverTheAdaptiveSeque
     c.past_filters = static_cast<uint32_t>(uniform(1, c.max_filters - NonPast(c.check)));
     const uint64_t bits[] = {512, 1024, 2048, 4096};
     c.bits_per_filter = bits[uniform(0, 3)];
+    c.block_bits = uniform(0, 1) == 0 ? 512 : 1024;
     c.hashes = static_cast<int>(uniform(1, 6));
     c.refresh = Millis{uniform(5, 600)};
     const Millis nominal = (c.past_filters + 1) * c.refresh;
@@ -552,11 +577,13 @@ TEST(ForgetfulBloomFilter, NeverDropsAnIdInsideTheWindowWhateverTheAdaptiveSeque
     SCOPED_TRACE(Describe(r));
     EXPECT_GE(driver.report().checks_at_window_end, 50u);
     total_ups += driver.report().scale_ups;
+    total_failovers += driver.report().failovers;
     total_downs += driver.report().scale_downs;
   }
   // The sequences did move the shape both ways.
-  EXPECT_GE(total_ups, 60u);
-  EXPECT_GE(total_downs, 60u);
+  EXPECT_GE(total_ups, 120u);
+  EXPECT_GE(total_downs, 120u);
+  EXPECT_GE(total_failovers, 60u);
 }
 
 // Algorithm 3 driven through many burst/idle cycles on a tiny filter: the estimate
@@ -869,6 +896,23 @@ TEST(ForgetfulBloomFilter, RejectsARefreshPeriodWhoseWindowOverflows) {
   c.past_filters = 8;
   c.refresh = Millis{INT64_MAX / 4};
   ExpectRejected(c, "refresh");
+}
+
+// The clock's last representable millisecond (a garbage record timestamp, say) must not
+// overflow the refresh or adaptation schedule. DISABLED_: with the current library
+// AdvanceTo(Millis::max()) never returns in an optimised build (next_refresh_ +=
+// refresh_ wraps negative and the refresh loop runs ~2^64 / t times) and is a signed
+// overflow under UBSan; enabled it would hang the suite. Enable once fixed.
+TEST(ForgetfulBloomFilter, DISABLED_AdvancesToTheLastMillisecondOfTheClock) {
+  for (bool adaptive : {false, true}) {
+    FbfConfig c = ValidConfig();
+    c.adaptive = adaptive;
+    ForgetfulBloomFilter f = MakeFbf(c);
+    ASSERT_EQ(f.TestAndInsert(Id(1)), Verdict::kNew);
+    f.AdvanceTo(Millis::max());
+    EXPECT_EQ(f.now(), Millis::max());
+    EXPECT_FALSE(f.Contains(Id(1)));
+  }
 }
 
 }  // namespace
