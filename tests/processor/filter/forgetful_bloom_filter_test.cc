@@ -66,7 +66,6 @@ struct DriveReport {
   uint64_t scale_ups = 0;
   uint64_t scale_downs = 0;
   uint32_t most_filters = 0;
-  uint32_t fewest_target_filters = UINT32_MAX;
   Millis shortest_refresh = Millis::max();
   Millis longest_refresh{0};
 };
@@ -233,7 +232,6 @@ class WindowDriver {
     last_target_ = target;
     last_refresh_ = refresh;
     r_.most_filters = std::max(r_.most_filters, f_.filter_count());
-    r_.fewest_target_filters = std::min(r_.fewest_target_filters, f_.target_filters());
     r_.shortest_refresh = std::min(r_.shortest_refresh, f_.refresh_period());
     r_.longest_refresh = std::max(r_.longest_refresh, f_.refresh_period());
   }

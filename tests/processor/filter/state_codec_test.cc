@@ -61,7 +61,7 @@ void Reseal(std::string& bytes) {
   PutLe(bytes, body, 8, XXH3_64bits(bytes.data(), body));
 }
 
-// Overwrites a field and reseals; also patches the payload length when the size changes.
+// A copy of `bytes` with one field overwritten and the checksum recomputed.
 std::string WithField(std::string bytes, size_t offset, size_t size, uint64_t v) {
   PutLe(bytes, offset, size, v);
   Reseal(bytes);
@@ -441,8 +441,17 @@ TEST(StateCodec, PinnedBytesFollowTheDocumentedLayout) {
 // ---------------------------------------------------------------------------------
 // Corrupt input: always an Error, never a crash.
 
-std::vector<std::string> SmallStates() {
-  std::vector<std::string> states;
+// Small serialized states of every mode, each after a short workload.
+struct SmallStates {
+  std::string fbf;  // paper check, N = 1, 512 bits: three filters
+  std::string bloom;
+  std::string exact;
+  std::string none;
+
+  std::vector<std::string> all() const { return {fbf, bloom, exact, none}; }
+};
+
+SmallStates MakeSmallStates() {
   FbfConfig c;
   c.check = MembershipCheck::kPaper;
   c.past_filters = 1;
@@ -453,29 +462,19 @@ std::vector<std::string> SmallStates() {
   PlainBloomDedup bloom = Created(PlainBloomDedup::Create(512, 2, 1));
   ExactWindowDedup exact = Created(ExactWindowDedup::Create(Millis{1000}, 1, Millis{0}));
   NoDedup none;
-  Workload workload(8, Millis{0}, 70, 6);
-  for (int i = 0; i < 20; ++i) {
-    workload.Step(fbf, nullptr);
-  }
-  Workload w2(9, Millis{0}, 70, 6);
-  for (int i = 0; i < 20; ++i) {
-    w2.Step(bloom, nullptr);
-  }
-  Workload w3(10, Millis{0}, 70, 6);
-  for (int i = 0; i < 20; ++i) {
-    w3.Step(exact, nullptr);
+  uint64_t seed = 8;
+  for (DedupFilter* f : std::initializer_list<DedupFilter*>{&fbf, &bloom, &exact}) {
+    Workload workload(seed++, Millis{0}, 70, 6);
+    for (int i = 0; i < 20; ++i) workload.Step(*f, nullptr);
   }
   (void)none.TestAndInsert(Id(1));
-  for (const DedupFilter* f :
-       std::initializer_list<const DedupFilter*>{&fbf, &bloom, &exact, &none}) {
-    states.push_back(Bytes(*f));
-    EXPECT_TRUE(DecodeDedupFilter(states.back()).ok());
-  }
+  SmallStates states{Bytes(fbf), Bytes(bloom), Bytes(exact), Bytes(none)};
+  for (const std::string& state : states.all()) EXPECT_TRUE(DecodeDedupFilter(state).ok());
   return states;
 }
 
 TEST(StateCodec, RejectsEveryTruncationOfEveryMode) {
-  for (const std::string& state : SmallStates()) {
+  for (const std::string& state : MakeSmallStates().all()) {
     SCOPED_TRACE("mode " + std::to_string(Le(state, 6, 1)));
     for (size_t len = 0; len < state.size(); ++len) {
       auto decoded = DecodeDedupFilter(std::string_view(state).substr(0, len));
@@ -486,14 +485,14 @@ TEST(StateCodec, RejectsEveryTruncationOfEveryMode) {
 }
 
 TEST(StateCodec, RejectsTrailingBytes) {
-  for (std::string state : SmallStates()) {
+  for (std::string state : MakeSmallStates().all()) {
     state.push_back('\0');
     EXPECT_FALSE(DecodeDedupFilter(state).ok());
   }
 }
 
 TEST(StateCodec, RejectsEveryFlippedByte) {
-  for (const std::string& state : SmallStates()) {
+  for (const std::string& state : MakeSmallStates().all()) {
     SCOPED_TRACE("mode " + std::to_string(Le(state, 6, 1)));
     for (size_t i = 0; i < state.size(); ++i) {
       for (unsigned char mask : {0x01, 0x80, 0xFF}) {
@@ -507,7 +506,7 @@ TEST(StateCodec, RejectsEveryFlippedByte) {
 }
 
 TEST(StateCodec, RejectsAWrongMagic) {
-  std::string state = SmallStates()[0];
+  std::string state = MakeSmallStates().fbf;
   state[3] = 'X';
   Reseal(state);
   auto decoded = DecodeDedupFilter(state);
@@ -517,14 +516,14 @@ TEST(StateCodec, RejectsAWrongMagic) {
 
 TEST(StateCodec, RejectsAnUnknownVersionEvenWithAValidChecksum) {
   for (uint64_t version : {0, 2, 0xFFFF}) {
-    auto decoded = DecodeDedupFilter(WithField(SmallStates()[0], 4, 2, version));
+    auto decoded = DecodeDedupFilter(WithField(MakeSmallStates().fbf, 4, 2, version));
     ASSERT_FALSE(decoded.ok());
     EXPECT_NE(decoded.error().find("version"), std::string::npos) << decoded.error();
   }
 }
 
 TEST(StateCodec, RejectsAPayloadLengthThatDoesNotMatch) {
-  const std::string state = SmallStates()[0];
+  const std::string state = MakeSmallStates().fbf;
   const uint64_t length = Le(state, 8, 8);
   for (uint64_t bad : {length - 1, length + 1, uint64_t{0}, ~uint64_t{0}, uint64_t{1} << 63}) {
     auto decoded = DecodeDedupFilter(WithField(state, 8, 8, bad));
@@ -534,7 +533,7 @@ TEST(StateCodec, RejectsAPayloadLengthThatDoesNotMatch) {
 }
 
 TEST(StateCodec, RejectsAChecksumMismatch) {
-  std::string state = SmallStates()[1];
+  std::string state = MakeSmallStates().bloom;
   state[state.size() - 1] = static_cast<char>(state[state.size() - 1] ^ 1);
   auto decoded = DecodeDedupFilter(state);
   ASSERT_FALSE(decoded.ok());
@@ -543,7 +542,7 @@ TEST(StateCodec, RejectsAChecksumMismatch) {
 
 TEST(StateCodec, RejectsAnUnknownMode) {
   for (uint64_t mode : {4, 9, 255}) {
-    auto decoded = DecodeDedupFilter(WithField(SmallStates()[3], 6, 1, mode));
+    auto decoded = DecodeDedupFilter(WithField(MakeSmallStates().none, 6, 1, mode));
     ASSERT_FALSE(decoded.ok());
     EXPECT_NE(decoded.error().find("mode"), std::string::npos) << decoded.error();
   }
@@ -565,9 +564,9 @@ TEST(StateCodec, RejectsInputThatIsNotAState) {
 
 // Every field the decoder reads is validated, even behind a valid checksum (a state
 // written by a buggy or foreign writer). Offsets follow the layout pinned above for
-// the small paper-check FBF of SmallStates().
+// the small paper-check FBF of MakeSmallStates().
 TEST(StateCodec, RejectsFbfFieldsOutOfRangeBehindAValidChecksum) {
-  const std::string state = SmallStates()[0];
+  const std::string state = MakeSmallStates().fbf;
   struct Bad {
     const char* what;
     size_t offset;
@@ -613,7 +612,7 @@ TEST(StateCodec, RejectsFbfFieldsOutOfRangeBehindAValidChecksum) {
 
 TEST(StateCodec, RejectsBloomFieldsOutOfRangeBehindAValidChecksum) {
   using namespace bloom_at;  // NOLINT(google-build-using-namespace)
-  const std::string state = SmallStates()[1];
+  const std::string state = MakeSmallStates().bloom;
   EXPECT_FALSE(DecodeDedupFilter(WithField(state, kBits, 8, 0)).ok()) << "zero bits";
   EXPECT_FALSE(DecodeDedupFilter(WithField(state, kBits, 8, 1024)).ok()) << "bits beyond the words";
   EXPECT_FALSE(DecodeDedupFilter(WithField(state, kHashes, 4, 0)).ok()) << "zero hashes";
@@ -626,7 +625,7 @@ TEST(StateCodec, RejectsBloomFieldsOutOfRangeBehindAValidChecksum) {
 
 TEST(StateCodec, RejectsExactFieldsOutOfRangeBehindAValidChecksum) {
   using namespace exact_at;  // NOLINT(google-build-using-namespace)
-  const std::string state = SmallStates()[2];
+  const std::string state = MakeSmallStates().exact;
   const uint64_t entries = Le(state, kEntries, 8);
   ASSERT_GE(entries, 2u);
   EXPECT_FALSE(DecodeDedupFilter(WithField(state, kWindow, 8, 0)).ok()) << "zero window";
@@ -647,7 +646,7 @@ TEST(StateCodec, RejectsExactFieldsOutOfRangeBehindAValidChecksum) {
 }
 
 TEST(StateCodec, RejectsANoneStateWithAPayloadOfTheWrongSize) {
-  std::string state = SmallStates()[3];
+  std::string state = MakeSmallStates().none;
   std::string longer = state.substr(0, 24) + std::string(8, '\0') + state.substr(24);
   PutLe(longer, 8, 8, 16);
   Reseal(longer);
@@ -661,7 +660,7 @@ TEST(StateCodec, RejectsANoneStateWithAPayloadOfTheWrongSize) {
 // A table capacity that the payload cannot justify must be rejected before it is
 // allocated: a state of a few bytes must not make the decoder ask for petabytes.
 TEST(StateCodec, RejectsAnExactStateWhoseCapacityIsFarBeyondItsEntries) {
-  const std::string state = SmallStates()[2];
+  const std::string state = MakeSmallStates().exact;
   Result<std::unique_ptr<DedupFilter>> decoded = Error{"not run"};
   EXPECT_NO_THROW(
       decoded = DecodeDedupFilter(WithField(state, exact_at::kCapacity, 8, uint64_t{1} << 50)));
@@ -670,7 +669,7 @@ TEST(StateCodec, RejectsAnExactStateWhoseCapacityIsFarBeyondItsEntries) {
 
 // The same for filter bits: a few hundred bytes must not allocate a 256 GiB filter.
 TEST(StateCodec, RejectsAnFbfStateWhoseBitsAreFarBeyondItsPayload) {
-  const std::string state = SmallStates()[0];
+  const std::string state = MakeSmallStates().fbf;
   Result<std::unique_ptr<DedupFilter>> decoded = Error{"not run"};
   EXPECT_NO_THROW(
       decoded = DecodeDedupFilter(WithField(state, fbf_at::kBits, 8, kMaxBlocks * kBlockBits)));
@@ -680,7 +679,7 @@ TEST(StateCodec, RejectsAnFbfStateWhoseBitsAreFarBeyondItsPayload) {
 // Clock fields are read too: a next refresh time before the current time by more than
 // the clock can represent is corrupt (AdvanceTo would overflow on it).
 TEST(StateCodec, RejectsAnFbfStateWithANextRefreshFarBeforeItsClock) {
-  const std::string state = SmallStates()[0];
+  const std::string state = MakeSmallStates().fbf;
   const uint64_t min = static_cast<uint64_t>(std::numeric_limits<int64_t>::min());
   EXPECT_FALSE(DecodeDedupFilter(WithField(state, fbf_at::kNextRefresh, 8, min)).ok());
 }
