@@ -23,6 +23,11 @@ namespace oncecount::filter {
 
 using Millis = std::chrono::milliseconds;
 
+// Filters clamp clock readings to this (2^61 ms, 73 million years), so that time
+// arithmetic cannot overflow; periods and windows are at most kMaxPeriod.
+inline constexpr Millis kMaxFilterTime{int64_t{1} << 61};
+inline constexpr Millis kMaxPeriod{int64_t{1'000'000'000'000}};  // ~31.7 years
+
 enum class DedupMode : uint8_t { kNone = 0, kBloom = 1, kExact = 2, kFbf = 3 };
 
 enum class Verdict : uint8_t {
@@ -64,7 +69,8 @@ class DedupFilter {
   virtual DedupMode mode() const = 0;
 
   // Moves the filter's clock forward to `now` (never backwards: an earlier time is
-  // ignored). Runs every refresh and resizing step that falls due.
+  // ignored; a later one is clamped to kMaxFilterTime). Runs every refresh and
+  // resizing step that falls due.
   virtual void AdvanceTo(Millis now) = 0;
 
   // Membership query only; remembers nothing.

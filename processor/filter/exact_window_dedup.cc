@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <new>
+#include <stdexcept>
 #include <string>
 
 #include "processor/filter/state_codec.h"
@@ -12,19 +14,28 @@ namespace {
 constexpr uint64_t kMinCapacity = 1024;
 constexpr uint64_t kMaxCapacity = uint64_t{1} << 40;
 
-uint64_t CapacityFor(uint64_t ids) {
+}  // namespace
+
+uint64_t ExactWindowDedup::CapacityFor(uint64_t ids) {
   // Load factor at most 1/2 keeps linear-probing runs short.
   return std::bit_ceil(std::clamp(ids * 2, kMinCapacity, kMaxCapacity));
 }
 
-}  // namespace
-
 Result<ExactWindowDedup> ExactWindowDedup::Create(Millis window, uint64_t expected_ids,
                                                   Millis start) {
-  if (window.count() <= 0) {
-    return Error{"window must be positive (got " + std::to_string(window.count()) + " ms)"};
+  if (window.count() <= 0 || window > kMaxPeriod) {
+    return Error{"window must be in 1.." + std::to_string(kMaxPeriod.count()) + " ms (got " +
+                 std::to_string(window.count()) + " ms)"};
   }
-  return ExactWindowDedup(window, CapacityFor(expected_ids), start);
+  const uint64_t capacity = CapacityFor(expected_ids);
+  try {
+    return ExactWindowDedup(window, capacity, start);
+  } catch (const std::bad_alloc&) {
+    return Error{"cannot allocate a table of " + std::to_string(capacity) + " ids (" +
+                 std::to_string(capacity * 8 >> 20) + " MiB) for the expected ids"};
+  } catch (const std::length_error&) {
+    return Error{"a table of " + std::to_string(capacity) + " ids is too large"};
+  }
 }
 
 ExactWindowDedup::ExactWindowDedup(Millis window, uint64_t capacity, Millis start)
@@ -83,6 +94,7 @@ void ExactWindowDedup::Grow() {
 }
 
 void ExactWindowDedup::AdvanceTo(Millis now) {
+  now = std::min(now, kMaxFilterTime);
   if (now <= now_) return;
   now_ = now;
   // Expired keys leave in FIFO order; their table slots are random, so prefetch

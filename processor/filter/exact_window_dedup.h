@@ -2,7 +2,9 @@
 // hash in an open-addressing hash set (linear probing, backward-shift deletion),
 // with a FIFO of (hash, insert time) driving expiry after `window` (the paper's
 // approach 2, bounded by the window). No false positives beyond 64-bit hash
-// collisions; memory grows with the rate times the window.
+// collisions; memory grows with the rate times the window. The table's capacity
+// is a performance detail, not state: it is not serialized, and a decoded filter
+// sizes its table from the ids it holds.
 //
 // Thread-safety: owned by one thread; see DedupFilter.
 #pragma once
@@ -29,6 +31,8 @@ class ExactWindowDedup final : public DedupFilter {
   void Serialize(std::string& out) const override;
 
   size_t size() const { return size_; }
+  // The table size for `ids` live ids: a power of two, load factor at most 1/2.
+  static uint64_t CapacityFor(uint64_t ids);
 
  private:
   friend struct ExactStateCodec;

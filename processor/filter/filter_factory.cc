@@ -1,5 +1,8 @@
 #include "processor/filter/filter_factory.h"
 
+#include <new>
+#include <string>
+
 #include "processor/filter/exact_window_dedup.h"
 #include "processor/filter/no_dedup.h"
 #include "processor/filter/plain_bloom_dedup.h"
@@ -7,7 +10,9 @@
 
 namespace oncecount::filter {
 
-Result<std::unique_ptr<DedupFilter>> MakeDedupFilter(const DedupSpec& spec, Millis start) {
+namespace {
+
+Result<std::unique_ptr<DedupFilter>> Make(const DedupSpec& spec, Millis start) {
   const double window_ids = spec.expected_rate * static_cast<double>(spec.window.count()) / 1000.0;
   switch (spec.mode) {
     case DedupMode::kNone:
@@ -35,6 +40,18 @@ Result<std::unique_ptr<DedupFilter>> MakeDedupFilter(const DedupSpec& spec, Mill
     }
   }
   return Error{"unknown dedup mode"};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<DedupFilter>> MakeDedupFilter(const DedupSpec& spec, Millis start) {
+  // The module's edge: an allocation that fails becomes an error value.
+  try {
+    return Make(spec, start);
+  } catch (const std::bad_alloc&) {
+    return Error{std::string("cannot allocate the ") + ModeName(spec.mode) +
+                 " filter for this rate and window"};
+  }
 }
 
 }  // namespace oncecount::filter

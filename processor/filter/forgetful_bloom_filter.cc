@@ -1,6 +1,7 @@
 #include "processor/filter/forgetful_bloom_filter.h"
 
 #include <algorithm>
+#include <new>
 #include <string>
 
 #include "processor/filter/sizing.h"
@@ -50,11 +51,13 @@ Result<ForgetfulBloomFilter> ForgetfulBloomFilter::Create(const FbfConfig& confi
                  Str(static_cast<int64_t>(config.max_filters) - non_past) + " (got " +
                  Str(config.past_filters) + ")"};
   }
-  if (config.refresh.count() <= 0) {
-    return Error{"refresh period must be positive (got " + Str(config.refresh.count()) + " ms)"};
+  if (config.refresh.count() <= 0 || config.refresh > kMaxPeriod) {
+    return Error{"refresh period must be in 1.." + Str(kMaxPeriod.count()) + " ms (got " +
+                 Str(config.refresh.count()) + " ms)"};
   }
-  if (config.window.count() < 0) {
-    return Error{"window must not be negative (got " + Str(config.window.count()) + " ms)"};
+  if (config.window.count() < 0 || config.window > kMaxPeriod) {
+    return Error{"window must be in 0.." + Str(kMaxPeriod.count()) + " ms (got " +
+                 Str(config.window.count()) + " ms)"};
   }
   const Millis nominal = (config.past_filters + 1) * config.refresh;
   if (config.window > nominal) {
@@ -66,11 +69,27 @@ Result<ForgetfulBloomFilter> ForgetfulBloomFilter::Create(const FbfConfig& confi
   if (!(config.target_fpp > 0 && config.target_fpp < 1)) {
     return Error{"target fpp must be in (0, 1) (got " + std::to_string(config.target_fpp) + ")"};
   }
-  if (config.refresh_step.count() < 0) return Error{"refresh step must not be negative"};
-  if (config.adapt_every.count() <= 0) return Error{"adaptation interval must be positive"};
-  auto probe = BlockedBloom::Create(config.bits_per_filter, config.hashes, 0, config.block_bits);
+  if (config.refresh_step.count() < 0 || config.refresh_step > kMaxPeriod) {
+    return Error{"refresh step must be in 0.." + Str(kMaxPeriod.count()) + " ms"};
+  }
+  if (config.adapt_every.count() <= 0 || config.adapt_every > kMaxPeriod) {
+    return Error{"adaptation interval must be in 1.." + Str(kMaxPeriod.count()) + " ms"};
+  }
+  auto probe = BlockedBloom::Create(1, config.hashes, 0, config.block_bits);
   if (!probe) return Error{probe.error()};
-  return ForgetfulBloomFilter(config, start);
+  if ((config.bits_per_filter + config.block_bits - 1) / config.block_bits > kMaxBlocks) {
+    return Error{"bits per filter must be at most " + Str(kMaxBlocks * config.block_bits) +
+                 " (got " + Str(static_cast<int64_t>(config.bits_per_filter)) + ")"};
+  }
+  if (start > kMaxFilterTime || start < -kMaxFilterTime) {
+    return Error{"start time must be within +-2^61 ms"};
+  }
+  try {
+    return ForgetfulBloomFilter(config, start);
+  } catch (const std::bad_alloc&) {
+    return Error{"cannot allocate " + Str(config.past_filters + non_past) + " filters of " +
+                 Str(static_cast<int64_t>(config.bits_per_filter)) + " bits"};
+  }
 }
 
 ForgetfulBloomFilter::ForgetfulBloomFilter(FbfConfig config, Millis start)
@@ -194,6 +213,7 @@ void ForgetfulBloomFilter::Adapt(Millis at) {
 }
 
 void ForgetfulBloomFilter::AdvanceTo(Millis now) {
+  now = std::min(now, kMaxFilterTime);
   if (now <= now_) return;
   if ((now - next_refresh_) / refresh_ > kFastForwardRefreshes) {
     // Turn the ring over once (empties every filter), then jump.
@@ -265,15 +285,13 @@ Verdict ForgetfulBloomFilter::Check(IdHash hash, uint64_t mix0, uint64_t mix1) c
     return Verdict::kNew;
   }
   // Algorithm 2: future alone; pairs from (present, past 1) to (past N-1, past N),
-  // covered by the even indices; the oldest alone last.
+  // covered by the even indices; the oldest alone last. Near-edge is the lone
+  // oldest test: those ids go at the next refresh, while ids of the oldest pair
+  // still have one more period.
   if (test(0)) return Verdict::kDuplicate;
   for (size_t i = 2; i < n; i += 2) {
     if (!test(i)) continue;
-    if (test(i - 1))
-      return i - 1 == oldest_pair ? Verdict::kDuplicateNearEdge : Verdict::kDuplicate;
-    if (i + 1 < n && test(i + 1)) {
-      return i == oldest_pair ? Verdict::kDuplicateNearEdge : Verdict::kDuplicate;
-    }
+    if (test(i - 1) || (i + 1 < n && test(i + 1))) return Verdict::kDuplicate;
   }
   return test(n - 1) ? Verdict::kDuplicateNearEdge : Verdict::kNew;
 }

@@ -7,7 +7,8 @@
 //    whose k bits are spread over all m bits;
 //  - BlockedBloomFpp: the same filter when every id's bits fall in one block of
 //    512 (or 1024) bits (our layout): a Poisson mixture over the number of ids that share a block.
-//    It is never below Equation 1; the gap grows with bits per id.
+//    Wherever the FPP is small enough to matter (below ~0.3) it is above
+//    Equation 1, and the gap grows with bits per id.
 // Per FBF, filters are indexed 0 = future, 1 = present, 2.. = past, newest first:
 //  - PaperCheckFpp: Equation 3 (future alone, adjacent pairs, oldest alone);
 //  - PairsCheckFpp: its counterpart for the all-pairs check, 1 - prod(1 - p_i p_{i+1}).

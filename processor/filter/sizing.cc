@@ -1,5 +1,6 @@
 #include "processor/filter/sizing.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -13,31 +14,49 @@ struct Best {
   int hashes = 1;
 };
 
-// The best hash count for `blocks` blocks, given a model of the FPP.
+// The best hash count for `blocks` blocks, given a model of the FPP. The FPP is
+// unimodal in k, so the scan stops two steps past the best.
 Best BestHashes(uint64_t blocks, uint32_t block_bits,
                 const std::function<double(double bits, int k)>& fpp) {
   Best best;
-  for (int k = kMinHashes; k <= kMaxHashes; ++k) {
+  for (int k = kMinHashes; k <= kMaxHashes && k <= best.hashes + 2; ++k) {
     const double f = fpp(static_cast<double>(blocks) * block_bits, k);
     if (f < best.fpp) best = {f, k};
   }
   return best;
 }
 
-// Smallest block count whose best hash count meets `target` (FPP falls with size).
+// Smallest block count whose best hash count meets `target` (FPP falls with size),
+// searched from `guess` outwards, then by bisection.
 Result<std::pair<uint64_t, int>> SmallestBlocks(
-    double target, uint32_t block_bits, const std::function<double(double bits, int k)>& fpp) {
-  uint64_t hi = 1;
-  while (BestHashes(hi, block_bits, fpp).fpp > target) {
-    if (hi >= kMaxBlocks / 2) return Error{"needs more than 256 GiB per filter"};
-    hi *= 2;
+    double target, uint32_t block_bits, uint64_t guess,
+    const std::function<double(double bits, int k)>& fpp) {
+  const auto meets = [&](uint64_t blocks) {
+    return BestHashes(blocks, block_bits, fpp).fpp <= target;
+  };
+  uint64_t hi = std::clamp<uint64_t>(guess, 1, kMaxBlocks);
+  uint64_t lo = 0;  // no block at all never meets a target
+  if (meets(hi)) {
+    while (hi > 1 && meets(hi / 2)) hi /= 2;
+    lo = hi / 2;
+  } else {
+    while (!meets(hi)) {
+      if (hi >= kMaxBlocks / 2) return Error{"needs more than 256 GiB per filter"};
+      lo = hi;
+      hi *= 2;
+    }
   }
-  uint64_t lo = hi / 2;  // fails (or 0)
   while (hi - lo > 1) {
     const uint64_t mid = lo + (hi - lo) / 2;
-    (BestHashes(mid, block_bits, fpp).fpp <= target ? hi : lo) = mid;
+    (meets(mid) ? hi : lo) = mid;
   }
   return std::pair<uint64_t, int>{hi, BestHashes(hi, block_bits, fpp).hashes};
+}
+
+// A first guess from the ideal Bloom filter: 1.44 * log2(1/p) bits per id.
+uint64_t GuessBlocks(double ids, double target, uint32_t block_bits) {
+  const double bits = ids * 1.44 * std::log2(1 / target);
+  return static_cast<uint64_t>(std::max(1.0, bits / block_bits));
 }
 
 }  // namespace
@@ -72,8 +91,11 @@ Result<FbfConfig> SizeFbf(const SizingRequest& request) {
   config.refresh = Millis{(request.window.count() + slices - 1) / slices};
   const double slice_ids =
       std::max(1.0, request.expected_rate * static_cast<double>(config.refresh.count()) / 1000.0);
+  // Each filter holds two slices; a pair test needs about sqrt(target / pairs) each.
+  const uint64_t guess = GuessBlocks(
+      2 * slice_ids, std::sqrt(request.target_fpp * kSizingHeadroom / 10), request.block_bits);
   auto sized = SmallestBlocks(
-      request.target_fpp * kSizingHeadroom, request.block_bits, [&](double bits, int k) {
+      request.target_fpp * kSizingHeadroom, request.block_bits, guess, [&](double bits, int k) {
         FbfConfig c = config;
         c.bits_per_filter = static_cast<uint64_t>(bits);
         c.hashes = k;
@@ -90,7 +112,7 @@ Result<FbfConfig> SizeFbf(const SizingRequest& request) {
 Result<BloomSize> SizeBloom(double ids, double target_fpp) {
   if (!(target_fpp > 0 && target_fpp < 1)) return Error{"target fpp must be in (0, 1)"};
   const double n = std::max(1.0, ids);
-  auto sized = SmallestBlocks(target_fpp, kBlockBits,
+  auto sized = SmallestBlocks(target_fpp, kBlockBits, GuessBlocks(n, target_fpp, kBlockBits),
                               [&](double bits, int k) { return BlockedBloomFpp(bits, k, n); });
   if (!sized) return Error{sized.error()};
   return BloomSize{sized->first * kBlockBits, sized->second};

@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cstring>
+#include <new>
 
 #include "processor/filter/exact_window_dedup.h"
 #include "processor/filter/forgetful_bloom_filter.h"
@@ -102,9 +103,21 @@ Error Corrupt(const std::string& what) {
   return Error{"corrupt filter state: " + what};
 }
 
+Result<std::unique_ptr<DedupFilter>> DecodeFramed(std::string_view bytes);
+
 }  // namespace
 
 Result<std::unique_ptr<DedupFilter>> DecodeDedupFilter(std::string_view bytes) {
+  try {
+    return DecodeFramed(bytes);
+  } catch (const std::bad_alloc&) {
+    return Corrupt("cannot allocate the decoded filter");
+  }
+}
+
+namespace {
+
+Result<std::unique_ptr<DedupFilter>> DecodeFramed(std::string_view bytes) {
   if (bytes.size() < kHeaderBytes + kChecksumBytes) return Corrupt("shorter than its header");
   if (std::memcmp(bytes.data(), kMagic, 4) != 0) return Corrupt("bad magic");
   ByteReader header(bytes.substr(4, kHeaderBytes - 4));
@@ -134,6 +147,8 @@ Result<std::unique_ptr<DedupFilter>> DecodeDedupFilter(std::string_view bytes) {
   }
   return Corrupt("unknown mode " + std::to_string(mode));
 }
+
+}  // namespace
 
 // FBF payload: config, then clock and shape, then counters, then the slots
 // (future first), each with its seed, count, phase times and bits.
@@ -194,6 +209,8 @@ Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_view payl
   c.seed = r.U64();
   if (!r.ok()) return Corrupt("truncated fbf config");
   if (check > 2 || model > 1) return Corrupt("bad check or model");
+  // Every filter's bits are in the payload: refuse to allocate more than it holds.
+  if (c.bits_per_filter / 8 > payload.size()) return Corrupt("filter size beyond the payload");
   c.check = static_cast<MembershipCheck>(check);
   c.model = static_cast<ConstituentModel>(model);
   const Millis now_read_later{0};
@@ -212,9 +229,17 @@ Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_view payl
   f.inserted_at_last_adapt_ = r.U64();
   const uint32_t slots = r.U32();
   if (!r.ok()) return Corrupt("truncated fbf state");
-  if (f.refresh_.count() <= 0 || f.target_filters_ < f.non_past_filters() + 1 ||
-      f.target_filters_ > c.max_filters || slots < f.non_past_filters() + 1 || slots > 4096) {
+  if (f.refresh_.count() <= 0 || f.refresh_ > kMaxPeriod ||
+      f.target_filters_ < f.non_past_filters() + 1 || f.target_filters_ > c.max_filters ||
+      slots < f.non_past_filters() + 1 || slots > 4096) {
     return Corrupt("fbf shape out of range");
+  }
+  // AdvanceTo leaves now < next refresh <= now + refresh, and the next adaptation
+  // within one interval of now.
+  if (f.now_ > kMaxFilterTime || f.now_ < -kMaxFilterTime || f.next_refresh_ <= f.now_ ||
+      f.next_refresh_ > f.now_ + f.refresh_ || f.next_adapt_ < f.now_ ||
+      f.next_adapt_ > f.now_ + c.adapt_every) {
+    return Corrupt("fbf clock out of range");
   }
   f.slots_.clear();
   f.spare_.clear();
@@ -224,6 +249,10 @@ Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_view payl
     const uint64_t inserted = r.U64();
     const Millis left_future = r.Ms();
     const Millis left_present = r.Ms();
+    const auto valid_time = [&](Millis t) { return t == Millis::max() || t <= f.now_; };
+    if (!valid_time(left_future) || !valid_time(left_present)) {
+      return Corrupt("fbf filter times out of range");
+    }
     auto bloom = BlockedBloom::Create(c.bits_per_filter, c.hashes, seed, c.block_bits);
     if (!bloom) return Corrupt(bloom.error());
     if (!r.Words(words, bloom->words().size())) return Corrupt("truncated filter bits");
@@ -258,6 +287,7 @@ Result<std::unique_ptr<DedupFilter>> BloomStateCodec::Decode(std::string_view pa
   const Millis now = r.Ms();
   const uint64_t duplicates = r.U64();
   if (!r.ok()) return Corrupt("truncated bloom state");
+  if (bits / 8 > payload.size()) return Corrupt("filter size beyond the payload");
   auto created = PlainBloomDedup::Create(bits, hashes, seed, block_bits);
   if (!created) return Corrupt(created.error());
   PlainBloomDedup f = std::move(created).value();
@@ -278,7 +308,6 @@ void ExactStateCodec::Encode(const ExactWindowDedup& f, std::string& out) {
     w.Ms(f.now_);
     w.U64(f.inserted_);
     w.U64(f.duplicates_);
-    w.U64(f.table_.size());
     w.U64(f.fifo_.size());
     for (const auto& e : f.fifo_) {
       w.U64(e.key);
@@ -293,18 +322,20 @@ Result<std::unique_ptr<DedupFilter>> ExactStateCodec::Decode(std::string_view pa
   const Millis now = r.Ms();
   const uint64_t inserted = r.U64();
   const uint64_t duplicates = r.U64();
-  const uint64_t capacity = r.U64();
   const uint64_t entries = r.U64();
   if (!r.ok()) return Corrupt("truncated exact state");
-  if (window.count() <= 0 || !std::has_single_bit(capacity) || capacity < 1024 ||
-      entries * 2 > capacity || entries > (payload.size() / 16)) {
+  if (window.count() <= 0 || window > kMaxPeriod || now > kMaxFilterTime || now < -kMaxFilterTime ||
+      entries > (payload.size() / 16)) {
     return Corrupt("exact shape out of range");
   }
-  ExactWindowDedup f(window, capacity, now);
+  ExactWindowDedup f(window, ExactWindowDedup::CapacityFor(entries), now);
   for (uint64_t i = 0; i < entries; ++i) {
     const uint64_t key = r.U64();
     const Millis at = r.Ms();
     if (key == 0 || f.Find(key)) return Corrupt("bad or repeated key in exact state");
+    if (at > now || (!f.fifo_.empty() && at < f.fifo_.back().at)) {
+      return Corrupt("exact entries out of time order");
+    }
     f.Add(key);
     f.fifo_.push_back({key, at});
   }

@@ -208,14 +208,15 @@ constexpr size_t kBlockBits = 28;  // u32
 constexpr size_t kWordCount = 64;  // u64, after seed, inserted, now and duplicates
 }  // namespace bloom_at
 
-// And a serialized exact window: window, now, inserted, duplicates, capacity, entries,
-// then (key, time) pairs.
+// And a serialized exact window: window, now, inserted, duplicates, entries, then
+// (key, time) pairs. (The table capacity is not state and is not serialized.)
 namespace exact_at {
 constexpr size_t kWindow = 16;
-constexpr size_t kCapacity = 48;
-constexpr size_t kEntries = 56;
-constexpr size_t kFirstKey = 64;
-constexpr size_t kSecondKey = 80;
+constexpr size_t kNow = 24;
+constexpr size_t kEntries = 48;
+constexpr size_t kFirstKey = 56;
+constexpr size_t kFirstTime = 64;
+constexpr size_t kSecondKey = 72;
 }  // namespace exact_at
 
 // ---------------------------------------------------------------------------------
@@ -631,9 +632,8 @@ TEST(StateCodec, RejectsExactFieldsOutOfRangeBehindAValidChecksum) {
   EXPECT_FALSE(DecodeDedupFilter(WithField(state, kWindow, 8, 0)).ok()) << "zero window";
   EXPECT_FALSE(DecodeDedupFilter(WithField(state, kWindow, 8, static_cast<uint64_t>(-3))).ok())
       << "negative window";
-  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kCapacity, 8, 1000)).ok()) << "capacity not 2^k";
-  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kCapacity, 8, 512)).ok())
-      << "capacity below 1024";
+  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kFirstTime, 8, Le(state, kNow, 8) + 1)).ok())
+      << "an entry newer than the clock";
   EXPECT_FALSE(DecodeDedupFilter(WithField(state, kEntries, 8, entries + 1)).ok())
       << "more entries than stored";
   EXPECT_FALSE(DecodeDedupFilter(WithField(state, kEntries, 8, entries - 1)).ok())
@@ -657,13 +657,13 @@ TEST(StateCodec, RejectsANoneStateWithAPayloadOfTheWrongSize) {
   EXPECT_FALSE(DecodeDedupFilter(shorter).ok());
 }
 
-// A table capacity that the payload cannot justify must be rejected before it is
-// allocated: a state of a few bytes must not make the decoder ask for petabytes.
-TEST(StateCodec, RejectsAnExactStateWhoseCapacityIsFarBeyondItsEntries) {
+// An entry count that the payload cannot hold must be rejected before the table is
+// sized from it: a state of a few bytes must not make the decoder ask for petabytes.
+TEST(StateCodec, RejectsAnExactStateWhoseEntryCountIsFarBeyondItsPayload) {
   const std::string state = MakeSmallStates().exact;
   Result<std::unique_ptr<DedupFilter>> decoded = Error{"not run"};
   EXPECT_NO_THROW(
-      decoded = DecodeDedupFilter(WithField(state, exact_at::kCapacity, 8, uint64_t{1} << 50)));
+      decoded = DecodeDedupFilter(WithField(state, exact_at::kEntries, 8, uint64_t{1} << 50)));
   EXPECT_FALSE(decoded.ok());
 }
 
