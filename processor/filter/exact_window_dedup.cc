@@ -13,6 +13,8 @@ namespace {
 
 constexpr uint64_t kMinCapacity = 1024;
 constexpr uint64_t kMaxCapacity = uint64_t{1} << 40;
+// 2^31 ids: a 32 GiB table. Larger windows are not what the exact baseline is for.
+constexpr uint64_t kMaxPresizedIds = uint64_t{1} << 31;
 
 }  // namespace
 
@@ -26,6 +28,11 @@ Result<ExactWindowDedup> ExactWindowDedup::Create(Millis window, uint64_t expect
   if (window.count() <= 0 || window > kMaxPeriod) {
     return Error{"window must be in 1.." + std::to_string(kMaxPeriod.count()) + " ms (got " +
                  std::to_string(window.count()) + " ms)"};
+  }
+  if (expected_ids > kMaxPresizedIds) {
+    return Error{"exact mode presizes for at most " + std::to_string(kMaxPresizedIds) +
+                 " ids (the rate times the window asks for " + std::to_string(expected_ids) +
+                 ")"};
   }
   const uint64_t capacity = CapacityFor(expected_ids);
   try {
