@@ -126,6 +126,11 @@ std::variant<Built, UsageError> Build(const FilterEvalOptions& o, double first_r
     config.seed = o.seed;
     config.max_filters = o.max_filters;
     if (o.refresh_step_ms) config.refresh_step = Millis{*o.refresh_step_ms};
+    if (o.policy == "paper") {
+      config.policy = filter::ResizePolicy::kPaper;
+    } else if (o.policy != "guarded") {
+      return UsageError{"--policy: expected guarded or paper, got " + o.policy};
+    }
     if (o.model == "classic") {
       config.model = filter::ConstituentModel::kClassic;
     } else if (o.model != "blocked") {

@@ -38,7 +38,8 @@ struct FilterEvalOptions {
   uint64_t trace_queries = 20000;  // per simulated second
   std::optional<int64_t> refresh_step_ms;
   uint32_t max_filters = 64;
-  std::string model = "blocked";  // the model adaptation follows: blocked | classic
+  std::string model = "blocked";   // the model adaptation follows: blocked | classic
+  std::string policy = "guarded";  // resizing decisions: guarded | paper (Algorithm 3)
   std::optional<int> cell_bits;
 };
 

@@ -37,6 +37,8 @@ void AddFilterEval(CLI::App& app, oncecount::cmd::FilterEvalOptions& o) {
       ->capture_default_str();
   cmd->add_option("--model", o.model, "FPP model adaptation follows: blocked | classic")
       ->capture_default_str();
+  cmd->add_option("--policy", o.policy, "resizing: guarded | paper (Algorithm 3 as published)")
+      ->capture_default_str();
   cmd->add_option("--cell-bits", o.cell_bits, "bits per cell (gaussian)");
 }
 

@@ -46,19 +46,41 @@ AdaptiveDecision DecideGuardedResize(
     const AdaptiveShape& current, double estimated_fpp,
     const std::function<double(const AdaptiveShape&)>& projected_fpp,
     const AdaptiveLimits& limits) {
-  const AdaptiveDecision paper = DecideResize(current, estimated_fpp, limits);
-  switch (paper.action) {
-    case AdaptiveAction::kScaleUp:
-      if (projected_fpp(current) < 0.9 * limits.target_fpp) return {AdaptiveAction::kNone, current};
-      return paper;
-    case AdaptiveAction::kScaleDown:
-      if (projected_fpp(paper.shape) > kScaleDownHeadroom * limits.target_fpp) {
-        return {AdaptiveAction::kNone, current};
-      }
-      return paper;
-    default:
-      return paper;
+  const auto covers = [&](const AdaptiveShape& s) {
+    return NominalWindow(s, limits.non_past_filters) >= limits.window;
+  };
+  if (estimated_fpp >= 0.9 * limits.target_fpp) {
+    // The shape is fine at the current rate: the estimate is high only because
+    // filters filled earlier still hold ids of the window. Wait for them to age out.
+    if (projected_fpp(current) < 0.9 * limits.target_fpp) return {AdaptiveAction::kNone, current};
+    // Halve the refresh period (at least one step) and add the filters the window
+    // then needs: each future holds half the ids, the window stays covered, and
+    // no filter is added that only stretches the ring beyond the window.
+    const Millis halved = std::min(current.refresh - limits.refresh_step, current.refresh / 2);
+    // The shortest period that max_filters can still stretch over the window.
+    const int64_t max_slices =
+        static_cast<int64_t>(limits.max_filters) - limits.non_past_filters + 1;
+    const Millis tightest{max_slices > 0 ? (limits.window.count() + max_slices - 1) / max_slices
+                                         : current.refresh.count()};
+    AdaptiveShape next = current;
+    next.refresh = std::max({limits.min_refresh, halved, tightest});
+    const int64_t slices =
+        (limits.window.count() + next.refresh.count() - 1) / next.refresh.count();
+    const int64_t needed = limits.non_past_filters + std::max<int64_t>(slices - 1, 1);
+    next.filters = static_cast<uint32_t>(
+        std::max<int64_t>(current.filters, std::max<int64_t>(needed, limits.min_filters)));
+    if (next.refresh >= current.refresh || next.filters > limits.max_filters || !covers(next)) {
+      return {AdaptiveAction::kSaturated, current};
+    }
+    if (next == current) return {AdaptiveAction::kSaturated, current};
+    return {AdaptiveAction::kScaleUp, next};
   }
+  const AdaptiveDecision paper = DecideResize(current, estimated_fpp, limits);
+  if (paper.action == AdaptiveAction::kScaleDown &&
+      projected_fpp(paper.shape) > kScaleDownHeadroom * limits.target_fpp) {
+    return {AdaptiveAction::kNone, current};
+  }
+  return paper;
 }
 
 }  // namespace oncecount::filter

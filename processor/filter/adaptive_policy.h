@@ -9,15 +9,26 @@
 //    additive increase of the refresh period (+step), the decrease only when the
 //    remaining filters still cover the window at the longer period.
 //
-// DecideResize is Algorithm 3 as published. Driven by the instantaneous estimate
-// alone it runs away: filters already full stay in the ring until they age out, so
-// after a scale-up the estimate stays high and every second doubles the filters
-// again (measured: 6 to 64 filters in four seconds when a load arrives after an
-// idle start). DecideGuardedResize, which the FBF uses, adds a projection gate: the
-// model FPP at the worst point of a steady load at the recent insert rate, for a
-// given shape. It scales up only while the current shape's projection is also at
-// or above 0.9 x target, and scales down only when the smaller shape's projection
-// stays at or below kScaleDownHeadroom x target.
+// DecideResize is Algorithm 3 as published. With the window kept as a hard rule
+// it overshoots the target badly (docs/paper-reproduction.md, Fig. 13): while the
+// load is low it lengthens the refresh period, so the first burst fills long
+// slices; it then doubles the filters every second, which lowers nothing for the
+// pairs check (its FPP depends on the ids per filter, not on the filter count),
+// while the period shortens one step per second.
+//
+// DecideGuardedResize, the default, keeps Algorithm 3's structure with three
+// changes:
+//  - a projection gate: the model FPP at the worst point of a steady load at the
+//    recent insert rate, for a given shape. Scale-up runs only while the current
+//    shape's projection is at or above 0.9 x target (otherwise the estimate is high
+//    only because earlier, fuller filters are still in the ring), and scale-down
+//    only while the smaller shape's projection stays at or below
+//    kScaleDownHeadroom x target;
+//  - scale-up halves the refresh period (at least one step) and adds the filters
+//    the window then needs (about double when the shape was tight): each step
+//    halves the ids per filter and keeps the window covered;
+//  - the FBF passes its initial refresh period as max_refresh, so quiet periods
+//    cannot stretch slices beyond what the filters were sized for.
 //
 // The ForgetfulBloomFilter adds a second line of defence: it never drops a filter
 // that still holds ids inside the window, whatever the policy decides.

@@ -31,8 +31,7 @@ Result<ExactWindowDedup> ExactWindowDedup::Create(Millis window, uint64_t expect
   }
   if (expected_ids > kMaxPresizedIds) {
     return Error{"exact mode presizes for at most " + std::to_string(kMaxPresizedIds) +
-                 " ids (the rate times the window asks for " + std::to_string(expected_ids) +
-                 ")"};
+                 " ids (the rate times the window asks for " + std::to_string(expected_ids) + ")"};
   }
   const uint64_t capacity = CapacityFor(expected_ids);
   try {

@@ -191,24 +191,34 @@ void ForgetfulBloomFilter::Adapt(Millis at) {
     return SteadyStateWorstFpp(c, rate_per_ms * static_cast<double>(shape.refresh.count()),
                                config_.model);
   };
-  const AdaptiveDecision decision = DecideGuardedResize(
-      {target_filters_, refresh_}, EstimatedFpp(config_.model), projected, limits);
+  const AdaptiveShape current{target_filters_, refresh_};
+  const double estimate = EstimatedFpp(config_.model);
+  AdaptiveDecision decision;
+  if (config_.policy == ResizePolicy::kPaper) {
+    decision = DecideResize(current, estimate, limits);
+  } else {
+    limits.max_refresh = config_.refresh;
+    decision = DecideGuardedResize(current, estimate, projected, limits);
+  }
   if (decision.action != AdaptiveAction::kScaleUp &&
       decision.action != AdaptiveAction::kScaleDown) {
     return;
   }
-  const Millis last_refresh = next_refresh_ - refresh_;
+  Millis last_refresh = next_refresh_ - refresh_;
   refresh_ = decision.shape.refresh;
   target_filters_ = decision.shape.filters;
   if (decision.action == AdaptiveAction::kScaleUp) {
     // New filters enter as empty futures at once: ids already held move to older
-    // positions together, so every pair that held an id still holds it.
+    // positions together, so every pair that held an id still holds it. A push is
+    // a refresh without the drop.
+    if (slots_.size() < target_filters_) last_refresh = at;
     while (slots_.size() < target_filters_) PushFuture(at);
-    next_refresh_ = at + refresh_;
   } else {
     DropDroppable(at);
-    next_refresh_ = std::max(at, last_refresh + refresh_);
   }
+  // The next refresh follows the last one by the new period; a shape change alone
+  // never postpones it.
+  next_refresh_ = std::max(at, last_refresh + refresh_);
   RebuildViews();
 }
 

@@ -36,6 +36,9 @@
 
 namespace oncecount::filter {
 
+// Which decision function adaptation uses (adaptive_policy.h).
+enum class ResizePolicy : uint8_t { kGuarded = 0, kPaper = 1 };
+
 struct FbfConfig {
   uint64_t bits_per_filter = 0;
   int hashes = 0;
@@ -50,6 +53,7 @@ struct FbfConfig {
   uint32_t max_filters = 64;
   Millis adapt_every{1000};  // Algorithm 3 runs once per second of the clock
   ConstituentModel model = ConstituentModel::kBlocked;  // drives adaptation
+  ResizePolicy policy = ResizePolicy::kGuarded;
   uint64_t seed = 0x6F6E6365636F756EULL;
 };
 

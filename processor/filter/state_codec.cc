@@ -169,6 +169,7 @@ void FbfStateCodec::Encode(const ForgetfulBloomFilter& f, std::string& out) {
     w.Ms(c.adapt_every);
     w.U8(static_cast<uint8_t>(c.model));
     w.U64(c.seed);
+    w.U8(static_cast<uint8_t>(c.policy));
     w.Ms(f.refresh_);
     w.U32(f.target_filters_);
     w.Ms(f.now_);
@@ -207,8 +208,10 @@ Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_view payl
   c.adapt_every = r.Ms();
   const uint8_t model = r.U8();
   c.seed = r.U64();
+  const uint8_t policy = r.U8();
   if (!r.ok()) return Corrupt("truncated fbf config");
-  if (check > 2 || model > 1) return Corrupt("bad check or model");
+  if (check > 2 || model > 1 || policy > 1) return Corrupt("bad check, model or policy");
+  c.policy = static_cast<ResizePolicy>(policy);
   // Every filter's bits are in the payload: refuse to allocate more than it holds.
   if (c.bits_per_filter / 8 > payload.size()) return Corrupt("filter size beyond the payload");
   c.check = static_cast<MembershipCheck>(check);

@@ -138,7 +138,9 @@ TEST(DecideGuardedResize, ScalesUpOnlyWhileTheCurrentShapesProjectionIsAlsoHigh)
   projection = 0.9 * l.target_fpp;
   d = DecideGuardedResize({4, Millis{1000}}, 1.0, projected, l);
   EXPECT_EQ(d.action, AdaptiveAction::kScaleUp);
-  EXPECT_EQ(d.shape, (AdaptiveShape{8, Millis{900}}));
+  // Halves the period (more than one 100 ms step) and adds the filters the 3000 ms
+  // window needs at 500 ms: six slices, N = 5, 7 filters.
+  EXPECT_EQ(d.shape, (AdaptiveShape{7, Millis{500}}));
 }
 
 TEST(DecideGuardedResize, ScalesDownOnlyWhenTheSmallerShapeStaysUnderHalfTheTarget) {

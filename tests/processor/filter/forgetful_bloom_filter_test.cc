@@ -620,7 +620,9 @@ TEST(ForgetfulBloomFilter, AdaptsUpAndDownThroughManyBurstIdleCyclesWithoutForge
     EXPECT_EQ(ups_seen_in_bursts, 12);
     EXPECT_EQ(downs_seen_in_idle, 12);
     EXPECT_LT(driver.report().shortest_refresh, c.refresh);
-    EXPECT_GT(driver.report().longest_refresh, c.refresh);
+    // Quiet stretches bring the period back, never beyond what the filters were
+    // sized for.
+    EXPECT_EQ(driver.report().longest_refresh, c.refresh);
     EXPECT_GE(driver.report().checks_at_window_end, 1000u);
   }
 }

