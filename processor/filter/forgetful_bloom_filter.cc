@@ -154,20 +154,18 @@ bool ForgetfulBloomFilter::OldestDroppable(Millis at) const {
   return last_needed != Millis::max() && last_needed <= at - window_;
 }
 
-void ForgetfulBloomFilter::DropDroppable(Millis at) {
-  while (slots_.size() > target_filters_ && slots_.size() > non_past_filters() &&
-         OldestDroppable(at)) {
+void ForgetfulBloomFilter::DropDroppable(Millis at, uint32_t keep) {
+  keep = std::max(keep, non_past_filters());
+  while (slots_.size() > keep && OldestDroppable(at)) {
     if (spare_.empty()) spare_.push_back(std::move(slots_.back().bloom));
     slots_.pop_back();
   }
 }
 
 void ForgetfulBloomFilter::Refresh(Millis at) {
-  // Drop first so that the dropped filter's memory becomes the new future.
-  const uint32_t keep = target_filters_;
-  target_filters_ = keep - 1 < non_past_filters() ? keep : keep - 1;
-  DropDroppable(at);
-  target_filters_ = keep;
+  // Drop first (down to one below the target) so that the dropped filter's memory
+  // becomes the new future.
+  DropDroppable(at, target_filters_ - 1);
   PushFuture(at);
   RebuildViews();
 }
@@ -214,7 +212,7 @@ void ForgetfulBloomFilter::Adapt(Millis at) {
     if (slots_.size() < target_filters_) last_refresh = at;
     while (slots_.size() < target_filters_) PushFuture(at);
   } else {
-    DropDroppable(at);
+    DropDroppable(at, target_filters_);
   }
   // The next refresh follows the last one by the new period; a shape change alone
   // never postpones it.

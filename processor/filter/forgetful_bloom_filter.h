@@ -108,7 +108,8 @@ class ForgetfulBloomFilter final : public DedupFilter {
   Slot NewSlot();
   void PushFuture(Millis at);  // a refresh without the drop
   bool OldestDroppable(Millis at) const;
-  void DropDroppable(Millis at);
+  // Drops the oldest filter while more than `keep` remain and it is droppable.
+  void DropDroppable(Millis at, uint32_t keep);
   void Refresh(Millis at);
   void Adapt(Millis at);
   void RebuildViews();
