@@ -316,9 +316,14 @@ int RunFilterEval(const FilterEvalOptions& o, std::ostream& out, std::ostream& e
       .Uint(s.filters)
       .Key("refresh_ms")
       .Int(s.refresh_ms)
-      .Key("window_ms_guaranteed")
-      .Int(s.window_ms_guaranteed)
-      .Key("near_edge_duplicates")
+      .Key("window_ms_guaranteed");
+  // A filter that never forgets (bloom) has no window: null, not a number.
+  if (s.window_ms_guaranteed < 0) {
+    j.Null();
+  } else {
+    j.Int(s.window_ms_guaranteed);
+  }
+  j.Key("near_edge_duplicates")
       .Uint(s.near_edge_duplicates)
       .Key("ns_per_op")
       .Double(ops > 0 ? op_ns / static_cast<double>(ops) : 0.0)

@@ -50,15 +50,15 @@ struct ConstituentSummary {
 // A point-in-time description of a filter, cheap enough to take once per second.
 struct FilterSummary {
   DedupMode mode = DedupMode::kNone;
-  uint64_t inserted = 0;                         // ids remembered since creation
-  uint64_t duplicates = 0;                       // TestAndInsert verdicts other than kNew
-  uint64_t near_edge_duplicates = 0;             // kDuplicateNearEdge verdicts
-  double estimated_fpp = 0;                      // model, constituent filters as built (blocked)
-  double estimated_fpp_eq1 = 0;                  // the paper's model (Equation 1 per filter)
-  uint64_t bits_total = 0;                       // memory of the filter state, in bits
-  uint32_t filters = 0;                          // constituent filters (1 for bloom, 0 otherwise)
-  int64_t refresh_ms = 0;                        // 0 where the mode never refreshes
-  int64_t window_ms_guaranteed = 0;              // retries this late are always caught
+  uint64_t inserted = 0;              // ids remembered since creation
+  uint64_t duplicates = 0;            // TestAndInsert verdicts other than kNew
+  uint64_t near_edge_duplicates = 0;  // kDuplicateNearEdge verdicts
+  double estimated_fpp = 0;           // model, constituent filters as built (blocked)
+  double estimated_fpp_eq1 = 0;       // the paper's model (Equation 1 per filter)
+  uint64_t bits_total = 0;            // memory of the filter state, in bits
+  uint32_t filters = 0;               // constituent filters (1 for bloom, 0 otherwise)
+  int64_t refresh_ms = 0;             // 0 where the mode never refreshes
+  int64_t window_ms_guaranteed = 0;   // retries this late are always caught; -1: never forgets
   std::vector<ConstituentSummary> constituents;  // future first; empty unless fbf
 };
 
