@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "config/config.h"
 #include "processor/cmd/filter_eval.h"
 
 namespace {
@@ -42,6 +43,19 @@ void AddFilterEval(CLI::App& app, oncecount::cmd::FilterEvalOptions& o) {
   cmd->add_option("--cell-bits", o.cell_bits, "bits per cell (gaussian)");
 }
 
+// `oncecount check-config FILE`: validate, then print the effective configuration
+// (defaults, file and environment overrides applied).
+int RunCheckConfig(const std::string& path) {
+  const oncecount::config::ConfigResult result =
+      oncecount::config::LoadConfigFile(path, oncecount::config::ProcessEnvironment());
+  if (const auto* error = std::get_if<oncecount::config::ConfigError>(&result)) {
+    std::cerr << "check-config: " << error->ToString() << "\n";
+    return kUsageError;
+  }
+  std::cout << oncecount::config::RenderConfig(std::get<oncecount::config::Config>(result));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -49,6 +63,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   oncecount::cmd::FilterEvalOptions filter_eval;
   AddFilterEval(app, filter_eval);
+  std::string config_path;
+  app.add_subcommand("check-config", "validate a config file and print the effective configuration")
+      ->add_option("FILE", config_path, "the YAML configuration file")
+      ->required();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -58,5 +76,6 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("filter-eval")) {
     return oncecount::cmd::RunFilterEval(filter_eval, std::cout, std::cerr);
   }
+  if (app.got_subcommand("check-config")) return RunCheckConfig(config_path);
   return kUsageError;
 }

@@ -1,0 +1,360 @@
+#include "config/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "processor/filter/sizing.h"
+
+namespace oncecount::config {
+namespace {
+
+using Setter = std::function<std::optional<std::string>(Config&, const std::string&)>;
+
+struct Key {
+  std::string section;
+  std::string name;
+  Setter set;
+  std::string dotted() const { return section + "." + name; }
+  std::string env() const {
+    std::string e = "ONCECOUNT_" + section + "_" + name;
+    for (char& c : e) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return e;
+  }
+};
+
+std::optional<std::string> ParseInt(const std::string& v, int64_t lo, int64_t hi, int64_t& out) {
+  int64_t parsed = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), parsed);
+  if (ec != std::errc() || end != v.data() + v.size() || parsed < lo || parsed > hi) {
+    return "expected an integer in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got \"" +
+           v + "\"";
+  }
+  out = parsed;
+  return std::nullopt;
+}
+
+// (lo, hi] when lo_open, [lo, hi] otherwise.
+std::optional<std::string> ParseDouble(const std::string& v, double lo, double hi, bool lo_open,
+                                       const std::string& range, double& out) {
+  char* end = nullptr;
+  const double parsed = v.empty() ? std::nan("") : std::strtod(v.c_str(), &end);
+  const bool in_range = lo_open ? parsed > lo && parsed <= hi : parsed >= lo && parsed <= hi;
+  if (v.empty() || end != v.c_str() + v.size() || !std::isfinite(parsed) || !in_range) {
+    return "expected a number in " + range + ", got \"" + v + "\"";
+  }
+  out = parsed;
+  return std::nullopt;
+}
+
+std::optional<std::string> ParseBool(const std::string& v, bool& out) {
+  if (v == "true") {
+    out = true;
+  } else if (v == "false") {
+    out = false;
+  } else {
+    return "expected true or false, got \"" + v + "\"";
+  }
+  return std::nullopt;
+}
+
+template <class T>
+std::optional<std::string> ParseEnum(const std::string& v,
+                                     const std::vector<std::pair<std::string, T>>& names, T& out) {
+  std::string expected;
+  for (const auto& [name, value] : names) {
+    if (v == name) {
+      out = value;
+      return std::nullopt;
+    }
+    expected += (expected.empty() ? "" : " | ") + name;
+  }
+  return "expected " + expected + ", got \"" + v + "\"";
+}
+
+std::optional<std::string> NonEmpty(const std::string& v, std::string& out) {
+  if (v.empty()) return std::string("expected a non-empty string");
+  out = v;
+  return std::nullopt;
+}
+
+// Kafka topic names: 1..249 characters of [a-zA-Z0-9._-].
+std::optional<std::string> TopicName(const std::string& v, bool allow_empty, std::string& out) {
+  if (v.empty() && allow_empty) {
+    out.clear();
+    return std::nullopt;
+  }
+  bool valid = !v.empty() && v.size() <= 249 && v != "." && v != "..";
+  for (char c : v) {
+    valid =
+        valid && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
+  }
+  if (!valid) return "expected a Kafka topic name (1..249 of a-z A-Z 0-9 . _ -), got \"" + v + "\"";
+  out = v;
+  return std::nullopt;
+}
+
+// host:port or [ipv6]:port, port 0..65535 (0: any free port).
+std::optional<std::string> ListenAddress(const std::string& v, std::string& out) {
+  const size_t colon = v.rfind(':');
+  const std::string host = colon == std::string::npos ? "" : v.substr(0, colon);
+  int64_t port = -1;
+  const bool host_ok = !host.empty() && (host.front() != '[' || host.back() == ']');
+  if (colon == std::string::npos || !host_ok ||
+      ParseInt(v.substr(colon + 1), 0, 65535, port).has_value()) {
+    return "expected host:port with a port in 0..65535, got \"" + v + "\"";
+  }
+  out = v;
+  return std::nullopt;
+}
+
+const std::vector<Key>& Schema() {
+  using filter::DedupMode;
+  using filter::MembershipCheck;
+  static const std::vector<Key> keys = {
+      {"kafka", "bootstrap_servers",
+       [](Config& c, const std::string& v) { return NonEmpty(v, c.kafka.bootstrap_servers); }},
+      {"kafka", "input_topic",
+       [](Config& c, const std::string& v) { return TopicName(v, false, c.kafka.input_topic); }},
+      {"kafka", "dlq_topic",
+       [](Config& c, const std::string& v) { return TopicName(v, true, c.kafka.dlq_topic); }},
+      {"kafka", "group_id",
+       [](Config& c, const std::string& v) { return NonEmpty(v, c.kafka.group_id); }},
+      {"processing", "commit_interval_ms",
+       [](Config& c, const std::string& v) {
+         return ParseInt(v, 1, 60000, c.processing.commit_interval_ms);
+       }},
+      {"processing", "standby_replicas",
+       [](Config& c, const std::string& v) {
+         return ParseInt(v, 0, 8, c.processing.standby_replicas);
+       }},
+      {"processing", "threads",
+       [](Config& c, const std::string& v) { return ParseInt(v, 0, 256, c.processing.threads); }},
+      {"dedup", "mode",
+       [](Config& c, const std::string& v) {
+         return ParseEnum<DedupMode>(v,
+                                     {{"fbf", DedupMode::kFbf},
+                                      {"bloom", DedupMode::kBloom},
+                                      {"exact", DedupMode::kExact},
+                                      {"none", DedupMode::kNone}},
+                                     c.dedup.mode);
+       }},
+      {"dedup", "window_ms",
+       [](Config& c, const std::string& v) {
+         return ParseInt(v, 1, filter::kMaxPeriod.count(), c.dedup.window_ms);
+       }},
+      {"dedup", "target_fpp",
+       [](Config& c, const std::string& v) {
+         return ParseDouble(v, 0, 0.5, true, "(0, 0.5]", c.dedup.target_fpp);
+       }},
+      {"dedup", "expected_rate",
+       [](Config& c, const std::string& v) {
+         return ParseDouble(v, 0, 1e9, true, "(0, 1e9]", c.dedup.expected_rate);
+       }},
+      {"dedup", "adaptive",
+       [](Config& c, const std::string& v) { return ParseBool(v, c.dedup.adaptive); }},
+      {"dedup", "check",
+       [](Config& c, const std::string& v) {
+         return ParseEnum<MembershipCheck>(
+             v, {{"pairs", MembershipCheck::kPairs}, {"paper", MembershipCheck::kPaper}},
+             c.dedup.check);
+       }},
+      {"dedup", "filter",
+       [](Config& c, const std::string& v) -> std::optional<std::string> {
+         if (v == "gaussian") {
+           return std::string(
+               "gaussian constituent filters are not available in this build (expected bloom)");
+         }
+         return ParseEnum<ConstituentFilter>(v, {{"bloom", ConstituentFilter::kBloom}},
+                                             c.dedup.filter);
+       }},
+      {"http", "listen",
+       [](Config& c, const std::string& v) { return ListenAddress(v, c.http.listen); }},
+      {"state", "dir", [](Config& c, const std::string& v) { return NonEmpty(v, c.state.dir); }},
+  };
+  return keys;
+}
+
+const Key* FindKey(const std::string& section, const std::string& name) {
+  for (const Key& k : Schema()) {
+    if (k.section == section && k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+bool KnownSection(const std::string& section) {
+  for (const Key& k : Schema()) {
+    if (k.section == section) return true;
+  }
+  return false;
+}
+
+// The largest filter state one shard may need before start-up refuses it.
+constexpr double kMaxShardFilterBytes = 16.0 * (uint64_t{1} << 30);
+
+// Checks that the dedup filter can hold the configured window at the expected rate,
+// without building it.
+std::optional<ConfigError> CheckDedupFeasible(const DedupConfig& d) {
+  const double ids = d.expected_rate * static_cast<double>(d.window_ms) / 1000.0;
+  double bytes = 0;
+  switch (d.mode) {
+    case filter::DedupMode::kNone:
+      return std::nullopt;
+    case filter::DedupMode::kExact:
+      bytes = ids * 32;  // table at load 1/2 plus the expiry FIFO
+      break;
+    case filter::DedupMode::kBloom: {
+      auto size = filter::SizeBloom(ids, d.target_fpp);
+      if (!size) return ConfigError{"dedup.window_ms", size.error()};
+      bytes = static_cast<double>(size->bits) / 8;
+      break;
+    }
+    case filter::DedupMode::kFbf: {
+      auto fbf =
+          filter::SizeFbf({d.expected_rate, filter::Millis{d.window_ms}, d.target_fpp, d.check});
+      if (!fbf) {
+        return ConfigError{"dedup.window_ms", "the filter cannot hold this window: " + fbf.error()};
+      }
+      const uint32_t filters =
+          fbf->past_filters + (d.check == filter::MembershipCheck::kPairs ? 3 : 2);
+      bytes = static_cast<double>(fbf->bits_per_filter) / 8 * filters;
+      break;
+    }
+  }
+  if (bytes > kMaxShardFilterBytes) {
+    std::ostringstream msg;
+    msg << "a window of " << d.window_ms << " ms at dedup.expected_rate " << d.expected_rate
+        << " ids/s needs " << bytes / (uint64_t{1} << 30)
+        << " GiB of filter state per shard (at most " << kMaxShardFilterBytes / (uint64_t{1} << 30)
+        << " GiB); shorten the window or lower the rate";
+    return ConfigError{"dedup.window_ms", msg.str()};
+  }
+  return std::nullopt;
+}
+
+ConfigResult Parse(const std::string& yaml, const EnvLookup& env, const std::string& source) {
+  Config config;
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::Exception& e) {
+    return ConfigError{"", source + ": not valid YAML: " + e.what()};
+  }
+  if (root && !root.IsNull()) {
+    if (!root.IsMap()) return ConfigError{"", source + ": expected a mapping of sections"};
+    for (const auto& section : root) {
+      const std::string name = section.first.as<std::string>();
+      if (!KnownSection(name)) {
+        return ConfigError{name,
+                           "unknown section (expected kafka, processing, dedup, http or state)"};
+      }
+      if (section.second.IsNull()) continue;
+      if (!section.second.IsMap()) return ConfigError{name, "expected a mapping of keys"};
+      for (const auto& entry : section.second) {
+        const std::string key = entry.first.as<std::string>();
+        const std::string dotted = name + "." + key;
+        if (name == "kafka" && key == "properties") {
+          if (entry.second.IsNull()) continue;
+          if (!entry.second.IsMap()) return ConfigError{dotted, "expected a mapping of strings"};
+          for (const auto& property : entry.second) {
+            if (!property.second.IsScalar()) {
+              return ConfigError{dotted + "." + property.first.as<std::string>(),
+                                 "expected a string"};
+            }
+            config.kafka.properties[property.first.as<std::string>()] = property.second.Scalar();
+          }
+          continue;
+        }
+        const Key* k = FindKey(name, key);
+        if (k == nullptr) return ConfigError{dotted, "unknown key"};
+        if (!entry.second.IsScalar()) return ConfigError{dotted, "expected a single value"};
+        if (auto error = k->set(config, entry.second.Scalar())) return ConfigError{dotted, *error};
+      }
+    }
+  }
+  for (const Key& k : Schema()) {
+    const auto value = env(k.env());
+    if (!value) continue;
+    if (auto error = k.set(config, *value)) {
+      return ConfigError{k.dotted(), *error + " (from " + k.env() + ")"};
+    }
+  }
+  if (auto error = CheckDedupFeasible(config.dedup)) return *error;
+  return config;
+}
+
+// The shortest text that reads back as the same double ("1e-06", not
+// "9.9999999999999995e-07").
+std::string ShortestDouble(double v) {
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
+}
+
+}  // namespace
+
+EnvLookup ProcessEnvironment() {
+  return [](const std::string& name) -> std::optional<std::string> {
+    const char* value = std::getenv(name.c_str());
+    if (value == nullptr) return std::nullopt;
+    return std::string(value);
+  };
+}
+
+ConfigResult ParseConfig(const std::string& yaml, const EnvLookup& env, const std::string& source) {
+  // The module's edge: yaml-cpp reports problems by exceptions.
+  try {
+    return Parse(yaml, env, source);
+  } catch (const YAML::Exception& e) {
+    return ConfigError{"", source + ": " + e.what()};
+  }
+}
+
+ConfigResult LoadConfigFile(const std::string& path, const EnvLookup& env) {
+  std::ifstream in(path);
+  if (!in) return ConfigError{"", "cannot read the configuration file " + path};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseConfig(text.str(), env, path);
+}
+
+std::string RenderConfig(const Config& c) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "kafka" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "bootstrap_servers" << YAML::Value << c.kafka.bootstrap_servers;
+  out << YAML::Key << "input_topic" << YAML::Value << c.kafka.input_topic;
+  out << YAML::Key << "dlq_topic" << YAML::Value << c.kafka.EffectiveDlqTopic();
+  out << YAML::Key << "group_id" << YAML::Value << c.kafka.group_id;
+  out << YAML::Key << "properties" << YAML::Value << YAML::BeginMap;
+  for (const auto& [k, v] : c.kafka.properties) out << YAML::Key << k << YAML::Value << v;
+  out << YAML::EndMap << YAML::EndMap;
+  out << YAML::Key << "processing" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "commit_interval_ms" << YAML::Value << c.processing.commit_interval_ms;
+  out << YAML::Key << "standby_replicas" << YAML::Value << c.processing.standby_replicas;
+  out << YAML::Key << "threads" << YAML::Value << c.processing.threads;
+  out << YAML::EndMap;
+  out << YAML::Key << "dedup" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "mode" << YAML::Value << filter::ModeName(c.dedup.mode);
+  out << YAML::Key << "window_ms" << YAML::Value << c.dedup.window_ms;
+  out << YAML::Key << "target_fpp" << YAML::Value << ShortestDouble(c.dedup.target_fpp);
+  out << YAML::Key << "expected_rate" << YAML::Value << ShortestDouble(c.dedup.expected_rate);
+  out << YAML::Key << "adaptive" << YAML::Value << c.dedup.adaptive;
+  out << YAML::Key << "check" << YAML::Value << filter::CheckName(c.dedup.check);
+  out << YAML::Key << "filter" << YAML::Value
+      << (c.dedup.filter == ConstituentFilter::kBloom ? "bloom" : "gaussian");
+  out << YAML::EndMap;
+  out << YAML::Key << "http" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "listen" << YAML::Value << c.http.listen << YAML::EndMap;
+  out << YAML::Key << "state" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "dir" << YAML::Value << c.state.dir << YAML::EndMap;
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace oncecount::config

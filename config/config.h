@@ -1,0 +1,91 @@
+// Config: oncecount's configuration (SPEC §5), loaded from YAML with environment
+// overrides, validated key by key.
+//
+// Every key has a default (config/oncecount.yaml documents them). An unknown key, a
+// wrong type or an out-of-range value is a ConfigError naming the key
+// ("dedup.window_ms: expected an integer in 1..1000000000000, got -5"). Environment
+// variables ONCECOUNT_<SECTION>_<KEY> (upper case, e.g. ONCECOUNT_DEDUP_WINDOW_MS)
+// override the file; kafka.properties is set in the file only.
+//
+// Thread-safety: plain values; load once in main and hand copies to the modules.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "processor/filter/dedup_filter.h"
+#include "processor/filter/membership_check.h"
+
+namespace oncecount::config {
+
+struct KafkaConfig {
+  std::string bootstrap_servers = "embedded";  // "embedded": the in-process dev cluster
+  std::string input_topic = "events";
+  std::string dlq_topic;  // empty: <input_topic>.dlq
+  std::string group_id = "oncecount";
+  std::map<std::string, std::string> properties;  // passed to librdkafka as is
+
+  std::string EffectiveDlqTopic() const {
+    return dlq_topic.empty() ? input_topic + ".dlq" : dlq_topic;
+  }
+};
+
+struct ProcessingConfig {
+  int64_t commit_interval_ms = 100;
+  int64_t standby_replicas = 0;
+  int64_t threads = 0;  // 0: one per core
+};
+
+enum class ConstituentFilter : uint8_t { kBloom, kGaussian };
+
+struct DedupConfig {
+  filter::DedupMode mode = filter::DedupMode::kFbf;
+  int64_t window_ms = 60000;
+  double target_fpp = 1e-6;
+  double expected_rate = 10000;  // events per second per shard, for the initial sizing
+  bool adaptive = true;
+  filter::MembershipCheck check = filter::MembershipCheck::kPairs;
+  ConstituentFilter filter = ConstituentFilter::kBloom;
+};
+
+struct HttpConfig {
+  std::string listen = "127.0.0.1:8080";
+};
+
+struct StateConfig {
+  std::string dir = "./state";
+};
+
+struct Config {
+  KafkaConfig kafka;
+  ProcessingConfig processing;
+  DedupConfig dedup;
+  HttpConfig http;
+  StateConfig state;
+};
+
+struct ConfigError {
+  std::string key;      // "dedup.window_ms"; empty when the file itself is the problem
+  std::string message;  // what was expected and what was found
+  std::string ToString() const { return key.empty() ? message : key + ": " + message; }
+};
+
+using ConfigResult = std::variant<Config, ConfigError>;
+
+// Looks up an environment variable; std::getenv in production, a map in tests.
+using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
+EnvLookup ProcessEnvironment();
+
+// `yaml` is the file's text (empty: all defaults); `source` names it in messages.
+ConfigResult ParseConfig(const std::string& yaml, const EnvLookup& env,
+                         const std::string& source = "config");
+ConfigResult LoadConfigFile(const std::string& path, const EnvLookup& env);
+
+// The effective configuration as YAML, every key spelled out.
+std::string RenderConfig(const Config& config);
+
+}  // namespace oncecount::config

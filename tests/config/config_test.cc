@@ -1,0 +1,213 @@
+#include "config/config.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+
+namespace oncecount::config {
+namespace {
+
+EnvLookup NoEnv() {
+  return [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+}
+
+EnvLookup EnvOf(std::map<std::string, std::string> vars) {
+  return [vars](const std::string& name) -> std::optional<std::string> {
+    const auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+Config Ok(const ConfigResult& r) {
+  if (const auto* e = std::get_if<ConfigError>(&r)) {
+    ADD_FAILURE() << e->ToString();
+    return Config{};
+  }
+  return std::get<Config>(r);
+}
+
+ConfigError Err(const ConfigResult& r) {
+  if (const auto* e = std::get_if<ConfigError>(&r)) return *e;
+  ADD_FAILURE() << "expected a configuration error";
+  return ConfigError{};
+}
+
+TEST(Config, GivesEveryKeyItsDefaultForAnEmptyFile) {
+  const Config c = Ok(ParseConfig("", NoEnv()));
+  EXPECT_EQ(c.kafka.bootstrap_servers, "embedded");
+  EXPECT_EQ(c.kafka.input_topic, "events");
+  EXPECT_EQ(c.kafka.EffectiveDlqTopic(), "events.dlq");
+  EXPECT_EQ(c.kafka.group_id, "oncecount");
+  EXPECT_TRUE(c.kafka.properties.empty());
+  EXPECT_EQ(c.processing.commit_interval_ms, 100);
+  EXPECT_EQ(c.processing.standby_replicas, 0);
+  EXPECT_EQ(c.processing.threads, 0);
+  EXPECT_EQ(c.dedup.mode, filter::DedupMode::kFbf);
+  EXPECT_EQ(c.dedup.window_ms, 60000);
+  EXPECT_EQ(c.dedup.target_fpp, 1e-6);
+  EXPECT_EQ(c.dedup.expected_rate, 10000);
+  EXPECT_TRUE(c.dedup.adaptive);
+  EXPECT_EQ(c.dedup.check, filter::MembershipCheck::kPairs);
+  EXPECT_EQ(c.http.listen, "127.0.0.1:8080");
+  EXPECT_EQ(c.state.dir, "./state");
+}
+
+TEST(Config, ShippedDefaultFileEqualsTheBuiltInDefaults) {
+  const ConfigResult shipped =
+      LoadConfigFile(ONCECOUNT_SOURCE_DIR "/config/oncecount.yaml", NoEnv());
+  EXPECT_EQ(RenderConfig(Ok(shipped)), RenderConfig(Ok(ParseConfig("", NoEnv()))));
+}
+
+TEST(Config, ReadsEveryKeyFromTheFile) {
+  const Config c = Ok(ParseConfig(R"(
+kafka:
+  bootstrap_servers: k1:9092,k2:9092
+  input_topic: clicks
+  dlq_topic: clicks-dead
+  group_id: counters
+  properties:
+    security.protocol: SASL_SSL
+    sasl.mechanisms: PLAIN
+processing:
+  commit_interval_ms: 250
+  standby_replicas: 1
+  threads: 4
+dedup:
+  mode: exact
+  window_ms: 30000
+  target_fpp: 1.0e-4
+  expected_rate: 500
+  adaptive: false
+  check: paper
+  filter: bloom
+http:
+  listen: "[::1]:0"
+state:
+  dir: /var/lib/oncecount
+)",
+                                  NoEnv()));
+  EXPECT_EQ(c.kafka.bootstrap_servers, "k1:9092,k2:9092");
+  EXPECT_EQ(c.kafka.EffectiveDlqTopic(), "clicks-dead");
+  EXPECT_EQ(c.kafka.group_id, "counters");
+  EXPECT_EQ(c.kafka.properties.at("security.protocol"), "SASL_SSL");
+  EXPECT_EQ(c.kafka.properties.at("sasl.mechanisms"), "PLAIN");
+  EXPECT_EQ(c.processing.commit_interval_ms, 250);
+  EXPECT_EQ(c.processing.standby_replicas, 1);
+  EXPECT_EQ(c.processing.threads, 4);
+  EXPECT_EQ(c.dedup.mode, filter::DedupMode::kExact);
+  EXPECT_EQ(c.dedup.window_ms, 30000);
+  EXPECT_EQ(c.dedup.target_fpp, 1e-4);
+  EXPECT_EQ(c.dedup.expected_rate, 500);
+  EXPECT_FALSE(c.dedup.adaptive);
+  EXPECT_EQ(c.dedup.check, filter::MembershipCheck::kPaper);
+  EXPECT_EQ(c.http.listen, "[::1]:0");
+  EXPECT_EQ(c.state.dir, "/var/lib/oncecount");
+}
+
+TEST(Config, LetsTheEnvironmentOverrideTheFile) {
+  const Config c = Ok(ParseConfig("dedup:\n  window_ms: 30000\n",
+                                  EnvOf({{"ONCECOUNT_DEDUP_WINDOW_MS", "45000"},
+                                         {"ONCECOUNT_KAFKA_BOOTSTRAP_SERVERS", "k9:9092"},
+                                         {"ONCECOUNT_DEDUP_ADAPTIVE", "false"}})));
+  EXPECT_EQ(c.dedup.window_ms, 45000);
+  EXPECT_EQ(c.kafka.bootstrap_servers, "k9:9092");
+  EXPECT_FALSE(c.dedup.adaptive);
+}
+
+TEST(Config, NamesTheKeyAndTheVariableOfABadEnvironmentValue) {
+  const ConfigError e = Err(ParseConfig("", EnvOf({{"ONCECOUNT_PROCESSING_THREADS", "many"}})));
+  EXPECT_EQ(e.key, "processing.threads");
+  EXPECT_NE(e.message.find("ONCECOUNT_PROCESSING_THREADS"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("0..256"), std::string::npos) << e.message;
+}
+
+TEST(Config, RejectsAnUnknownKeyNamingIt) {
+  EXPECT_EQ(Err(ParseConfig("dedup:\n  windw_ms: 5\n", NoEnv())).key, "dedup.windw_ms");
+  EXPECT_EQ(Err(ParseConfig("dedupe:\n  window_ms: 5\n", NoEnv())).key, "dedupe");
+}
+
+TEST(Config, RejectsWrongTypesNamingTheKeyAndWhatWasExpected) {
+  struct Case {
+    const char* yaml;
+    const char* key;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"dedup:\n  window_ms: soon\n", "dedup.window_ms", "integer"},
+      {"dedup:\n  window_ms: 1.5\n", "dedup.window_ms", "integer"},
+      {"dedup:\n  adaptive: 1\n", "dedup.adaptive", "true or false"},
+      {"dedup:\n  target_fpp: tiny\n", "dedup.target_fpp", "number"},
+      {"dedup:\n  mode: bloomy\n", "dedup.mode", "fbf | bloom | exact | none"},
+      {"dedup:\n  check: all\n", "dedup.check", "pairs | paper"},
+      {"dedup:\n  window_ms: [1, 2]\n", "dedup.window_ms", "single value"},
+      {"kafka:\n  properties: [a, b]\n", "kafka.properties", "mapping"},
+      {"kafka:\n  properties:\n    sasl.username: [x]\n", "kafka.properties.sasl.username",
+       "string"},
+      {"http:\n  listen: 8080\n", "http.listen", "host:port"},
+      {"http:\n  listen: localhost:70000\n", "http.listen", "0..65535"},
+      {"kafka:\n  input_topic: \"bad topic\"\n", "kafka.input_topic", "topic name"},
+      {"kafka:\n  group_id: \"\"\n", "kafka.group_id", "non-empty"},
+  };
+  for (const Case& c : cases) {
+    const ConfigError e = Err(ParseConfig(c.yaml, NoEnv()));
+    EXPECT_EQ(e.key, c.key) << c.yaml;
+    EXPECT_NE(e.message.find(c.expected), std::string::npos) << c.yaml << " -> " << e.message;
+  }
+}
+
+TEST(Config, RejectsOutOfRangeValuesNamingTheKey) {
+  EXPECT_EQ(Err(ParseConfig("dedup:\n  window_ms: 0\n", NoEnv())).key, "dedup.window_ms");
+  EXPECT_EQ(Err(ParseConfig("dedup:\n  window_ms: -5\n", NoEnv())).key, "dedup.window_ms");
+  EXPECT_EQ(Err(ParseConfig("dedup:\n  target_fpp: 0\n", NoEnv())).key, "dedup.target_fpp");
+  EXPECT_EQ(Err(ParseConfig("dedup:\n  target_fpp: 1\n", NoEnv())).key, "dedup.target_fpp");
+  EXPECT_EQ(Err(ParseConfig("dedup:\n  expected_rate: -1\n", NoEnv())).key, "dedup.expected_rate");
+  EXPECT_EQ(Err(ParseConfig("processing:\n  commit_interval_ms: 0\n", NoEnv())).key,
+            "processing.commit_interval_ms");
+  EXPECT_EQ(Err(ParseConfig("processing:\n  standby_replicas: 9\n", NoEnv())).key,
+            "processing.standby_replicas");
+}
+
+TEST(Config, RejectsAWindowTheFilterCannotHold) {
+  // A day at a million events per second per shard: far beyond one shard's memory.
+  const ConfigError e =
+      Err(ParseConfig("dedup:\n  window_ms: 86400000\n  expected_rate: 1000000\n", NoEnv()));
+  EXPECT_EQ(e.key, "dedup.window_ms");
+  EXPECT_NE(e.message.find("GiB"), std::string::npos) << e.message;
+  const ConfigError exact = Err(ParseConfig(
+      "dedup:\n  mode: exact\n  window_ms: 86400000\n  expected_rate: 100000\n", NoEnv()));
+  EXPECT_EQ(exact.key, "dedup.window_ms");
+  // The same window without dedup holds nothing and is accepted.
+  Ok(ParseConfig("dedup:\n  mode: none\n  window_ms: 86400000\n  expected_rate: 1000000\n",
+                 NoEnv()));
+}
+
+TEST(Config, SaysGaussianFiltersAreNotAvailableYet) {
+  const ConfigError e = Err(ParseConfig("dedup:\n  filter: gaussian\n", NoEnv()));
+  EXPECT_EQ(e.key, "dedup.filter");
+  EXPECT_NE(e.message.find("not available"), std::string::npos);
+}
+
+TEST(Config, ReportsYamlThatDoesNotParse) {
+  const ConfigError e = Err(ParseConfig("dedup: [unclosed\n", NoEnv(), "broken.yaml"));
+  EXPECT_TRUE(e.key.empty());
+  EXPECT_NE(e.message.find("broken.yaml"), std::string::npos) << e.message;
+  EXPECT_FALSE(Err(ParseConfig("- a\n- b\n", NoEnv())).message.empty());
+}
+
+TEST(Config, ReportsAFileThatCannotBeRead) {
+  const ConfigError e = Err(LoadConfigFile("/nonexistent/oncecount.yaml", NoEnv()));
+  EXPECT_NE(e.message.find("/nonexistent/oncecount.yaml"), std::string::npos);
+}
+
+TEST(Config, RendersAConfigurationThatParsesBackToItself) {
+  const Config c = Ok(ParseConfig(
+      "kafka:\n  properties:\n    client.id: \"a: b\"\ndedup:\n  target_fpp: 0.001\n", NoEnv()));
+  const std::string rendered = RenderConfig(c);
+  EXPECT_EQ(RenderConfig(Ok(ParseConfig(rendered, NoEnv()))), rendered);
+  EXPECT_NE(rendered.find("dlq_topic: events.dlq"), std::string::npos) << rendered;
+}
+
+}  // namespace
+}  // namespace oncecount::config
