@@ -1,0 +1,63 @@
+// IncrementEvent: one increment event of the input topic, parsed and validated
+// (SPEC §1), or the dead-letter reason that rejects it.
+//
+//   key    the idempotency id, 1..256 bytes (recommended form <client-id>/<seq>)
+//   value  UTF-8 JSON object {"counter": "<name>", "delta": <integer>}; counter is a
+//          string of 1..256 bytes, delta an integer that fits int64 (default 1, may
+//          be negative); other fields are ignored
+//
+// A message that breaks a rule is never dropped silently: the caller sends it to the
+// dead-letter topic with the reason's name as the `oncecount.error` header.
+// `overflow` is not decided here: it depends on the counter's value when the event
+// is applied (AddWithoutOverflow).
+//
+// Thread-safety: an EventParser holds a reusable parse buffer; one per shard
+// thread. The parsed event owns its counter name and is independent of the input.
+#pragma once
+
+#include <simdjson.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace oncecount::event {
+
+inline constexpr size_t kMaxKeyBytes = 256;
+inline constexpr size_t kMaxCounterBytes = 256;
+
+enum class DlqReason : uint8_t {
+  kMissingKey,
+  kKeyTooLong,
+  kInvalidJson,
+  kMissingCounter,
+  kInvalidCounter,
+  kInvalidDelta,
+  kOverflow,
+};
+
+// The header value SPEC §1 names: "missing_key", "key_too_long", ...
+const char* DlqReasonName(DlqReason reason);
+
+struct IncrementEvent {
+  std::string counter;
+  int64_t delta = 1;
+};
+
+using ParseResult = std::variant<IncrementEvent, DlqReason>;
+
+class EventParser {
+ public:
+  // `key` is absent (nullopt) when the message has no key at all.
+  ParseResult Parse(std::optional<std::string_view> key, std::string_view value);
+
+ private:
+  simdjson::dom::parser parser_;
+};
+
+// sum = a + b, or nullopt when it would leave int64.
+std::optional<int64_t> AddWithoutOverflow(int64_t a, int64_t b);
+
+}  // namespace oncecount::event

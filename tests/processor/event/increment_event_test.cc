@@ -1,0 +1,134 @@
+#include "processor/event/increment_event.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+
+namespace oncecount::event {
+namespace {
+
+IncrementEvent Parsed(EventParser& p, std::optional<std::string_view> key, std::string_view value) {
+  const ParseResult r = p.Parse(key, value);
+  if (const auto* reason = std::get_if<DlqReason>(&r)) {
+    ADD_FAILURE() << "rejected as " << DlqReasonName(*reason) << ": " << value;
+    return {};
+  }
+  return std::get<IncrementEvent>(r);
+}
+
+std::string Rejected(EventParser& p, std::optional<std::string_view> key, std::string_view value) {
+  const ParseResult r = p.Parse(key, value);
+  if (const auto* reason = std::get_if<DlqReason>(&r)) return DlqReasonName(*reason);
+  return "accepted";
+}
+
+TEST(EventParser, ReadsCounterAndDelta) {
+  EventParser p;
+  const IncrementEvent e = Parsed(p, "client-1/7", R"({"counter": "likes:42", "delta": 5})");
+  EXPECT_EQ(e.counter, "likes:42");
+  EXPECT_EQ(e.delta, 5);
+}
+
+TEST(EventParser, DefaultsTheDeltaToOneAndIgnoresOtherFields) {
+  EventParser p;
+  const IncrementEvent e =
+      Parsed(p, "c/1", R"({"counter": "clicks", "ts": 17, "meta": {"a": [1, 2]}})");
+  EXPECT_EQ(e.counter, "clicks");
+  EXPECT_EQ(e.delta, 1);
+}
+
+TEST(EventParser, AcceptsNegativeAndExtremeDeltas) {
+  EventParser p;
+  EXPECT_EQ(Parsed(p, "c/1", R"({"counter":"x","delta":-3})").delta, -3);
+  EXPECT_EQ(Parsed(p, "c/1", R"({"counter":"x","delta":9223372036854775807})").delta,
+            std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(Parsed(p, "c/1", R"({"counter":"x","delta":-9223372036854775808})").delta,
+            std::numeric_limits<int64_t>::min());
+}
+
+TEST(EventParser, AcceptsKeysAndCounterNamesOfExactlyTheLimit) {
+  EventParser p;
+  const std::string key(kMaxKeyBytes, 'k');
+  const std::string name(kMaxCounterBytes, 'n');
+  EXPECT_EQ(Parsed(p, key, R"({"counter":")" + name + R"("})").counter, name);
+  EXPECT_EQ(Parsed(p, "c/1", R"({"counter":"zähler ✓"})").counter, "zähler ✓");
+}
+
+TEST(EventParser, RejectsAMissingOrEmptyKeyAsMissingKey) {
+  EventParser p;
+  EXPECT_EQ(Rejected(p, std::nullopt, R"({"counter":"x"})"), "missing_key");
+  EXPECT_EQ(Rejected(p, "", R"({"counter":"x"})"), "missing_key");
+}
+
+TEST(EventParser, RejectsAKeyOverTheLimitAsKeyTooLong) {
+  EventParser p;
+  EXPECT_EQ(Rejected(p, std::string(kMaxKeyBytes + 1, 'k'), R"({"counter":"x"})"), "key_too_long");
+}
+
+TEST(EventParser, RejectsAnythingButAJsonObjectAsInvalidJson) {
+  EventParser p;
+  for (const char* value : {"", "not json", "{\"counter\":", "[1,2]", "\"counter\"", "42",
+                            "{\"counter\":\"x\"} trailing", "{\"counter\":\"\xff\xfe\"}"}) {
+    EXPECT_EQ(Rejected(p, "c/1", value), "invalid_json") << value;
+  }
+}
+
+TEST(EventParser, IgnoresNumbersBeyondInt64AndDoubleInOtherFields) {
+  EventParser p;
+  const IncrementEvent e =
+      Parsed(p, "c/1",
+             R"({"ts": 123456789012345678901234567890, "counter": "x", "delta": 2, "f": 1e400})");
+  EXPECT_EQ(e.counter, "x");
+  EXPECT_EQ(e.delta, 2);
+  EXPECT_EQ(Rejected(p, "c/1", R"({"ts": 123456789012345678901234567890})"), "missing_counter");
+}
+
+TEST(EventParser, RejectsAnObjectWithoutCounterAsMissingCounter) {
+  EventParser p;
+  EXPECT_EQ(Rejected(p, "c/1", R"({"delta": 1})"), "missing_counter");
+  EXPECT_EQ(Rejected(p, "c/1", R"({})"), "missing_counter");
+}
+
+TEST(EventParser, RejectsACounterThatIsNotANonEmptyShortStringAsInvalidCounter) {
+  EventParser p;
+  EXPECT_EQ(Rejected(p, "c/1", R"({"counter": 7})"), "invalid_counter");
+  EXPECT_EQ(Rejected(p, "c/1", R"({"counter": null})"), "invalid_counter");
+  EXPECT_EQ(Rejected(p, "c/1", R"({"counter": ""})"), "invalid_counter");
+  EXPECT_EQ(
+      Rejected(p, "c/1", R"({"counter": ")" + std::string(kMaxCounterBytes + 1, 'n') + R"("})"),
+      "invalid_counter");
+}
+
+TEST(EventParser, RejectsADeltaThatIsNotAnInt64AsInvalidDelta) {
+  EventParser p;
+  for (const char* delta : {"1.5", "1.0", "1e3", "\"3\"", "null", "true", "9223372036854775808",
+                            "-9223372036854775809", "123456789012345678901234567890", "[1]"}) {
+    const std::string value = std::string(R"({"counter":"x","delta":)") + delta + "}";
+    EXPECT_EQ(Rejected(p, "c/1", value), "invalid_delta") << value;
+  }
+}
+
+TEST(EventParser, NamesEveryReasonAsTheSpecDoes) {
+  EXPECT_STREQ(DlqReasonName(DlqReason::kMissingKey), "missing_key");
+  EXPECT_STREQ(DlqReasonName(DlqReason::kKeyTooLong), "key_too_long");
+  EXPECT_STREQ(DlqReasonName(DlqReason::kInvalidJson), "invalid_json");
+  EXPECT_STREQ(DlqReasonName(DlqReason::kMissingCounter), "missing_counter");
+  EXPECT_STREQ(DlqReasonName(DlqReason::kInvalidCounter), "invalid_counter");
+  EXPECT_STREQ(DlqReasonName(DlqReason::kInvalidDelta), "invalid_delta");
+  EXPECT_STREQ(DlqReasonName(DlqReason::kOverflow), "overflow");
+}
+
+TEST(AddWithoutOverflow, AddsInsideInt64AndRefusesToLeaveIt) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(AddWithoutOverflow(2, -5), -3);
+  EXPECT_EQ(AddWithoutOverflow(kMax - 1, 1), kMax);
+  EXPECT_EQ(AddWithoutOverflow(kMin + 1, -1), kMin);
+  EXPECT_EQ(AddWithoutOverflow(kMax, 1), std::nullopt);
+  EXPECT_EQ(AddWithoutOverflow(kMin, -1), std::nullopt);
+  EXPECT_EQ(AddWithoutOverflow(kMax, kMin), -1);
+}
+
+}  // namespace
+}  // namespace oncecount::event
