@@ -1,9 +1,12 @@
 // The oncecount binary: the composition root. It parses the command line, builds
 // the modules a subcommand needs and owns every thread the process runs.
+#include <signal.h>
+
 #include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "config/config.h"
+#include "processor/cmd/dev_kafka.h"
 #include "processor/cmd/filter_eval.h"
 
 namespace {
@@ -58,11 +61,32 @@ int RunCheckConfig(const std::string& path) {
 
 }  // namespace
 
+// SIGTERM and SIGINT are blocked before any thread exists (librdkafka's included),
+// so that every thread inherits the mask and the commands that run until a signal
+// receive it with sigwait on the main thread.
+static void BlockStopSignals() {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"oncecount: exactly-once counters on Kafka"};
   app.require_subcommand(1);
   oncecount::cmd::FilterEvalOptions filter_eval;
   AddFilterEval(app, filter_eval);
+  oncecount::cmd::DevKafkaOptions dev_kafka;
+  CLI::App* dev =
+      app.add_subcommand("dev-kafka", "an embedded Kafka cluster for development and tests");
+  dev->add_option("--brokers", dev_kafka.brokers, "brokers, 1..16")->capture_default_str();
+  dev->add_option("--partitions", dev_kafka.partitions, "partitions per topic")
+      ->capture_default_str();
+  dev->add_option("--topic", dev_kafka.topics,
+                  "a topic to create (repeatable; default events, events.dlq)");
+  dev->add_option("--bootstrap-file", dev_kafka.bootstrap_file,
+                  "also write the bootstrap servers here");
   std::string config_path;
   app.add_subcommand("check-config", "validate a config file and print the effective configuration")
       ->add_option("FILE", config_path, "the YAML configuration file")
@@ -77,5 +101,9 @@ int main(int argc, char** argv) {
     return oncecount::cmd::RunFilterEval(filter_eval, std::cout, std::cerr);
   }
   if (app.got_subcommand("check-config")) return RunCheckConfig(config_path);
+  if (app.got_subcommand("dev-kafka")) {
+    BlockStopSignals();
+    return oncecount::cmd::RunDevKafka(dev_kafka, std::cout, std::cerr);
+  }
   return kUsageError;
 }

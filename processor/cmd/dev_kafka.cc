@@ -1,0 +1,66 @@
+#include "processor/cmd/dev_kafka.h"
+
+#include <signal.h>
+
+#include <cstdio>
+#include <fstream>
+#include <ostream>
+
+#include "processor/kafka/embedded_cluster.h"
+
+namespace oncecount::cmd {
+namespace {
+
+bool WriteAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream file(tmp, std::ios::trunc);
+    file << text << "\n";
+    if (!file.flush()) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+}  // namespace
+
+int RunDevKafka(const DevKafkaOptions& o, std::ostream& out, std::ostream& err) {
+  if (o.brokers < 1 || o.brokers > 16) {
+    err << "dev-kafka: --brokers must be in 1..16 (got " << o.brokers << ")\n";
+    return 2;
+  }
+  if (o.partitions < 1 || o.partitions > 1024) {
+    err << "dev-kafka: --partitions must be in 1..1024 (got " << o.partitions << ")\n";
+    return 2;
+  }
+  std::vector<kafka::TopicSpec> topics;
+  for (const std::string& name : o.topics) topics.push_back({name, o.partitions});
+  if (topics.empty()) topics = {{"events", o.partitions}, {"events.dlq", o.partitions}};
+
+  auto started = kafka::EmbeddedCluster::Start(o.brokers, topics);
+  if (auto* error = std::get_if<std::string>(&started)) {
+    err << "dev-kafka: " << *error << "\n";
+    return 1;
+  }
+  const auto& cluster = std::get<std::unique_ptr<kafka::EmbeddedCluster>>(started);
+  // The file first: a reader that has seen the line may rely on the file.
+  if (!o.bootstrap_file.empty() &&
+      !WriteAtomically(o.bootstrap_file, cluster->bootstrap_servers())) {
+    err << "dev-kafka: --bootstrap-file: cannot write " << o.bootstrap_file << "\n";
+    return 1;
+  }
+  out << cluster->bootstrap_servers() << std::endl;
+  err << "dev-kafka: " << o.brokers << " broker(s), topics:";
+  for (const auto& t : topics) err << " " << t.name << "(" << t.partitions << ")";
+  err << "; embedded cluster, in memory only; SIGTERM or Ctrl-C stops it\n";
+
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  int signal_number = 0;
+  sigwait(&stop, &signal_number);
+  err << "dev-kafka: stopping on signal " << signal_number << "\n";
+  return 0;
+}
+
+}  // namespace oncecount::cmd

@@ -1,0 +1,55 @@
+// EmbeddedCluster: an in-process Kafka cluster — librdkafka's mock cluster — that
+// listens on loopback, for `oncecount dev-kafka`, `oncecount demo` and the tests.
+//
+// It speaks the real protocol over TCP, so any Kafka client can use its bootstrap
+// servers. Its limits (DESIGN-NOTES §4): everything lives in this process's memory,
+// a partition keeps only its newest ~100k messages or 5 MB, and transactions are
+// accepted but barely enforced. Never use it for data you want to keep.
+//
+// Thread-safety: create and destroy on one thread; librdkafka runs the brokers on
+// its own internal threads. mock() is for fault injection in tests.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+struct rd_kafka_s;
+struct rd_kafka_mock_cluster_s;
+
+namespace oncecount::kafka {
+
+struct TopicSpec {
+  std::string name;
+  int partitions = 1;
+};
+
+class EmbeddedCluster {
+ public:
+  // Starts `brokers` brokers (1..16) and creates `topics`. Errors say what failed.
+  static std::variant<std::unique_ptr<EmbeddedCluster>, std::string> Start(
+      int brokers, const std::vector<TopicSpec>& topics);
+
+  ~EmbeddedCluster();
+  EmbeddedCluster(const EmbeddedCluster&) = delete;
+  EmbeddedCluster& operator=(const EmbeddedCluster&) = delete;
+
+  // "127.0.0.1:port,..." — the bootstrap.servers value for clients.
+  const std::string& bootstrap_servers() const { return bootstrap_servers_; }
+
+  // Empty on success, else the broker's error.
+  std::string CreateTopic(const TopicSpec& topic);
+
+  rd_kafka_mock_cluster_s* mock() { return mock_; }
+
+ private:
+  EmbeddedCluster(rd_kafka_s* handle, rd_kafka_mock_cluster_s* mock);
+
+  rd_kafka_s* handle_ = nullptr;  // hosts the mock cluster
+  rd_kafka_mock_cluster_s* mock_ = nullptr;
+  std::string bootstrap_servers_;
+};
+
+}  // namespace oncecount::kafka
