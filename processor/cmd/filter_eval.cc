@@ -8,11 +8,11 @@
 #include <memory>
 #include <sstream>
 
-#include "processor/cmd/json_writer.h"
 #include "processor/filter/exact_window_dedup.h"
 #include "processor/filter/forgetful_bloom_filter.h"
 #include "processor/filter/plain_bloom_dedup.h"
 #include "processor/filter/sizing.h"
+#include "processor/json/json_writer.h"
 
 namespace oncecount::cmd {
 namespace {
@@ -225,7 +225,7 @@ int RunFilterEval(const FilterEvalOptions& o, std::ostream& out, std::ostream& e
   uint64_t next_id = 0, next_query = 0, inserted = 0, duplicates = 0, false_negatives = 0,
            rechecked = 0;
   double carry = 0, op_ns = 0;
-  JsonWriter trace;
+  json::JsonWriter trace;
   trace.BeginArray();
 
   for (int64_t ms = 1; ms <= o.duration_ms; ++ms) {
@@ -288,7 +288,7 @@ int RunFilterEval(const FilterEvalOptions& o, std::ostream& out, std::ostream& e
   const filter::FilterSummary s = f.Summary();
   const double measured = MeasureFpp(f, o.seed, next_query, o.queries);
   const uint64_t ops = inserted + duplicates;
-  JsonWriter j;
+  json::JsonWriter j;
   j.BeginObject()
       .Key("mode")
       .String(o.mode)

@@ -1,4 +1,5 @@
-// JsonWriter: a small streaming writer for the JSON the commands print. It escapes
+// JsonWriter: a small streaming writer for the JSON that commands and the HTTP API
+// write. It escapes
 // strings, writes doubles round-trippably (non-finite numbers become null) and
 // tracks commas; nesting errors are the caller's bug and are not checked.
 //
@@ -9,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace oncecount::cmd {
+namespace oncecount::json {
 
 class JsonWriter {
  public:
@@ -35,4 +36,4 @@ class JsonWriter {
   bool need_comma_ = false;
 };
 
-}  // namespace oncecount::cmd
+}  // namespace oncecount::json

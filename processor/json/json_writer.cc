@@ -1,9 +1,9 @@
-#include "processor/cmd/json_writer.h"
+#include "processor/json/json_writer.h"
 
 #include <cmath>
 #include <cstdio>
 
-namespace oncecount::cmd {
+namespace oncecount::json {
 
 void JsonWriter::Separate() {
   if (need_comma_) out_.push_back(',');
@@ -111,4 +111,4 @@ JsonWriter& JsonWriter::Raw(std::string_view json) {
   return *this;
 }
 
-}  // namespace oncecount::cmd
+}  // namespace oncecount::json

@@ -1,0 +1,53 @@
+// Route: which endpoint of SPEC §4 a request is for, with its parameters checked.
+//
+//   GET /v1/counters/{name}                       kCounter      name (decoded)
+//   GET /v1/counters?prefix=P&limit=L&after=NAME  kCounterList  prefix, limit 1..1000
+//                                                              (default 100), after
+//   GET /v1/stats                                 kStats
+//   GET /v1/shards/{partition}                    kShard        partition 0..2^31-1
+//   GET /healthz, /readyz, /metrics, /            kHealthz, kReadyz, kMetrics, kDashboard
+//
+// Unknown paths are 404 not_found; a known path with another method is 405
+// method_not_allowed (with Allow: GET, HEAD); bad parameters are 400 naming them.
+// HEAD is accepted wherever GET is.
+//
+// Thread-safety: pure function.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "http/http_error.h"
+#include "http/request_target.h"
+
+namespace oncecount::http {
+
+enum class Endpoint : uint8_t {
+  kCounter,
+  kCounterList,
+  kStats,
+  kShard,
+  kHealthz,
+  kReadyz,
+  kMetrics,
+  kDashboard,
+};
+
+inline constexpr int kMaxListLimit = 1000;
+inline constexpr int kDefaultListLimit = 100;
+
+struct Route {
+  Endpoint endpoint = Endpoint::kHealthz;
+  std::string name;                  // kCounter
+  std::string prefix;                // kCounterList
+  int limit = kDefaultListLimit;     // kCounterList
+  std::optional<std::string> after;  // kCounterList
+  int32_t partition = 0;             // kShard
+};
+
+std::variant<Route, HttpError> MatchRoute(std::string_view method, const RequestTarget& target);
+
+}  // namespace oncecount::http
