@@ -1,0 +1,221 @@
+#include "http/server.h"
+
+#include <atomic>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <optional>
+
+#include "http/http_error.h"
+
+namespace oncecount::http {
+
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+struct Server::Shared {
+  net::io_context& io;
+  tcp::acceptor acceptor;
+  Handler handler;
+  ServerLimits limits;
+  std::atomic<size_t> connections{0};
+  Shared(net::io_context& context, Handler h, ServerLimits l)
+      : io(context), acceptor(net::make_strand(context)), handler(std::move(h)), limits(l) {}
+};
+
+namespace {
+
+Response ErrorResponse(const HttpError& e) {
+  Response r;
+  r.status = static_cast<unsigned>(e.status);
+  r.body = ErrorBody(e);
+  r.allow = e.allow;
+  return r;
+}
+
+// One connection: read a request, answer it, repeat while keep-alive holds.
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, std::shared_ptr<Server::Shared> shared, bool over_limit)
+      : stream_(std::move(socket)), shared_(std::move(shared)), over_limit_(over_limit) {
+    ++shared_->connections;
+  }
+  ~Session() { --shared_->connections; }
+
+  void Start() {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+      if (self->over_limit_) {
+        self->Send(ErrorResponse({503, "overloaded", "too many open connections; retry later"}),
+                   false, 11);
+      } else {
+        self->Read();
+      }
+    });
+  }
+
+ private:
+  void Read() {
+    parser_.emplace();
+    parser_->header_limit(static_cast<uint32_t>(shared_->limits.header_limit));
+    parser_->body_limit(shared_->limits.body_limit);
+    stream_.expires_after(shared_->limits.read_timeout);
+    bhttp::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+  }
+
+  void OnRead(beast::error_code ec) {
+    if (ec == bhttp::error::end_of_stream || ec == beast::error::timeout ||
+        ec == net::error::operation_aborted || ec == net::error::connection_reset ||
+        ec == net::error::eof) {
+      return Close();
+    }
+    const unsigned version = parser_->get().version() == 10 ? 10 : 11;
+    if (ec == bhttp::error::header_limit) {
+      return Send(ErrorResponse({431, "headers_too_large",
+                                 "request headers exceed " +
+                                     std::to_string(shared_->limits.header_limit) + " bytes"}),
+                  false, version);
+    }
+    if (ec == bhttp::error::body_limit) {
+      return Send(ErrorResponse({413, "body_too_large",
+                                 "request bodies are limited to " +
+                                     std::to_string(shared_->limits.body_limit) + " bytes"}),
+                  false, version);
+    }
+    if (ec) {
+      return Send(ErrorResponse({400, "bad_request", "malformed HTTP request: " + ec.message()}),
+                  false, version);
+    }
+    const auto& req = parser_->get();
+    Response response;
+    try {
+      response =
+          shared_->handler(Request{std::string(req.method_string()), std::string(req.target())});
+    } catch (const std::exception& e) {
+      // The module's edge: a handler bug must not take the connection's thread down.
+      response = ErrorResponse({500, "internal", e.what()});
+    }
+    if (req.method() == bhttp::verb::head) head_only_ = true;
+    Send(std::move(response), req.keep_alive(), req.version());
+  }
+
+  void Send(Response r, bool keep_alive, unsigned version) {
+    auto res = std::make_shared<bhttp::response<bhttp::string_body>>(
+        static_cast<bhttp::status>(r.status), version);
+    res->set(bhttp::field::server, "oncecount");
+    res->set(bhttp::field::content_type, r.content_type);
+    if (!r.allow.empty()) res->set(bhttp::field::allow, r.allow);
+    res->keep_alive(keep_alive);
+    res->body() = std::move(r.body);
+    res->prepare_payload();
+    if (head_only_) res->body().clear();  // Content-Length stays that of the GET
+    head_only_ = false;
+    stream_.expires_after(shared_->limits.write_timeout);
+    bhttp::async_write(stream_, *res,
+                       [self = shared_from_this(), res, keep_alive](beast::error_code ec, size_t) {
+                         if (ec || !keep_alive) return self->Close();
+                         self->Read();
+                       });
+  }
+
+  void Close() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.socket().close(ignored);
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  std::shared_ptr<Server::Shared> shared_;
+  bool over_limit_;
+  bool head_only_ = false;
+};
+
+std::optional<tcp::endpoint> ParseEndpoint(const std::string& address, std::string& error) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos) {
+    error = "expected host:port";
+    return std::nullopt;
+  }
+  std::string host = address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  if (host == "localhost") host = "127.0.0.1";
+  beast::error_code ec;
+  const auto ip = net::ip::make_address(host, ec);
+  if (ec) {
+    error = "\"" + host + "\" is not an IP address";
+    return std::nullopt;
+  }
+  unsigned long port = 0;
+  try {
+    port = std::stoul(address.substr(colon + 1));
+  } catch (const std::exception&) {
+    port = 65536;
+  }
+  if (port > 65535) {
+    error = "the port must be in 0..65535";
+    return std::nullopt;
+  }
+  return tcp::endpoint(ip, static_cast<unsigned short>(port));
+}
+
+}  // namespace
+
+Server::Server(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {}
+
+std::variant<std::shared_ptr<Server>, std::string> Server::Listen(net::io_context& io,
+                                                                  const std::string& address,
+                                                                  Handler handler,
+                                                                  ServerLimits limits) {
+  std::string error;
+  const auto endpoint = ParseEndpoint(address, error);
+  if (!endpoint) return "http.listen " + address + ": " + error;
+  auto shared = std::make_shared<Shared>(io, std::move(handler), limits);
+  beast::error_code ec;
+  shared->acceptor.open(endpoint->protocol(), ec);
+  if (!ec) shared->acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) shared->acceptor.bind(*endpoint, ec);
+  if (!ec) shared->acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) return "http.listen " + address + ": " + ec.message();
+  std::shared_ptr<Server> server(new Server(std::move(shared)));
+  server->Accept();
+  return server;
+}
+
+void Server::Accept() {
+  auto shared = shared_;
+  shared->acceptor.async_accept(
+      net::make_strand(shared->io),
+      [shared, self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
+        if (ec == net::error::operation_aborted || !shared->acceptor.is_open()) return;
+        if (!ec) {
+          const bool over = shared->connections.load() >= shared->limits.max_connections;
+          std::make_shared<Session>(std::move(socket), shared, over)->Start();
+        }
+        self->Accept();
+      });
+}
+
+tcp::endpoint Server::local_endpoint() const {
+  beast::error_code ec;
+  return shared_->acceptor.local_endpoint(ec);
+}
+
+void Server::Stop() {
+  net::dispatch(shared_->acceptor.get_executor(), [shared = shared_] {
+    beast::error_code ignored;
+    shared->acceptor.close(ignored);
+  });
+}
+
+size_t Server::open_connections() const {
+  return shared_->connections.load();
+}
+
+}  // namespace oncecount::http

@@ -1,0 +1,75 @@
+// Server: the HTTP/1.1 server of the API (Boost.Beast), one session per connection,
+// with the limits that keep a bad client from hurting the service:
+//
+//  - at most `max_connections` open connections; one more is answered 503
+//    {"error": "overloaded"} and closed;
+//  - request headers (start line included) at most `header_limit` bytes (else 431),
+//    bodies at most `body_limit` bytes (else 413; the API takes no bodies);
+//  - a request must arrive within `read_timeout`, a response leave within
+//    `write_timeout`, else the connection is closed (slow clients);
+//  - malformed HTTP is answered 400 and the connection closed.
+// Every error body is the API's JSON error object. Keep-alive is honoured.
+//
+// Thread-safety: Listen and Stop may be called from any thread; the handler runs on
+// the io_context's threads (one strand per connection), so it must be thread-safe.
+// The io_context and its threads belong to the caller (main).
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <variant>
+
+namespace oncecount::http {
+
+struct ServerLimits {
+  size_t max_connections = 256;
+  size_t header_limit = 8 * 1024;
+  size_t body_limit = 8 * 1024;
+  std::chrono::milliseconds read_timeout{10000};
+  std::chrono::milliseconds write_timeout{10000};
+};
+
+struct Request {
+  std::string method;
+  std::string target;
+};
+
+struct Response {
+  unsigned status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::string allow;  // the Allow header of a 405
+};
+
+using Handler = std::function<Response(const Request&)>;
+
+class Server : public std::enable_shared_from_this<Server> {
+ public:
+  // Binds `address` ("host:port", "[v6]:port"; port 0 picks one) and starts
+  // accepting. Errors name the address and the reason.
+  static std::variant<std::shared_ptr<Server>, std::string> Listen(boost::asio::io_context& io,
+                                                                   const std::string& address,
+                                                                   Handler handler,
+                                                                   ServerLimits limits = {});
+
+  boost::asio::ip::tcp::endpoint local_endpoint() const;
+  // Stops accepting; open connections finish their current exchange.
+  void Stop();
+
+  size_t open_connections() const;
+
+  // What the listener and its sessions share; defined in server.cc.
+  struct Shared;
+
+ private:
+  explicit Server(std::shared_ptr<Shared> shared);
+  void Accept();
+
+  std::shared_ptr<Shared> shared_;
+};
+
+}  // namespace oncecount::http
