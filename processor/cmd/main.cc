@@ -8,6 +8,7 @@
 #include "config/config.h"
 #include "processor/cmd/dev_kafka.h"
 #include "processor/cmd/filter_eval.h"
+#include "processor/cmd/inject.h"
 
 namespace {
 
@@ -87,6 +88,28 @@ int main(int argc, char** argv) {
                   "a topic to create (repeatable; default events, events.dlq)");
   dev->add_option("--bootstrap-file", dev_kafka.bootstrap_file,
                   "also write the bootstrap servers here");
+  oncecount::cmd::InjectOptions inject;
+  CLI::App* inj = app.add_subcommand("inject", "produce a test workload of events with retries");
+  inj->add_option("--bootstrap", inject.bootstrap, "Kafka bootstrap servers")->required();
+  inj->add_option("--topic", inject.topic, "input topic")->capture_default_str();
+  inj->add_option("--events", inject.workload.events, "unique events")->required();
+  inj->add_option("--duplicate-rate", inject.workload.duplicate_rate,
+                  "fraction of events sent again as retries")
+      ->capture_default_str();
+  inj->add_option("--counters", inject.workload.counters, "distinct counters")
+      ->capture_default_str();
+  inj->add_option("--clients", inject.workload.clients, "distinct client ids")
+      ->capture_default_str();
+  inj->add_option("--rate", inject.rate, "events per second (0: as fast as possible)")
+      ->capture_default_str();
+  inj->add_option("--max-retry-delay-ms", inject.workload.max_retry_delay_ms,
+                  "a retry follows its event after up to this long")
+      ->capture_default_str();
+  inj->add_option("--malformed-rate", inject.workload.malformed_rate,
+                  "extra malformed messages per event")
+      ->capture_default_str();
+  inj->add_option("--seed", inject.workload.seed, "workload seed")->capture_default_str();
+  inj->add_option("--truth", inject.truth_file, "write the expected counters here (JSON)");
   std::string config_path;
   app.add_subcommand("check-config", "validate a config file and print the effective configuration")
       ->add_option("FILE", config_path, "the YAML configuration file")
@@ -101,6 +124,7 @@ int main(int argc, char** argv) {
     return oncecount::cmd::RunFilterEval(filter_eval, std::cout, std::cerr);
   }
   if (app.got_subcommand("check-config")) return RunCheckConfig(config_path);
+  if (app.got_subcommand("inject")) return oncecount::cmd::RunInject(inject, std::cerr);
   if (app.got_subcommand("dev-kafka")) {
     BlockStopSignals();
     return oncecount::cmd::RunDevKafka(dev_kafka, std::cout, std::cerr);

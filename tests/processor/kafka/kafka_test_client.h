@@ -7,6 +7,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace oncecount::kafka::testing {
 
@@ -63,6 +64,48 @@ inline std::optional<Message> ConsumeFirst(const std::string& bootstrap, const s
   rd_kafka_consumer_close(consumer);
   rd_kafka_destroy(consumer);
   return found;
+}
+
+struct Record {
+  int partition = 0;
+  std::optional<std::string> key;  // nullopt: no key
+  std::string value;
+};
+
+// Reads every partition of `topic` from the beginning until `expected` records have
+// arrived or `timeout` passes.
+inline std::vector<Record> ConsumeAll(const std::string& bootstrap, const std::string& topic,
+                                      int partitions, size_t expected,
+                                      std::chrono::milliseconds timeout) {
+  char error[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), error, sizeof error);
+  rd_kafka_conf_set(conf, "group.id", "oncecount-test-reader", error, sizeof error);
+  rd_kafka_t* consumer = rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof error);
+  std::vector<Record> records;
+  if (consumer == nullptr) return records;
+  rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(partitions);
+  for (int p = 0; p < partitions; ++p) {
+    rd_kafka_topic_partition_list_add(parts, topic.c_str(), p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+  }
+  rd_kafka_assign(consumer, parts);
+  rd_kafka_topic_partition_list_destroy(parts);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (records.size() < expected && std::chrono::steady_clock::now() < deadline) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer, 100);
+    if (m == nullptr) continue;
+    if (!m->err) {
+      Record r;
+      r.partition = m->partition;
+      if (m->key != nullptr) r.key = std::string(static_cast<const char*>(m->key), m->key_len);
+      r.value = std::string(static_cast<const char*>(m->payload), m->len);
+      records.push_back(std::move(r));
+    }
+    rd_kafka_message_destroy(m);
+  }
+  rd_kafka_consumer_close(consumer);
+  rd_kafka_destroy(consumer);
+  return records;
 }
 
 }  // namespace oncecount::kafka::testing

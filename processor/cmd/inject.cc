@@ -1,0 +1,150 @@
+#include "processor/cmd/inject.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <ostream>
+
+namespace oncecount::cmd {
+namespace {
+
+struct DeliveryCounts {
+  uint64_t acked = 0;
+  uint64_t failed = 0;
+  std::string first_error;
+};
+
+void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
+  auto* counts = static_cast<DeliveryCounts*>(opaque);
+  if (m->err) {
+    if (counts->failed++ == 0) counts->first_error = rd_kafka_err2str(m->err);
+  } else {
+    ++counts->acked;
+  }
+}
+
+std::string Validate(const InjectOptions& o) {
+  const WorkloadOptions& w = o.workload;
+  if (o.bootstrap.empty()) return "--bootstrap is required";
+  if (o.topic.empty()) return "--topic must not be empty";
+  if (w.events == 0) return "--events must be at least 1";
+  if (!(w.duplicate_rate >= 0 && w.duplicate_rate <= 1)) return "--duplicate-rate must be in 0..1";
+  if (!(w.malformed_rate >= 0 && w.malformed_rate < 1)) return "--malformed-rate must be in [0, 1)";
+  if (w.counters == 0) return "--counters must be at least 1";
+  if (w.clients == 0) return "--clients must be at least 1";
+  if (w.max_retry_delay_ms < 0) return "--max-retry-delay-ms must not be negative";
+  if (o.rate < 0) return "--rate must not be negative";
+  return {};
+}
+
+bool WriteAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream file(tmp, std::ios::trunc);
+    file << text << "\n";
+    if (!file.flush()) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+}  // namespace
+
+int RunInject(const InjectOptions& o, std::ostream& err) {
+  if (const std::string bad = Validate(o); !bad.empty()) {
+    err << "inject: " << bad << "\n";
+    return 2;
+  }
+  DeliveryCounts counts;
+  char error[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  const std::pair<const char*, std::string> settings[] = {
+      {"bootstrap.servers", o.bootstrap},
+      // Idempotence keeps the producer's own resends from adding duplicates: the
+      // only duplicates in the topic are the workload's deliberate retries.
+      {"enable.idempotence", "true"},
+      {"linger.ms", "5"},
+      {"queue.buffering.max.messages", "1000000"},
+  };
+  for (const auto& [name, value] : settings) {
+    if (rd_kafka_conf_set(conf, name, value.c_str(), error, sizeof error) != RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      err << "inject: " << error << "\n";
+      return 2;
+    }
+  }
+  rd_kafka_conf_set_dr_msg_cb(conf, OnDelivery);
+  rd_kafka_conf_set_opaque(conf, &counts);
+  rd_kafka_t* producer = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+  if (producer == nullptr) {
+    rd_kafka_conf_destroy(conf);
+    err << "inject: cannot create the producer: " << error << "\n";
+    return 1;
+  }
+
+  InjectWorkload workload(o.workload);
+  const auto start = std::chrono::steady_clock::now();
+  auto next_progress = start + std::chrono::seconds(1);
+  uint64_t sent = 0, new_sent = 0;
+  while (!workload.Done()) {
+    const auto now = std::chrono::steady_clock::now();
+    const int64_t now_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - start).count();
+    const bool new_allowed = o.rate <= 0 || static_cast<double>(new_sent) <
+                                                o.rate * static_cast<double>(now_ms) / 1000.0;
+    std::optional<WorkloadMessage> m = workload.Next(now_ms, new_allowed);
+    if (!m) {
+      rd_kafka_poll(producer, 1);  // serves delivery reports while waiting
+    } else {
+      const void* key = m->key ? m->key->data() : nullptr;
+      const size_t key_size = m->key ? m->key->size() : 0;
+      void* value = m->value.data();
+      const size_t value_size = m->value.size();
+      while (true) {
+        const rd_kafka_resp_err_t e =
+            rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(o.topic.c_str()),
+                              RD_KAFKA_V_KEY(key, key_size), RD_KAFKA_V_VALUE(value, value_size),
+                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+        if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+          rd_kafka_poll(producer, 10);
+          continue;
+        }
+        if (e) {
+          err << "inject: cannot produce to " << o.topic << ": " << rd_kafka_err2str(e) << "\n";
+          rd_kafka_destroy(producer);
+          return 1;
+        }
+        break;
+      }
+      ++sent;
+      if (m->kind == WorkloadMessage::Kind::kEvent) ++new_sent;
+      rd_kafka_poll(producer, 0);
+    }
+    if (now >= next_progress) {
+      err << "inject: " << new_sent << "/" << o.workload.events << " events, " << sent
+          << " messages sent, " << counts.acked << " acknowledged\n";
+      next_progress += std::chrono::seconds(1);
+    }
+  }
+  rd_kafka_flush(producer, 60000);
+  const uint64_t outstanding = static_cast<uint64_t>(rd_kafka_outq_len(producer));
+  rd_kafka_destroy(producer);
+
+  const Truth& truth = workload.truth();
+  err << "inject: done: " << truth.events << " events, " << truth.duplicates << " retries, "
+      << truth.malformed << " malformed; " << counts.acked << " acknowledged, " << counts.failed
+      << " failed\n";
+  if (counts.failed > 0 || outstanding > 0) {
+    err << "inject: " << counts.failed + outstanding << " messages were not acknowledged"
+        << (counts.first_error.empty() ? "" : " (" + counts.first_error + ")") << "\n";
+    return 1;
+  }
+  if (!o.truth_file.empty() && !WriteAtomically(o.truth_file, truth.ToJson())) {
+    err << "inject: --truth: cannot write " << o.truth_file << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace oncecount::cmd
