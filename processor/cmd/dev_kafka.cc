@@ -2,26 +2,12 @@
 
 #include <signal.h>
 
-#include <cstdio>
-#include <fstream>
 #include <ostream>
 
+#include "processor/cmd/atomic_file.h"
 #include "processor/kafka/embedded_cluster.h"
 
 namespace oncecount::cmd {
-namespace {
-
-bool WriteAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream file(tmp, std::ios::trunc);
-    file << text << "\n";
-    if (!file.flush()) return false;
-  }
-  return std::rename(tmp.c_str(), path.c_str()) == 0;
-}
-
-}  // namespace
 
 int RunDevKafka(const DevKafkaOptions& o, std::ostream& out, std::ostream& err) {
   if (o.brokers < 1 || o.brokers > 16) {
@@ -44,7 +30,7 @@ int RunDevKafka(const DevKafkaOptions& o, std::ostream& out, std::ostream& err) 
   const auto& cluster = std::get<std::unique_ptr<kafka::EmbeddedCluster>>(started);
   // The file first: a reader that has seen the line may rely on the file.
   if (!o.bootstrap_file.empty() &&
-      !WriteAtomically(o.bootstrap_file, cluster->bootstrap_servers())) {
+      !WriteFileAtomically(o.bootstrap_file, cluster->bootstrap_servers())) {
     err << "dev-kafka: --bootstrap-file: cannot write " << o.bootstrap_file << "\n";
     return 1;
   }

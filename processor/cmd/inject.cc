@@ -3,9 +3,9 @@
 #include <librdkafka/rdkafka.h>
 
 #include <chrono>
-#include <cstdio>
-#include <fstream>
 #include <ostream>
+
+#include "processor/cmd/atomic_file.h"
 
 namespace oncecount::cmd {
 namespace {
@@ -37,16 +37,6 @@ std::string Validate(const InjectOptions& o) {
   if (w.max_retry_delay_ms < 0) return "--max-retry-delay-ms must not be negative";
   if (o.rate < 0) return "--rate must not be negative";
   return {};
-}
-
-bool WriteAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream file(tmp, std::ios::trunc);
-    file << text << "\n";
-    if (!file.flush()) return false;
-  }
-  return std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
 }  // namespace
@@ -140,7 +130,7 @@ int RunInject(const InjectOptions& o, std::ostream& err) {
         << (counts.first_error.empty() ? "" : " (" + counts.first_error + ")") << "\n";
     return 1;
   }
-  if (!o.truth_file.empty() && !WriteAtomically(o.truth_file, truth.ToJson())) {
+  if (!o.truth_file.empty() && !WriteFileAtomically(o.truth_file, truth.ToJson())) {
     err << "inject: --truth: cannot write " << o.truth_file << "\n";
     return 1;
   }
