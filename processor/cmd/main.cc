@@ -9,6 +9,7 @@
 #include "processor/cmd/dev_kafka.h"
 #include "processor/cmd/filter_eval.h"
 #include "processor/cmd/inject.h"
+#include "processor/cmd/verify.h"
 
 namespace {
 
@@ -110,6 +111,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   inj->add_option("--seed", inject.workload.seed, "workload seed")->capture_default_str();
   inj->add_option("--truth", inject.truth_file, "write the expected counters here (JSON)");
+  oncecount::cmd::VerifyOptions verify;
+  CLI::App* ver = app.add_subcommand("verify", "compare the service's counters with a truth file");
+  ver->add_option("--truth", verify.truth_file, "the truth file inject wrote")->required();
+  ver->add_option("--api", verify.api_url, "the service's HTTP API, http://host:port")->required();
+  ver->add_option("--timeout-s", verify.timeout_s, "give up after this long")
+      ->capture_default_str();
   std::string config_path;
   app.add_subcommand("check-config", "validate a config file and print the effective configuration")
       ->add_option("FILE", config_path, "the YAML configuration file")
@@ -125,6 +132,7 @@ int main(int argc, char** argv) {
   }
   if (app.got_subcommand("check-config")) return RunCheckConfig(config_path);
   if (app.got_subcommand("inject")) return oncecount::cmd::RunInject(inject, std::cerr);
+  if (app.got_subcommand("verify")) return oncecount::cmd::RunVerify(verify, std::cout, std::cerr);
   if (app.got_subcommand("dev-kafka")) {
     BlockStopSignals();
     return oncecount::cmd::RunDevKafka(dev_kafka, std::cout, std::cerr);

@@ -1,0 +1,211 @@
+#include "processor/cmd/verify.h"
+
+#include <simdjson.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <thread>
+
+#include "http/client.h"
+#include "http/request_target.h"
+#include "processor/json/json_writer.h"
+
+namespace oncecount::cmd {
+namespace {
+
+using Counters = std::map<std::string, int64_t>;
+
+std::optional<Counters> ReadTruth(const std::string& path, std::string& error) {
+  std::ifstream in(path);
+  if (!in) {
+    error = "--truth: cannot read " + path;
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  simdjson::dom::parser parser;
+  simdjson::dom::object counters;
+  if (parser.parse(text.str()).at_key("counters").get_object().get(counters) != simdjson::SUCCESS) {
+    error = "--truth: " + path + " is not a truth file (expected {\"counters\": {...}})";
+    return std::nullopt;
+  }
+  Counters truth;
+  for (auto [name, value] : counters) {
+    int64_t v = 0;
+    if (value.get_int64().get(v) != simdjson::SUCCESS) {
+      error = "--truth: the value of counter \"" + std::string(name) + "\" is not an integer";
+      return std::nullopt;
+    }
+    truth[std::string(name)] = v;
+  }
+  return truth;
+}
+
+// %-encodes everything but unreserved characters, for a query value.
+std::string QueryEscape(const std::string& s) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += {'%', kHex[c >> 4], kHex[c & 15]};
+    }
+  }
+  return out;
+}
+
+// Every counter the service lists, page by page.
+std::optional<Counters> ReadService(const std::string& api, std::string& error) {
+  Counters served;
+  std::optional<std::string> after;
+  simdjson::dom::parser parser;
+  for (int page = 0; page < 1'000'000; ++page) {
+    std::string target = "/v1/counters?limit=1000";
+    if (after) target += "&after=" + QueryEscape(*after);
+    auto got = http::HttpGet(api, target, std::chrono::seconds(10));
+    if (auto* e = std::get_if<std::string>(&got)) {
+      error = *e;
+      return std::nullopt;
+    }
+    const auto& response = std::get<http::ClientResponse>(got);
+    if (response.status != 200) {
+      error =
+          "GET " + target + " answered " + std::to_string(response.status) + ": " + response.body;
+      return std::nullopt;
+    }
+    simdjson::dom::element doc;
+    simdjson::dom::array list;
+    if (parser.parse(response.body).get(doc) != simdjson::SUCCESS ||
+        doc["counters"].get_array().get(list) != simdjson::SUCCESS) {
+      error = "GET " + target + " did not answer {\"counters\": [...]}";
+      return std::nullopt;
+    }
+    for (auto item : list) {
+      std::string_view name;
+      int64_t value = 0;
+      if (item["counter"].get_string().get(name) != simdjson::SUCCESS ||
+          item["value"].get_int64().get(value) != simdjson::SUCCESS) {
+        error = "GET " + target + " listed a counter without a name or an integer value";
+        return std::nullopt;
+      }
+      served[std::string(name)] = value;
+    }
+    std::string_view next;
+    if (doc["next"].get_string().get(next) != simdjson::SUCCESS) return served;  // null: done
+    after = std::string(next);
+  }
+  error = "the counter list never ended";
+  return std::nullopt;
+}
+
+struct Report {
+  uint64_t exact = 0, over = 0, under = 0;
+  int64_t expected_total = 0, actual_total = 0;
+  uint64_t abs_error = 0;
+  std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>>
+      wrong;  // name, (expected, actual)
+  bool all_exact() const { return over == 0 && under == 0; }
+};
+
+Report Compare(const Counters& truth, const Counters& served) {
+  Report r;
+  const auto account = [&](const std::string& name, int64_t expected, int64_t actual) {
+    r.expected_total += expected;
+    r.actual_total += actual;
+    if (expected == actual) {
+      ++r.exact;
+      return;
+    }
+    (actual > expected ? r.over : r.under) += 1;
+    r.abs_error += static_cast<uint64_t>(std::llabs(actual - expected));
+    r.wrong.push_back({name, {expected, actual}});
+  };
+  for (const auto& [name, expected] : truth) {
+    const auto it = served.find(name);
+    account(name, expected, it == served.end() ? 0 : it->second);
+  }
+  for (const auto& [name, actual] : served) {
+    if (!truth.count(name)) account(name, 0, actual);
+  }
+  return r;
+}
+
+void Print(const Report& r, std::ostream& out) {
+  constexpr size_t kShown = 20;
+  for (size_t i = 0; i < r.wrong.size() && i < kShown; ++i) {
+    const auto& [name, values] = r.wrong[i];
+    out << (values.second > values.first ? "over  " : "under ") << name << ": expected "
+        << values.first << ", served " << values.second << "\n";
+  }
+  if (r.wrong.size() > kShown) out << "... and " << r.wrong.size() - kShown << " more\n";
+  const double base = std::max<double>(1.0, std::fabs(static_cast<double>(r.expected_total)));
+  const double error_pct = 100.0 * static_cast<double>(r.abs_error) / base;
+  out << "counters: " << r.exact << " exact, " << r.over << " over, " << r.under
+      << " under; total expected " << r.expected_total << ", served " << r.actual_total
+      << "; error " << error_pct << "%\n";
+  json::JsonWriter j;
+  j.BeginObject()
+      .Key("exact")
+      .Uint(r.exact)
+      .Key("over")
+      .Uint(r.over)
+      .Key("under")
+      .Uint(r.under)
+      .Key("expected_total")
+      .Int(r.expected_total)
+      .Key("served_total")
+      .Int(r.actual_total)
+      .Key("error_percent")
+      .Double(error_pct)
+      .Key("ok")
+      .Bool(r.all_exact())
+      .EndObject();
+  out << j.str() << "\n";
+}
+
+}  // namespace
+
+int RunVerify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
+  if (o.api_url.rfind("http://", 0) != 0) {
+    err << "verify: --api: expected http://host:port, got \"" << o.api_url << "\"\n";
+    return 2;
+  }
+  if (!(o.timeout_s > 0)) {
+    err << "verify: --timeout-s must be positive\n";
+    return 2;
+  }
+  std::string error;
+  const std::optional<Counters> truth = ReadTruth(o.truth_file, error);
+  if (!truth) {
+    err << "verify: " << error << "\n";
+    return 2;
+  }
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int64_t>(o.timeout_s * 1000));
+  std::optional<Report> last;
+  while (true) {
+    const std::optional<Counters> served = ReadService(o.api_url, error);
+    if (served) {
+      last = Compare(*truth, *served);
+      if (last->all_exact()) break;
+    } else {
+      err << "verify: " << error << "\n";
+    }
+    if (std::chrono::steady_clock::now() + o.poll_every >= deadline) break;
+    std::this_thread::sleep_for(o.poll_every);
+  }
+  if (!last) {
+    err << "verify: could not read the service's counters before the deadline\n";
+    return 1;
+  }
+  Print(*last, out);
+  return last->all_exact() ? 0 : 1;
+}
+
+}  // namespace oncecount::cmd
