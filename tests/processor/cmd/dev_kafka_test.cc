@@ -73,7 +73,8 @@ int WaitExit(pid_t pid, std::chrono::milliseconds timeout) {
 }
 
 TEST(DevKafka, PrintsItsBootstrapServersServesClientsAndStopsOnSigterm) {
-  const std::string file = ::testing::TempDir() + "dev-kafka-bootstrap.txt";
+  const std::string file =
+      ::testing::TempDir() + "dev-kafka-bootstrap-" + std::to_string(getpid()) + ".txt";
   std::remove(file.c_str());
   Child child = Spawn({ONCECOUNT_BINARY, "dev-kafka", "--partitions", "2", "--topic", "clicks",
                        "--bootstrap-file", file});

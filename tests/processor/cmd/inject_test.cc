@@ -3,6 +3,7 @@
 #include "processor/cmd/inject.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <map>
@@ -29,7 +30,7 @@ TEST(Inject, ProducesTheWorkloadAndWritesItsTruth) {
   o.workload.counters = 13;
   o.workload.max_retry_delay_ms = 100;
   o.workload.malformed_rate = 0.03;
-  o.truth_file = ::testing::TempDir() + "inject-truth.json";
+  o.truth_file = ::testing::TempDir() + "inject-truth-" + std::to_string(getpid()) + ".json";
   std::ostringstream log;
   ASSERT_EQ(RunInject(o, log), 0) << log.str();
 

@@ -3,6 +3,7 @@
 #include "processor/cmd/verify.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
@@ -94,7 +95,10 @@ std::string WriteTruth(const std::map<std::string, int64_t>& counters) {
       .Key("malformed")
       .Uint(0)
       .EndObject();
-  const std::string path = ::testing::TempDir() + "verify-truth.json";
+  // One file per test: ctest runs the tests of this file in parallel processes.
+  const std::string path = ::testing::TempDir() + "verify-truth-" + std::to_string(getpid()) + "-" +
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                           ".json";
   std::ofstream(path) << j.str();
   return path;
 }
