@@ -20,7 +20,10 @@ int RunDevKafka(const DevKafkaOptions& o, std::ostream& out, std::ostream& err) 
   }
   std::vector<kafka::TopicSpec> topics;
   for (const std::string& name : o.topics) topics.push_back({name, o.partitions});
-  if (topics.empty()) topics = {{"events", o.partitions}, {"events.dlq", o.partitions}};
+  if (topics.empty()) {
+    topics = {
+        {"events", o.partitions}, {"events.dlq", o.partitions}, {"events.changelog", o.partitions}};
+  }
 
   auto started = kafka::EmbeddedCluster::Start(o.brokers, topics);
   if (auto* error = std::get_if<std::string>(&started)) {

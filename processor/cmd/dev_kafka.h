@@ -16,7 +16,7 @@ namespace oncecount::cmd {
 struct DevKafkaOptions {
   int brokers = 1;
   int partitions = 8;
-  std::vector<std::string> topics;  // empty: "events" and "events.dlq"
+  std::vector<std::string> topics;  // empty: "events", "events.dlq", "events.changelog"
   std::string bootstrap_file;
 };
 

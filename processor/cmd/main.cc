@@ -6,9 +6,11 @@
 #include <iostream>
 
 #include "config/config.h"
+#include "processor/cmd/demo.h"
 #include "processor/cmd/dev_kafka.h"
 #include "processor/cmd/filter_eval.h"
 #include "processor/cmd/inject.h"
+#include "processor/cmd/serve.h"
 #include "processor/cmd/verify.h"
 
 namespace {
@@ -117,6 +119,23 @@ int main(int argc, char** argv) {
   ver->add_option("--api", verify.api_url, "the service's HTTP API, http://host:port")->required();
   ver->add_option("--timeout-s", verify.timeout_s, "give up after this long")
       ->capture_default_str();
+  oncecount::cmd::ServeOptions serve;
+  CLI::App* srv = app.add_subcommand("serve", "run the processor and the HTTP API");
+  srv->add_option("--config", serve.config_file, "the YAML configuration file")->required();
+  srv->add_option("--instance-id", serve.instance_id,
+                  "this instance's name, unique in the group and stable across restarts "
+                  "(default: <hostname>-<http port>)");
+  oncecount::cmd::DemoOptions demo;
+  CLI::App* dem = app.add_subcommand(
+      "demo", "embedded Kafka, the processor, the HTTP API and a stream of events with retries");
+  dem->add_option("--http", demo.http, "where the HTTP API listens")->capture_default_str();
+  dem->add_option("--rate", demo.rate, "new events per second")->capture_default_str();
+  dem->add_option("--duplicate-rate", demo.duplicate_rate, "share of events retried")
+      ->capture_default_str();
+  dem->add_option("--partitions", demo.partitions, "input partitions (shards)")
+      ->capture_default_str();
+  dem->add_option("--duration-s", demo.duration_s, "stop after this long (0: at Ctrl-C)")
+      ->capture_default_str();
   std::string config_path;
   app.add_subcommand("check-config", "validate a config file and print the effective configuration")
       ->add_option("FILE", config_path, "the YAML configuration file")
@@ -133,6 +152,14 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("check-config")) return RunCheckConfig(config_path);
   if (app.got_subcommand("inject")) return oncecount::cmd::RunInject(inject, std::cerr);
   if (app.got_subcommand("verify")) return oncecount::cmd::RunVerify(verify, std::cout, std::cerr);
+  if (app.got_subcommand("serve")) {
+    BlockStopSignals();
+    return oncecount::cmd::RunServe(serve, std::cout, std::cerr);
+  }
+  if (app.got_subcommand("demo")) {
+    BlockStopSignals();
+    return oncecount::cmd::RunDemo(demo, std::cout, std::cerr);
+  }
   if (app.got_subcommand("dev-kafka")) {
     BlockStopSignals();
     return oncecount::cmd::RunDevKafka(dev_kafka, std::cout, std::cerr);

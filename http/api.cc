@@ -1,0 +1,531 @@
+#include "http/api.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "http/http_error.h"
+#include "http/request_target.h"
+#include "http/route.h"
+#include "processor/json/json_writer.h"
+#include "processor/shard/counter_snapshot.h"
+
+namespace oncecount::http {
+namespace {
+
+using shard::CounterSnapshot;
+using shard::ShardView;
+using Snapshot = shard::StateBoard::Snapshot;
+using CountersPtr = std::shared_ptr<const CounterSnapshot>;
+
+// SPEC §1's dead-letter reasons, in event::DlqReason's order, which is the index of
+// ShardView::dead_lettered_by_reason. Spelled out here so that http/ need not link
+// the event parser (and simdjson) for seven names.
+constexpr std::array<const char*, shard::kDlqReasonCount> kDlqReasonNames = {
+    "missing_key",     "key_too_long",  "invalid_json", "missing_counter",
+    "invalid_counter", "invalid_delta", "overflow",
+};
+
+constexpr const char* kJson = "application/json";
+constexpr const char* kHtml = "text/html; charset=utf-8";
+
+// Served at GET / until the full dashboard exists. textContent, never innerHTML:
+// counter names come from producers.
+constexpr const char* kBuiltInDashboard = R"html(<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>oncecount</title>
+<style>body{font-family:sans-serif;margin:2em}td{padding:0 2em 0 0}td.v{text-align:right}</style>
+</head>
+<body>
+<h1>oncecount</h1>
+<p id="status">loading...</p>
+<table id="counters"></table>
+<script>
+async function load() {
+  const status = document.getElementById('status');
+  try {
+    const r = await fetch('/v1/counters?limit=1000');
+    const b = await r.json();
+    if (!r.ok) { status.textContent = b.message; return; }
+    status.textContent = (b.complete ? 'complete' : 'incomplete: some shards are not here yet') +
+        ', ' + b.staleness_ms + ' ms old' + (b.next ? ', first 1000 counters' : '');
+    const t = document.getElementById('counters');
+    t.replaceChildren();
+    for (const c of b.counters) {
+      const row = t.insertRow();
+      row.insertCell().textContent = c.counter;
+      const v = row.insertCell();
+      v.className = 'v';
+      v.textContent = c.value;
+    }
+  } catch (e) {
+    status.textContent = 'unreachable: ' + e;
+  }
+}
+load();
+setInterval(load, 2000);
+</script>
+</body>
+</html>
+)html";
+
+Response JsonResponse(const json::JsonWriter& j, unsigned status = 200) {
+  return Response{status, kJson, j.str(), ""};
+}
+
+Response ErrorResponse(const HttpError& e) {
+  return Response{static_cast<unsigned>(e.status), kJson, ErrorBody(e), e.allow};
+}
+
+int64_t SystemNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The shards' counters merged, computed once per combination of published counter
+// snapshots. The key is the snapshots themselves rather than their views: a shard
+// that republishes (new offsets, same counters) shares its unchanged snapshot, and
+// that must not cost a merge.
+class MergeCache {
+ public:
+  CountersPtr Get(const Snapshot& s) {
+    std::vector<CountersPtr> key;
+    key.reserve(s.shards.size());
+    for (const auto& v : s.shards) key.push_back(v->counters);
+    {
+      std::lock_guard lock(mu_);
+      if (merged_ && key == key_) return merged_;
+    }
+    // Merged outside the lock so that a large merge does not stall readers.
+    auto merged = std::make_shared<const CounterSnapshot>(CounterSnapshot::Merge(key));
+    std::lock_guard lock(mu_);
+    key_ = std::move(key);
+    merged_ = merged;
+    return merged;
+  }
+
+ private:
+  std::mutex mu_;
+  // Owning pointers, not addresses: a freed snapshot's address could be reused by a
+  // new one, and a key of raw addresses would then match a stale merge.
+  std::vector<CountersPtr> key_;
+  CountersPtr merged_;
+};
+
+struct Totals {
+  uint64_t events_applied = 0;
+  uint64_t duplicates_dropped = 0;
+  uint64_t near_edge_duplicates = 0;
+  uint64_t dead_lettered = 0;
+  std::array<uint64_t, shard::kDlqReasonCount> dead_lettered_by_reason{};
+  uint64_t transactions_committed = 0;
+  uint64_t transactions_aborted = 0;
+  int64_t lag = 0;
+};
+
+Totals Sum(const Snapshot& s) {
+  Totals t;
+  for (const auto& v : s.shards) {
+    t.events_applied += v->events_applied;
+    t.duplicates_dropped += v->duplicates_dropped;
+    t.near_edge_duplicates += v->near_edge_duplicates;
+    t.dead_lettered += v->dead_lettered;
+    for (size_t i = 0; i < shard::kDlqReasonCount; ++i) {
+      t.dead_lettered_by_reason[i] += v->dead_lettered_by_reason[i];
+    }
+    t.transactions_committed += v->transactions_committed;
+    t.transactions_aborted += v->transactions_aborted;
+    t.lag += v->lag();
+  }
+  return t;
+}
+
+void WriteReasons(json::JsonWriter& j,
+                  const std::array<uint64_t, shard::kDlqReasonCount>& by_reason) {
+  j.BeginObject();
+  for (size_t i = 0; i < shard::kDlqReasonCount; ++i) j.Key(kDlqReasonNames[i]).Uint(by_reason[i]);
+  j.EndObject();
+}
+
+// Prometheus sample values: the shortest round-trip text in %g style (0.0005, not
+// 5e-04), and the format's spellings of the non-finite values.
+std::string MetricValue(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general);
+  return ec == std::errc() ? std::string(buf, end) : "NaN";
+}
+std::string MetricValue(uint64_t v) {
+  return std::to_string(v);
+}
+std::string MetricValue(int64_t v) {
+  return std::to_string(v);
+}
+
+// Builds a text exposition (format 0.0.4): each family's HELP and TYPE, then its
+// samples.
+class Exposition {
+ public:
+  void Family(std::string_view name, std::string_view type, std::string_view help) {
+    Line("# HELP ", name, " ", help);
+    Line("# TYPE ", name, " ", type);
+  }
+  void Sample(std::string_view name, std::string_view labels, const std::string& value) {
+    Line(name, labels, " ", value);
+  }
+  // One family with one sample per shard, labelled by partition.
+  template <typename ValueOf>
+  void PerShard(const Snapshot& s, std::string_view name, std::string_view type,
+                std::string_view help, ValueOf value_of) {
+    Family(name, type, help);
+    for (const auto& v : s.shards) Sample(name, PartitionLabel(v->partition), value_of(*v));
+  }
+  static std::string PartitionLabel(int32_t partition) {
+    return "{partition=\"" + std::to_string(partition) + "\"}";
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  void Line(std::string_view a, std::string_view b, std::string_view c, std::string_view d) {
+    out_.append(a).append(b).append(c).append(d).push_back('\n');
+  }
+  std::string out_;
+};
+
+class Api {
+ public:
+  Api(const shard::StateBoard& board, ApiOptions options)
+      : board_(board), options_(std::move(options)) {
+    if (!options_.now_ms) options_.now_ms = SystemNowMs;
+  }
+
+  Response Handle(const Request& request) {
+    auto target = ParseRequestTarget(request.target);
+    if (const auto* e = std::get_if<HttpError>(&target)) return ErrorResponse(*e);
+    auto route = MatchRoute(request.method, std::get<RequestTarget>(target));
+    if (const auto* e = std::get_if<HttpError>(&route)) return ErrorResponse(*e);
+    return Dispatch(std::get<Route>(route));
+  }
+
+ private:
+  Response Dispatch(const Route& r) {
+    switch (r.endpoint) {
+      case Endpoint::kCounter:
+        return Counter(r.name);
+      case Endpoint::kCounterList:
+        return CounterList(r);
+      case Endpoint::kStats:
+        return Stats();
+      case Endpoint::kShard:
+        return ShardDetail(r.partition);
+      case Endpoint::kHealthz:
+        return Healthz();
+      case Endpoint::kReadyz:
+        return Readyz();
+      case Endpoint::kMetrics:
+        return Metrics();
+      case Endpoint::kDashboard:
+        return Dashboard();
+    }
+    return ErrorResponse({404, "not_found", "no such resource"});
+  }
+
+  Response Counter(const std::string& name) {
+    const Snapshot s = board_.Read();
+    const auto value = merged_.Get(s)->Find(name);
+    if (!value) {
+      return ErrorResponse(
+          {404, "not_found",
+           "no shard on this instance has seen counter \"" + name + "\"" + IncompleteNote(s)});
+    }
+    json::JsonWriter j;
+    j.BeginObject().Key("counter").String(name).Key("value").Int(*value);
+    j.Key("complete").Bool(s.complete()).Key("staleness_ms").Int(StalenessMs(s)).EndObject();
+    return JsonResponse(j);
+  }
+
+  Response CounterList(const Route& r) {
+    const Snapshot s = board_.Read();
+    const shard::CounterPage page =
+        merged_.Get(s)->List(r.prefix, static_cast<size_t>(r.limit),
+                             r.after ? std::optional<std::string_view>(*r.after) : std::nullopt);
+    json::JsonWriter j;
+    j.BeginObject().Key("counters").BeginArray();
+    for (const auto& c : page.counters) {
+      j.BeginObject().Key("counter").String(c.name).Key("value").Int(c.value).EndObject();
+    }
+    j.EndArray().Key("next");
+    if (page.next) {
+      j.String(*page.next);
+    } else {
+      j.Null();
+    }
+    j.Key("complete").Bool(s.complete()).Key("staleness_ms").Int(StalenessMs(s)).EndObject();
+    return JsonResponse(j);
+  }
+
+  Response Stats() {
+    const Snapshot s = board_.Read();
+    json::JsonWriter j;
+    j.BeginObject()
+        .Key("instance")
+        .String(options_.instance_id)
+        .Key("input_topic")
+        .String(options_.input_topic)
+        .Key("partitions")
+        .Int(s.partitions)
+        .Key("complete")
+        .Bool(s.complete())
+        .Key("ready")
+        .Bool(s.ready())
+        .Key("target_fpp")
+        .Double(options_.target_fpp)
+        .Key("staleness_ms")
+        .Int(StalenessMs(s));
+    j.Key("shards").BeginArray();
+    for (const auto& v : s.shards) {
+      j.BeginObject();
+      WriteShardFields(j, *v, false);
+      j.EndObject();
+    }
+    j.EndArray().Key("totals");
+    WriteTotals(j, s);
+    j.EndObject();
+    return JsonResponse(j);
+  }
+
+  Response ShardDetail(int32_t partition) {
+    const Snapshot s = board_.Read();
+    const auto it = std::find_if(s.shards.begin(), s.shards.end(),
+                                 [partition](const auto& v) { return v->partition == partition; });
+    if (it == s.shards.end()) {
+      return ErrorResponse({404, "not_found",
+                            "partition " + std::to_string(partition) +
+                                " has no shard on this instance (neither active nor standby)"});
+    }
+    const ShardView& v = **it;
+    json::JsonWriter j;
+    j.BeginObject().Key("instance").String(options_.instance_id);
+    j.Key("input_topic").String(options_.input_topic);
+    WriteShardFields(j, v, true);
+    j.Key("staleness_ms").Int(std::max<int64_t>(0, options_.now_ms() - v.published_at_ms));
+    j.EndObject();
+    return JsonResponse(j);
+  }
+
+  static Response Healthz() {
+    json::JsonWriter j;
+    j.BeginObject().Key("status").String("ok").EndObject();
+    return JsonResponse(j);
+  }
+
+  Response Readyz() const {
+    const Snapshot s = board_.Read();
+    if (!s.ready()) return ErrorResponse({503, "not_ready", NotReadyReason(s)});
+    size_t active = 0;
+    for (const auto& v : s.shards) active += v->role == shard::ShardRole::kActive ? 1 : 0;
+    json::JsonWriter j;
+    j.BeginObject().Key("ready").Bool(true).Key("complete").Bool(s.complete());
+    j.Key("active_shards").Uint(active).Key("standby_shards").Uint(s.shards.size() - active);
+    j.EndObject();
+    return JsonResponse(j);
+  }
+
+  Response Metrics() {
+    const Snapshot s = board_.Read();
+    Exposition e;
+    WriteInstanceMetrics(e, s);
+    WriteShardMetrics(e, s);
+    WriteFilterMetrics(e, s);
+    return Response{200, kMetricsContentType, e.Take(), ""};
+  }
+
+  Response Dashboard() const {
+    return Response{200, kHtml,
+                    options_.dashboard_html.empty() ? kBuiltInDashboard : options_.dashboard_html,
+                    ""};
+  }
+
+  // --- pieces ---
+
+  // How old the oldest shard's view is: a merged answer is at most this stale.
+  int64_t StalenessMs(const Snapshot& s) const {
+    if (s.shards.empty()) return 0;
+    int64_t oldest = s.shards.front()->published_at_ms;
+    for (const auto& v : s.shards) oldest = std::min(oldest, v->published_at_ms);
+    return std::max<int64_t>(0, options_.now_ms() - oldest);
+  }
+
+  // A 404 on an incomplete instance may be a counter that lives on a missing shard.
+  static std::string IncompleteNote(const Snapshot& s) {
+    if (s.complete()) return "";
+    return " (this instance does not hold every shard yet; the counter may live on a missing "
+           "one)";
+  }
+
+  static std::string NotReadyReason(const Snapshot& s) {
+    if (!s.assignment_known) {
+      return "no partition assignment yet: the processor has not joined its consumer group";
+    }
+    std::string pending;
+    for (const auto& v : s.shards) {
+      if (v->role != shard::ShardRole::kActive || v->phase == shard::ShardPhase::kRunning) continue;
+      if (!pending.empty()) pending += ", ";
+      pending += std::to_string(v->partition) + " (" + shard::ShardPhaseName(v->phase);
+      if (!v->failure.empty()) pending += ": " + v->failure;
+      pending += ")";
+    }
+    return "shards not running yet: " + (pending.empty() ? std::string("none") : pending);
+  }
+
+  double TargetFpp(const ShardView& v) const {
+    return v.target_fpp > 0 ? v.target_fpp : options_.target_fpp;
+  }
+
+  // A shard's fields, inside an object the caller opened; `detail` adds what only
+  // GET /v1/shards/{p} shows (the digest, every constituent filter).
+  void WriteShardFields(json::JsonWriter& j, const ShardView& v, bool detail) const {
+    j.Key("partition").Int(v.partition);
+    j.Key("role").String(shard::ShardRoleName(v.role));
+    j.Key("phase").String(shard::ShardPhaseName(v.phase));
+    if (!v.failure.empty()) j.Key("failure").String(v.failure);
+    j.Key("input_offset").Int(v.input_offset).Key("high_watermark").Int(v.high_watermark);
+    j.Key("lag").Int(v.lag()).Key("epoch").Uint(v.epoch).Key("changelog_seq").Uint(v.changelog_seq);
+    j.Key("counters").Uint(v.counters ? v.counters->size() : 0);
+    j.Key("events_applied").Uint(v.events_applied);
+    j.Key("duplicates_dropped").Uint(v.duplicates_dropped);
+    j.Key("near_edge_duplicates").Uint(v.near_edge_duplicates);
+    j.Key("dead_lettered").Uint(v.dead_lettered).Key("dead_lettered_by_reason");
+    WriteReasons(j, v.dead_lettered_by_reason);
+    j.Key("transactions_committed").Uint(v.transactions_committed);
+    j.Key("transactions_aborted").Uint(v.transactions_aborted);
+    j.Key("published_at_ms").Int(v.published_at_ms);
+    j.Key("filter");
+    WriteFilter(j, v, detail);
+    if (detail) {
+      j.Key("digest").String(v.digest).Key("constituents").BeginArray();
+      for (const auto& c : v.filter.constituents) {
+        j.BeginObject().Key("inserted").Uint(c.inserted).Key("fill").Double(c.fill);
+        j.Key("estimated_fpp").Double(c.estimated_fpp).EndObject();
+      }
+      j.EndArray();
+    }
+  }
+
+  void WriteFilter(json::JsonWriter& j, const ShardView& v, bool detail) const {
+    const filter::FilterSummary& f = v.filter;
+    j.BeginObject().Key("mode").String(filter::ModeName(f.mode)).Key("filters").Uint(f.filters);
+    j.Key("refresh_ms").Int(f.refresh_ms).Key("estimated_fpp").Double(f.estimated_fpp);
+    if (detail) j.Key("estimated_fpp_eq1").Double(f.estimated_fpp_eq1);
+    j.Key("target_fpp").Double(TargetFpp(v));
+    j.Key("window_ms_guaranteed").Int(f.window_ms_guaranteed).Key("bits_total").Uint(f.bits_total);
+    j.Key("inserted").Uint(f.inserted).Key("duplicates").Uint(f.duplicates);
+    j.Key("near_edge_duplicates").Uint(f.near_edge_duplicates).EndObject();
+  }
+
+  void WriteTotals(json::JsonWriter& j, const Snapshot& s) {
+    const Totals t = Sum(s);
+    j.BeginObject().Key("shards").Uint(s.shards.size());
+    j.Key("counters").Uint(merged_.Get(s)->size()).Key("lag").Int(t.lag);
+    j.Key("events_applied").Uint(t.events_applied);
+    j.Key("duplicates_dropped").Uint(t.duplicates_dropped);
+    j.Key("near_edge_duplicates").Uint(t.near_edge_duplicates);
+    j.Key("dead_lettered").Uint(t.dead_lettered).Key("dead_lettered_by_reason");
+    WriteReasons(j, t.dead_lettered_by_reason);
+    j.Key("transactions_committed").Uint(t.transactions_committed);
+    j.Key("transactions_aborted").Uint(t.transactions_aborted).EndObject();
+  }
+
+  void WriteInstanceMetrics(Exposition& e, const Snapshot& s) {
+    e.Family("oncecount_up", "gauge", "1 while the process serves.");
+    e.Sample("oncecount_up", "", "1");
+    e.Family("oncecount_counters", "gauge",
+             "Distinct counters over the shards held by this instance.");
+    e.Sample("oncecount_counters", "", MetricValue(uint64_t{merged_.Get(s)->size()}));
+    e.PerShard(
+        s, "oncecount_shard_ready", "gauge",
+        "1 when the shard is restored and running on this instance, else 0.",
+        [](const ShardView& v) { return v.phase == shard::ShardPhase::kRunning ? "1" : "0"; });
+  }
+
+  static void WriteShardMetrics(Exposition& e, const Snapshot& s) {
+    e.PerShard(s, "oncecount_events_applied_total", "counter", "Events applied to counters.",
+               [](const ShardView& v) { return MetricValue(v.events_applied); });
+    e.PerShard(s, "oncecount_duplicates_dropped_total", "counter",
+               "Events dropped as retries of an applied event (false positives included).",
+               [](const ShardView& v) { return MetricValue(v.duplicates_dropped); });
+    e.PerShard(s, "oncecount_near_edge_duplicates_total", "counter",
+               "Duplicates that only the oldest filters still remembered.",
+               [](const ShardView& v) { return MetricValue(v.near_edge_duplicates); });
+    WriteDeadLetterMetrics(e, s);
+    e.PerShard(s, "oncecount_transactions_committed_total", "counter", "Transactions committed.",
+               [](const ShardView& v) { return MetricValue(v.transactions_committed); });
+    e.PerShard(s, "oncecount_transactions_aborted_total", "counter", "Transactions aborted.",
+               [](const ShardView& v) { return MetricValue(v.transactions_aborted); });
+    e.PerShard(s, "oncecount_input_lag_messages", "gauge",
+               "Input messages not yet applied: high watermark minus input offset.",
+               [](const ShardView& v) { return MetricValue(v.lag()); });
+    e.PerShard(s, "oncecount_input_offset", "gauge", "The next input offset the shard applies.",
+               [](const ShardView& v) { return MetricValue(v.input_offset); });
+  }
+
+  static void WriteDeadLetterMetrics(Exposition& e, const Snapshot& s) {
+    constexpr std::string_view kName = "oncecount_dead_lettered_total";
+    e.Family(kName, "counter", "Events sent to the dead-letter topic, by reason.");
+    for (const auto& v : s.shards) {
+      for (size_t i = 0; i < shard::kDlqReasonCount; ++i) {
+        e.Sample(kName,
+                 "{partition=\"" + std::to_string(v->partition) + "\",reason=\"" +
+                     kDlqReasonNames[i] + "\"}",
+                 MetricValue(v->dead_lettered_by_reason[i]));
+      }
+    }
+  }
+
+  void WriteFilterMetrics(Exposition& e, const Snapshot& s) const {
+    e.PerShard(s, "oncecount_filter_estimated_fpp", "gauge",
+               "The filter model's estimate of the false-positive probability.",
+               [](const ShardView& v) { return MetricValue(v.filter.estimated_fpp); });
+    e.PerShard(s, "oncecount_filter_target_fpp", "gauge",
+               "The configured false-positive probability target.",
+               [this](const ShardView& v) { return MetricValue(TargetFpp(v)); });
+    e.PerShard(s, "oncecount_filter_constituents", "gauge", "Constituent filters.",
+               [](const ShardView& v) { return MetricValue(uint64_t{v.filter.filters}); });
+    e.PerShard(s, "oncecount_filter_refresh_period_seconds", "gauge",
+               "Time between filter refreshes (0: the mode never refreshes).",
+               [](const ShardView& v) { return MetricValue(v.filter.refresh_ms / 1000.0); });
+    // A filter that never forgets guarantees an infinite window.
+    e.PerShard(s, "oncecount_filter_guaranteed_window_seconds", "gauge",
+               "Retries at most this late are always caught (+Inf: the filter never forgets).",
+               [](const ShardView& v) {
+                 const int64_t ms = v.filter.window_ms_guaranteed;
+                 return MetricValue(ms < 0 ? std::numeric_limits<double>::infinity() : ms / 1000.0);
+               });
+    e.PerShard(s, "oncecount_filter_memory_bytes", "gauge", "Memory of the filter state.",
+               [](const ShardView& v) { return MetricValue((v.filter.bits_total + 7) / 8); });
+  }
+
+  const shard::StateBoard& board_;
+  ApiOptions options_;
+  MergeCache merged_;
+};
+
+}  // namespace
+
+Handler MakeApiHandler(const shard::StateBoard& board, ApiOptions options) {
+  auto api = std::make_shared<Api>(board, std::move(options));
+  return [api](const Request& request) { return api->Handle(request); };
+}
+
+}  // namespace oncecount::http

@@ -1,0 +1,42 @@
+// The HTTP API's endpoints (SPEC §4): the Handler that the Server calls, answering
+// from what the shards publish on a StateBoard — counters merged across shards, the
+// statistics of every shard and its filter, readiness, Prometheus metrics and the
+// dashboard page.
+//
+// The handler never touches live shard state: each request takes one Snapshot of the
+// board, so a response is consistent with itself even while shards publish. The
+// merged counter snapshot is cached, keyed by the shards' counter snapshots, so
+// repeated reads between commits do not merge again.
+//
+// Thread-safety: the returned Handler (and any copy of it) may be called from many
+// threads at once; its copies share one cache. The board must outlive it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "http/server.h"
+#include "processor/shard/shard_view.h"
+
+namespace oncecount::http {
+
+struct ApiOptions {
+  std::string instance_id;  // this instance, as /v1/stats names it
+  std::string input_topic;
+  // The configured dedup.target_fpp; shards that publish no target of their own
+  // (target_fpp == 0) are reported with this one.
+  double target_fpp = 0;
+  // Wall clock in ms since the epoch, for staleness; injectable for tests. Empty:
+  // the system clock.
+  std::function<int64_t()> now_ms;
+  // The page served at GET /; empty: a minimal built-in page that lists counters.
+  std::string dashboard_html;
+};
+
+Handler MakeApiHandler(const shard::StateBoard& board, ApiOptions options);
+
+// The Prometheus text exposition format's content type (version 0.0.4).
+inline constexpr const char* kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
+
+}  // namespace oncecount::http

@@ -1,0 +1,181 @@
+#include "processor/changelog/changelog_record.h"
+
+#include <xxhash.h>
+
+#include <numeric>
+
+#include "processor/filter/byte_io.h"
+
+namespace oncecount::changelog {
+namespace {
+
+using filter::ByteReader;
+using filter::ByteWriter;
+using filter::Error;
+
+constexpr char kMagic[4] = {'O', 'C', 'C', 'L'};
+constexpr size_t kHeaderBytes = 28;
+constexpr size_t kChecksumBytes = 8;
+constexpr size_t kMaxCounterName = 256;
+
+enum class RecordType : uint8_t { kBatch = 1, kClaim = 2, kSnapshotChunk = 3 };
+
+void WriteHeader(ByteWriter& w, RecordType type, int32_t partition, uint64_t epoch, uint64_t seq) {
+  for (char c : kMagic) w.U8(static_cast<uint8_t>(c));
+  w.U16(kChangelogFormatVersion);
+  w.U8(static_cast<uint8_t>(type));
+  w.U8(0);
+  w.U32(static_cast<uint32_t>(partition));
+  w.U64(epoch);
+  w.U64(seq);
+}
+
+void WriteStats(ByteWriter& w, const ShardStats& s) {
+  w.U64(s.applied);
+  w.U64(s.duplicates);
+  w.U64(s.near_edge_duplicates);
+  for (uint64_t n : s.dead_lettered) w.U64(n);
+}
+
+ShardStats ReadStats(ByteReader& r) {
+  ShardStats s;
+  s.applied = r.U64();
+  s.duplicates = r.U64();
+  s.near_edge_duplicates = r.U64();
+  for (uint64_t& n : s.dead_lettered) n = r.U64();
+  return s;
+}
+
+void EncodeBody(const BatchRecord& b, ByteWriter& w) {
+  w.I64(b.input_from);
+  w.I64(b.input_to);
+  w.U32(static_cast<uint32_t>(b.segments.size()));
+  for (const FilterSegment& s : b.segments) {
+    w.I64(s.time_ms);
+    w.U32(static_cast<uint32_t>(s.hashes.size()));
+    for (uint64_t h : s.hashes) w.U64(h);
+  }
+  w.U32(static_cast<uint32_t>(b.counters.size()));
+  for (const CounterUpdate& c : b.counters) {
+    w.Bytes(c.name);
+    w.I64(c.value);
+  }
+  WriteStats(w, b.stats);
+}
+
+void EncodeBody(const ClaimRecord&, ByteWriter&) {}
+
+void EncodeBody(const SnapshotChunk& c, ByteWriter& w) {
+  w.U32(c.index);
+  w.U32(c.count);
+  w.Bytes(c.bytes);
+}
+
+filter::Result<Record> DecodeBatch(ByteReader& r, BatchRecord b) {
+  b.input_from = r.I64();
+  b.input_to = r.I64();
+  const uint32_t segments = r.U32();
+  // Every segment takes at least 12 bytes: refuse counts the input cannot hold
+  // before allocating for them.
+  if (!r.ok() || segments > r.remaining() / 12) return Error{"batch: bad segment count"};
+  b.segments.resize(segments);
+  for (FilterSegment& s : b.segments) {
+    s.time_ms = r.I64();
+    const uint32_t n = r.U32();
+    if (!r.ok() || n > r.remaining() / 8) return Error{"batch: bad hash count"};
+    s.hashes.resize(n);
+    for (uint64_t& h : s.hashes) h = r.U64();
+  }
+  const uint32_t counters = r.U32();
+  if (!r.ok() || counters > r.remaining() / 12) return Error{"batch: bad counter count"};
+  b.counters.resize(counters);
+  for (CounterUpdate& c : b.counters) {
+    c.name = std::string(r.Bytes(kMaxCounterName));
+    c.value = r.I64();
+  }
+  b.stats = ReadStats(r);
+  if (!r.ok()) return Error{"batch: truncated"};
+  if (b.input_to < b.input_from) return Error{"batch: input range ends before it starts"};
+  return Record{std::move(b)};
+}
+
+}  // namespace
+
+void ShardStats::Add(const ShardStats& other) {
+  applied += other.applied;
+  duplicates += other.duplicates;
+  near_edge_duplicates += other.near_edge_duplicates;
+  for (size_t i = 0; i < kDlqReasons; ++i) dead_lettered[i] += other.dead_lettered[i];
+}
+
+uint64_t ShardStats::dead_lettered_total() const {
+  return std::accumulate(dead_lettered.begin(), dead_lettered.end(), uint64_t{0});
+}
+
+void EncodeRecord(const Record& record, std::string& out) {
+  const size_t start = out.size();
+  ByteWriter w(out);
+  std::visit(
+      [&](const auto& r) {
+        using T = std::decay_t<decltype(r)>;
+        RecordType type = RecordType::kBatch;
+        uint64_t seq = 0;
+        if constexpr (std::is_same_v<T, BatchRecord>) {
+          seq = r.seq;
+        } else if constexpr (std::is_same_v<T, ClaimRecord>) {
+          type = RecordType::kClaim;
+          seq = r.base_seq;
+        } else {
+          type = RecordType::kSnapshotChunk;
+          seq = r.seq;
+        }
+        WriteHeader(w, type, r.partition, r.epoch, seq);
+        EncodeBody(r, w);
+      },
+      record);
+  w.U64(XXH3_64bits(out.data() + start, out.size() - start));
+}
+
+filter::Result<Record> DecodeRecord(std::string_view bytes) {
+  if (bytes.size() < kHeaderBytes + kChecksumBytes) return Error{"changelog record: too short"};
+  if (bytes.size() > kMaxRecordBytes + kHeaderBytes + kChecksumBytes) {
+    return Error{"changelog record: too large"};
+  }
+  if (bytes.substr(0, 4) != std::string_view(kMagic, 4)) {
+    return Error{"changelog record: bad magic"};
+  }
+  const std::string_view covered = bytes.substr(0, bytes.size() - kChecksumBytes);
+  ByteReader tail(bytes.substr(covered.size()));
+  if (tail.U64() != XXH3_64bits(covered.data(), covered.size())) {
+    return Error{"changelog record: checksum mismatch"};
+  }
+  ByteReader r(covered.substr(4));
+  const uint16_t version = r.U16();
+  if (version != kChangelogFormatVersion) {
+    return Error{"changelog record: unsupported format version " + std::to_string(version)};
+  }
+  const auto type = static_cast<RecordType>(r.U8());
+  r.U8();
+  const auto partition = static_cast<int32_t>(r.U32());
+  const uint64_t epoch = r.U64();
+  const uint64_t seq = r.U64();
+  switch (type) {
+    case RecordType::kBatch:
+      return DecodeBatch(r, BatchRecord{partition, epoch, seq, 0, 0, {}, {}, {}});
+    case RecordType::kClaim:
+      if (!r.done()) return Error{"claim: trailing bytes"};
+      return Record{ClaimRecord{partition, epoch, seq}};
+    case RecordType::kSnapshotChunk: {
+      SnapshotChunk c{partition, epoch, seq, 0, 0, {}};
+      c.index = r.U32();
+      c.count = r.U32();
+      c.bytes = std::string(r.Bytes(kMaxRecordBytes));
+      if (!r.done() || c.count == 0 || c.index >= c.count)
+        return Error{"snapshot chunk: malformed"};
+      return Record{std::move(c)};
+    }
+  }
+  return Error{"changelog record: unknown type " + std::to_string(static_cast<int>(type))};
+}
+
+}  // namespace oncecount::changelog

@@ -1,0 +1,114 @@
+// The records of a shard's changelog: the source of truth for a shard's state and
+// its input position (DESIGN-NOTES §3).
+//
+// Changelog partition p belongs to shard p (input partition p). Its records are:
+//
+//   Batch     what one commit did to the shard: the input range it covers, every
+//             filter call it made (AdvanceTo times and the id hashes tested, in
+//             order), the final value of every counter it touched and its
+//             statistics. Replaying the batches in order rebuilds bit-identical
+//             filters and the same counters.
+//   Claim     a new owner (or an owner recovering from an aborted transaction)
+//             takes the shard at `epoch`, continuing from batch `base_seq`. Batches
+//             of older epochs that follow it are a zombie's and are ignored.
+//   Snapshot  one chunk of the shard's whole state after batch `seq`, written in the
+//             same transaction as that batch, so that restoring does not need the
+//             whole history.
+//
+// Layout of every record (integers little-endian):
+//
+//   offset  size  field
+//   0       4     magic "OCCL"
+//   4       2     format version (1)
+//   6       1     record type (1 batch, 2 claim, 3 snapshot chunk)
+//   7       1     reserved, 0
+//   8       4     partition
+//   12      8     epoch
+//   20      8     seq (batch: its own; claim: base_seq; snapshot: the batch it follows)
+//   28      ...   body (per type; see changelog_record.cc)
+//   end-8   8     XXH3-64 of every byte before it
+//
+// A record that fails any check decodes to an Error; readers skip it and count it.
+// tests/processor/changelog/changelog_record_test.cc pins the bytes.
+//
+// Thread-safety: plain values and pure functions.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "processor/filter/result.h"
+
+namespace oncecount::changelog {
+
+inline constexpr uint16_t kChangelogFormatVersion = 1;
+inline constexpr size_t kDlqReasons = 7;
+
+// Per-shard event statistics; in a batch they are the increments of that batch.
+struct ShardStats {
+  uint64_t applied = 0;
+  uint64_t duplicates = 0;
+  uint64_t near_edge_duplicates = 0;
+  std::array<uint64_t, kDlqReasons> dead_lettered{};  // by event::DlqReason
+
+  void Add(const ShardStats& other);
+  uint64_t dead_lettered_total() const;
+  friend bool operator==(const ShardStats&, const ShardStats&) = default;
+};
+
+// One AdvanceTo(time_ms) call followed by TestAndInsert of each hash in order.
+struct FilterSegment {
+  int64_t time_ms = 0;
+  std::vector<uint64_t> hashes;
+  friend bool operator==(const FilterSegment&, const FilterSegment&) = default;
+};
+
+struct CounterUpdate {
+  std::string name;
+  int64_t value = 0;  // the counter's value after the batch
+  friend bool operator==(const CounterUpdate&, const CounterUpdate&) = default;
+};
+
+struct BatchRecord {
+  int32_t partition = 0;
+  uint64_t epoch = 0;
+  uint64_t seq = 0;
+  int64_t input_from = 0;  // first input offset the batch covers
+  int64_t input_to = 0;    // the next offset to read after it
+  std::vector<FilterSegment> segments;
+  std::vector<CounterUpdate> counters;
+  ShardStats stats;
+  friend bool operator==(const BatchRecord&, const BatchRecord&) = default;
+};
+
+struct ClaimRecord {
+  int32_t partition = 0;
+  uint64_t epoch = 0;
+  uint64_t base_seq = 0;  // the last batch of the lineage the claimer continues
+  friend bool operator==(const ClaimRecord&, const ClaimRecord&) = default;
+};
+
+struct SnapshotChunk {
+  int32_t partition = 0;
+  uint64_t epoch = 0;
+  uint64_t seq = 0;  // the state after this batch
+  uint32_t index = 0;
+  uint32_t count = 1;
+  std::string bytes;
+  friend bool operator==(const SnapshotChunk&, const SnapshotChunk&) = default;
+};
+
+using Record = std::variant<BatchRecord, ClaimRecord, SnapshotChunk>;
+
+// Largest record we write or accept: below the 1 MB default of message.max.bytes.
+inline constexpr size_t kMaxRecordBytes = 900 * 1024;
+inline constexpr size_t kSnapshotChunkBytes = 512 * 1024;
+
+void EncodeRecord(const Record& record, std::string& out);
+filter::Result<Record> DecodeRecord(std::string_view bytes);
+
+}  // namespace oncecount::changelog

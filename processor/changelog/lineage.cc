@@ -1,0 +1,121 @@
+#include "processor/changelog/lineage.h"
+
+#include <algorithm>
+
+namespace oncecount::changelog {
+
+void LineageBuilder::Add(std::string_view encoded) {
+  filter::Result<Record> decoded = DecodeRecord(encoded);
+  if (!decoded) {
+    ++ignored_;
+    return;
+  }
+  Add(std::move(decoded.value()));
+}
+
+void LineageBuilder::Add(Record record) {
+  std::visit(
+      [this](auto&& r) {
+        using T = std::decay_t<decltype(r)>;
+        if constexpr (std::is_same_v<T, BatchRecord>) {
+          OnBatch(std::move(r));
+        } else if constexpr (std::is_same_v<T, ClaimRecord>) {
+          OnClaim(r);
+        } else {
+          OnChunk(std::move(r));
+        }
+      },
+      std::move(record));
+}
+
+// Drops batches with seq > `seq` and marks snapshots after `seq` unusable, where
+// they belong to an epoch older than `older_than_epoch`.
+void LineageBuilder::DropAfter(uint64_t seq, uint64_t older_than_epoch) {
+  for (auto it = chain_.upper_bound(seq); it != chain_.end();) {
+    if (it->second.epoch < older_than_epoch) {
+      it = chain_.erase(it);
+      ++ignored_;
+    } else {
+      ++it;
+    }
+  }
+  for (Snapshot& s : snapshots_) {
+    if (s.seq > seq && s.epoch < older_than_epoch) s.usable = false;
+  }
+}
+
+void LineageBuilder::OnBatch(BatchRecord batch) {
+  if (batch.epoch < epoch_ || batch.seq == 0) {
+    ++ignored_;
+    return;
+  }
+  epoch_ = batch.epoch;
+  DropAfter(batch.seq - 1, batch.epoch);
+  const uint64_t seq = batch.seq;
+  chain_.insert_or_assign(seq, std::move(batch));
+}
+
+void LineageBuilder::OnClaim(const ClaimRecord& claim) {
+  if (claim.epoch <= epoch_ && epoch_ != 0) {
+    ++ignored_;
+    return;
+  }
+  epoch_ = claim.epoch;
+  claimed_base_ = claim.base_seq;
+  DropAfter(claim.base_seq, claim.epoch);
+}
+
+void LineageBuilder::OnChunk(SnapshotChunk chunk) {
+  if (chunk.epoch < epoch_) {
+    ++ignored_;
+    return;
+  }
+  if (chunk.index == 0) {
+    snapshots_.push_back({chunk.epoch, chunk.seq, chunk.count, {}, true});
+  }
+  if (snapshots_.empty()) {
+    ++ignored_;  // the head of this snapshot was lost
+    return;
+  }
+  Snapshot& s = snapshots_.back();
+  if (s.epoch != chunk.epoch || s.seq != chunk.seq || s.count != chunk.count ||
+      s.chunks.size() != chunk.index) {
+    ++ignored_;
+    s.usable = false;
+    return;
+  }
+  s.chunks.push_back(std::move(chunk.bytes));
+}
+
+uint64_t LineageBuilder::last_seq() const {
+  return std::max(claimed_base_, chain_.empty() ? 0 : chain_.rbegin()->first);
+}
+
+filter::Result<RestorePlan> LineageBuilder::Finish() && {
+  RestorePlan plan;
+  plan.epoch = epoch_;
+  plan.ignored_records = ignored_;
+  plan.last_seq = last_seq();
+  for (auto it = snapshots_.rbegin(); it != snapshots_.rend(); ++it) {
+    if (!it->usable || !it->complete() || it->seq > plan.last_seq) continue;
+    std::string bytes;
+    for (const std::string& chunk : it->chunks) bytes += chunk;
+    plan.snapshot = std::move(bytes);
+    plan.snapshot_seq = it->seq;
+    break;
+  }
+  for (uint64_t seq = plan.snapshot_seq + 1; seq <= plan.last_seq; ++seq) {
+    auto it = chain_.find(seq);
+    if (it == chain_.end()) {
+      return filter::Error{"the changelog lacks batch " + std::to_string(seq) + " of " +
+                           std::to_string(plan.last_seq) + " after snapshot " +
+                           std::to_string(plan.snapshot_seq) +
+                           " (records lost, e.g. to retention): the shard cannot be restored "
+                           "exactly"};
+    }
+    plan.batches.push_back(std::move(it->second));
+  }
+  return plan;
+}
+
+}  // namespace oncecount::changelog

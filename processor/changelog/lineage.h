@@ -1,0 +1,72 @@
+// Lineage: which records of a shard's changelog make up its committed state.
+//
+// Fed every record of changelog partition p in log order, it keeps the one lineage
+// that the newest owner continues:
+//
+//  - a batch of an epoch older than the newest seen is a zombie's and is ignored;
+//  - a batch of epoch e with seq s supersedes any batch with seq >= s of an older
+//    epoch (an aborted attempt that a reader could still see);
+//  - a claim (E, base) raises the epoch to E and drops every batch and snapshot
+//    after `base` (the claimer continues from base; anything later was never
+//    committed or belongs to the owner it fences);
+//  - a snapshot is usable once all its chunks arrived and nothing dropped it.
+//
+// Finish() returns the newest usable snapshot and the batches after it, or an error
+// when batches between them are missing (the changelog lost records, for instance
+// to the embedded cluster's retention), since restoring then could not be exact.
+//
+// Thread-safety: one builder per restore, on the restoring thread.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "processor/changelog/changelog_record.h"
+#include "processor/filter/result.h"
+
+namespace oncecount::changelog {
+
+struct RestorePlan {
+  uint64_t epoch = 0;                   // the newest epoch seen; a new claim uses epoch + 1
+  uint64_t last_seq = 0;                // the lineage's last batch (0: empty)
+  std::optional<std::string> snapshot;  // the state after batch snapshot_seq
+  uint64_t snapshot_seq = 0;
+  std::vector<BatchRecord> batches;  // snapshot_seq + 1 .. last_seq, in order
+  uint64_t ignored_records = 0;      // zombie, superseded or undecodable records
+};
+
+class LineageBuilder {
+ public:
+  void Add(std::string_view encoded);  // decodes, counts undecodable records as ignored
+  void Add(Record record);
+  filter::Result<RestorePlan> Finish() &&;
+
+  // What a claimer needs before it writes its claim: the newest epoch seen and the
+  // lineage's last batch so far.
+  uint64_t epoch() const { return epoch_; }
+  uint64_t last_seq() const;
+
+ private:
+  struct Snapshot {
+    uint64_t epoch = 0;
+    uint64_t seq = 0;
+    uint32_t count = 0;
+    std::vector<std::string> chunks;
+    bool usable = true;
+    bool complete() const { return chunks.size() == count; }
+  };
+  void OnBatch(BatchRecord batch);
+  void OnClaim(const ClaimRecord& claim);
+  void OnChunk(SnapshotChunk chunk);
+  void DropAfter(uint64_t seq, uint64_t older_than_epoch);
+
+  uint64_t epoch_ = 0;
+  uint64_t claimed_base_ = 0;
+  std::map<uint64_t, BatchRecord> chain_;  // by seq
+  std::vector<Snapshot> snapshots_;        // in log order; the last may be partial
+  uint64_t ignored_ = 0;
+};
+
+}  // namespace oncecount::changelog

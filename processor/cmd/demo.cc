@@ -1,0 +1,163 @@
+#include "processor/cmd/demo.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <atomic>
+#include <chrono>
+#include <ostream>
+#include <thread>
+
+#include "processor/cmd/inject_workload.h"
+#include "processor/cmd/service_runtime.h"
+#include "processor/kafka/embedded_cluster.h"
+
+namespace oncecount::cmd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct GeneratorCounts {
+  std::atomic<uint64_t> events{0};
+  std::atomic<uint64_t> retries{0};
+  std::atomic<uint64_t> malformed{0};
+  std::atomic<bool> failed{false};
+};
+
+// Produces the demo's stream until `stop`: InjectWorkload paced at `rate`.
+void Generate(const std::string& bootstrap, const std::string& topic, const DemoOptions& o,
+              const std::atomic<bool>& stop, GeneratorCounts& counts) {
+  char error[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  if (rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), error, sizeof error) ||
+      rd_kafka_conf_set(conf, "enable.idempotence", "true", error, sizeof error)) {
+    rd_kafka_conf_destroy(conf);
+    counts.failed = true;
+    return;
+  }
+  rd_kafka_t* producer = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+  if (producer == nullptr) {
+    rd_kafka_conf_destroy(conf);
+    counts.failed = true;
+    return;
+  }
+  WorkloadOptions w;
+  w.events = uint64_t{1} << 40;
+  w.duplicate_rate = o.duplicate_rate;
+  w.counters = 24;
+  w.clients = 50;
+  w.max_retry_delay_ms = 3000;
+  w.malformed_rate = 0.005;
+  w.seed = static_cast<uint64_t>(Clock::now().time_since_epoch().count());
+  InjectWorkload workload(w);
+  const auto start = Clock::now();
+  uint64_t sent_new = 0;
+  while (!stop.load()) {
+    const int64_t now_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+    const bool new_allowed =
+        static_cast<double>(sent_new) < o.rate * static_cast<double>(now_ms) / 1000.0;
+    std::optional<WorkloadMessage> m = workload.Next(now_ms, new_allowed);
+    if (!m) {
+      rd_kafka_poll(producer, 2);
+      continue;
+    }
+    const void* key = m->key ? m->key->data() : nullptr;
+    const size_t key_size = m->key ? m->key->size() : 0;
+    const rd_kafka_resp_err_t e =
+        rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_KEY(key, key_size),
+                          RD_KAFKA_V_VALUE(m->value.data(), m->value.size()),
+                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+    if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+      rd_kafka_poll(producer, 10);
+      continue;  // the message is dropped from the demo's stream, not from its truth
+    }
+    switch (m->kind) {
+      case WorkloadMessage::Kind::kEvent:
+        ++sent_new;
+        ++counts.events;
+        break;
+      case WorkloadMessage::Kind::kRetry:
+        ++counts.retries;
+        break;
+      case WorkloadMessage::Kind::kMalformed:
+        ++counts.malformed;
+        break;
+    }
+    rd_kafka_poll(producer, 0);
+  }
+  rd_kafka_flush(producer, 5000);
+  rd_kafka_destroy(producer);
+}
+
+}  // namespace
+
+int RunDemo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
+  if (o.rate <= 0 || o.rate > 1e6) {
+    err << "demo: --rate must be in (0, 1000000]\n";
+    return 2;
+  }
+  if (o.partitions < 1 || o.partitions > 64) {
+    err << "demo: --partitions must be in 1..64\n";
+    return 2;
+  }
+  config::Config c;
+  c.http.listen = o.http;
+  c.dedup.expected_rate = std::max(100.0, o.rate / o.partitions * 2);
+  c.kafka.group_id = "oncecount-demo";
+  err << "demo: starting an embedded Kafka cluster (" << o.partitions << " partitions)\n";
+  auto cluster =
+      kafka::EmbeddedCluster::Start(1, {{c.kafka.input_topic, o.partitions},
+                                        {c.kafka.EffectiveDlqTopic(), o.partitions},
+                                        {c.kafka.input_topic + ".changelog", o.partitions}});
+  if (auto* error = std::get_if<std::string>(&cluster)) {
+    err << "demo: " << *error << "\n";
+    return 1;
+  }
+  const std::string bootstrap =
+      std::get<std::unique_ptr<kafka::EmbeddedCluster>>(cluster)->bootstrap_servers();
+  auto started = ServiceRuntime::Start({c, bootstrap, "demo", LineLogger(err)});
+  if (auto* error = std::get_if<std::string>(&started)) {
+    err << "demo: " << *error << "\n";
+    return 1;
+  }
+  auto& runtime = std::get<std::unique_ptr<ServiceRuntime>>(started);
+  out << "oncecount demo: open " << runtime->url() << "/ (counters: " << runtime->url()
+      << "/v1/counters, statistics: " << runtime->url() << "/v1/stats)" << std::endl;
+  err << "demo: producing " << o.rate << " events/s to " << c.kafka.input_topic << " with "
+      << o.duplicate_rate * 100 << "% retried after up to 3 s and 0.5% malformed; Ctrl-C stops\n";
+
+  std::atomic<bool> stop_generator{false};
+  GeneratorCounts counts;
+  std::thread generator(
+      [&] { Generate(bootstrap, c.kafka.input_topic, o, stop_generator, counts); });
+  const auto start = Clock::now();
+  auto next_report = start + std::chrono::seconds(5);
+  const int signal_number = WaitForStop([&] {
+    if (Clock::now() >= next_report) {
+      next_report += std::chrono::seconds(5);
+      uint64_t applied = 0, dropped = 0, dead = 0;
+      for (const auto& v : runtime->board().Read().shards) {
+        applied += v->events_applied;
+        dropped += v->duplicates_dropped;
+        dead += v->dead_lettered;
+      }
+      out << "demo: sent " << counts.events << " events + " << counts.retries << " retries + "
+          << counts.malformed << " malformed | applied " << applied << ", duplicates dropped "
+          << dropped << ", dead-lettered " << dead << std::endl;
+    }
+    return runtime->processor_finished() || counts.failed.load() ||
+           (o.duration_s > 0 && Clock::now() - start >= std::chrono::seconds(o.duration_s));
+  });
+  if (signal_number > 0) err << "demo: stopping on signal " << signal_number << "\n";
+  stop_generator = true;
+  generator.join();
+  const std::string failure = runtime->Stop();
+  if (!failure.empty() || counts.failed) {
+    err << "demo: " << (failure.empty() ? "the event generator could not start" : failure) << "\n";
+    return 1;
+  }
+  err << "demo: stopped cleanly\n";
+  return 0;
+}
+
+}  // namespace oncecount::cmd

@@ -1,0 +1,56 @@
+#include "processor/cmd/serve.h"
+
+#include <ostream>
+
+#include "processor/cmd/service_runtime.h"
+#include "processor/kafka/embedded_cluster.h"
+
+namespace oncecount::cmd {
+
+int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
+  const config::ConfigResult loaded =
+      config::LoadConfigFile(o.config_file, config::ProcessEnvironment());
+  if (const auto* error = std::get_if<config::ConfigError>(&loaded)) {
+    err << "serve: " << error->ToString() << "\n";
+    return 2;
+  }
+  const config::Config& c = std::get<config::Config>(loaded);
+  std::unique_ptr<kafka::EmbeddedCluster> embedded;
+  std::string bootstrap = c.kafka.bootstrap_servers;
+  if (bootstrap == "embedded") {
+    constexpr int kEmbeddedPartitions = 8;
+    auto started = kafka::EmbeddedCluster::Start(
+        1, {{c.kafka.input_topic, kEmbeddedPartitions},
+            {c.kafka.EffectiveDlqTopic(), kEmbeddedPartitions},
+            {c.kafka.input_topic + ".changelog", kEmbeddedPartitions}});
+    if (auto* error = std::get_if<std::string>(&started)) {
+      err << "serve: " << *error << "\n";
+      return 1;
+    }
+    embedded = std::move(std::get<std::unique_ptr<kafka::EmbeddedCluster>>(started));
+    bootstrap = embedded->bootstrap_servers();
+    err << "serve: embedded Kafka cluster at " << bootstrap << " (in memory only)\n";
+  }
+  RuntimeOptions ro{c, bootstrap,
+                    o.instance_id.empty() ? DefaultInstanceId(c.http.listen) : o.instance_id,
+                    LineLogger(err)};
+  auto started = ServiceRuntime::Start(std::move(ro));
+  if (auto* error = std::get_if<std::string>(&started)) {
+    err << "serve: " << *error << "\n";
+    return 1;
+  }
+  auto& runtime = std::get<std::unique_ptr<ServiceRuntime>>(started);
+  out << runtime->url() << std::endl;
+  err << "serve: HTTP API at " << runtime->url() << "; SIGTERM or Ctrl-C stops it\n";
+  const int signal_number = WaitForStop([&] { return runtime->processor_finished(); });
+  if (signal_number > 0) err << "serve: stopping on signal " << signal_number << "\n";
+  const std::string failure = runtime->Stop();
+  if (!failure.empty()) {
+    err << "serve: " << failure << "\n";
+    return 1;
+  }
+  err << "serve: stopped cleanly\n";
+  return 0;
+}
+
+}  // namespace oncecount::cmd

@@ -1,0 +1,125 @@
+#include "processor/cmd/service_runtime.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <mutex>
+#include <ostream>
+
+#include "http/api.h"
+#include "http/server.h"
+
+namespace oncecount::cmd {
+
+struct ServiceRuntime::Http {
+  boost::asio::io_context io{1};
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work{io.get_executor()};
+  std::shared_ptr<http::Server> server;
+};
+
+namespace {
+
+filter::DedupSpec DedupSpecOf(const config::DedupConfig& d) {
+  filter::DedupSpec spec;
+  spec.mode = d.mode;
+  spec.check = d.check;
+  spec.expected_rate = d.expected_rate;
+  spec.window = filter::Millis{d.window_ms};
+  spec.target_fpp = d.target_fpp;
+  spec.adaptive = d.adaptive;
+  return spec;
+}
+
+}  // namespace
+
+std::string DefaultInstanceId(const std::string& http_listen) {
+  char host[256] = {0};
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  const size_t colon = http_listen.rfind(':');
+  const std::string port = colon == std::string::npos ? "0" : http_listen.substr(colon + 1);
+  return std::string(host[0] ? host : "oncecount") + "-" + port;
+}
+
+std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start(
+    RuntimeOptions options) {
+  const config::Config& c = options.config;
+  std::unique_ptr<ServiceRuntime> rt(new ServiceRuntime());
+  service::ProcessorOptions po;
+  po.bootstrap_servers = options.bootstrap_servers;
+  po.input_topic = c.kafka.input_topic;
+  po.dlq_topic = c.kafka.EffectiveDlqTopic();
+  po.changelog_topic = c.kafka.input_topic + ".changelog";
+  po.group_id = c.kafka.group_id;
+  po.instance_id = options.instance_id;
+  po.properties = c.kafka.properties;
+  po.commit_interval = std::chrono::milliseconds(c.processing.commit_interval_ms);
+  po.dedup = DedupSpecOf(c.dedup);
+  po.log = options.log;
+  auto made = service::Processor::Create(std::move(po), rt->board_);
+  if (auto* error = std::get_if<std::string>(&made)) return *error;
+  rt->processor_ = std::move(std::get<std::unique_ptr<service::Processor>>(made));
+
+  rt->http_ = std::make_unique<Http>();
+  http::ApiOptions api;
+  api.instance_id = options.instance_id;
+  api.input_topic = c.kafka.input_topic;
+  api.target_fpp = c.dedup.target_fpp;
+  auto listening = http::Server::Listen(rt->http_->io, c.http.listen,
+                                        http::MakeApiHandler(rt->board_, std::move(api)));
+  if (auto* error = std::get_if<std::string>(&listening)) return *error;
+  rt->http_->server = std::get<std::shared_ptr<http::Server>>(listening);
+  const auto endpoint = rt->http_->server->local_endpoint();
+  rt->url_ = "http://" + endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
+
+  ServiceRuntime* self = rt.get();
+  rt->http_thread_ = std::thread([self] { self->http_->io.run(); });
+  rt->processor_thread_ = std::thread([self] {
+    self->processor_error_ = self->processor_->Run();
+    self->processor_done_.store(true);
+  });
+  return rt;
+}
+
+std::string ServiceRuntime::Stop() {
+  if (stopped_) return processor_error_;
+  stopped_ = true;
+  if (processor_) processor_->Stop();
+  if (processor_thread_.joinable()) processor_thread_.join();
+  if (http_) {
+    if (http_->server) http_->server->Stop();
+    http_->work.reset();
+    http_->io.stop();
+  }
+  if (http_thread_.joinable()) http_thread_.join();
+  return processor_error_;
+}
+
+// Waits for SIGTERM/SIGINT (blocked by main) or for `done` to turn true.
+int WaitForStop(const std::function<bool()>& done) {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  const timespec tick{0, 200'000'000};
+  while (!done()) {
+    const int signal_number = sigtimedwait(&stop, nullptr, &tick);
+    if (signal_number > 0) return signal_number;
+  }
+  return 0;
+}
+
+std::function<void(const std::string&)> LineLogger(std::ostream& err) {
+  auto mu = std::make_shared<std::mutex>();
+  return [&err, mu](const std::string& line) {
+    std::lock_guard lock(*mu);
+    err << "oncecount: " << line << std::endl;
+  };
+}
+
+ServiceRuntime::~ServiceRuntime() {
+  Stop();
+}
+
+}  // namespace oncecount::cmd

@@ -1,0 +1,76 @@
+// ServiceRuntime: one running oncecount service — the processor on its own thread
+// and the HTTP API on an io_context thread — as `serve` and `demo` start it.
+//
+// This is part of the composition root: it is where the service's threads are
+// created and joined. The processor's shards publish on the runtime's StateBoard,
+// and the API answers from it.
+//
+// Thread-safety: Start, Stop and the accessors are for the thread that owns the
+// runtime (main); log lines may come from any of the runtime's threads.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "config/config.h"
+#include "processor/service/processor.h"
+#include "processor/shard/shard_view.h"
+
+namespace oncecount::cmd {
+
+struct RuntimeOptions {
+  config::Config config;
+  std::string bootstrap_servers;  // resolved: never "embedded"
+  std::string instance_id;
+  std::function<void(const std::string&)> log;  // thread-safe sink for log lines
+};
+
+class ServiceRuntime {
+ public:
+  static std::variant<std::unique_ptr<ServiceRuntime>, std::string> Start(RuntimeOptions options);
+  ~ServiceRuntime();
+
+  // "http://127.0.0.1:8080": where the API listens (the real port when 0 was asked).
+  const std::string& url() const { return url_; }
+  const shard::StateBoard& board() const { return board_; }
+  // True once the processor's thread has ended (a fatal error, or after Stop).
+  bool processor_finished() const { return processor_done_.load(); }
+  // Stops the processor (it commits and leaves the group), then the API. Returns the
+  // processor's fatal error, or "" after a clean stop.
+  std::string Stop();
+
+  struct Http;
+
+ private:
+  ServiceRuntime() = default;
+
+  shard::StateBoard board_;
+  std::unique_ptr<service::Processor> processor_;
+  std::unique_ptr<Http> http_;
+  std::thread processor_thread_;
+  std::thread http_thread_;
+  std::atomic<bool> processor_done_{false};
+  std::string processor_error_;
+  std::string url_;
+  bool stopped_ = false;
+};
+
+// Unique among the instances of one host and stable across restarts, so that a
+// restarted instance reuses its transactional.id and fences its previous life:
+// "<hostname>-<http port>".
+std::string DefaultInstanceId(const std::string& http_listen);
+
+// Waits until SIGTERM or SIGINT arrives (main keeps them blocked; returns the
+// signal) or `done` turns true (returns 0).
+int WaitForStop(const std::function<bool()>& done);
+
+// A thread-safe log sink writing "oncecount: <line>" lines to `err`.
+std::function<void(const std::string&)> LineLogger(std::ostream& err);
+
+}  // namespace oncecount::cmd

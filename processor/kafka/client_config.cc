@@ -1,0 +1,36 @@
+#include "processor/kafka/client_config.h"
+
+#include <librdkafka/rdkafka.h>
+
+namespace oncecount::kafka {
+
+std::variant<rd_kafka_conf_s*, std::string> MakeClientConfig(
+    const Settings& defaults, const std::map<std::string, std::string>& user,
+    const Settings& pinned) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  char error[512];
+  auto set = [&](const std::string& name, const std::string& value) {
+    if (rd_kafka_conf_set(conf, name.c_str(), value.c_str(), error, sizeof error) ==
+        RD_KAFKA_CONF_OK) {
+      return std::string();
+    }
+    return "kafka property " + name + "=" + value + ": " + error;
+  };
+  std::string failed;
+  for (const auto& [name, value] : defaults) {
+    if (failed.empty()) failed = set(name, value);
+  }
+  for (const auto& [name, value] : user) {
+    if (failed.empty()) failed = set(name, value);
+  }
+  for (const auto& [name, value] : pinned) {
+    if (failed.empty()) failed = set(name, value);
+  }
+  if (!failed.empty()) {
+    rd_kafka_conf_destroy(conf);
+    return failed;
+  }
+  return conf;
+}
+
+}  // namespace oncecount::kafka

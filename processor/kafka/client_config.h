@@ -1,0 +1,26 @@
+// Building librdkafka configurations: the service's own settings first, then the
+// user's `kafka.properties` (security.protocol, sasl.*, ssl.* ...), which may
+// override anything except the settings exactly-once depends on.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+struct rd_kafka_conf_s;
+
+namespace oncecount::kafka {
+
+using Settings = std::vector<std::pair<std::string, std::string>>;
+
+// A new rd_kafka_conf_t (the caller owns it), or an error naming the property.
+// `pinned` are applied after `user` so that the user cannot turn them off.
+std::variant<rd_kafka_conf_s*, std::string> MakeClientConfig(
+    const Settings& defaults, const std::map<std::string, std::string>& user,
+    const Settings& pinned);
+
+}  // namespace oncecount::kafka

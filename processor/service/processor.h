@@ -1,0 +1,81 @@
+// Processor: the exactly-once counting loop of one oncecount instance.
+//
+// It joins the consumer group (cooperative-sticky) on the input topic, owns one
+// ShardState per assigned input partition, and commits with one Kafka transaction
+// per commit interval that carries, for every shard that changed, its changelog
+// batch (and now and then a snapshot), the dead-lettered messages, and the input
+// offsets (KIP-447: send_offsets_to_transaction with the group's metadata).
+//
+// The changelog, not the group's committed offsets, is the source of truth: on
+// assignment a shard reads its changelog partition, claims it with a new epoch,
+// rebuilds counters and filters from the newest snapshot and the batches after it,
+// and resumes input at the position recorded there. An aborted transaction throws
+// the changed shards' state away and restores them the same way. A fenced
+// producer ends the run with an error (another instance owns our shards now).
+//
+// Thread-safety: Run executes on the thread main gives it, and everything the
+// processor owns (consumer, producer, shards) is touched by that thread only.
+// Readers see the StateBoard, and Stop may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "processor/filter/filter_factory.h"
+#include "processor/kafka/client_config.h"
+#include "processor/shard/shard_view.h"
+
+namespace oncecount::service {
+
+struct ProcessorOptions {
+  std::string bootstrap_servers;
+  std::string input_topic = "events";
+  std::string dlq_topic = "events.dlq";
+  std::string changelog_topic = "events.changelog";
+  std::string group_id = "oncecount";
+  std::string instance_id;                        // unique per instance; names its transactional.id
+  std::map<std::string, std::string> properties;  // kafka.properties, passed as is
+  std::chrono::milliseconds commit_interval{100};
+  filter::DedupSpec dedup;
+  // A snapshot follows a shard's batches after this many changelog bytes or this
+  // long, whichever comes first.
+  size_t snapshot_after_bytes = 1 << 20;
+  std::chrono::milliseconds snapshot_after{60000};
+  // A commit happens early once a shard's batch holds this many filter calls, so
+  // that a batch stays far below the broker's message size limit.
+  size_t max_batch_events = 50000;
+  std::chrono::milliseconds restore_timeout{60000};
+  // Wall clock in ms since the epoch; the filters' time and the views' timestamps.
+  std::function<int64_t()> now_ms;
+  // One line per notable event (assignment, restore, abort); may be empty.
+  std::function<void(const std::string&)> log;
+};
+
+class Processor {
+ public:
+  // Checks the options and creates the Kafka clients; errors name what is wrong.
+  static std::variant<std::unique_ptr<Processor>, std::string> Create(ProcessorOptions options,
+                                                                      shard::StateBoard& board);
+  ~Processor();
+  Processor(const Processor&) = delete;
+  Processor& operator=(const Processor&) = delete;
+
+  // Runs until Stop; then commits what is pending, leaves the group and returns.
+  // Returns an empty string on a clean stop, else the fatal error that ended it.
+  std::string Run();
+  void Stop() { stop_.store(true); }
+
+  struct Impl;
+
+ private:
+  explicit Processor(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace oncecount::service

@@ -1,0 +1,116 @@
+// ShardState: one shard's live state — its dedup filter, its counters, its input
+// position and statistics — and the changelog batch it is building since the last
+// commit.
+//
+// An active owner feeds input messages to Apply and, at each commit, takes the
+// pending batch (PendingBatch), writes it in the commit's transaction and calls
+// MarkCommitted once the transaction is committed. A restoring owner or a standby
+// rebuilds the same state from a snapshot (FromSnapshot) and the batches after it
+// (ApplyBatch): filter calls are replayed in the same order with the same times, so
+// the filter is bit-identical (equal Digest) at the same changelog position.
+//
+// After an aborted transaction the state is ahead of the changelog; the owner
+// throws it away and restores again (restore.h).
+//
+// Thread-safety: owned by one thread (the shard's owner); publish a ShardView for
+// other threads.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "processor/changelog/changelog_record.h"
+#include "processor/event/increment_event.h"
+#include "processor/filter/dedup_filter.h"
+#include "processor/filter/filter_factory.h"
+#include "processor/filter/result.h"
+#include "processor/shard/shard_view.h"
+
+namespace oncecount::shard {
+
+// Offsets as Kafka counts them; kUnknownOffset means "from the partition's start".
+inline constexpr int64_t kUnknownOffset = -2;
+
+struct InputMessage {
+  int64_t offset = 0;
+  std::optional<std::string_view> key;  // nullopt: the message has no key
+  std::string_view value;
+};
+
+enum class Outcome : uint8_t { kApplied, kDuplicate, kDeadLetter };
+
+struct Decision {
+  Outcome outcome = Outcome::kApplied;
+  event::DlqReason reason = event::DlqReason::kMissingKey;  // when kDeadLetter
+};
+
+class ShardState {
+ public:
+  static filter::Result<std::unique_ptr<ShardState>> Create(int32_t partition,
+                                                            const filter::DedupSpec& spec,
+                                                            filter::Millis now);
+  // The state a snapshot (EncodeSnapshot) describes; checks version and checksum.
+  static filter::Result<std::unique_ptr<ShardState>> FromSnapshot(std::string_view bytes);
+
+  // Applies one input message at wall-clock time `now` (ms since the epoch).
+  Decision Apply(const InputMessage& message, filter::Millis now);
+
+  // The batch of everything applied since the last commit, as changelog batch
+  // `committed_seq() + 1` of `epoch`; nullopt when nothing was applied.
+  std::optional<changelog::BatchRecord> PendingBatch(uint64_t epoch) const;
+  // How many filter calls the pending batch holds (to bound the batch's size).
+  size_t pending_events() const { return pending_events_; }
+  // The pending batch is committed: it becomes part of the committed state.
+  void MarkCommitted(uint64_t epoch);
+
+  // Replays a committed batch of the changelog (restore and standbys).
+  void ApplyBatch(const changelog::BatchRecord& batch);
+  // A new owner's claim: later batches carry this epoch.
+  void SetEpoch(uint64_t epoch) { epoch_ = epoch; }
+
+  // The whole state as of the pending batch (or the last commit when nothing is
+  // pending), in the snapshot format: written in the same transaction as that
+  // batch, it stands for changelog position PendingBatch(epoch)->seq.
+  std::string EncodeSnapshot(uint64_t epoch) const;
+
+  int32_t partition() const { return partition_; }
+  int64_t position() const { return position_; }  // next input offset to apply
+  uint64_t epoch() const { return epoch_; }
+  uint64_t committed_seq() const { return committed_seq_; }
+  const changelog::ShardStats& stats() const { return stats_; }
+  const filter::DedupFilter& filter() const { return *filter_; }
+  const std::unordered_map<std::string, int64_t>& counters() const { return counters_; }
+
+  // A view of the state for readers; `base` supplies what the owner knows beyond
+  // the state (role, phase, high watermark, transaction counts, target FPP).
+  std::shared_ptr<const ShardView> MakeView(ShardView base, int64_t now_ms) const;
+
+ private:
+  ShardState(int32_t partition, std::unique_ptr<filter::DedupFilter> filter);
+
+  // Starts a new filter segment when time moved since the last one.
+  void AdvanceFilter(filter::Millis now);
+
+  int32_t partition_;
+  std::unique_ptr<filter::DedupFilter> filter_;
+  event::EventParser parser_;
+  std::unordered_map<std::string, int64_t> counters_;
+  int64_t position_ = kUnknownOffset;
+  uint64_t epoch_ = 0;
+  uint64_t committed_seq_ = 0;
+  changelog::ShardStats stats_;
+
+  // Since the last commit.
+  int64_t pending_from_ = kUnknownOffset;
+  std::vector<changelog::FilterSegment> pending_segments_;
+  std::unordered_set<std::string> pending_counters_;
+  changelog::ShardStats pending_stats_;
+  size_t pending_events_ = 0;
+  bool has_pending_ = false;
+};
+
+}  // namespace oncecount::shard

@@ -1,0 +1,75 @@
+#include "processor/shard/shard_view.h"
+
+#include <algorithm>
+
+namespace oncecount::shard {
+
+const char* ShardRoleName(ShardRole role) {
+  return role == ShardRole::kActive ? "active" : "standby";
+}
+
+const char* ShardPhaseName(ShardPhase phase) {
+  switch (phase) {
+    case ShardPhase::kRestoring:
+      return "restoring";
+    case ShardPhase::kRunning:
+      return "running";
+    case ShardPhase::kFailed:
+      return "failed";
+  }
+  return "unknown";
+}
+
+void StateBoard::SetPartitionCount(int32_t partitions) {
+  std::lock_guard lock(mu_);
+  partitions_ = partitions;
+}
+
+void StateBoard::Publish(std::shared_ptr<const ShardView> view) {
+  std::lock_guard lock(mu_);
+  const auto at = std::lower_bound(
+      shards_.begin(), shards_.end(), view->partition,
+      [](const std::shared_ptr<const ShardView>& v, int32_t p) { return v->partition < p; });
+  if (at != shards_.end() && (*at)->partition == view->partition) {
+    *at = std::move(view);
+  } else {
+    shards_.insert(at, std::move(view));
+  }
+}
+
+void StateBoard::Remove(int32_t partition) {
+  std::lock_guard lock(mu_);
+  std::erase_if(shards_, [partition](const auto& v) { return v->partition == partition; });
+}
+
+void StateBoard::SetAssignmentKnown(bool known) {
+  std::lock_guard lock(mu_);
+  assignment_known_ = known;
+}
+
+StateBoard::Snapshot StateBoard::Read() const {
+  std::lock_guard lock(mu_);
+  return Snapshot{shards_, partitions_, assignment_known_};
+}
+
+bool StateBoard::Snapshot::complete() const {
+  if (partitions <= 0) return false;
+  // Views are unique per partition, but one outside 0..partitions-1 (published
+  // before the partition count was known or lowered) must not stand in for a
+  // missing shard.
+  int32_t running = 0;
+  for (const auto& v : shards) {
+    const bool counted = v->partition >= 0 && v->partition < partitions;
+    running += counted && v->phase == ShardPhase::kRunning ? 1 : 0;
+  }
+  return running >= partitions;
+}
+
+bool StateBoard::Snapshot::ready() const {
+  if (!assignment_known) return false;
+  return std::all_of(shards.begin(), shards.end(), [](const auto& v) {
+    return v->role != ShardRole::kActive || v->phase == ShardPhase::kRunning;
+  });
+}
+
+}  // namespace oncecount::shard

@@ -1,0 +1,94 @@
+// ShardView and StateBoard: what a shard owner publishes for readers (the HTTP API,
+// the metrics), and the board where the latest view of every shard is kept.
+//
+// The owner thread builds a new immutable ShardView after each commit (and after a
+// restore) and publishes it; readers take a Snapshot of the board and never touch
+// live shard state. A view is a few hundred bytes plus its counter snapshot, which
+// is shared, so publishing once per commit interval is cheap.
+//
+// Thread-safety: ShardView is immutable once published. StateBoard's methods may be
+// called from any thread (one mutex; readers copy a vector of shared_ptrs).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "processor/filter/dedup_filter.h"
+#include "processor/shard/counter_snapshot.h"
+
+namespace oncecount::shard {
+
+// Dead-letter counts per reason, indexed by event::DlqReason's value (7 reasons).
+inline constexpr size_t kDlqReasonCount = 7;
+
+enum class ShardRole : uint8_t { kActive, kStandby };
+enum class ShardPhase : uint8_t { kRestoring, kRunning, kFailed };
+
+const char* ShardRoleName(ShardRole role);     // "active", "standby"
+const char* ShardPhaseName(ShardPhase phase);  // "restoring", "running", "failed"
+
+struct ShardView {
+  int32_t partition = 0;
+  ShardRole role = ShardRole::kActive;
+  ShardPhase phase = ShardPhase::kRestoring;
+  std::string failure;  // why, when phase == kFailed
+
+  int64_t input_offset = 0;    // the next input offset this shard will apply
+  int64_t high_watermark = 0;  // the input partition's end as last seen; lag = hwm - offset
+  uint64_t epoch = 0;          // owner epoch of the shard's changelog
+  uint64_t changelog_seq = 0;  // last committed changelog batch
+
+  uint64_t events_applied = 0;
+  uint64_t duplicates_dropped = 0;
+  uint64_t near_edge_duplicates = 0;
+  uint64_t dead_lettered = 0;
+  std::array<uint64_t, kDlqReasonCount> dead_lettered_by_reason{};
+  uint64_t transactions_committed = 0;
+  uint64_t transactions_aborted = 0;
+
+  filter::FilterSummary filter;
+  double target_fpp = 0;
+  std::string digest;  // filter::DedupFilter::Digest() at the published position
+
+  std::shared_ptr<const CounterSnapshot> counters;  // never null once published
+  int64_t published_at_ms = 0;                      // wall clock (ms since the epoch)
+
+  int64_t lag() const { return high_watermark > input_offset ? high_watermark - input_offset : 0; }
+};
+
+class StateBoard {
+ public:
+  // `partitions`: how many input partitions (shards) exist in the cluster; a
+  // counter total is complete only when every one of them has a running view here.
+  explicit StateBoard(int32_t partitions = 0) : partitions_(partitions) {}
+
+  void SetPartitionCount(int32_t partitions);
+  void Publish(std::shared_ptr<const ShardView> view);
+  void Remove(int32_t partition);
+  // Set once the processor has joined its group and received its first assignment;
+  // /readyz is 503 before that.
+  void SetAssignmentKnown(bool known);
+
+  struct Snapshot {
+    std::vector<std::shared_ptr<const ShardView>> shards;  // by partition
+    int32_t partitions = 0;
+    bool assignment_known = false;
+    // Every shard of the cluster has a running view on this instance.
+    bool complete() const;
+    // Every shard assigned to this instance is restored and running.
+    bool ready() const;
+  };
+  Snapshot Read() const;
+
+ private:
+  mutable std::mutex mu_;
+  int32_t partitions_;
+  bool assignment_known_ = false;
+  std::vector<std::shared_ptr<const ShardView>> shards_;  // sorted by partition
+};
+
+}  // namespace oncecount::shard
