@@ -78,6 +78,9 @@ struct Processor::Impl {
     connection = {{"bootstrap.servers", o.bootstrap_servers}};
     kafka::Settings consumer_defaults = connection;
     consumer_defaults.push_back({"auto.offset.reset", "earliest"});
+    // A fetch returns as soon as data is there on a real broker, but the embedded
+    // cluster holds every fetch for the full wait: keep it short for latency.
+    consumer_defaults.push_back({"fetch.wait.max.ms", "20"});
     auto consumer_conf =
         kafka::MakeClientConfig(consumer_defaults, o.properties,
                                 {{"group.id", o.group_id},
