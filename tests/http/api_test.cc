@@ -1,0 +1,508 @@
+// The API's endpoints over a StateBoard of hand-made shard views: called directly,
+// and once over a real loopback socket.
+#include "http/api.h"
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "http/client.h"
+#include "processor/event/increment_event.h"
+
+namespace oncecount::http {
+namespace {
+
+using shard::CounterSnapshot;
+using shard::ShardPhase;
+using shard::ShardRole;
+using shard::ShardView;
+using namespace std::chrono_literals;
+
+constexpr int64_t kNow = 10'000;
+
+ShardView View(int32_t partition, std::unordered_map<std::string, int64_t> counters,
+               int64_t published_at_ms) {
+  ShardView v;
+  v.partition = partition;
+  v.role = ShardRole::kActive;
+  v.phase = ShardPhase::kRunning;
+  v.counters = std::make_shared<const CounterSnapshot>(CounterSnapshot::FromMap(counters));
+  v.published_at_ms = published_at_ms;
+  return v;
+}
+
+// Partition 0 has every statistic set, so that stats, detail and metrics can be
+// checked field by field.
+ShardView DetailedView() {
+  ShardView v = View(0, {{"likes", 3}, {"a/b", 1}, {"two words", 5}}, 9'000);
+  v.input_offset = 100;
+  v.high_watermark = 120;
+  v.epoch = 2;
+  v.changelog_seq = 17;
+  v.events_applied = 40;
+  v.duplicates_dropped = 6;
+  v.near_edge_duplicates = 1;
+  v.dead_lettered = 3;
+  v.dead_lettered_by_reason = {0, 0, 2, 0, 0, 0, 1};  // invalid_json 2, overflow 1
+  v.transactions_committed = 12;
+  v.transactions_aborted = 1;
+  v.filter.mode = filter::DedupMode::kFbf;
+  v.filter.inserted = 40;
+  v.filter.duplicates = 6;
+  v.filter.near_edge_duplicates = 1;
+  v.filter.estimated_fpp = 0.0005;
+  v.filter.estimated_fpp_eq1 = 0.0004;
+  v.filter.bits_total = 65'540;  // not a whole number of bytes: rounds up
+  v.filter.filters = 3;
+  v.filter.refresh_ms = 1'500;
+  v.filter.window_ms_guaranteed = 3'000;
+  v.filter.constituents = {{0, 0, 0}, {25, 0.125, 0.0001}, {15, 0.0625, 0.00002}};
+  v.target_fpp = 0.001;
+  v.digest = "00112233aabbccdd";
+  return v;
+}
+
+ShardView SecondView() {
+  ShardView v = View(1, {{"likes", 4}, {"views", -2}}, 9'500);
+  v.input_offset = 50;
+  v.high_watermark = 50;
+  v.events_applied = 8;
+  v.duplicates_dropped = 2;
+  v.dead_lettered = 1;
+  v.dead_lettered_by_reason = {1, 0, 0, 0, 0, 0, 0};
+  v.transactions_committed = 5;
+  v.filter.mode = filter::DedupMode::kBloom;
+  v.filter.filters = 1;
+  v.filter.window_ms_guaranteed = -1;
+  return v;  // target_fpp 0: reported with the configured one
+}
+
+ShardView ThirdView() {
+  return View(2, {{"clicks", 7}}, 9'800);
+}
+
+class ApiTest : public ::testing::Test {
+ protected:
+  ApiTest() { board_.SetAssignmentKnown(true); }
+
+  ApiOptions Options() {
+    ApiOptions o;
+    o.instance_id = "instance-a";
+    o.input_topic = "events";
+    o.target_fpp = 0.002;
+    o.now_ms = [this] { return now_.load(); };
+    return o;
+  }
+
+  void Publish(ShardView v) { board_.Publish(std::make_shared<const ShardView>(std::move(v))); }
+  void PublishAll() {
+    Publish(DetailedView());
+    Publish(SecondView());
+    Publish(ThirdView());
+  }
+
+  Response Call(const std::string& method, const std::string& target) {
+    return handler_(Request{method, target});
+  }
+  Response Get(const std::string& target) { return Call("GET", target); }
+
+  // Valid until the next call: the document lives in the one parser.
+  simdjson::dom::element Json(const Response& r) { return parser_.parse(r.body); }
+
+  // The error code of an error response ({"error", "message"}).
+  std::string ErrorCode(const Response& r) {
+    return std::string(Json(r)["error"].get_string().value());
+  }
+
+  shard::StateBoard board_{3};
+  std::atomic<int64_t> now_{kNow};
+  Handler handler_ = MakeApiHandler(board_, Options());
+  simdjson::dom::parser parser_;
+};
+
+TEST_F(ApiTest, SumsACounterOverEveryShard) {
+  PublishAll();
+  const Response r = Get("/v1/counters/likes");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.content_type, "application/json");
+  EXPECT_EQ(r.body, R"({"counter":"likes","value":7,"complete":true,"staleness_ms":1000})");
+}
+
+TEST_F(ApiTest, AnswersNotFoundForACounterNoShardHasSeen) {
+  PublishAll();
+  const Response r = Get("/v1/counters/nobody");
+  EXPECT_EQ(r.status, 404u);
+  EXPECT_EQ(ErrorCode(r), "not_found");
+  EXPECT_NE(r.body.find("nobody"), std::string::npos);
+}
+
+TEST_F(ApiTest, DecodesPercentEncodedCounterNames) {
+  PublishAll();
+  const Response slash = Get("/v1/counters/a%2Fb");
+  EXPECT_EQ(slash.status, 200u);
+  EXPECT_EQ(Json(slash)["counter"].get_string().value(), "a/b");
+  EXPECT_EQ(Json(slash)["value"].get_int64().value(), 1);
+  const Response space = Get("/v1/counters/two%20words");
+  EXPECT_EQ(space.status, 200u);
+  EXPECT_EQ(Json(space)["value"].get_int64().value(), 5);
+}
+
+TEST_F(ApiTest, IsIncompleteUntilEveryPartitionHasARunningView) {
+  Publish(DetailedView());
+  Publish(SecondView());
+  EXPECT_FALSE(Json(Get("/v1/counters/likes"))["complete"].get_bool().value());
+  ShardView restoring = ThirdView();
+  restoring.phase = ShardPhase::kRestoring;
+  Publish(restoring);
+  EXPECT_FALSE(Json(Get("/v1/counters/likes"))["complete"].get_bool().value());
+  Publish(ThirdView());
+  EXPECT_TRUE(Json(Get("/v1/counters/likes"))["complete"].get_bool().value());
+}
+
+TEST_F(ApiTest, MeasuresStalenessFromTheOldestViewWithTheInjectedClock) {
+  EXPECT_EQ(Json(Get("/v1/counters"))["staleness_ms"].get_int64().value(), 0);  // no views
+  PublishAll();
+  now_ = 12'345;
+  EXPECT_EQ(Json(Get("/v1/counters/clicks"))["staleness_ms"].get_int64().value(), 3'345);
+  EXPECT_EQ(Json(Get("/v1/counters"))["staleness_ms"].get_int64().value(), 3'345);
+  now_ = 0;  // a clock behind the views is not a negative age
+  EXPECT_EQ(Json(Get("/v1/counters/clicks"))["staleness_ms"].get_int64().value(), 0);
+}
+
+TEST_F(ApiTest, PagesThroughTheListingWithPrefixLimitAndAfter) {
+  PublishAll();
+  EXPECT_EQ(Get("/v1/counters").body,
+            R"({"counters":[{"counter":"a/b","value":1},{"counter":"clicks","value":7},)"
+            R"({"counter":"likes","value":7},{"counter":"two words","value":5},)"
+            R"({"counter":"views","value":-2}],"next":null,"complete":true,"staleness_ms":1000})");
+  const Response first = Get("/v1/counters?limit=2");
+  EXPECT_EQ(first.status, 200u);
+  EXPECT_NE(first.body.find(R"("next":"clicks")"), std::string::npos) << first.body;
+  const Response second = Get("/v1/counters?limit=2&after=clicks");
+  EXPECT_NE(
+      second.body.find(R"([{"counter":"likes","value":7},{"counter":"two words","value":5}])"),
+      std::string::npos)
+      << second.body;
+  EXPECT_NE(second.body.find(R"("next":"two words")"), std::string::npos) << second.body;
+  const Response last = Get("/v1/counters?limit=2&after=two+words");
+  EXPECT_NE(last.body.find(R"([{"counter":"views","value":-2}],"next":null)"), std::string::npos)
+      << last.body;
+  const Response prefixed = Get("/v1/counters?prefix=a%2F");
+  EXPECT_NE(prefixed.body.find(R"({"counters":[{"counter":"a/b","value":1}],"next":null)"),
+            std::string::npos)
+      << prefixed.body;
+}
+
+TEST_F(ApiTest, RejectsALimitOutsideOneToAThousandAndBadPercentEncoding) {
+  PublishAll();
+  for (const char* target : {"/v1/counters?limit=0", "/v1/counters?limit=1001", "/v1/counters/%G1",
+                             "/v1/counters?prefix=%4"}) {
+    const Response r = Get(target);
+    EXPECT_EQ(r.status, 400u) << target;
+    EXPECT_EQ(ErrorCode(r), "bad_request") << target;
+  }
+  EXPECT_EQ(Get("/v1/counters?limit=1000").status, 200u);
+}
+
+TEST_F(ApiTest, Answers405WithTheAllowedMethodsToAPost) {
+  const Response r = Call("POST", "/v1/counters/likes");
+  EXPECT_EQ(r.status, 405u);
+  EXPECT_EQ(r.allow, "GET, HEAD");
+  EXPECT_EQ(ErrorCode(r), "method_not_allowed");
+}
+
+TEST_F(ApiTest, AnswersHeadLikeGet) {
+  PublishAll();
+  EXPECT_EQ(Call("HEAD", "/v1/counters/likes").body, Get("/v1/counters/likes").body);
+}
+
+TEST_F(ApiTest, Answers404ToAnUnknownPath) {
+  const Response r = Get("/v2/counters");
+  EXPECT_EQ(r.status, 404u);
+  EXPECT_EQ(ErrorCode(r), "not_found");
+}
+
+TEST_F(ApiTest, SeesANewlyPublishedViewAfterAMergeWasCached) {
+  PublishAll();
+  EXPECT_EQ(Json(Get("/v1/counters/likes"))["value"].get_int64().value(), 7);
+  EXPECT_EQ(Json(Get("/v1/counters/likes"))["value"].get_int64().value(), 7);
+  Publish(View(2, {{"clicks", 7}, {"likes", 10}}, 9'900));
+  EXPECT_EQ(Json(Get("/v1/counters/likes"))["value"].get_int64().value(), 17);
+  board_.Remove(1);
+  EXPECT_EQ(Json(Get("/v1/counters/likes"))["value"].get_int64().value(), 13);
+  EXPECT_EQ(Get("/v1/counters/views").status, 404u);
+}
+
+TEST_F(ApiTest, ReportsEveryShardAndTheirTotalsInStats) {
+  PublishAll();
+  const auto stats = Json(Get("/v1/stats"));
+  EXPECT_EQ(stats["instance"].get_string().value(), "instance-a");
+  EXPECT_EQ(stats["input_topic"].get_string().value(), "events");
+  EXPECT_EQ(stats["partitions"].get_int64().value(), 3);
+  EXPECT_TRUE(stats["complete"].get_bool().value());
+  EXPECT_TRUE(stats["ready"].get_bool().value());
+
+  const auto shards = stats["shards"].get_array().value();
+  ASSERT_EQ(shards.size(), 3u);
+  const auto s0 = shards.at(0).value();
+  EXPECT_EQ(s0["partition"].get_int64().value(), 0);
+  EXPECT_EQ(s0["role"].get_string().value(), "active");
+  EXPECT_EQ(s0["phase"].get_string().value(), "running");
+  EXPECT_EQ(s0["input_offset"].get_int64().value(), 100);
+  EXPECT_EQ(s0["high_watermark"].get_int64().value(), 120);
+  EXPECT_EQ(s0["lag"].get_int64().value(), 20);
+  EXPECT_EQ(s0["epoch"].get_uint64().value(), 2u);
+  EXPECT_EQ(s0["changelog_seq"].get_uint64().value(), 17u);
+  EXPECT_EQ(s0["events_applied"].get_uint64().value(), 40u);
+  EXPECT_EQ(s0["duplicates_dropped"].get_uint64().value(), 6u);
+  EXPECT_EQ(s0["near_edge_duplicates"].get_uint64().value(), 1u);
+  EXPECT_EQ(s0["dead_lettered"].get_uint64().value(), 3u);
+  EXPECT_EQ(s0["dead_lettered_by_reason"]["invalid_json"].get_uint64().value(), 2u);
+  EXPECT_EQ(s0["dead_lettered_by_reason"]["overflow"].get_uint64().value(), 1u);
+  EXPECT_EQ(s0["transactions_committed"].get_uint64().value(), 12u);
+  EXPECT_EQ(s0["transactions_aborted"].get_uint64().value(), 1u);
+  EXPECT_EQ(s0["digest"].error(), simdjson::NO_SUCH_FIELD);  // only in the shard's detail
+  const auto f0 = s0["filter"];
+  EXPECT_EQ(f0["mode"].get_string().value(), "fbf");
+  EXPECT_EQ(f0["filters"].get_uint64().value(), 3u);
+  EXPECT_EQ(f0["refresh_ms"].get_int64().value(), 1'500);
+  EXPECT_DOUBLE_EQ(f0["estimated_fpp"].get_double().value(), 0.0005);
+  EXPECT_DOUBLE_EQ(f0["target_fpp"].get_double().value(), 0.001);
+  EXPECT_EQ(f0["window_ms_guaranteed"].get_int64().value(), 3'000);
+  EXPECT_EQ(f0["bits_total"].get_uint64().value(), 65'540u);
+  EXPECT_EQ(f0["inserted"].get_uint64().value(), 40u);
+  EXPECT_EQ(f0["duplicates"].get_uint64().value(), 6u);
+  EXPECT_EQ(f0["near_edge_duplicates"].get_uint64().value(), 1u);
+  // A shard without a target of its own shows the configured one.
+  EXPECT_DOUBLE_EQ(shards.at(1)["filter"]["target_fpp"].get_double().value(), 0.002);
+
+  const auto totals = stats["totals"];
+  EXPECT_EQ(totals["counters"].get_uint64().value(), 5u);
+  EXPECT_EQ(totals["events_applied"].get_uint64().value(), 48u);
+  EXPECT_EQ(totals["duplicates_dropped"].get_uint64().value(), 8u);
+  EXPECT_EQ(totals["near_edge_duplicates"].get_uint64().value(), 1u);
+  EXPECT_EQ(totals["dead_lettered"].get_uint64().value(), 4u);
+  EXPECT_EQ(totals["dead_lettered_by_reason"]["missing_key"].get_uint64().value(), 1u);
+  EXPECT_EQ(totals["dead_lettered_by_reason"]["invalid_json"].get_uint64().value(), 2u);
+  EXPECT_EQ(totals["transactions_committed"].get_uint64().value(), 17u);
+  EXPECT_EQ(totals["transactions_aborted"].get_uint64().value(), 1u);
+  EXPECT_EQ(totals["lag"].get_int64().value(), 20);
+}
+
+TEST_F(ApiTest, NamesDeadLetterReasonsAsTheEventParserDoesInItsOrder) {
+  PublishAll();
+  const auto reasons = Json(Get("/v1/stats"))["shards"].at(0)["dead_lettered_by_reason"];
+  std::vector<std::string> keys;
+  const simdjson::dom::object object = reasons.get_object().value();
+  for (auto field : object) keys.emplace_back(field.key);
+  std::vector<std::string> expected;
+  for (size_t i = 0; i < shard::kDlqReasonCount; ++i) {
+    expected.emplace_back(event::DlqReasonName(static_cast<event::DlqReason>(i)));
+  }
+  EXPECT_EQ(keys, expected);
+}
+
+TEST_F(ApiTest, ShowsOneShardInDetailWithItsDigestAndConstituents) {
+  PublishAll();
+  const Response r = Get("/v1/shards/0");
+  ASSERT_EQ(r.status, 200u);
+  const auto detail = Json(r);
+  EXPECT_EQ(detail["instance"].get_string().value(), "instance-a");
+  EXPECT_EQ(detail["partition"].get_int64().value(), 0);
+  EXPECT_EQ(detail["digest"].get_string().value(), "00112233aabbccdd");
+  EXPECT_EQ(detail["lag"].get_int64().value(), 20);
+  EXPECT_EQ(detail["staleness_ms"].get_int64().value(), 1'000);
+  EXPECT_DOUBLE_EQ(detail["filter"]["estimated_fpp_eq1"].get_double().value(), 0.0004);
+  EXPECT_EQ(detail["filter"]["window_ms_guaranteed"].get_int64().value(), 3'000);
+  const auto constituents = detail["constituents"].get_array().value();
+  ASSERT_EQ(constituents.size(), 3u);
+  EXPECT_EQ(constituents.at(1)["inserted"].get_uint64().value(), 25u);
+  EXPECT_DOUBLE_EQ(constituents.at(1)["fill"].get_double().value(), 0.125);
+  EXPECT_DOUBLE_EQ(constituents.at(2)["estimated_fpp"].get_double().value(), 0.00002);
+}
+
+TEST_F(ApiTest, Answers404ForAShardThisInstanceDoesNotHold) {
+  PublishAll();
+  const Response r = Get("/v1/shards/7");
+  EXPECT_EQ(r.status, 404u);
+  EXPECT_EQ(ErrorCode(r), "not_found");
+  EXPECT_EQ(Get("/v1/shards/x").status, 400u);
+}
+
+TEST_F(ApiTest, IsUnreadyUntilTheAssignmentIsKnownAndEveryActiveShardRuns) {
+  board_.SetAssignmentKnown(false);
+  Response r = Get("/readyz");
+  EXPECT_EQ(r.status, 503u);
+  EXPECT_EQ(ErrorCode(r), "not_ready");
+
+  board_.SetAssignmentKnown(true);
+  ShardView restoring = SecondView();
+  restoring.phase = ShardPhase::kRestoring;
+  Publish(DetailedView());
+  Publish(restoring);
+  r = Get("/readyz");
+  EXPECT_EQ(r.status, 503u);
+  EXPECT_NE(r.body.find("1 (restoring)"), std::string::npos) << r.body;
+
+  ShardView standby = ThirdView();  // a restoring standby does not hold readiness back
+  standby.role = ShardRole::kStandby;
+  standby.phase = ShardPhase::kRestoring;
+  Publish(standby);
+  Publish(SecondView());
+  r = Get("/readyz");
+  EXPECT_EQ(r.status, 200u);
+  const auto body = Json(r);
+  EXPECT_TRUE(body["ready"].get_bool().value());
+  EXPECT_FALSE(body["complete"].get_bool().value());
+}
+
+TEST_F(ApiTest, IsHealthyWhileItRuns) {
+  const Response r = Get("/healthz");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body, R"({"status":"ok"})");
+}
+
+TEST_F(ApiTest, ServesABuiltInDashboardThatFetchesTheCounters) {
+  const Response r = Get("/");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.content_type, "text/html; charset=utf-8");
+  EXPECT_NE(r.body.find("fetch('/v1/counters"), std::string::npos);
+}
+
+TEST_F(ApiTest, ServesTheConfiguredDashboard) {
+  ApiOptions options = Options();
+  options.dashboard_html = "<html>mine</html>";
+  EXPECT_EQ(MakeApiHandler(board_, options)(Request{"GET", "/"}).body, "<html>mine</html>");
+}
+
+TEST_F(ApiTest, ExposesPrometheusMetricsPerPartition) {
+  PublishAll();
+  const Response r = Get("/metrics");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.content_type, "text/plain; version=0.0.4; charset=utf-8");
+  const std::string& m = r.body;
+  const auto has = [&m](const std::string& line) {
+    return m.find("\n" + line + "\n") != std::string::npos || m.rfind(line + "\n", 0) == 0;
+  };
+  for (const char* line : {
+           "# TYPE oncecount_up gauge",
+           "oncecount_up 1",
+           "# TYPE oncecount_counters gauge",
+           "oncecount_counters 5",
+           "# TYPE oncecount_shard_ready gauge",
+           "oncecount_shard_ready{partition=\"0\"} 1",
+           "# TYPE oncecount_events_applied_total counter",
+           "oncecount_events_applied_total{partition=\"0\"} 40",
+           "oncecount_events_applied_total{partition=\"1\"} 8",
+           "oncecount_events_applied_total{partition=\"2\"} 0",
+           "oncecount_duplicates_dropped_total{partition=\"0\"} 6",
+           "oncecount_near_edge_duplicates_total{partition=\"0\"} 1",
+           "# TYPE oncecount_dead_lettered_total counter",
+           "oncecount_dead_lettered_total{partition=\"0\",reason=\"invalid_json\"} 2",
+           "oncecount_dead_lettered_total{partition=\"0\",reason=\"overflow\"} 1",
+           "oncecount_dead_lettered_total{partition=\"1\",reason=\"missing_key\"} 1",
+           "oncecount_dead_lettered_total{partition=\"1\",reason=\"overflow\"} 0",
+           "oncecount_transactions_committed_total{partition=\"0\"} 12",
+           "oncecount_transactions_aborted_total{partition=\"0\"} 1",
+           "# TYPE oncecount_input_lag_messages gauge",
+           "oncecount_input_lag_messages{partition=\"0\"} 20",
+           "oncecount_input_lag_messages{partition=\"1\"} 0",
+           "oncecount_input_offset{partition=\"0\"} 100",
+           "oncecount_filter_estimated_fpp{partition=\"0\"} 0.0005",
+           "oncecount_filter_target_fpp{partition=\"0\"} 0.001",
+           "oncecount_filter_target_fpp{partition=\"1\"} 0.002",
+           "oncecount_filter_constituents{partition=\"0\"} 3",
+           "oncecount_filter_refresh_period_seconds{partition=\"0\"} 1.5",
+           "oncecount_filter_guaranteed_window_seconds{partition=\"0\"} 3",
+           "oncecount_filter_guaranteed_window_seconds{partition=\"1\"} +Inf",
+           "oncecount_filter_memory_bytes{partition=\"0\"} 8193",
+       }) {
+    EXPECT_TRUE(has(line)) << "missing line: " << line << "\nin:\n" << m;
+  }
+  EXPECT_NE(m.find("# HELP oncecount_events_applied_total "), std::string::npos);
+  EXPECT_EQ(m.back(), '\n');
+
+  // Every family is announced by HELP then TYPE before its first sample.
+  std::string last_typed;
+  std::istringstream lines(m);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("# TYPE ", 0) == 0) {
+      last_typed = line.substr(7, line.find(' ', 7) - 7);
+    } else if (line[0] != '#') {
+      EXPECT_EQ(line.rfind(last_typed, 0), 0u) << line;
+    }
+  }
+}
+
+TEST_F(ApiTest, MarksARestoringShardUnreadyInMetrics) {
+  ShardView restoring = SecondView();
+  restoring.phase = ShardPhase::kRestoring;
+  Publish(restoring);
+  EXPECT_NE(Get("/metrics").body.find("oncecount_shard_ready{partition=\"1\"} 0\n"),
+            std::string::npos);
+}
+
+TEST_F(ApiTest, AnswersConsistentlyWhileShardsPublishConcurrently) {
+  PublishAll();
+  std::atomic<bool> stop{false};
+  std::thread publisher([&] {
+    for (int64_t i = 0; !stop; ++i) {
+      Publish(View(static_cast<int32_t>(i % 3), {{"likes", 1}, {"n", i}}, 9'000));
+    }
+  });
+  std::vector<std::thread> readers;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t) {
+    readers.emplace_back([&] {
+      for (int i = 0; i < 300; ++i) {
+        for (const char* target : {"/v1/counters/likes", "/v1/counters", "/v1/stats", "/metrics"}) {
+          if (handler_(Request{"GET", target}).status != 200) ++failures;
+        }
+      }
+    });
+  }
+  for (auto& r : readers) r.join();
+  stop = true;
+  publisher.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST_F(ApiTest, ServesCountersAndMetricsOverALoopbackSocket) {
+  PublishAll();
+  boost::asio::io_context io;
+  auto listening = Server::Listen(io, "127.0.0.1:0", handler_);
+  ASSERT_TRUE(std::holds_alternative<std::shared_ptr<Server>>(listening))
+      << std::get<std::string>(listening);
+  auto server = std::get<std::shared_ptr<Server>>(listening);
+  std::thread thread([&io] { io.run(); });
+  const std::string base = "http://127.0.0.1:" + std::to_string(server->local_endpoint().port());
+
+  const auto counter = HttpGet(base, "/v1/counters/likes", 5s);
+  const auto metrics = HttpGet(base, "/metrics", 5s);
+  const auto missing = HttpGet(base, "/v1/counters/a%2Fc", 5s);
+  server->Stop();
+  io.stop();
+  thread.join();
+
+  ASSERT_TRUE(std::holds_alternative<ClientResponse>(counter)) << std::get<std::string>(counter);
+  EXPECT_EQ(std::get<ClientResponse>(counter).status, 200u);
+  EXPECT_EQ(std::get<ClientResponse>(counter).body,
+            R"({"counter":"likes","value":7,"complete":true,"staleness_ms":1000})");
+  ASSERT_TRUE(std::holds_alternative<ClientResponse>(metrics)) << std::get<std::string>(metrics);
+  EXPECT_EQ(std::get<ClientResponse>(metrics).status, 200u);
+  EXPECT_NE(std::get<ClientResponse>(metrics).body.find(
+                "oncecount_events_applied_total{partition=\"0\"} 40\n"),
+            std::string::npos);
+  ASSERT_TRUE(std::holds_alternative<ClientResponse>(missing));
+  EXPECT_EQ(std::get<ClientResponse>(missing).status, 404u);
+}
+
+}  // namespace
+}  // namespace oncecount::http

@@ -1,0 +1,134 @@
+#include "processor/shard/shard_view.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace oncecount::shard {
+namespace {
+
+std::shared_ptr<const ShardView> View(int32_t partition, ShardPhase phase = ShardPhase::kRunning,
+                                      ShardRole role = ShardRole::kActive,
+                                      int64_t input_offset = 0) {
+  auto v = std::make_shared<ShardView>();
+  v->partition = partition;
+  v->phase = phase;
+  v->role = role;
+  v->input_offset = input_offset;
+  v->counters = std::make_shared<const CounterSnapshot>();
+  return v;
+}
+
+std::vector<int32_t> Partitions(const StateBoard::Snapshot& s) {
+  std::vector<int32_t> out;
+  for (const auto& v : s.shards) out.push_back(v->partition);
+  return out;
+}
+
+TEST(StateBoard, KeepsViewsSortedByPartition) {
+  StateBoard board(4);
+  board.Publish(View(3));
+  board.Publish(View(0));
+  board.Publish(View(2));
+  EXPECT_EQ(Partitions(board.Read()), (std::vector<int32_t>{0, 2, 3}));
+}
+
+TEST(StateBoard, ReplacesTheViewOfAPartitionOnPublish) {
+  StateBoard board(2);
+  board.Publish(View(1, ShardPhase::kRunning, ShardRole::kActive, 10));
+  board.Publish(View(0));
+  board.Publish(View(1, ShardPhase::kRunning, ShardRole::kActive, 25));
+  const auto s = board.Read();
+  ASSERT_EQ(Partitions(s), (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(s.shards[1]->input_offset, 25);
+}
+
+TEST(StateBoard, RemovesAPartitionsView) {
+  StateBoard board(3);
+  board.Publish(View(0));
+  board.Publish(View(1));
+  board.Publish(View(2));
+  board.Remove(1);
+  board.Remove(7);  // not there: nothing happens
+  EXPECT_EQ(Partitions(board.Read()), (std::vector<int32_t>{0, 2}));
+}
+
+TEST(StateBoard, KeepsAnOldSnapshotIntactAfterLaterPublishes) {
+  StateBoard board(1);
+  board.Publish(View(0, ShardPhase::kRunning, ShardRole::kActive, 1));
+  const auto before = board.Read();
+  board.Publish(View(0, ShardPhase::kRunning, ShardRole::kActive, 2));
+  EXPECT_EQ(before.shards[0]->input_offset, 1);
+  EXPECT_EQ(board.Read().shards[0]->input_offset, 2);
+}
+
+TEST(StateBoard, IsCompleteOnlyWhenEveryPartitionHasARunningView) {
+  StateBoard board(2);
+  EXPECT_FALSE(board.Read().complete());
+  board.Publish(View(0));
+  EXPECT_FALSE(board.Read().complete());
+  board.Publish(View(1, ShardPhase::kRestoring));
+  EXPECT_FALSE(board.Read().complete());
+  board.Publish(View(1, ShardPhase::kRunning, ShardRole::kStandby));
+  EXPECT_TRUE(board.Read().complete());  // a running standby holds the shard's state too
+  board.Publish(View(1, ShardPhase::kFailed));
+  EXPECT_FALSE(board.Read().complete());
+}
+
+TEST(StateBoard, IsNeverCompleteWithAnUnknownPartitionCount) {
+  StateBoard board;
+  board.Publish(View(0));
+  EXPECT_FALSE(board.Read().complete());
+  board.SetPartitionCount(1);
+  EXPECT_TRUE(board.Read().complete());
+}
+
+TEST(StateBoard, DoesNotCountAViewOutsideThePartitionRangeTowardsCompleteness) {
+  StateBoard board(2);
+  board.Publish(View(0));
+  board.Publish(View(5));  // stale: published before the partition count was known
+  EXPECT_FALSE(board.Read().complete());
+  board.Publish(View(1));
+  EXPECT_TRUE(board.Read().complete());
+}
+
+TEST(StateBoard, IsReadyOnceTheAssignmentIsKnownAndEveryActiveShardRuns) {
+  StateBoard board(3);
+  EXPECT_FALSE(board.Read().ready());  // no assignment yet
+  board.SetAssignmentKnown(true);
+  EXPECT_TRUE(board.Read().ready());  // assigned nothing: nothing to wait for
+  board.Publish(View(0, ShardPhase::kRestoring));
+  EXPECT_FALSE(board.Read().ready());
+  board.Publish(View(1, ShardPhase::kRestoring, ShardRole::kStandby));
+  board.Publish(View(0));
+  EXPECT_TRUE(board.Read().ready());  // a standby still catching up does not count
+  board.Publish(View(2, ShardPhase::kFailed));
+  EXPECT_FALSE(board.Read().ready());
+}
+
+TEST(StateBoard, ReportsAssignmentAndPartitionCountInItsSnapshot) {
+  StateBoard board(6);
+  board.SetAssignmentKnown(true);
+  const auto s = board.Read();
+  EXPECT_EQ(s.partitions, 6);
+  EXPECT_TRUE(s.assignment_known);
+}
+
+TEST(ShardView, NamesRolesAndPhasesAndClampsLag) {
+  EXPECT_STREQ(ShardRoleName(ShardRole::kActive), "active");
+  EXPECT_STREQ(ShardRoleName(ShardRole::kStandby), "standby");
+  EXPECT_STREQ(ShardPhaseName(ShardPhase::kRestoring), "restoring");
+  EXPECT_STREQ(ShardPhaseName(ShardPhase::kRunning), "running");
+  EXPECT_STREQ(ShardPhaseName(ShardPhase::kFailed), "failed");
+  ShardView v;
+  v.input_offset = 10;
+  v.high_watermark = 4;  // a watermark seen before the offset moved past it
+  EXPECT_EQ(v.lag(), 0);
+  v.high_watermark = 14;
+  EXPECT_EQ(v.lag(), 4);
+}
+
+}  // namespace
+}  // namespace oncecount::shard
