@@ -5,17 +5,23 @@
 // ONCECOUNT_TEST_SCALE (default 1) scales the number of events, so that the
 // sanitizer build runs the same scenarios on a smaller stream.
 #include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
+#include "http/client.h"
 #include "processor/cmd/inject.h"
 #include "processor/cmd/verify.h"
+#include "processor/kafka/embedded_cluster.h"
 #include "tests/processor/cmd/child_process.h"
 
 namespace oncecount::cmd {
@@ -38,6 +44,10 @@ class ServeTest : public ::testing::Test {
            ::testing::UnitTest::GetInstance()->current_test_info()->name();
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
+    StartCluster();
+  }
+
+  virtual void StartCluster() {
     kafka_ = ChildProcess({ONCECOUNT_BINARY, "dev-kafka", "--partitions", "8"}, {},
                           dir_ + "/dev-kafka.log");
     bootstrap_ = kafka_.NextLine(30s);
@@ -75,8 +85,10 @@ class ServeTest : public ::testing::Test {
     return {std::move(p), url};
   }
 
-  int Inject(uint64_t events, double rate, const std::string& truth, uint64_t seed = 7) {
+  int Inject(uint64_t events, double rate, const std::string& truth, uint64_t seed = 7,
+             double malformed_rate = 0) {
     InjectOptions o;
+    o.workload.malformed_rate = malformed_rate;
     o.bootstrap = bootstrap_;
     o.workload.events = events;
     o.workload.counters = 1000;
@@ -171,6 +183,167 @@ TEST_F(ServeTest, StaysExactWhileASecondInstanceJoinsAndLeaves) {
   EXPECT_EQ(Verify(truth, first_url, 180, &report), 0) << report;
   first.Signal(SIGTERM);
   EXPECT_EQ(first.Wait(30s), 0);
+}
+
+// A top-level number of inject's truth file ("events", "duplicates", "malformed").
+int64_t TruthField(const std::string& truth_file, const std::string& field) {
+  const std::string json = ReadFile(truth_file);
+  const std::string key = "\"" + field + "\":";
+  const size_t at = json.rfind(key);
+  return at == std::string::npos ? -1 : std::stoll(json.substr(at + key.size()));
+}
+
+struct DlqRecord {
+  std::map<std::string, std::string> headers;
+  std::string source_key;
+};
+
+// Every record of the DLQ topic (all 8 partitions), with its headers.
+std::vector<DlqRecord> ReadDlq(const std::string& bootstrap) {
+  char error[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), error, sizeof error);
+  rd_kafka_conf_set(conf, "group.id", "dlq-reader", error, sizeof error);
+  rd_kafka_conf_set(conf, "enable.partition.eof", "true", error, sizeof error);
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof error);
+  rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(8);
+  for (int p = 0; p < 8; ++p) {
+    rd_kafka_topic_partition_list_add(parts, "events.dlq", p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+  }
+  rd_kafka_assign(rk, parts);
+  rd_kafka_topic_partition_list_destroy(parts);
+  std::vector<DlqRecord> records;
+  int at_end = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (at_end < 8 && std::chrono::steady_clock::now() < deadline) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(rk, 100);
+    if (m == nullptr) continue;
+    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      ++at_end;
+    } else if (!m->err) {
+      DlqRecord r;
+      rd_kafka_headers_t* headers = nullptr;
+      if (rd_kafka_message_headers(m, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        const char* name;
+        const void* value;
+        size_t size;
+        for (size_t i = 0; !rd_kafka_header_get_all(headers, i, &name, &value, &size); ++i) {
+          r.headers[name] = std::string(static_cast<const char*>(value), size);
+        }
+      }
+      records.push_back(std::move(r));
+    }
+    rd_kafka_message_destroy(m);
+  }
+  rd_kafka_consumer_close(rk);
+  rd_kafka_destroy(rk);
+  return records;
+}
+
+TEST_F(ServeTest, DeadLettersEveryMalformedMessageWithItsReasonAndSourceAndKeepsCounting) {
+  auto [serve, url] = Serve("a");
+  const std::string truth = dir_ + "/truth.json";
+  ASSERT_EQ(Inject(Scaled(20000), 0, truth, 11, 0.05), 0);
+  std::string report;
+  EXPECT_EQ(Verify(truth, url, 120, &report), 0) << report;
+  const auto malformed = static_cast<uint64_t>(TruthField(truth, "malformed"));
+  ASSERT_GT(malformed, 0u);
+
+  // Wait for the last commit to reach the DLQ, then check every record.
+  std::vector<DlqRecord> dlq;
+  for (int attempt = 0; attempt < 50 && dlq.size() < malformed; ++attempt) {
+    dlq = ReadDlq(bootstrap_);
+    if (dlq.size() < malformed) std::this_thread::sleep_for(200ms);
+  }
+  ASSERT_EQ(dlq.size(), malformed);
+  const std::set<std::string> reasons = {"missing_key",     "key_too_long",    "invalid_json",
+                                         "missing_counter", "invalid_counter", "invalid_delta"};
+  std::set<std::string> seen;
+  for (const DlqRecord& r : dlq) {
+    ASSERT_TRUE(r.headers.contains("oncecount.error"));
+    EXPECT_TRUE(reasons.contains(r.headers.at("oncecount.error")))
+        << r.headers.at("oncecount.error");
+    seen.insert(r.headers.at("oncecount.error"));
+    ASSERT_TRUE(r.headers.contains("oncecount.source"));
+    EXPECT_EQ(r.headers.at("oncecount.source").rfind("events/", 0), 0u);
+  }
+  EXPECT_EQ(seen, reasons) << "the workload cycles through every stateless reason";
+
+  auto got = http::HttpGet(url, "/v1/stats", 10s);
+  ASSERT_TRUE(std::holds_alternative<http::ClientResponse>(got));
+  const std::string stats = std::get<http::ClientResponse>(got).body;
+  EXPECT_NE(stats.find("\"dead_lettered\":" + std::to_string(malformed) + ","), std::string::npos)
+      << stats.substr(0, 400);
+  serve.Signal(SIGTERM);
+  EXPECT_EQ(serve.Wait(30s), 0);
+}
+
+// How many messages the input topic holds (the sum of its 8 partitions' ends).
+int64_t InputMessages(const std::string& bootstrap) {
+  char error[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), error, sizeof error);
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+  int64_t total = 0;
+  for (int p = 0; p < 8; ++p) {
+    int64_t low = 0, high = 0;
+    if (rd_kafka_query_watermark_offsets(rk, "events", p, &low, &high, 10000)) return -1;
+    total += high - low;
+  }
+  rd_kafka_destroy(rk);
+  return total;
+}
+
+// The cluster lives in this process, so that the test can inject broker errors.
+class ServeFaultTest : public ServeTest {
+ protected:
+  void StartCluster() override {
+    auto started = kafka::EmbeddedCluster::Start(
+        3, {{"events", 8}, {"events.dlq", 8}, {"events.changelog", 8}});
+    ASSERT_TRUE(std::holds_alternative<std::unique_ptr<kafka::EmbeddedCluster>>(started));
+    cluster_ = std::move(std::get<std::unique_ptr<kafka::EmbeddedCluster>>(started));
+    bootstrap_ = cluster_->bootstrap_servers();
+  }
+  void Fail(int16_t api_key, rd_kafka_resp_err_t error, int times) {
+    std::vector<rd_kafka_resp_err_t> errors(static_cast<size_t>(times), error);
+    rd_kafka_mock_push_request_errors_array(cluster_->mock(), api_key, errors.size(),
+                                            errors.data());
+  }
+  std::unique_ptr<kafka::EmbeddedCluster> cluster_;
+};
+
+TEST_F(ServeFaultTest, StaysExactThroughFailingRequestsAndABrokerGoingDownAndUp) {
+  constexpr int16_t kProduce = 0, kFetch = 1, kAddOffsetsToTxn = 25, kEndTxn = 26,
+                    kTxnOffsetCommit = 28;
+  auto [serve, url] = Serve("a");
+  const std::string truth = dir_ + "/truth.json";
+  const uint64_t events = Scaled(60000);
+  int injected = -1;
+  std::thread inject([&] { injected = Inject(events, static_cast<double>(events) / 15.0, truth); });
+  std::this_thread::sleep_for(2s);
+  Fail(kProduce, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION, 3);
+  std::this_thread::sleep_for(1s);
+  Fail(kFetch, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION, 3);
+  std::this_thread::sleep_for(1s);
+  Fail(kAddOffsetsToTxn, RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE, 2);
+  std::this_thread::sleep_for(1s);
+  Fail(kTxnOffsetCommit, RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS, 2);
+  std::this_thread::sleep_for(1s);
+  Fail(kEndTxn, RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE, 2);
+  std::this_thread::sleep_for(1s);
+  rd_kafka_mock_broker_set_down(cluster_->mock(), 2);
+  std::this_thread::sleep_for(3s);
+  rd_kafka_mock_broker_set_up(cluster_->mock(), 2);
+  inject.join();
+  ASSERT_EQ(injected, 0);
+  // The cluster kept every message inject saw acknowledged (else a miscount below
+  // would be the embedded cluster's, not the service's).
+  EXPECT_EQ(InputMessages(bootstrap_),
+            TruthField(truth, "events") + TruthField(truth, "duplicates"));
+  std::string report;
+  EXPECT_EQ(Verify(truth, url, 180, &report), 0) << report;
+  serve.Signal(SIGTERM);
+  EXPECT_EQ(serve.Wait(30s), 0);
 }
 
 }  // namespace

@@ -1,0 +1,67 @@
+// The baseline of the service's throughput benchmark (scripts/bench-service): a bare
+// librdkafka consumer that reads every partition of a topic from the start to its
+// end, does nothing with the messages, and prints one JSON line with the message
+// count and the rate from the first message to the last.
+//
+// Usage: consume_topic BOOTSTRAP TOPIC PARTITIONS
+#include <librdkafka/rdkafka.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: consume_topic BOOTSTRAP TOPIC PARTITIONS\n");
+    return 2;
+  }
+  const std::string topic = argv[2];
+  const int partitions = std::atoi(argv[3]);
+  char error[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  const char* settings[][2] = {{"bootstrap.servers", argv[1]},
+                               {"group.id", "consume-topic-baseline"},
+                               {"enable.partition.eof", "true"},
+                               {"enable.auto.commit", "false"},
+                               {"fetch.wait.max.ms", "20"}};
+  for (const auto& s : settings) {
+    if (rd_kafka_conf_set(conf, s[0], s[1], error, sizeof error) != RD_KAFKA_CONF_OK) {
+      std::fprintf(stderr, "%s\n", error);
+      return 2;
+    }
+  }
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof error);
+  if (rk == nullptr) {
+    std::fprintf(stderr, "%s\n", error);
+    return 1;
+  }
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(partitions);
+  for (int p = 0; p < partitions; ++p) {
+    rd_kafka_topic_partition_list_add(list, topic.c_str(), p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+  }
+  rd_kafka_assign(rk, list);
+  rd_kafka_topic_partition_list_destroy(list);
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point first{}, last{};
+  long long messages = 0;
+  int at_end = 0;
+  const auto deadline = Clock::now() + std::chrono::minutes(5);
+  while (at_end < partitions && Clock::now() < deadline) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(rk, 100);
+    if (m == nullptr) continue;
+    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      ++at_end;
+    } else if (!m->err) {
+      if (messages++ == 0) first = Clock::now();
+      last = Clock::now();
+    }
+    rd_kafka_message_destroy(m);
+  }
+  rd_kafka_consumer_close(rk);
+  rd_kafka_destroy(rk);
+  const double seconds = std::chrono::duration<double>(last - first).count();
+  std::printf("{\"messages\": %lld, \"seconds\": %.3f, \"rate\": %.0f}\n", messages, seconds,
+              seconds > 0 ? static_cast<double>(messages) / seconds : 0.0);
+  return at_end == partitions ? 0 : 1;
+}
