@@ -95,6 +95,7 @@ filter::Result<Record> DecodeBatch(ByteReader& r, BatchRecord b) {
   }
   b.stats = ReadStats(r);
   if (!r.ok()) return Error{"batch: truncated"};
+  if (!r.done()) return Error{"batch: trailing bytes"};
   if (b.input_to < b.input_from) return Error{"batch: input range ends before it starts"};
   return Record{std::move(b)};
 }

@@ -490,7 +490,9 @@ struct Processor::Impl {
           high >= 0) {
         slot.high_watermark = high;
       }
-      if (slot.phase == shard::ShardPhase::kRunning) Publish(p, slot);
+      // Inside a transaction the live state is ahead of what is committed (an abort
+      // would roll it back): the commit publishes it instead.
+      if (slot.phase == shard::ShardPhase::kRunning && !txn_open) Publish(p, slot);
     }
   }
 

@@ -1,0 +1,413 @@
+#include "processor/changelog/changelog_record.h"
+
+#include <gtest/gtest.h>
+#include <xxhash.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace oncecount::changelog {
+namespace {
+
+// The error names the check that failed.
+::testing::AssertionResult Mentions(const std::string& error, std::string_view what) {
+  if (error.find(what) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "\"" << error << "\" does not mention \"" << what << "\"";
+}
+
+// Offsets of the header (changelog_record.h) and of the batch body
+// (changelog_record.cc), written out here independently of the codec.
+constexpr size_t kVersionAt = 4;
+constexpr size_t kTypeAt = 6;
+constexpr size_t kHeaderBytes = 28;
+constexpr size_t kChecksumBytes = 8;
+constexpr size_t kBatchSegmentCountAt = kHeaderBytes + 16;  // after input_from, input_to
+
+std::string Encoded(const Record& record) {
+  std::string out;
+  EncodeRecord(record, out);
+  return out;
+}
+
+std::string Hex(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char b : bytes) {
+    hex.push_back(kDigits[b >> 4]);
+    hex.push_back(kDigits[b & 15]);
+  }
+  return hex;
+}
+
+uint64_t Le(std::string_view bytes, size_t offset, size_t size) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < size; ++i) {
+    v |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[offset + i])) << (8 * i);
+  }
+  return v;
+}
+
+void PutLe(std::string& bytes, size_t offset, size_t size, uint64_t v) {
+  for (size_t i = 0; i < size; ++i) bytes[offset + i] = static_cast<char>((v >> (8 * i)) & 0xFF);
+}
+
+// Recomputes the trailing checksum after a deliberate edit, so that decoding gets
+// past the checksum to the check under test.
+void Reseal(std::string& bytes) {
+  const size_t covered = bytes.size() - kChecksumBytes;
+  PutLe(bytes, covered, kChecksumBytes, XXH3_64bits(bytes.data(), covered));
+}
+
+std::string WithField(std::string bytes, size_t offset, size_t size, uint64_t v) {
+  PutLe(bytes, offset, size, v);
+  Reseal(bytes);
+  return bytes;
+}
+
+BatchRecord SampleBatch() {
+  BatchRecord b;
+  b.partition = 7;
+  b.epoch = 3;
+  b.seq = 42;
+  b.input_from = 1000;
+  b.input_to = 1017;
+  b.segments = {{1'700'000'000'000, {0x0123456789abcdefULL, 1, 0xffffffffffffffffULL}},
+                {1'700'000'000'250, {}},
+                {1'700'000'000'900, {99}}};
+  b.counters = {{"clicks", 12}, {"likes", -4}, {std::string(256, 'x'), INT64_MAX}};
+  b.stats.applied = 11;
+  b.stats.duplicates = 3;
+  b.stats.near_edge_duplicates = 1;
+  b.stats.dead_lettered = {1, 2, 3, 4, 5, 6, 7};
+  return b;
+}
+
+template <class T>
+T DecodedAs(std::string_view bytes) {
+  filter::Result<Record> decoded = DecodeRecord(bytes);
+  if (!decoded.ok()) {
+    ADD_FAILURE() << decoded.error();
+    return T{};
+  }
+  if (!std::holds_alternative<T>(decoded.value())) {
+    ADD_FAILURE() << "decoded to another record type";
+    return T{};
+  }
+  return std::get<T>(decoded.value());
+}
+
+TEST(ChangelogRecord, RoundTripsABatch) {
+  const BatchRecord batch = SampleBatch();
+  EXPECT_EQ(DecodedAs<BatchRecord>(Encoded(batch)), batch);
+}
+
+TEST(ChangelogRecord, RoundTripsAnEmptyBatch) {
+  BatchRecord batch;
+  batch.partition = 0;
+  batch.epoch = 1;
+  batch.seq = 1;
+  batch.input_from = 5;
+  batch.input_to = 5;
+  EXPECT_EQ(DecodedAs<BatchRecord>(Encoded(batch)), batch);
+}
+
+TEST(ChangelogRecord, RoundTripsAClaim) {
+  const ClaimRecord claim{12, 9, 123456789};
+  EXPECT_EQ(DecodedAs<ClaimRecord>(Encoded(claim)), claim);
+}
+
+TEST(ChangelogRecord, RoundTripsASnapshotChunk) {
+  const SnapshotChunk chunk{3, 2, 40, 1, 3, std::string("\0snapshot\xff bytes", 16)};
+  EXPECT_EQ(DecodedAs<SnapshotChunk>(Encoded(chunk)), chunk);
+}
+
+TEST(ChangelogRecord, RoundTripsASnapshotChunkOfTheFullChunkSize) {
+  SnapshotChunk chunk{1, 1, 1, 0, 1, std::string(kSnapshotChunkBytes, '\x5a')};
+  EXPECT_EQ(DecodedAs<SnapshotChunk>(Encoded(chunk)), chunk);
+}
+
+TEST(ChangelogRecord, RoundTripsANegativePartitionAndExtremeValues) {
+  BatchRecord batch;
+  batch.partition = -1;
+  batch.epoch = std::numeric_limits<uint64_t>::max();
+  batch.seq = std::numeric_limits<uint64_t>::max();
+  batch.input_from = std::numeric_limits<int64_t>::min();
+  batch.input_to = std::numeric_limits<int64_t>::max();
+  batch.segments = {{std::numeric_limits<int64_t>::min(), {0}}};
+  batch.counters = {{"c", std::numeric_limits<int64_t>::min()}};
+  batch.stats.dead_lettered[6] = std::numeric_limits<uint64_t>::max();
+  EXPECT_EQ(DecodedAs<BatchRecord>(Encoded(batch)), batch);
+}
+
+TEST(ChangelogRecord, AppendsToWhatTheOutputAlreadyHolds) {
+  const ClaimRecord claim{1, 2, 3};
+  std::string out = "prefix";
+  EncodeRecord(claim, out);
+  ASSERT_EQ(out.substr(0, 6), "prefix");
+  EXPECT_EQ(out.substr(6), Encoded(claim));
+  EXPECT_EQ(DecodedAs<ClaimRecord>(std::string_view(out).substr(6)), claim);
+}
+
+// The bytes are the changelog's on-disk format: a change here breaks every
+// existing changelog and needs a new format version.
+TEST(ChangelogRecord, PinsTheBytesOfAClaim) {
+  const std::string bytes = Encoded(ClaimRecord{3, 2, 5});
+  EXPECT_EQ(Hex(bytes),
+            "4f43434c"          // 0: magic "OCCL"
+            "0100"              // 4: format version 1
+            "02"                // 6: type 2, claim
+            "00"                // 7: reserved
+            "03000000"          // 8: partition 3
+            "0200000000000000"  // 12: epoch 2
+            "0500000000000000"  // 20: base_seq 5
+                                // 28: no body
+            "9a7d79e386d22920"  // 28: XXH3-64 of bytes 0..27
+  );
+  // The same fields, read back by offset as the layout comment places them.
+  ASSERT_EQ(bytes.size(), 36u);
+  EXPECT_EQ(bytes.substr(0, 4), "OCCL");
+  EXPECT_EQ(Le(bytes, 4, 2), 1u);
+  EXPECT_EQ(Le(bytes, 6, 1), 2u);
+  EXPECT_EQ(Le(bytes, 7, 1), 0u);
+  EXPECT_EQ(Le(bytes, 8, 4), 3u);
+  EXPECT_EQ(Le(bytes, 12, 8), 2u);
+  EXPECT_EQ(Le(bytes, 20, 8), 5u);
+  EXPECT_EQ(Le(bytes, 28, 8), XXH3_64bits(bytes.data(), 28));
+}
+
+TEST(ChangelogRecord, PinsTheBytesOfABatch) {
+  BatchRecord batch;
+  batch.partition = 1;
+  batch.epoch = 2;
+  batch.seq = 3;
+  batch.input_from = 10;
+  batch.input_to = 12;
+  batch.segments = {{1000, {0xab}}};
+  batch.counters = {{"a", 5}};
+  batch.stats.applied = 1;
+  batch.stats.duplicates = 1;
+  batch.stats.dead_lettered[2] = 1;
+  const std::string bytes = Encoded(batch);
+  EXPECT_EQ(Hex(bytes),
+            "4f43434c"          // 0: magic "OCCL"
+            "0100"              // 4: format version 1
+            "01"                // 6: type 1, batch
+            "00"                // 7: reserved
+            "01000000"          // 8: partition 1
+            "0200000000000000"  // 12: epoch 2
+            "0300000000000000"  // 20: seq 3
+            "0a00000000000000"  // 28: input_from 10
+            "0c00000000000000"  // 36: input_to 12
+            "01000000"          // 44: one segment
+            "e803000000000000"  // 48:   time_ms 1000
+            "01000000"          // 56:   one hash
+            "ab00000000000000"  // 60:   0xab
+            "01000000"          // 68: one counter
+            "01000000"          // 72:   name length 1
+            "61"                // 76:   "a"
+            "0500000000000000"  // 77:   value 5
+            "0100000000000000"  // 85: applied 1
+            "0100000000000000"  // 93: duplicates 1
+            "0000000000000000"  // 101: near-edge duplicates 0
+            "0000000000000000"  // 109: dead-lettered missing_key
+            "0000000000000000"  // 117:   key_too_long
+            "0100000000000000"  // 125:   invalid_json 1
+            "0000000000000000"  // 133:   missing_counter
+            "0000000000000000"  // 141:   invalid_counter
+            "0000000000000000"  // 149:   invalid_delta
+            "0000000000000000"  // 157:   overflow
+            "c3b92f226d1d5554"  // 165: XXH3-64 of bytes 0..164
+  );
+  ASSERT_EQ(bytes.size(), 173u);
+  EXPECT_EQ(bytes.substr(0, 4), "OCCL");
+  EXPECT_EQ(Le(bytes, 4, 2), 1u);
+  EXPECT_EQ(Le(bytes, 6, 1), 1u);
+  EXPECT_EQ(Le(bytes, 8, 4), 1u);
+  EXPECT_EQ(Le(bytes, 12, 8), 2u);
+  EXPECT_EQ(Le(bytes, 20, 8), 3u);
+  EXPECT_EQ(Le(bytes, 165, 8), XXH3_64bits(bytes.data(), 165));
+}
+
+TEST(ChangelogRecord, RejectsEverySingleByteCorruptionOfABatch) {
+  const std::string good = Encoded(SampleBatch());
+  for (size_t i = 0; i < good.size(); ++i) {
+    for (unsigned char flip : {0x01, 0x80, 0xff}) {
+      std::string bad = good;
+      bad[i] = static_cast<char>(static_cast<unsigned char>(bad[i]) ^ flip);
+      EXPECT_FALSE(DecodeRecord(bad).ok()) << "byte " << i << " ^ " << int{flip};
+    }
+  }
+}
+
+TEST(ChangelogRecord, ReportsAChecksumMismatch) {
+  std::string bad = Encoded(SampleBatch());
+  bad[kHeaderBytes] ^= 1;
+  const auto decoded = DecodeRecord(bad);
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_TRUE(Mentions(decoded.error(), "checksum"));
+}
+
+TEST(ChangelogRecord, RejectsAWrongMagic) {
+  std::string bad = Encoded(ClaimRecord{1, 1, 1});
+  bad[0] = 'X';
+  Reseal(bad);
+  const auto decoded = DecodeRecord(bad);
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_TRUE(Mentions(decoded.error(), "magic"));
+}
+
+TEST(ChangelogRecord, RejectsAnotherFormatVersion) {
+  for (uint64_t version : {0, 2, 0xffff}) {
+    const auto decoded = DecodeRecord(WithField(Encoded(SampleBatch()), kVersionAt, 2, version));
+    ASSERT_FALSE(decoded.ok()) << version;
+    EXPECT_TRUE(Mentions(decoded.error(), "version " + std::to_string(version)));
+  }
+}
+
+TEST(ChangelogRecord, RejectsAnUnknownRecordType) {
+  for (uint64_t type : {0, 4, 255}) {
+    const auto decoded = DecodeRecord(WithField(Encoded(ClaimRecord{1, 1, 1}), kTypeAt, 1, type));
+    ASSERT_FALSE(decoded.ok()) << type;
+    EXPECT_TRUE(Mentions(decoded.error(), "unknown type"));
+  }
+}
+
+TEST(ChangelogRecord, RejectsEveryTruncation) {
+  for (const Record& record : {Record{SampleBatch()}, Record{ClaimRecord{1, 2, 3}},
+                               Record{SnapshotChunk{1, 2, 3, 0, 2, "abc"}}}) {
+    const std::string good = Encoded(record);
+    for (size_t n = 0; n < good.size(); ++n) {
+      EXPECT_FALSE(DecodeRecord(std::string_view(good).substr(0, n)).ok()) << n;
+    }
+  }
+}
+
+TEST(ChangelogRecord, RejectsATruncatedBodyEvenWithAValidChecksum) {
+  // Drop the last stats word and re-seal: the checksum holds, the body is short.
+  std::string good = Encoded(SampleBatch());
+  std::string bad = good.substr(0, good.size() - kChecksumBytes - 8) + std::string(8, '\0');
+  Reseal(bad);
+  const auto decoded = DecodeRecord(bad);
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_TRUE(Mentions(decoded.error(), "truncated"));
+}
+
+TEST(ChangelogRecord, RejectsTrailingBytesAfterAnyBody) {
+  for (const Record& record : {Record{SampleBatch()}, Record{ClaimRecord{1, 2, 3}},
+                               Record{SnapshotChunk{1, 2, 3, 0, 2, "abc"}}}) {
+    const std::string good = Encoded(record);
+    std::string bad =
+        good.substr(0, good.size() - kChecksumBytes) + "junk" + std::string(kChecksumBytes, '\0');
+    Reseal(bad);
+    EXPECT_FALSE(DecodeRecord(bad).ok()) << record.index();
+  }
+}
+
+TEST(ChangelogRecord, RejectsAnOversizeRecord) {
+  const SnapshotChunk chunk{1, 1, 1, 0, 1, std::string(kMaxRecordBytes, 'z')};
+  const auto decoded = DecodeRecord(Encoded(chunk));
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_TRUE(Mentions(decoded.error(), "too large"));
+}
+
+TEST(ChangelogRecord, RejectsASnapshotChunkWhoseIndexIsNotBelowItsCount) {
+  for (const auto& [index, count] : {std::pair<uint32_t, uint32_t>{2, 2}, {3, 2}, {0, 0}}) {
+    const auto decoded = DecodeRecord(Encoded(SnapshotChunk{1, 1, 1, index, count, "x"}));
+    ASSERT_FALSE(decoded.ok()) << index << "/" << count;
+    EXPECT_TRUE(Mentions(decoded.error(), "snapshot chunk"));
+  }
+  EXPECT_TRUE(DecodeRecord(Encoded(SnapshotChunk{1, 1, 1, 1, 2, "x"})).ok());
+}
+
+TEST(ChangelogRecord, RejectsABatchWhoseInputRangeEndsBeforeItStarts) {
+  BatchRecord batch;
+  batch.seq = 1;
+  batch.input_from = 10;
+  batch.input_to = 9;
+  const auto decoded = DecodeRecord(Encoded(batch));
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_TRUE(Mentions(decoded.error(), "input range"));
+}
+
+// Counts that claim more elements than the record's bytes could hold are refused
+// before anything is allocated for them: with 2^32 - 1 segments of 32 bytes each a
+// resize would ask for 128 GiB.
+TEST(ChangelogRecord, RejectsASegmentCountTheBytesCannotHold) {
+  const std::string good = Encoded(SampleBatch());
+  ASSERT_EQ(Le(good, kBatchSegmentCountAt, 4), 3u);
+  for (uint64_t count : {uint64_t{4}, uint64_t{1000}, uint64_t{0xffffffff}}) {
+    const auto decoded = DecodeRecord(WithField(good, kBatchSegmentCountAt, 4, count));
+    ASSERT_FALSE(decoded.ok()) << count;
+  }
+  const auto huge = DecodeRecord(WithField(good, kBatchSegmentCountAt, 4, 0xffffffff));
+  ASSERT_FALSE(huge.ok());
+  EXPECT_TRUE(Mentions(huge.error(), "segment count"));
+}
+
+TEST(ChangelogRecord, RejectsAHashCountTheBytesCannotHold) {
+  const std::string good = Encoded(SampleBatch());
+  const size_t hash_count_at = kBatchSegmentCountAt + 4 + 8;  // first segment's count
+  ASSERT_EQ(Le(good, hash_count_at, 4), 3u);
+  const auto decoded = DecodeRecord(WithField(good, hash_count_at, 4, 0xffffffff));
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_TRUE(Mentions(decoded.error(), "hash count"));
+}
+
+TEST(ChangelogRecord, RejectsACounterCountTheBytesCannotHold) {
+  BatchRecord batch;
+  batch.seq = 1;
+  batch.counters = {{"a", 1}};
+  const std::string good = Encoded(batch);
+  const size_t counter_count_at = kBatchSegmentCountAt + 4;  // no segments
+  ASSERT_EQ(Le(good, counter_count_at, 4), 1u);
+  const auto decoded = DecodeRecord(WithField(good, counter_count_at, 4, 0xffffffff));
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_TRUE(Mentions(decoded.error(), "counter count"));
+}
+
+TEST(ChangelogRecord, RejectsACounterNameLongerThanTheLimitOrTheRecord) {
+  BatchRecord batch;
+  batch.seq = 1;
+  batch.counters = {{"a", 1}};
+  const std::string good = Encoded(batch);
+  const size_t name_length_at = kBatchSegmentCountAt + 4 + 4;
+  ASSERT_EQ(Le(good, name_length_at, 4), 1u);
+  for (uint64_t length : {uint64_t{257}, uint64_t{0xffffffff}}) {
+    EXPECT_FALSE(DecodeRecord(WithField(good, name_length_at, 4, length)).ok()) << length;
+  }
+  batch.counters = {{std::string(257, 'n'), 1}};
+  EXPECT_FALSE(DecodeRecord(Encoded(batch)).ok());
+}
+
+TEST(ChangelogRecord, RejectsASnapshotChunkLengthTheBytesCannotHold) {
+  const std::string good = Encoded(SnapshotChunk{1, 1, 1, 0, 1, "abc"});
+  const size_t length_at = kHeaderBytes + 8;  // after index and count
+  ASSERT_EQ(Le(good, length_at, 4), 3u);
+  EXPECT_FALSE(DecodeRecord(WithField(good, length_at, 4, 0xffffffff)).ok());
+  EXPECT_FALSE(DecodeRecord(WithField(good, length_at, 4, 4)).ok());
+}
+
+TEST(ShardStats, AddsEveryFieldAndTotalsTheDeadLetters) {
+  ShardStats a;
+  a.applied = 1;
+  a.duplicates = 2;
+  a.near_edge_duplicates = 3;
+  a.dead_lettered = {1, 0, 0, 0, 0, 0, 2};
+  ShardStats b;
+  b.applied = 10;
+  b.duplicates = 20;
+  b.near_edge_duplicates = 30;
+  b.dead_lettered = {0, 1, 1, 1, 1, 1, 1};
+  a.Add(b);
+  EXPECT_EQ(a.applied, 11u);
+  EXPECT_EQ(a.duplicates, 22u);
+  EXPECT_EQ(a.near_edge_duplicates, 33u);
+  EXPECT_EQ(a.dead_lettered, (std::array<uint64_t, kDlqReasons>{1, 1, 1, 1, 1, 1, 3}));
+  EXPECT_EQ(a.dead_lettered_total(), 9u);
+}
+
+}  // namespace
+}  // namespace oncecount::changelog

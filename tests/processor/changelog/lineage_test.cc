@@ -1,0 +1,436 @@
+#include "processor/changelog/lineage.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "processor/changelog/changelog_record.h"
+
+namespace oncecount::changelog {
+namespace {
+
+constexpr int32_t kPartition = 4;
+
+// A batch whose content identifies it: its input range follows its seq and one
+// counter holds its epoch, so a plan's batches can be told apart.
+BatchRecord Batch(uint64_t epoch, uint64_t seq) {
+  BatchRecord b;
+  b.partition = kPartition;
+  b.epoch = epoch;
+  b.seq = seq;
+  b.input_from = static_cast<int64_t>(seq * 10);
+  b.input_to = static_cast<int64_t>(seq * 10 + 10);
+  b.segments = {{static_cast<int64_t>(seq), {seq * 1000 + epoch}}};
+  b.counters = {{"epoch", static_cast<int64_t>(epoch)}};
+  b.stats.applied = 1;
+  return b;
+}
+
+ClaimRecord Claim(uint64_t epoch, uint64_t base_seq) {
+  return ClaimRecord{kPartition, epoch, base_seq};
+}
+
+std::vector<SnapshotChunk> Snapshot(uint64_t epoch, uint64_t seq,
+                                    const std::vector<std::string>& chunks) {
+  std::vector<SnapshotChunk> out;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    out.push_back({kPartition, epoch, seq, static_cast<uint32_t>(i),
+                   static_cast<uint32_t>(chunks.size()), chunks[i]});
+  }
+  return out;
+}
+
+// Feeds records as the restore does: encoded, as they come off the partition.
+void Feed(LineageBuilder& builder, const Record& record) {
+  std::string bytes;
+  EncodeRecord(record, bytes);
+  builder.Add(bytes);
+}
+
+void Feed(LineageBuilder& builder, const std::vector<SnapshotChunk>& chunks) {
+  for (const SnapshotChunk& c : chunks) Feed(builder, c);
+}
+
+RestorePlan Planned(LineageBuilder builder) {
+  filter::Result<RestorePlan> plan = std::move(builder).Finish();
+  if (!plan.ok()) {
+    ADD_FAILURE() << plan.error();
+    return {};
+  }
+  return std::move(plan).value();
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> SeqsAndEpochs(const RestorePlan& plan) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  for (const BatchRecord& b : plan.batches) out.emplace_back(b.seq, b.epoch);
+  return out;
+}
+
+using SeqEpoch = std::vector<std::pair<uint64_t, uint64_t>>;
+
+TEST(Lineage, PlansNothingForAnEmptyChangelog) {
+  LineageBuilder builder;
+  EXPECT_EQ(builder.epoch(), 0u);
+  EXPECT_EQ(builder.last_seq(), 0u);
+  const RestorePlan plan = Planned(std::move(builder));
+  EXPECT_EQ(plan.epoch, 0u);
+  EXPECT_EQ(plan.last_seq, 0u);
+  EXPECT_FALSE(plan.snapshot.has_value());
+  EXPECT_EQ(plan.snapshot_seq, 0u);
+  EXPECT_TRUE(plan.batches.empty());
+  EXPECT_EQ(plan.ignored_records, 0u);
+}
+
+TEST(Lineage, PlansAClaimWithoutBatchesAsEmpty) {
+  LineageBuilder builder;
+  Feed(builder, Claim(1, 0));
+  EXPECT_EQ(builder.epoch(), 1u);
+  EXPECT_EQ(builder.last_seq(), 0u);
+  const RestorePlan plan = Planned(std::move(builder));
+  EXPECT_EQ(plan.epoch, 1u);
+  EXPECT_EQ(plan.last_seq, 0u);
+  EXPECT_TRUE(plan.batches.empty());
+}
+
+TEST(Lineage, KeepsEveryBatchOfASingleOwnerInOrder) {
+  LineageBuilder builder;
+  Feed(builder, Claim(1, 0));
+  for (uint64_t seq = 1; seq <= 3; ++seq) Feed(builder, Batch(1, seq));
+  const RestorePlan plan = Planned(std::move(builder));
+  EXPECT_EQ(plan.epoch, 1u);
+  EXPECT_EQ(plan.last_seq, 3u);
+  EXPECT_FALSE(plan.snapshot.has_value());
+  EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{1, 1}, {2, 1}, {3, 1}}));
+  ASSERT_EQ(plan.batches.size(), 3u);
+  EXPECT_EQ(plan.batches[1], Batch(1, 2));  // whole records, as written
+  EXPECT_EQ(plan.ignored_records, 0u);
+}
+
+TEST(Lineage, IgnoresAZombieBatchAfterANewerClaim) {
+  LineageBuilder builder;
+  Feed(builder, Claim(1, 0));
+  Feed(builder, Batch(1, 1));
+  Feed(builder, Batch(1, 2));
+  Feed(builder, Claim(2, 2));
+  Feed(builder, Batch(1, 3));  // the old owner has not noticed yet
+  Feed(builder, Batch(2, 3));
+  Feed(builder, Batch(1, 4));  // and still writes
+  EXPECT_EQ(builder.epoch(), 2u);
+  EXPECT_EQ(builder.last_seq(), 3u);
+  const RestorePlan plan = Planned(std::move(builder));
+  EXPECT_EQ(plan.epoch, 2u);
+  EXPECT_EQ(plan.last_seq, 3u);
+  EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{1, 1}, {2, 1}, {3, 2}}));
+  EXPECT_EQ(plan.ignored_records, 2u);
+}
+
+TEST(Lineage, DropsAnAbortedAttemptThatTheRecoveryClaimDoesNotContinue) {
+  // Epoch 1 committed batches 1 and 2; its transaction with batch 3 aborted but a
+  // reader still sees it. The owner recovers with claim (2, base 2) and writes a
+  // new batch 3.
+  LineageBuilder builder;
+  Feed(builder, Claim(1, 0));
+  Feed(builder, Batch(1, 1));
+  Feed(builder, Batch(1, 2));
+  Feed(builder, Batch(1, 3));
+  Feed(builder, Claim(2, 2));
+  EXPECT_EQ(builder.last_seq(), 2u);  // what the claimer continues from
+  Feed(builder, Batch(2, 3));
+  const RestorePlan plan = Planned(std::move(builder));
+  EXPECT_EQ(plan.last_seq, 3u);
+  EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{1, 1}, {2, 1}, {3, 2}}));
+  EXPECT_EQ(plan.batches[2], Batch(2, 3));
+  EXPECT_EQ(plan.ignored_records, 1u);  // the aborted batch 3
+}
+
+TEST(Lineage, ARecoveryClaimAloneDropsTheAbortedAttempt) {
+  LineageBuilder builder;
+  Feed(builder, Claim(1, 0));
+  Feed(builder, Batch(1, 1));
+  Feed(builder, Batch(1, 2));  // aborted
+  Feed(builder, Claim(2, 1));
+  const RestorePlan plan = Planned(std::move(builder));
+  EXPECT_EQ(plan.epoch, 2u);
+  EXPECT_EQ(plan.last_seq, 1u);
+  EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{1, 1}}));
+}
+
+TEST(Lineage, ABatchOfANewerEpochSupersedesAnOlderEpochsBatchesFromItsSeqOn) {
+  // The newer owner's claim was lost (to retention, say): its batch alone shows
+  // that the older epoch's batch 2 and 3 were an attempt that did not count.
+  LineageBuilder builder;
+  Feed(builder, Batch(1, 1));
+  Feed(builder, Batch(1, 2));
+  Feed(builder, Batch(1, 3));
+  Feed(builder, Batch(2, 2));
+  const RestorePlan plan = Planned(std::move(builder));
+  EXPECT_EQ(plan.epoch, 2u);
+  EXPECT_EQ(plan.last_seq, 2u);
+  EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{1, 1}, {2, 2}}));
+  EXPECT_EQ(plan.ignored_records, 2u);  // epoch 1's batches 2 and 3
+}
+
+TEST(Lineage, IgnoresAClaimThatIsNotNewerThanTheEpochSeen) {
+  LineageBuilder builder;
+  Feed(builder, Claim(2, 0));
+  Feed(builder, Batch(2, 1));
+  Feed(builder, Batch(2, 2));
+  Feed(builder, Claim(2, 0));  // a stale claim of the same epoch
+  Feed(builder, Claim(1, 0));  // and of an older one
+  EXPECT_EQ(builder.epoch(), 2u);
+  EXPECT_EQ(builder.last_seq(), 2u);
+  const RestorePlan plan = Planned(std::move(builder));
+  EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{1, 2}, {2, 2}}));
+  EXPECT_EQ(plan.ignored_records, 2u);
+}
+
+TEST(Lineage, IgnoresABatchWithSeqZero) {
+  LineageBuilder builder;
+  Feed(builder, Batch(1, 0));
+  Feed(builder, Batch(1, 1));
+  const RestorePlan plan = Planned(std::move(builder));
+  EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{1, 1}}));
+  EXPECT_EQ(plan.ignored_records, 1u);
+}
+
+TEST(Lineage, RestoresFromASnapshotAndTheBatchesAfterIt) {
+  LineageBuilder builder;
+  Feed(builder, Claim(1, 0));
+  Feed(builder, Batch(1, 1));
+  Feed(builder, Batch(1, 2));
+  Feed(builder, Snapshot(1, 2, {"first|", "second|", "third"}));
+  Feed(builder, Batch(1, 3));
+  Feed(builder, Batch(1, 4));
+  const RestorePlan plan = Planned(std::move(builder));
+  ASSERT_TRUE(plan.snapshot.has_value());
+  EXPECT_EQ(*plan.snapshot, "first|second|third");
+  EXPECT_EQ(plan.snapshot_seq, 2u);
+  EXPECT_EQ(plan.last_seq, 4u);
+  EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{3, 1}, {4, 1}}));
+  EXPECT_EQ(plan.ignored_records, 0u);
+}
+
+TEST(Lineage, RestoresFromASnapshotOfTheLastBatchWithNoBatchesAfterIt) {
+  LineageBuilder builder;
+  Feed(builder, Batch(1, 1));
+  Feed(builder, Snapshot(1, 1, {"state"}));
+  const RestorePlan plan = Planned(std::move(builder));
+  ASSERT_TRUE(plan.snapshot.has_value());
+  EXPECT_EQ(*plan.snapshot, "state");
+  EXPECT_EQ(plan.snapshot_seq, 1u);
+  EXPECT_EQ(plan.last_seq, 1u);
+  EXPECT_TRUE(plan.batches.empty());
+}
+
+TEST(Lineage, UsesTheNewestOfSeveralCompleteSnapshots) {
+  LineageBuilder builder;
+  Feed(builder, Batch(1, 1));
+  Feed(builder, Snapshot(1, 1, {"one"}));
+  Feed(builder, Batch(1, 2));
+  Feed(builder, Batch(1, 3));
+  Feed(builder, Snapshot(1, 3, {"th", "ree"}));
+  Feed(builder, Batch(1, 4));
+  const RestorePlan plan = Planned(std::move(builder));
+  ASSERT_TRUE(plan.snapshot.has_value());
+  EXPECT_EQ(*plan.snapshot, "three");
+  EXPECT_EQ(plan.snapshot_seq, 3u);
+  EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{4, 1}}));
+}
+
+TEST(Lineage, FallsBackToAnEarlierSnapshotWhenTheNewestLacksChunks) {
+  LineageBuilder builder;
+  Feed(builder, Batch(1, 1));
+  Feed(builder, Batch(1, 2));
+  Feed(builder, Snapshot(1, 2, {"old-a", "old-b"}));
+  Feed(builder, Batch(1, 3));
+  Feed(builder, Batch(1, 4));
+  std::vector<SnapshotChunk> newest = Snapshot(1, 4, {"new-a", "new-b", "new-c"});
+  newest.pop_back();  // the last chunk never arrived
+  Feed(builder, newest);
+  Feed(builder, Batch(1, 5));
+  const RestorePlan plan = Planned(std::move(builder));
+  ASSERT_TRUE(plan.snapshot.has_value());
+  EXPECT_EQ(*plan.snapshot, "old-aold-b");
+  EXPECT_EQ(plan.snapshot_seq, 2u);
+  EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{3, 1}, {4, 1}, {5, 1}}));
+}
+
+TEST(Lineage, DoesNotUseASnapshotWithAChunkMissingInTheMiddle) {
+  LineageBuilder builder;
+  Feed(builder, Batch(1, 1));
+  std::vector<SnapshotChunk> chunks = Snapshot(1, 1, {"a", "b", "c"});
+  Feed(builder, chunks[0]);
+  Feed(builder, chunks[2]);
+  Feed(builder, Batch(1, 2));
+  const RestorePlan plan = Planned(std::move(builder));
+  EXPECT_FALSE(plan.snapshot.has_value());
+  EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{1, 1}, {2, 1}}));
+  EXPECT_EQ(plan.ignored_records, 1u);  // the out-of-order chunk
+}
+
+TEST(Lineage, DoesNotUseASnapshotThatALaterClaimWithALowerBaseDropped) {
+  // Batch 2 and its snapshot were written in a transaction that aborted; the
+  // recovery claim continues from batch 1.
+  LineageBuilder builder;
+  Feed(builder, Claim(1, 0));
+  Feed(builder, Batch(1, 1));
+  Feed(builder, Snapshot(1, 1, {"after-1"}));
+  Feed(builder, Batch(1, 2));
+  Feed(builder, Snapshot(1, 2, {"after-2"}));
+  Feed(builder, Claim(2, 1));
+  Feed(builder, Batch(2, 2));
+  const RestorePlan plan = Planned(std::move(builder));
+  ASSERT_TRUE(plan.snapshot.has_value());
+  EXPECT_EQ(*plan.snapshot, "after-1");
+  EXPECT_EQ(plan.snapshot_seq, 1u);
+  EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{2, 2}}));
+}
+
+TEST(Lineage, DoesNotUseAnyDroppedSnapshotEvenWithoutAnEarlierOne) {
+  LineageBuilder builder;
+  Feed(builder, Claim(1, 0));
+  Feed(builder, Batch(1, 1));
+  Feed(builder, Batch(1, 2));
+  Feed(builder, Snapshot(1, 2, {"after-2"}));
+  Feed(builder, Claim(2, 1));
+  const RestorePlan plan = Planned(std::move(builder));
+  EXPECT_FALSE(plan.snapshot.has_value());
+  EXPECT_EQ(plan.last_seq, 1u);
+  EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{1, 1}}));
+}
+
+TEST(Lineage, IgnoresSnapshotChunksOfAZombieEpoch) {
+  LineageBuilder builder;
+  Feed(builder, Batch(1, 1));
+  Feed(builder, Claim(2, 1));
+  Feed(builder, Batch(1, 2));  // zombie
+  Feed(builder, Snapshot(1, 2, {"zombie"}));
+  Feed(builder, Batch(2, 2));
+  const RestorePlan plan = Planned(std::move(builder));
+  EXPECT_FALSE(plan.snapshot.has_value());
+  EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{1, 1}, {2, 2}}));
+  EXPECT_EQ(plan.ignored_records, 2u);
+}
+
+TEST(Lineage, ReportsTheMissingBatchOfAGap) {
+  LineageBuilder builder;
+  Feed(builder, Batch(1, 1));
+  Feed(builder, Batch(1, 2));
+  Feed(builder, Batch(1, 4));
+  EXPECT_EQ(builder.last_seq(), 4u);
+  filter::Result<RestorePlan> plan = std::move(builder).Finish();
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.error().find("lacks batch 3 of 4"), std::string::npos) << plan.error();
+}
+
+TEST(Lineage, ReportsBatchesLostAtTheStartWithoutASnapshot) {
+  LineageBuilder builder;
+  Feed(builder, Batch(1, 3));  // 1 and 2 were deleted by retention
+  Feed(builder, Batch(1, 4));
+  filter::Result<RestorePlan> plan = std::move(builder).Finish();
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.error().find("lacks batch 1 "), std::string::npos) << plan.error();
+}
+
+TEST(Lineage, ReportsAClaimWhoseBaseBatchIsMissing) {
+  LineageBuilder builder;
+  Feed(builder, Batch(1, 1));
+  Feed(builder, Claim(2, 2));  // batch 2 was lost
+  EXPECT_EQ(builder.last_seq(), 2u);
+  filter::Result<RestorePlan> plan = std::move(builder).Finish();
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.error().find("lacks batch 2 of 2"), std::string::npos) << plan.error();
+}
+
+TEST(Lineage, ReportsAGapAfterTheSnapshot) {
+  LineageBuilder builder;
+  Feed(builder, Batch(1, 1));
+  Feed(builder, Snapshot(1, 1, {"s"}));
+  Feed(builder, Batch(1, 3));
+  filter::Result<RestorePlan> plan = std::move(builder).Finish();
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.error().find("lacks batch 2 of 3 after snapshot 1"), std::string::npos)
+      << plan.error();
+}
+
+TEST(Lineage, RestoresWhenRecordsLostAtTheStartAreCoveredByASnapshot) {
+  // Retention deleted the claim and batches 1..4; the snapshot after batch 5
+  // stands for all of them.
+  LineageBuilder builder;
+  Feed(builder, Batch(3, 5));
+  Feed(builder, Snapshot(3, 5, {"covers-1-to-5"}));
+  Feed(builder, Batch(3, 6));
+  Feed(builder, Batch(3, 7));
+  const RestorePlan plan = Planned(std::move(builder));
+  EXPECT_EQ(plan.epoch, 3u);
+  EXPECT_EQ(plan.last_seq, 7u);
+  ASSERT_TRUE(plan.snapshot.has_value());
+  EXPECT_EQ(*plan.snapshot, "covers-1-to-5");
+  EXPECT_EQ(plan.snapshot_seq, 5u);
+  EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{6, 3}, {7, 3}}));
+}
+
+TEST(Lineage, IgnoresSnapshotChunksWhoseHeadWasLost) {
+  LineageBuilder builder;
+  std::vector<SnapshotChunk> chunks = Snapshot(1, 1, {"a", "b"});
+  Feed(builder, chunks[1]);  // chunk 0 went to retention
+  Feed(builder, Batch(1, 2));
+  filter::Result<RestorePlan> plan = std::move(builder).Finish();
+  ASSERT_FALSE(plan.ok());  // batch 1 is gone and no snapshot covers it
+  EXPECT_NE(plan.error().find("lacks batch 1 "), std::string::npos) << plan.error();
+}
+
+TEST(Lineage, CountsUndecodableRecordsAsIgnored) {
+  LineageBuilder builder;
+  Feed(builder, Batch(1, 1));
+  builder.Add(std::string_view("not a changelog record"));
+  builder.Add(std::string_view());
+  std::string corrupt;
+  EncodeRecord(Batch(1, 2), corrupt);
+  corrupt[30] ^= 0x10;
+  builder.Add(corrupt);
+  Feed(builder, Batch(1, 2));
+  const RestorePlan plan = Planned(std::move(builder));
+  EXPECT_EQ(plan.ignored_records, 3u);
+  EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{1, 1}, {2, 1}}));
+}
+
+TEST(Lineage, AcceptsDecodedRecordsToo) {
+  LineageBuilder builder;
+  builder.Add(Record{Claim(1, 0)});
+  builder.Add(Record{Batch(1, 1)});
+  for (const SnapshotChunk& c : Snapshot(1, 1, {"x", "y"})) builder.Add(Record{c});
+  builder.Add(Record{Batch(1, 2)});
+  const RestorePlan plan = Planned(std::move(builder));
+  ASSERT_TRUE(plan.snapshot.has_value());
+  EXPECT_EQ(*plan.snapshot, "xy");
+  EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{2, 1}}));
+}
+
+TEST(Lineage, TracksTheEpochAndLastSeqAsRecordsArrive) {
+  LineageBuilder builder;
+  Feed(builder, Claim(1, 0));
+  EXPECT_EQ(builder.epoch(), 1u);
+  EXPECT_EQ(builder.last_seq(), 0u);
+  Feed(builder, Batch(1, 1));
+  Feed(builder, Batch(1, 2));
+  EXPECT_EQ(builder.epoch(), 1u);
+  EXPECT_EQ(builder.last_seq(), 2u);
+  Feed(builder, Claim(5, 2));
+  EXPECT_EQ(builder.epoch(), 5u);
+  EXPECT_EQ(builder.last_seq(), 2u);
+  Feed(builder, Batch(5, 3));
+  EXPECT_EQ(builder.last_seq(), 3u);
+  Feed(builder, Batch(4, 4));  // a zombie moves neither
+  EXPECT_EQ(builder.epoch(), 5u);
+  EXPECT_EQ(builder.last_seq(), 3u);
+  Feed(builder, Claim(6, 1));  // a claim continuing from an earlier batch
+  EXPECT_EQ(builder.epoch(), 6u);
+  EXPECT_EQ(builder.last_seq(), 1u);
+}
+
+}  // namespace
+}  // namespace oncecount::changelog

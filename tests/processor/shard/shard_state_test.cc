@@ -1,0 +1,671 @@
+#include "processor/shard/shard_state.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "processor/changelog/changelog_record.h"
+#include "processor/event/increment_event.h"
+#include "processor/filter/dedup_filter.h"
+#include "processor/filter/filter_factory.h"
+
+namespace oncecount::shard {
+namespace {
+
+using changelog::BatchRecord;
+using changelog::ShardStats;
+using event::DlqReason;
+using filter::DedupMode;
+using filter::Millis;
+
+constexpr int32_t kPartition = 3;
+// A wall-clock time (ms since the epoch) in late 2023.
+constexpr int64_t kT0 = 1'700'000'000'000;
+
+filter::DedupSpec Spec(DedupMode mode = DedupMode::kFbf) {
+  filter::DedupSpec spec;
+  spec.mode = mode;
+  spec.expected_rate = 1000;
+  spec.window = Millis{10'000};
+  return spec;
+}
+
+// Shards are created at time 0, as the processor creates them; the wall-clock
+// times reach the filter through Apply.
+std::unique_ptr<ShardState> NewShard(DedupMode mode = DedupMode::kFbf) {
+  auto made = ShardState::Create(kPartition, Spec(mode), Millis{0});
+  if (!made.ok()) {
+    ADD_FAILURE() << made.error();
+    return nullptr;
+  }
+  return std::move(made).value();
+}
+
+std::unique_ptr<ShardState> Restored(std::string_view snapshot) {
+  auto made = ShardState::FromSnapshot(snapshot);
+  if (!made.ok()) {
+    ADD_FAILURE() << made.error();
+    return nullptr;
+  }
+  return std::move(made).value();
+}
+
+std::string Event(std::string_view counter, int64_t delta) {
+  return "{\"counter\":\"" + std::string(counter) + "\",\"delta\":" + std::to_string(delta) + "}";
+}
+
+Millis At(int64_t ms_after_t0) {
+  return Millis{kT0 + ms_after_t0};
+}
+
+std::optional<int64_t> CounterOf(const ShardState& s, const std::string& name) {
+  auto it = s.counters().find(name);
+  if (it == s.counters().end()) return std::nullopt;
+  return it->second;
+}
+
+size_t Reason(DlqReason reason) {
+  return static_cast<size_t>(reason);
+}
+
+TEST(ShardState, StartsEmpty) {
+  auto s = NewShard();
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->partition(), kPartition);
+  EXPECT_EQ(s->position(), kUnknownOffset);
+  EXPECT_EQ(s->epoch(), 0u);
+  EXPECT_EQ(s->committed_seq(), 0u);
+  EXPECT_EQ(s->stats(), ShardStats{});
+  EXPECT_TRUE(s->counters().empty());
+  EXPECT_EQ(s->filter().mode(), DedupMode::kFbf);
+  EXPECT_EQ(s->pending_events(), 0u);
+}
+
+TEST(ShardState, RefusesASpecTheFilterCannotBeBuiltFrom) {
+  filter::DedupSpec spec = Spec();
+  spec.target_fpp = 2;  // not a probability
+  EXPECT_FALSE(ShardState::Create(kPartition, spec, Millis{0}).ok());
+}
+
+TEST(ShardState, AppliesANewEventAndCountsIt) {
+  auto s = NewShard();
+  const std::string value = Event("clicks", 5);
+  const Decision d = s->Apply({10, "client-1/1", value}, At(0));
+  EXPECT_EQ(d.outcome, Outcome::kApplied);
+  EXPECT_EQ(CounterOf(*s, "clicks"), 5);
+  EXPECT_EQ(s->position(), 11);
+  EXPECT_EQ(s->pending_events(), 1u);
+  s->MarkCommitted(1);
+  EXPECT_EQ(s->stats().applied, 1u);
+  EXPECT_EQ(s->stats().duplicates, 0u);
+  EXPECT_EQ(s->stats().dead_lettered_total(), 0u);
+}
+
+TEST(ShardState, AppliesTheDefaultDeltaOfOneAndNegativeDeltas) {
+  auto s = NewShard();
+  EXPECT_EQ(s->Apply({0, "k1", R"({"counter":"c"})"}, At(0)).outcome, Outcome::kApplied);
+  EXPECT_EQ(s->Apply({1, "k2", Event("c", -3)}, At(0)).outcome, Outcome::kApplied);
+  EXPECT_EQ(CounterOf(*s, "c"), -2);
+}
+
+TEST(ShardState, DropsARetryAsADuplicateWithoutChangingTheCounters) {
+  auto s = NewShard();
+  const std::string value = Event("clicks", 5);
+  ASSERT_EQ(s->Apply({0, "client-1/1", value}, At(0)).outcome, Outcome::kApplied);
+  const Decision retry = s->Apply({1, "client-1/1", value}, At(1500));
+  EXPECT_EQ(retry.outcome, Outcome::kDuplicate);
+  EXPECT_EQ(CounterOf(*s, "clicks"), 5);
+  EXPECT_EQ(s->counters().size(), 1u);
+  EXPECT_EQ(s->position(), 2);  // a duplicate is consumed all the same
+  s->MarkCommitted(1);
+  EXPECT_EQ(s->stats().applied, 1u);
+  EXPECT_EQ(s->stats().duplicates, 1u);
+}
+
+TEST(ShardState, DropsARetryWhoseValueDiffersByItsKeyAlone) {
+  auto s = NewShard();
+  ASSERT_EQ(s->Apply({0, "id", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
+  EXPECT_EQ(s->Apply({1, "id", Event("b", 7)}, At(0)).outcome, Outcome::kDuplicate);
+  EXPECT_FALSE(CounterOf(*s, "b").has_value());
+}
+
+TEST(ShardState, CatchesARetryAfterACommit) {
+  auto s = NewShard();
+  ASSERT_EQ(s->Apply({0, "k", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
+  s->MarkCommitted(1);
+  EXPECT_EQ(s->Apply({1, "k", Event("a", 1)}, At(5000)).outcome, Outcome::kDuplicate);
+  EXPECT_EQ(CounterOf(*s, "a"), 1);
+}
+
+struct DlqCase {
+  const char* name;
+  std::optional<std::string> key;
+  std::string value;
+  DlqReason reason;
+};
+
+class ShardStateDeadLetter : public ::testing::TestWithParam<DlqCase> {};
+
+TEST_P(ShardStateDeadLetter, DeadLettersWithTheReasonAndCountsIt) {
+  const DlqCase& c = GetParam();
+  auto s = NewShard();
+  std::optional<std::string_view> key;
+  if (c.key) key = *c.key;
+  const Decision d = s->Apply({7, key, c.value}, At(0));
+  EXPECT_EQ(d.outcome, Outcome::kDeadLetter);
+  EXPECT_EQ(d.reason, c.reason) << event::DlqReasonName(d.reason);
+  EXPECT_TRUE(s->counters().empty());
+  EXPECT_EQ(s->position(), 8);
+  EXPECT_EQ(s->pending_events(), 0u);  // no filter call
+  s->MarkCommitted(1);
+  ShardStats expected;
+  expected.dead_lettered[Reason(c.reason)] = 1;
+  EXPECT_EQ(s->stats(), expected);
+}
+
+TEST(ShardState, DoesNotRememberTheIdOfADeadLetteredMessage) {
+  // A corrected message with the same id is a new event, not a duplicate.
+  auto s = NewShard();
+  int64_t offset = 0;
+  for (const char* bad : {"{\"counter\":", R"({"delta":1})", R"({"counter":"c","delta":1.5})"}) {
+    const std::string key = "id/" + std::to_string(offset);
+    ASSERT_EQ(s->Apply({offset++, key, bad}, At(0)).outcome, Outcome::kDeadLetter) << bad;
+    EXPECT_EQ(s->Apply({offset++, key, Event("c", 1)}, At(1)).outcome, Outcome::kApplied) << bad;
+  }
+  EXPECT_EQ(CounterOf(*s, "c"), 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryStatelessReason, ShardStateDeadLetter,
+    ::testing::Values(
+        DlqCase{"missing_key", std::nullopt, Event("c", 1), DlqReason::kMissingKey},
+        DlqCase{"empty_key", std::string(), Event("c", 1), DlqReason::kMissingKey},
+        DlqCase{"key_too_long", std::string(257, 'k'), Event("c", 1), DlqReason::kKeyTooLong},
+        DlqCase{"invalid_json", "k", "{\"counter\":", DlqReason::kInvalidJson},
+        DlqCase{"not_an_object", "k", "[1,2]", DlqReason::kInvalidJson},
+        DlqCase{"missing_counter", "k", R"({"delta":1})", DlqReason::kMissingCounter},
+        DlqCase{"invalid_counter", "k", R"({"counter":12,"delta":1})", DlqReason::kInvalidCounter},
+        DlqCase{"empty_counter", "k", R"({"counter":"","delta":1})", DlqReason::kInvalidCounter},
+        DlqCase{"invalid_delta", "k", R"({"counter":"c","delta":1.5})", DlqReason::kInvalidDelta},
+        DlqCase{"string_delta", "k", R"({"counter":"c","delta":"3"})", DlqReason::kInvalidDelta}),
+    [](const ::testing::TestParamInfo<DlqCase>& param) { return std::string(param.param.name); });
+
+TEST(ShardState, AcceptsAKeyOfExactlyTheMaximumLength) {
+  auto s = NewShard();
+  EXPECT_EQ(s->Apply({0, std::string(256, 'k'), Event("c", 1)}, At(0)).outcome, Outcome::kApplied);
+}
+
+TEST(ShardState, DeadLettersAnIncrementThatWouldOverflowTheCounter) {
+  auto s = NewShard();
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  ASSERT_EQ(s->Apply({0, "k1", Event("big", max)}, At(0)).outcome, Outcome::kApplied);
+  const Decision d = s->Apply({1, "k2", Event("big", max)}, At(0));
+  EXPECT_EQ(d.outcome, Outcome::kDeadLetter);
+  EXPECT_EQ(d.reason, DlqReason::kOverflow);
+  EXPECT_EQ(CounterOf(*s, "big"), max);
+  s->MarkCommitted(1);
+  ShardStats expected;
+  expected.applied = 1;
+  expected.dead_lettered[Reason(DlqReason::kOverflow)] = 1;
+  EXPECT_EQ(s->stats(), expected);
+}
+
+TEST(ShardState, DeadLettersAnIncrementThatWouldUnderflowTheCounter) {
+  auto s = NewShard();
+  const int64_t min = std::numeric_limits<int64_t>::min();
+  ASSERT_EQ(s->Apply({0, "k1", Event("low", min)}, At(0)).outcome, Outcome::kApplied);
+  const Decision d = s->Apply({1, "k2", Event("low", -1)}, At(0));
+  EXPECT_EQ(d.outcome, Outcome::kDeadLetter);
+  EXPECT_EQ(d.reason, DlqReason::kOverflow);
+  EXPECT_EQ(CounterOf(*s, "low"), min);
+}
+
+TEST(ShardState, HasNoPendingBatchWhenNothingWasApplied) {
+  auto s = NewShard();
+  EXPECT_FALSE(s->PendingBatch(1).has_value());
+  s->MarkCommitted(1);  // nothing to commit: nothing changes
+  EXPECT_EQ(s->committed_seq(), 0u);
+  EXPECT_EQ(s->epoch(), 0u);
+  ASSERT_EQ(s->Apply({0, "k", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
+  s->MarkCommitted(1);
+  EXPECT_FALSE(s->PendingBatch(1).has_value());
+}
+
+TEST(ShardState, BuildsThePendingBatchOfEverythingSinceTheLastCommit) {
+  auto s = NewShard();
+  ASSERT_EQ(s->Apply({100, "k1", Event("b", 2)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({101, "k2", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({102, "k1", Event("b", 2)}, At(20)).outcome, Outcome::kDuplicate);
+  ASSERT_EQ(s->Apply({104, std::nullopt, Event("c", 1)}, At(20)).outcome, Outcome::kDeadLetter);
+  ASSERT_EQ(s->Apply({105, "k3", Event("b", 3)}, At(30)).outcome, Outcome::kApplied);
+
+  const std::optional<BatchRecord> batch = s->PendingBatch(4);
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(batch->partition, kPartition);
+  EXPECT_EQ(batch->epoch, 4u);
+  EXPECT_EQ(batch->seq, 1u);
+  EXPECT_EQ(batch->input_from, 100);
+  EXPECT_EQ(batch->input_to, 106);  // offset 103 was a gap (a transaction marker)
+  // One segment per distinct time, the hashes in the order tested.
+  ASSERT_EQ(batch->segments.size(), 3u);
+  EXPECT_EQ(batch->segments[0].time_ms, kT0);
+  EXPECT_EQ(batch->segments[0].hashes,
+            (std::vector<uint64_t>{filter::HashIdempotencyId("k1").value,
+                                   filter::HashIdempotencyId("k2").value}));
+  EXPECT_EQ(batch->segments[1].time_ms, kT0 + 20);
+  EXPECT_EQ(batch->segments[1].hashes,
+            (std::vector<uint64_t>{filter::HashIdempotencyId("k1").value}));
+  EXPECT_EQ(batch->segments[2].time_ms, kT0 + 30);
+  EXPECT_EQ(batch->segments[2].hashes,
+            (std::vector<uint64_t>{filter::HashIdempotencyId("k3").value}));
+  // The touched counters' final values, sorted by name.
+  EXPECT_EQ(batch->counters, (std::vector<changelog::CounterUpdate>{{"a", 1}, {"b", 5}}));
+  ShardStats stats;
+  stats.applied = 3;
+  stats.duplicates = 1;
+  stats.dead_lettered[Reason(DlqReason::kMissingKey)] = 1;
+  EXPECT_EQ(batch->stats, stats);
+  EXPECT_EQ(s->pending_events(), 4u);
+  // Taking the pending batch changes nothing.
+  EXPECT_EQ(s->PendingBatch(4), batch);
+  EXPECT_EQ(s->committed_seq(), 0u);
+  EXPECT_EQ(s->stats(), ShardStats{});
+}
+
+TEST(ShardState, PutsOnlyTheCountersTouchedSinceTheLastCommitInTheBatch) {
+  auto s = NewShard();
+  ASSERT_EQ(s->Apply({0, "k1", Event("old", 1)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({1, "k2", Event("kept", 1)}, At(0)).outcome, Outcome::kApplied);
+  s->MarkCommitted(1);
+  ASSERT_EQ(s->Apply({2, "k3", Event("kept", 4)}, At(10)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({3, "k1", Event("old", 1)}, At(10)).outcome, Outcome::kDuplicate);
+  const std::optional<BatchRecord> batch = s->PendingBatch(1);
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(batch->seq, 2u);
+  EXPECT_EQ(batch->input_from, 2);
+  EXPECT_EQ(batch->input_to, 4);
+  EXPECT_EQ(batch->counters, (std::vector<changelog::CounterUpdate>{{"kept", 5}}));
+}
+
+TEST(ShardState, MakesABatchOfDeadLettersAloneWithoutFilterCalls) {
+  auto s = NewShard();
+  ASSERT_EQ(s->Apply({5, "k", "nope"}, At(0)).outcome, Outcome::kDeadLetter);
+  const std::optional<BatchRecord> batch = s->PendingBatch(1);
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_TRUE(batch->segments.empty());
+  EXPECT_TRUE(batch->counters.empty());
+  EXPECT_EQ(batch->input_from, 5);
+  EXPECT_EQ(batch->input_to, 6);
+  EXPECT_EQ(batch->stats.dead_lettered[Reason(DlqReason::kInvalidJson)], 1u);
+
+  const std::string digest_before = s->filter().Digest();
+  s->MarkCommitted(1);
+  auto replica = NewShard();
+  replica->ApplyBatch(*batch);
+  EXPECT_EQ(replica->position(), 6);
+  EXPECT_EQ(replica->stats(), s->stats());
+  EXPECT_EQ(replica->committed_seq(), 1u);
+  EXPECT_EQ(replica->filter().Digest(), digest_before);
+}
+
+TEST(ShardState, MarkCommittedAdvancesTheSeqAndFoldsTheStats) {
+  auto s = NewShard();
+  ASSERT_EQ(s->Apply({0, "k1", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({1, "k1", Event("a", 1)}, At(0)).outcome, Outcome::kDuplicate);
+  s->MarkCommitted(2);
+  EXPECT_EQ(s->committed_seq(), 1u);
+  EXPECT_EQ(s->epoch(), 2u);
+  EXPECT_EQ(s->pending_events(), 0u);
+  ASSERT_EQ(s->Apply({2, "k2", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({3, "k3", "{}"}, At(0)).outcome, Outcome::kDeadLetter);
+  const std::optional<BatchRecord> second = s->PendingBatch(2);
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->seq, 2u);
+  EXPECT_EQ(second->stats.applied, 1u);  // this batch's increments only
+  EXPECT_EQ(second->stats.duplicates, 0u);
+  s->MarkCommitted(2);
+  EXPECT_EQ(s->committed_seq(), 2u);
+  ShardStats total;
+  total.applied = 2;
+  total.duplicates = 1;
+  total.dead_lettered[Reason(DlqReason::kMissingCounter)] = 1;
+  EXPECT_EQ(s->stats(), total);
+}
+
+// --- Replay -------------------------------------------------------------------
+
+// A random input stream: new events over a few counters, byte-identical retries
+// of earlier ones (some late enough to fall out of the window), dead letters and
+// overflows, with time advancing in small steps (sometimes not at all, sometimes
+// a little backwards, as a wall clock may) across many filter refreshes.
+class Stream {
+ public:
+  explicit Stream(uint32_t seed) : rng_(seed) {}
+
+  struct Message {
+    int64_t offset;
+    std::optional<std::string> key;
+    std::string value;
+    int64_t now_ms;
+  };
+
+  Message Next() {
+    Message m;
+    m.offset = offset_;
+    offset_ += Chance(0.05) ? 2 : 1;  // now and then a transaction marker
+    const int64_t step = Chance(0.3) ? 0 : Chance(0.03) ? -3 : Uniform(1, 25);
+    now_ms_ = std::max<int64_t>(0, now_ms_ + step);
+    m.now_ms = kT0 + now_ms_;
+    if (Chance(0.03)) {
+      m.value = Chance(0.5) ? "{\"counter\":" : R"({"counter":"c","delta":0.5})";
+      m.key = "bad/" + std::to_string(m.offset);
+    } else if (Chance(0.01)) {
+      m.key = std::nullopt;
+      m.value = Event("c", 1);
+    } else if (!sent_.empty() && Chance(0.25)) {
+      // Mostly a recent event, sometimes any earlier one (possibly out of the window).
+      const auto last = static_cast<int64_t>(sent_.size()) - 1;
+      const int64_t from = Chance(0.2) ? 0 : std::max<int64_t>(0, last - 400);
+      const Message& original = sent_[static_cast<size_t>(Uniform(from, last))];
+      m.key = original.key;
+      m.value = original.value;
+    } else if (Chance(0.01)) {
+      m.key = "huge/" + std::to_string(m.offset);
+      m.value = Event("huge", std::numeric_limits<int64_t>::max());  // overflows 2nd time
+      sent_.push_back(m);
+    } else {
+      m.key = "client-" + std::to_string(Uniform(0, 9)) + "/" + std::to_string(m.offset);
+      m.value = Event("counter-" + std::to_string(Uniform(0, 19)), Uniform(-5, 10));
+      sent_.push_back(m);
+    }
+    return m;
+  }
+
+  int64_t elapsed_ms() const { return now_ms_; }
+
+ private:
+  bool Chance(double p) { return std::bernoulli_distribution(p)(rng_); }
+  int64_t Uniform(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+  }
+
+  std::mt19937 rng_;
+  int64_t offset_ = 0;
+  int64_t now_ms_ = 0;
+  std::vector<Message> sent_;
+};
+
+Decision ApplyMessage(ShardState& s, const Stream::Message& m) {
+  std::optional<std::string_view> key;
+  if (m.key) key = *m.key;
+  return s.Apply({m.offset, key, m.value}, Millis{m.now_ms});
+}
+
+// Runs `commits` commit intervals of `per_commit` messages on `active`, returning
+// the batches it committed, as the processor writes them.
+std::vector<BatchRecord> RunAndCommit(ShardState& active, Stream& stream, int commits,
+                                      int per_commit, uint64_t epoch) {
+  std::vector<BatchRecord> batches;
+  for (int c = 0; c < commits; ++c) {
+    for (int i = 0; i < per_commit; ++i) ApplyMessage(active, stream.Next());
+    std::optional<BatchRecord> batch = active.PendingBatch(epoch);
+    if (!batch) {
+      ADD_FAILURE() << "nothing pending after " << per_commit << " messages";
+      continue;
+    }
+    batches.push_back(*batch);
+    active.MarkCommitted(epoch);
+  }
+  return batches;
+}
+
+void ExpectSameState(const ShardState& a, const ShardState& b) {
+  EXPECT_EQ(a.filter().Digest(), b.filter().Digest());
+  EXPECT_EQ(a.counters(), b.counters());
+  EXPECT_EQ(a.position(), b.position());
+  EXPECT_EQ(a.stats(), b.stats());
+  EXPECT_EQ(a.committed_seq(), b.committed_seq());
+  EXPECT_EQ(a.epoch(), b.epoch());
+  EXPECT_EQ(a.partition(), b.partition());
+}
+
+class ShardStateByMode : public ::testing::TestWithParam<DedupMode> {};
+
+TEST_P(ShardStateByMode, ReplayingTheCommittedBatchesRebuildsTheSameState) {
+  auto active = NewShard(GetParam());
+  ASSERT_NE(active, nullptr);
+  Stream stream(1234);
+  const std::vector<BatchRecord> batches = RunAndCommit(*active, stream, 12, 250, 1);
+  ASSERT_EQ(batches.size(), 12u);
+  if (GetParam() == DedupMode::kFbf) {
+    // The stream outlasts several refreshes, so replay must reproduce them.
+    const int64_t refresh_ms = active->filter().Summary().refresh_ms;
+    ASSERT_GT(refresh_ms, 0);
+    EXPECT_GE(stream.elapsed_ms(), 5 * refresh_ms);
+  }
+  EXPECT_GT(active->stats().duplicates, 0u);
+  EXPECT_GT(active->stats().dead_lettered_total(), 0u);
+  EXPECT_GT(active->stats().dead_lettered[Reason(DlqReason::kOverflow)], 0u);
+
+  auto replica = NewShard(GetParam());
+  ASSERT_NE(replica, nullptr);
+  for (const BatchRecord& b : batches) {
+    // Through the changelog's encoding, as a restore reads them.
+    std::string bytes;
+    changelog::EncodeRecord(b, bytes);
+    auto decoded = changelog::DecodeRecord(bytes);
+    ASSERT_TRUE(decoded.ok()) << decoded.error();
+    replica->ApplyBatch(std::get<BatchRecord>(decoded.value()));
+  }
+  ExpectSameState(*active, *replica);
+  EXPECT_EQ(replica->committed_seq(), 12u);
+  EXPECT_EQ(replica->epoch(), 1u);
+
+  // And they keep deciding alike.
+  for (int i = 0; i < 300; ++i) {
+    const Stream::Message m = stream.Next();
+    const Decision a = ApplyMessage(*active, m);
+    const Decision r = ApplyMessage(*replica, m);
+    ASSERT_EQ(a.outcome, r.outcome) << "message " << i;
+    ASSERT_EQ(a.reason, r.reason) << "message " << i;
+  }
+  EXPECT_EQ(active->PendingBatch(1), replica->PendingBatch(1));
+}
+
+TEST_P(ShardStateByMode, SnapshotRoundTripsTheCommittedState) {
+  auto active = NewShard(GetParam());
+  Stream stream(99);
+  RunAndCommit(*active, stream, 3, 200, 2);
+  const std::string snapshot = active->EncodeSnapshot(2);
+  auto restored = Restored(snapshot);
+  ASSERT_NE(restored, nullptr);
+  ExpectSameState(*active, *restored);
+  EXPECT_EQ(restored->committed_seq(), 3u);
+  EXPECT_EQ(restored->epoch(), 2u);
+  EXPECT_EQ(restored->filter().mode(), GetParam());
+  EXPECT_EQ(restored->EncodeSnapshot(2), snapshot);
+}
+
+TEST_P(ShardStateByMode, SnapshotWithAPendingBatchStandsForTheNextSeq) {
+  auto active = NewShard(GetParam());
+  Stream stream(7);
+  RunAndCommit(*active, stream, 2, 200, 1);
+  for (int i = 0; i < 150; ++i) ApplyMessage(*active, stream.Next());
+  const std::optional<BatchRecord> pending = active->PendingBatch(3);
+  ASSERT_TRUE(pending.has_value());
+  ASSERT_EQ(pending->seq, 3u);
+
+  auto restored = Restored(active->EncodeSnapshot(3));
+  ASSERT_NE(restored, nullptr);
+  EXPECT_EQ(restored->committed_seq(), 3u);
+  EXPECT_EQ(restored->epoch(), 3u);
+  EXPECT_EQ(restored->position(), active->position());
+  EXPECT_EQ(restored->filter().Digest(), active->filter().Digest());
+  EXPECT_EQ(restored->counters(), active->counters());
+  ShardStats stats = active->stats();
+  stats.Add(pending->stats);
+  EXPECT_EQ(restored->stats(), stats);
+  EXPECT_FALSE(restored->PendingBatch(3).has_value());
+
+  // It is the state the active has once the pending batch commits.
+  active->MarkCommitted(3);
+  ExpectSameState(*active, *restored);
+}
+
+TEST_P(ShardStateByMode, RestoringFromASnapshotAndLaterBatchesStillCatchesEarlierRetries) {
+  auto active = NewShard(GetParam());
+  // Batch 1, with a snapshot written in its transaction.
+  std::vector<std::string> keys;
+  for (int i = 0; i < 100; ++i) {
+    keys.push_back("early/" + std::to_string(i));
+    ASSERT_EQ(active->Apply({i, keys.back(), Event("c", 1)}, At(i * 10)).outcome,
+              Outcome::kApplied);
+  }
+  const std::string snapshot = active->EncodeSnapshot(1);
+  active->MarkCommitted(1);
+  // Batches 2 and 3.
+  std::vector<BatchRecord> later;
+  int64_t offset = 100;
+  for (int b = 0; b < 2; ++b) {
+    for (int i = 0; i < 100; ++i, ++offset) {
+      ASSERT_EQ(active
+                    ->Apply({offset, "late/" + std::to_string(offset), Event("c", 1)},
+                            At(1000 + offset * 10))
+                    .outcome,
+                Outcome::kApplied);
+    }
+    later.push_back(*active->PendingBatch(1));
+    active->MarkCommitted(1);
+  }
+
+  // The active crashes; a new owner restores from the snapshot and batches 2, 3.
+  auto restored = Restored(snapshot);
+  ASSERT_NE(restored, nullptr);
+  for (const BatchRecord& b : later) restored->ApplyBatch(b);
+  ExpectSameState(*active, *restored);
+  restored->SetEpoch(2);
+
+  // Retries of events applied before the snapshot, within the window.
+  const int64_t retry_at = 1000 + offset * 10 + 500;
+  ASSERT_LT(retry_at, Spec().window.count());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const Decision d = restored->Apply({offset++, keys[i], Event("c", 1)}, At(retry_at));
+    EXPECT_EQ(d.outcome, Outcome::kDuplicate) << keys[i];
+  }
+  EXPECT_EQ(CounterOf(*restored, "c"), 300);
+  const std::optional<BatchRecord> batch = restored->PendingBatch(2);
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(batch->seq, 4u);
+  EXPECT_EQ(batch->epoch, 2u);
+  EXPECT_EQ(batch->stats.duplicates, keys.size());
+  EXPECT_EQ(batch->input_from, 300);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, ShardStateByMode,
+                         ::testing::Values(DedupMode::kFbf, DedupMode::kExact, DedupMode::kBloom),
+                         [](const ::testing::TestParamInfo<DedupMode>& param) {
+                           return std::string(filter::ModeName(param.param));
+                         });
+
+TEST(ShardState, SnapshotOfAFreshShardRoundTrips) {
+  auto fresh = NewShard();
+  auto restored = Restored(fresh->EncodeSnapshot(1));
+  ASSERT_NE(restored, nullptr);
+  ExpectSameState(*fresh, *restored);
+  EXPECT_EQ(restored->position(), kUnknownOffset);
+}
+
+TEST(ShardState, RejectsACorruptedSnapshot) {
+  auto s = NewShard();
+  Stream stream(5);
+  RunAndCommit(*s, stream, 1, 100, 1);
+  const std::string good = s->EncodeSnapshot(1);
+  ASSERT_TRUE(ShardState::FromSnapshot(good).ok());
+  // Every byte, so that magic, header, counters, filter state and checksum are all
+  // covered.
+  for (size_t i = 0; i < good.size(); ++i) {
+    std::string bad = good;
+    bad[i] = static_cast<char>(bad[i] ^ 0x40);
+    EXPECT_FALSE(ShardState::FromSnapshot(bad).ok()) << "byte " << i << " of " << good.size();
+  }
+}
+
+TEST(ShardState, RejectsATruncatedOrExtendedSnapshot) {
+  auto s = NewShard();
+  ASSERT_EQ(s->Apply({0, "k", Event("c", 1)}, At(0)).outcome, Outcome::kApplied);
+  const std::string good = s->EncodeSnapshot(1);
+  for (size_t n :
+       {size_t{0}, size_t{3}, size_t{11}, size_t{40}, good.size() / 2, good.size() - 1}) {
+    EXPECT_FALSE(ShardState::FromSnapshot(std::string_view(good).substr(0, n)).ok()) << n;
+  }
+  EXPECT_FALSE(ShardState::FromSnapshot(good + "x").ok());
+}
+
+TEST(ShardState, RejectsAChangelogRecordAsASnapshot) {
+  std::string record;
+  changelog::EncodeRecord(changelog::ClaimRecord{kPartition, 1, 0}, record);
+  EXPECT_FALSE(ShardState::FromSnapshot(record).ok());
+}
+
+TEST(ShardState, MakeViewReflectsTheCommittedCountersAndStats) {
+  auto s = NewShard();
+  ASSERT_EQ(s->Apply({40, "k1", Event("b", 2)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({41, "k2", Event("a", 7)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({42, "k1", Event("b", 2)}, At(0)).outcome, Outcome::kDuplicate);
+  ASSERT_EQ(s->Apply({43, "k3", "[]"}, At(0)).outcome, Outcome::kDeadLetter);
+  ASSERT_EQ(s->Apply({44, std::nullopt, "{}"}, At(0)).outcome, Outcome::kDeadLetter);
+  s->MarkCommitted(5);
+
+  ShardView base;
+  base.partition = 99;  // the state's own partition wins
+  base.role = ShardRole::kStandby;
+  base.phase = ShardPhase::kRunning;
+  base.high_watermark = 60;
+  base.transactions_committed = 8;
+  base.target_fpp = 1e-6;
+  const std::shared_ptr<const ShardView> view = s->MakeView(base, 123456);
+  ASSERT_NE(view, nullptr);
+  EXPECT_EQ(view->partition, kPartition);
+  EXPECT_EQ(view->role, ShardRole::kStandby);
+  EXPECT_EQ(view->phase, ShardPhase::kRunning);
+  EXPECT_EQ(view->high_watermark, 60);
+  EXPECT_EQ(view->transactions_committed, 8u);
+  EXPECT_EQ(view->target_fpp, 1e-6);
+  EXPECT_EQ(view->input_offset, 45);
+  EXPECT_EQ(view->lag(), 15);
+  EXPECT_EQ(view->epoch, 5u);
+  EXPECT_EQ(view->changelog_seq, 1u);
+  EXPECT_EQ(view->events_applied, 2u);
+  EXPECT_EQ(view->duplicates_dropped, 1u);
+  EXPECT_EQ(view->dead_lettered, 2u);
+  std::array<uint64_t, kDlqReasonCount> by_reason{};
+  by_reason[Reason(DlqReason::kMissingKey)] = 1;
+  by_reason[Reason(DlqReason::kInvalidJson)] = 1;
+  EXPECT_EQ(view->dead_lettered_by_reason, by_reason);
+  EXPECT_EQ(view->digest, s->filter().Digest());
+  EXPECT_EQ(view->filter.mode, DedupMode::kFbf);
+  EXPECT_EQ(view->filter.inserted, 2u);
+  EXPECT_EQ(view->published_at_ms, 123456);
+  ASSERT_NE(view->counters, nullptr);
+  EXPECT_EQ(view->counters->counters(), (std::vector<CounterValue>{{"a", 7}, {"b", 2}}));
+  EXPECT_EQ(view->counters->Find("a"), 7);
+
+  // The view is a copy: later changes to the state do not reach it.
+  ASSERT_EQ(s->Apply({45, "k4", Event("a", 1)}, At(1)).outcome, Outcome::kApplied);
+  s->MarkCommitted(5);
+  EXPECT_EQ(view->counters->Find("a"), 7);
+  EXPECT_EQ(view->events_applied, 2u);
+  EXPECT_EQ(s->MakeView(base, 123457)->counters->Find("a"), 8);
+}
+
+}  // namespace
+}  // namespace oncecount::shard
