@@ -9,6 +9,8 @@
 #include <string_view>
 #include <variant>
 
+#include "tests/testing/serialized_bytes.h"
+
 namespace oncecount::changelog {
 namespace {
 
@@ -32,40 +34,11 @@ std::string Encoded(const Record& record) {
   return out;
 }
 
-std::string Hex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned char b : bytes) {
-    hex.push_back(kDigits[b >> 4]);
-    hex.push_back(kDigits[b & 15]);
-  }
-  return hex;
-}
-
-uint64_t Le(std::string_view bytes, size_t offset, size_t size) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < size; ++i) {
-    v |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[offset + i])) << (8 * i);
-  }
-  return v;
-}
-
-void PutLe(std::string& bytes, size_t offset, size_t size, uint64_t v) {
-  for (size_t i = 0; i < size; ++i) bytes[offset + i] = static_cast<char>((v >> (8 * i)) & 0xFF);
-}
-
-// Recomputes the trailing checksum after a deliberate edit, so that decoding gets
-// past the checksum to the check under test.
-void Reseal(std::string& bytes) {
-  const size_t covered = bytes.size() - kChecksumBytes;
-  PutLe(bytes, covered, kChecksumBytes, XXH3_64bits(bytes.data(), covered));
-}
-
-std::string WithField(std::string bytes, size_t offset, size_t size, uint64_t v) {
-  PutLe(bytes, offset, size, v);
-  Reseal(bytes);
-  return bytes;
-}
+using oncecount::testing::Hex;
+using oncecount::testing::Le;
+using oncecount::testing::PutLe;
+using oncecount::testing::Reseal;
+using oncecount::testing::WithField;
 
 BatchRecord SampleBatch() {
   BatchRecord b;

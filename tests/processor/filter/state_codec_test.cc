@@ -17,6 +17,7 @@
 #include "processor/filter/forgetful_bloom_filter.h"
 #include "processor/filter/no_dedup.h"
 #include "processor/filter/plain_bloom_dedup.h"
+#include "tests/testing/serialized_bytes.h"
 
 namespace oncecount::filter {
 namespace {
@@ -31,42 +32,11 @@ std::string Bytes(const DedupFilter& f) {
   return out;
 }
 
-std::string Hex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned char b : bytes) {
-    hex.push_back(kDigits[b >> 4]);
-    hex.push_back(kDigits[b & 15]);
-  }
-  return hex;
-}
-
-// Reads `size` bytes at `offset` as a little-endian integer, independently of the codec.
-uint64_t Le(std::string_view bytes, size_t offset, size_t size) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < size; ++i) {
-    v |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[offset + i])) << (8 * i);
-  }
-  return v;
-}
-
-void PutLe(std::string& bytes, size_t offset, size_t size, uint64_t v) {
-  for (size_t i = 0; i < size; ++i) bytes[offset + i] = static_cast<char>((v >> (8 * i)) & 0xFF);
-}
-
-// Recomputes the trailing checksum after a deliberate edit, so that decoding gets past
-// the checksum to the field it must validate.
-void Reseal(std::string& bytes) {
-  const size_t body = bytes.size() - 8;
-  PutLe(bytes, body, 8, XXH3_64bits(bytes.data(), body));
-}
-
-// A copy of `bytes` with one field overwritten and the checksum recomputed.
-std::string WithField(std::string bytes, size_t offset, size_t size, uint64_t v) {
-  PutLe(bytes, offset, size, v);
-  Reseal(bytes);
-  return bytes;
-}
+using oncecount::testing::Hex;
+using oncecount::testing::Le;
+using oncecount::testing::PutLe;
+using oncecount::testing::Reseal;
+using oncecount::testing::WithField;
 
 template <class F>
 F Created(Result<F> r) {
