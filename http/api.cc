@@ -414,7 +414,8 @@ class Api {
     j.Key("filter");
     WriteFilter(j, v, detail);
     if (detail) {
-      j.Key("digest").String(v.digest).Key("constituents").BeginArray();
+      j.Key("digest").String(v.digest).Key("digest_seq").Uint(v.digest_seq);
+      j.Key("constituents").BeginArray();
       for (const auto& c : v.filter.constituents) {
         j.BeginObject().Key("inserted").Uint(c.inserted).Key("fill").Double(c.fill);
         j.Key("estimated_fpp").Double(c.estimated_fpp).EndObject();

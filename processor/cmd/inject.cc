@@ -54,6 +54,13 @@ int RunInject(const InjectOptions& o, std::ostream& err) {
       // Idempotence keeps the producer's own resends from adding duplicates: the
       // only duplicates in the topic are the workload's deliberate retries.
       {"enable.idempotence", "true"},
+      // One request in flight per broker. An idempotent producer that sees a later
+      // request succeed takes an earlier one that failed in transport as persisted (a
+      // real broker would have refused the later one as out of sequence); the
+      // embedded cluster checks sequences only for transactional producers, so with
+      // several requests in flight a broker going down could lose acknowledged
+      // messages. With one, a failed request is resent before anything after it.
+      {"max.in.flight.requests.per.connection", "1"},
       {"linger.ms", "5"},
       {"queue.buffering.max.messages", "1000000"},
   };

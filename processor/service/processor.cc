@@ -2,6 +2,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <algorithm>
 #include <set>
 #include <thread>
 #include <vector>
@@ -15,6 +16,8 @@ namespace {
 
 constexpr int kTxnTimeoutMs = 30000;
 constexpr int kTxnAttempts = 5;
+// Messages taken from the consumer between two looks at the clock and the commit timer.
+constexpr int kBurst = 512;
 
 using Clock = std::chrono::steady_clock;
 
@@ -43,8 +46,14 @@ struct ShardSlot {
   uint64_t transactions_committed = 0;
   uint64_t transactions_aborted = 0;
   size_t bytes_since_snapshot = 0;
+  size_t last_snapshot_bytes = 0;
   int64_t last_snapshot_ms = 0;
+  std::shared_ptr<const shard::ShardView> last_view;
+  int64_t last_filter_detail_ms = 0;
 };
+
+// How often a published view recomputes the filter's summary and digest.
+constexpr int64_t kFilterDetailEveryMs = 1000;
 
 }  // namespace
 
@@ -196,6 +205,7 @@ struct Processor::Impl {
                                                         bytes.substr(i * chunk, chunk)});
     }
     slot.bytes_since_snapshot = 0;
+    slot.last_snapshot_bytes = bytes.size();
     slot.last_snapshot_ms = o.now_ms();
   }
 
@@ -223,7 +233,9 @@ struct Processor::Impl {
       batched.push_back(p);
       ProduceRecord(p, *batch);
       slot.bytes_since_snapshot += encode_buffer.size();
-      if (slot.bytes_since_snapshot >= o.snapshot_after_bytes ||
+      // A snapshot costs the filter's whole state: write one after at least as many
+      // bytes of batches, so that snapshots stay within half of the changelog's bytes.
+      if (slot.bytes_since_snapshot >= std::max(o.snapshot_after_bytes, slot.last_snapshot_bytes) ||
           o.now_ms() - slot.last_snapshot_ms >= o.snapshot_after.count()) {
         ProduceSnapshot(p, slot, epoch, batch->seq);
       }
@@ -430,7 +442,7 @@ struct Processor::Impl {
 
   // --- The loop ------------------------------------------------------------------
 
-  void Publish(int32_t p, const ShardSlot& slot) {
+  void Publish(int32_t p, ShardSlot& slot) {
     shard::ShardView base;
     base.partition = p;
     base.phase = slot.phase;
@@ -439,16 +451,29 @@ struct Processor::Impl {
     base.transactions_committed = slot.transactions_committed;
     base.transactions_aborted = slot.transactions_aborted;
     base.target_fpp = o.dedup.target_fpp;
+    const int64_t now = o.now_ms();
     if (slot.state) {
-      board.Publish(slot.state->MakeView(std::move(base), o.now_ms()));
+      auto detail = shard::ShardState::FilterDetail::kRefresh;
+      if (slot.last_view && slot.last_view->phase == slot.phase &&
+          now - slot.last_filter_detail_ms < kFilterDetailEveryMs) {
+        detail = shard::ShardState::FilterDetail::kReuse;
+        base.filter = slot.last_view->filter;
+        base.digest = slot.last_view->digest;
+        base.digest_seq = slot.last_view->digest_seq;
+      } else {
+        slot.last_filter_detail_ms = now;
+      }
+      slot.last_view = slot.state->MakeView(std::move(base), now, detail);
+      board.Publish(slot.last_view);
     } else {
+      slot.last_view.reset();  // a restored state starts with fresh filter details
       base.counters = std::make_shared<const shard::CounterSnapshot>();
-      base.published_at_ms = o.now_ms();
+      base.published_at_ms = now;
       board.Publish(std::make_shared<const shard::ShardView>(std::move(base)));
     }
   }
 
-  void Process(const rd_kafka_message_t* m) {
+  void Process(const rd_kafka_message_t* m, filter::Millis now) {
     auto it = shards.find(m->partition);
     if (it == shards.end() || !it->second.state) return;
     shard::ShardState& state = *it->second.state;
@@ -460,7 +485,7 @@ struct Processor::Impl {
     if (m->key != nullptr)
       input.key = std::string_view(static_cast<const char*>(m->key), m->key_len);
     if (m->payload == nullptr) input.value = {};
-    const shard::Decision d = state.Apply(input, filter::Millis{o.now_ms()});
+    const shard::Decision d = state.Apply(input, now);
     if (d.outcome == shard::Outcome::kDeadLetter) DeadLetter(m, d.reason);
     if (state.pending_events() >= o.max_batch_events) Commit();
   }
@@ -505,10 +530,16 @@ struct Processor::Impl {
       return std::string("cannot subscribe to ") + o.input_topic + ": " + rd_kafka_err2str(sub);
     auto next_refresh = Clock::now();
     while (!stop.load() && fatal.empty()) {
-      rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer, 10);
-      if (m != nullptr) {
+      // Drain what the consumer holds (up to a burst) before the per-loop work: one
+      // clock reading per burst is the filters' time for all of it.
+      const filter::Millis now{o.now_ms()};
+      int timeout_ms = 10;
+      for (int i = 0; i < kBurst && fatal.empty(); ++i) {
+        rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer, timeout_ms);
+        if (m == nullptr) break;
+        timeout_ms = 0;
         if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-          Process(m);
+          Process(m, now);
         } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
           Log(std::string("consumer: ") + rd_kafka_message_errstr(m));
           if (m->err == RD_KAFKA_RESP_ERR__FATAL) fatal = "the consumer hit a fatal error";
@@ -516,10 +547,11 @@ struct Processor::Impl {
         rd_kafka_message_destroy(m);
       }
       rd_kafka_poll(producer, 0);
-      if (txn_open && Clock::now() - txn_started >= o.commit_interval) Commit();
-      if (Clock::now() >= next_refresh) {
+      const auto steady = Clock::now();
+      if (txn_open && steady - txn_started >= o.commit_interval) Commit();
+      if (steady >= next_refresh) {
         RefreshWatermarks();
-        next_refresh = Clock::now() + std::chrono::seconds(1);
+        next_refresh = steady + std::chrono::seconds(1);
       }
     }
     if (fatal.empty()) Commit();

@@ -42,8 +42,8 @@ struct ProcessorOptions {
   std::map<std::string, std::string> properties;  // kafka.properties, passed as is
   std::chrono::milliseconds commit_interval{100};
   filter::DedupSpec dedup;
-  // A snapshot follows a shard's batches after this many changelog bytes or this
-  // long, whichever comes first.
+  // A snapshot follows a shard's batches after this many changelog bytes (or as many
+  // as the last snapshot took, if more) or this long, whichever comes first.
   size_t snapshot_after_bytes = 1 << 20;
   std::chrono::milliseconds snapshot_after{60000};
   // A commit happens early once a shard's batch holds this many filter calls, so

@@ -189,7 +189,8 @@ filter::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshot(std::string
   return state;
 }
 
-std::shared_ptr<const ShardView> ShardState::MakeView(ShardView base, int64_t now_ms) const {
+std::shared_ptr<const ShardView> ShardState::MakeView(ShardView base, int64_t now_ms,
+                                                      FilterDetail detail) const {
   base.partition = partition_;
   base.input_offset = position_;
   base.epoch = epoch_;
@@ -199,8 +200,11 @@ std::shared_ptr<const ShardView> ShardState::MakeView(ShardView base, int64_t no
   base.near_edge_duplicates = stats_.near_edge_duplicates;
   base.dead_lettered = stats_.dead_lettered_total();
   base.dead_lettered_by_reason = stats_.dead_lettered;
-  base.filter = filter_->Summary();
-  base.digest = filter_->Digest();
+  if (detail == FilterDetail::kRefresh) {
+    base.filter = filter_->Summary();
+    base.digest = filter_->Digest();
+    base.digest_seq = committed_seq_;
+  }
   base.counters = std::make_shared<const CounterSnapshot>(CounterSnapshot::FromMap(counters_));
   base.published_at_ms = now_ms;
   return std::make_shared<const ShardView>(std::move(base));

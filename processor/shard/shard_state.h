@@ -85,9 +85,13 @@ class ShardState {
   const filter::DedupFilter& filter() const { return *filter_; }
   const std::unordered_map<std::string, int64_t>& counters() const { return counters_; }
 
-  // A view of the state for readers; `base` supplies what the owner knows beyond
-  // the state (role, phase, high watermark, transaction counts, target FPP).
-  std::shared_ptr<const ShardView> MakeView(ShardView base, int64_t now_ms) const;
+  // A view of the committed state for readers (call with no pending batch); `base`
+  // supplies what the owner knows beyond the state (role, phase, high watermark,
+  // transaction counts, target FPP). kReuse keeps base's filter summary, digest and
+  // digest_seq instead of computing them again (a pass over every filter bit).
+  enum class FilterDetail : uint8_t { kRefresh, kReuse };
+  std::shared_ptr<const ShardView> MakeView(ShardView base, int64_t now_ms,
+                                            FilterDetail detail = FilterDetail::kRefresh) const;
 
  private:
   ShardState(int32_t partition, std::unique_ptr<filter::DedupFilter> filter);

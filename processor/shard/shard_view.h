@@ -50,9 +50,13 @@ struct ShardView {
   uint64_t transactions_committed = 0;
   uint64_t transactions_aborted = 0;
 
+  // The filter's summary and digest cost a pass over all its bits, so owners refresh
+  // them at most about once a second; `digest_seq` is the changelog batch they
+  // describe (compare digests only at equal digest_seq).
   filter::FilterSummary filter;
   double target_fpp = 0;
-  std::string digest;  // filter::DedupFilter::Digest() at the published position
+  std::string digest;  // filter::DedupFilter::Digest() after batch digest_seq
+  uint64_t digest_seq = 0;
 
   std::shared_ptr<const CounterSnapshot> counters;  // never null once published
   int64_t published_at_ms = 0;                      // wall clock (ms since the epoch)

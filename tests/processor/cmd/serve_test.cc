@@ -337,8 +337,11 @@ TEST_F(ServeFaultTest, StaysExactThroughFailingRequestsAndABrokerGoingDownAndUp)
   inject.join();
   ASSERT_EQ(injected, 0);
   // The cluster kept every message inject saw acknowledged (else a miscount below
-  // would be the embedded cluster's, not the service's).
-  EXPECT_EQ(InputMessages(bootstrap_),
+  // would be the embedded cluster's, not the service's). It may hold more: a request
+  // whose answer was lost with the broker is resent, and the embedded cluster does not
+  // drop such resends from a non-transactional producer; those extra copies are
+  // retries like any other, which the service must drop.
+  EXPECT_GE(InputMessages(bootstrap_),
             TruthField(truth, "events") + TruthField(truth, "duplicates"));
   std::string report;
   EXPECT_EQ(Verify(truth, url, 180, &report), 0) << report;
