@@ -432,7 +432,8 @@ class Api {
     j.Key("target_fpp").Double(TargetFpp(v));
     j.Key("window_ms_guaranteed").Int(f.window_ms_guaranteed).Key("bits_total").Uint(f.bits_total);
     j.Key("inserted").Uint(f.inserted).Key("duplicates").Uint(f.duplicates);
-    j.Key("near_edge_duplicates").Uint(f.near_edge_duplicates).EndObject();
+    j.Key("near_edge_duplicates").Uint(f.near_edge_duplicates);
+    j.Key("early_refreshes").Uint(f.early_refreshes).EndObject();
   }
 
   void WriteTotals(json::JsonWriter& j, const Snapshot& s) {
@@ -513,6 +514,10 @@ class Api {
                  const int64_t ms = v.filter.window_ms_guaranteed;
                  return MetricValue(ms < 0 ? std::numeric_limits<double>::infinity() : ms / 1000.0);
                });
+    e.PerShard(s, "oncecount_filter_early_refreshes_total", "counter",
+               "Refreshes that came early because the newest filter was full: the load "
+               "is above dedup.expected_rate.",
+               [](const ShardView& v) { return MetricValue(v.filter.early_refreshes); });
     e.PerShard(s, "oncecount_filter_memory_bytes", "gauge", "Memory of the filter state.",
                [](const ShardView& v) { return MetricValue((v.filter.bits_total + 7) / 8); });
   }

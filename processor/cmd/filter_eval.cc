@@ -125,6 +125,8 @@ std::variant<Built, UsageError> Build(const FilterEvalOptions& o, double first_r
     config.adaptive = o.adaptive;
     config.seed = o.seed;
     config.max_filters = o.max_filters;
+    // A sized filter refreshes early as the service's does, for its own max_filters.
+    if (!explicit_shape) config.slice_capacity = filter::SliceCapacity(config);
     if (o.refresh_step_ms) config.refresh_step = Millis{*o.refresh_step_ms};
     if (o.policy == "paper") {
       config.policy = filter::ResizePolicy::kPaper;
@@ -325,6 +327,8 @@ int RunFilterEval(const FilterEvalOptions& o, std::ostream& out, std::ostream& e
   }
   j.Key("near_edge_duplicates")
       .Uint(s.near_edge_duplicates)
+      .Key("early_refreshes")
+      .Uint(s.early_refreshes)
       .Key("ns_per_op")
       .Double(ops > 0 ? op_ns / static_cast<double>(ops) : 0.0)
       .Key("digest")

@@ -75,6 +75,10 @@ Result<ForgetfulBloomFilter> ForgetfulBloomFilter::Create(const FbfConfig& confi
   if (config.adapt_every.count() <= 0 || config.adapt_every > kMaxPeriod) {
     return Error{"adaptation interval must be in 1.." + Str(kMaxPeriod.count()) + " ms"};
   }
+  if (config.slice_capacity > (uint64_t{1} << 48)) {
+    return Error{"slice capacity must be at most 2^48 ids (got " +
+                 std::to_string(config.slice_capacity) + ")"};
+  }
   auto probe = BlockedBloom::Create(1, config.hashes, 0, config.block_bits);
   if (!probe) return Error{probe.error()};
   if ((config.bits_per_filter + config.block_bits - 1) / config.block_bits > kMaxBlocks) {
@@ -168,6 +172,21 @@ void ForgetfulBloomFilter::Refresh(Millis at) {
   DropDroppable(at, target_filters_ - 1);
   PushFuture(at);
   RebuildViews();
+}
+
+void ForgetfulBloomFilter::RefreshEarlyIfFull() {
+  if (config_.slice_capacity == 0 || slots_[0].bloom.inserted() < config_.slice_capacity) return;
+  // At max_filters the ring cannot grow: the future overfills (and the estimate
+  // shows it) rather than dropping a filter that still holds ids of the window.
+  if (slots_.size() >= config_.max_filters) return;
+  // The full future holds ids of time now_: it stops being the future just after
+  // them (a regular refresh at time t comes before any insert at t).
+  PushFuture(now_ + Millis{1});
+  // The new slice gets a whole period: at a steady load above the sizing, slices end
+  // when full rather than alternating between full and nearly empty ones.
+  next_refresh_ = now_ + refresh_;
+  RebuildViews();
+  ++early_refreshes_;
 }
 
 void ForgetfulBloomFilter::Adapt(Millis at) {
@@ -316,6 +335,7 @@ Verdict ForgetfulBloomFilter::TestAndInsert(IdHash hash) {
     slots_[0].bloom.CountInsert();
     slots_[1].bloom.CountInsert();
     ++inserted_;
+    RefreshEarlyIfFull();
   } else {
     ++duplicates_;
     if (verdict == Verdict::kDuplicateNearEdge) ++near_edge_;
@@ -373,6 +393,7 @@ FilterSummary ForgetfulBloomFilter::Summary() const {
   s.inserted = inserted_;
   s.duplicates = duplicates_;
   s.near_edge_duplicates = near_edge_;
+  s.early_refreshes = early_refreshes_;
   s.estimated_fpp = EstimatedFpp(ConstituentModel::kBlocked);
   s.estimated_fpp_eq1 = EstimatedFpp(ConstituentModel::kClassic);
   s.filters = static_cast<uint32_t>(slots_.size());

@@ -7,6 +7,15 @@
 // 1), so every id sits in two adjacent filters. A refresh (every refresh period)
 // pushes a new empty future and drops the oldest filter.
 //
+// Early refreshes (slice_capacity > 0): once the future holds slice_capacity ids, a
+// new future is pushed at once, without a drop, and the refresh period starts over.
+// A burst far above the rate the filters were sized for then lengthens the ring by
+// full slices instead of overfilling two filters: the false-positive rate grows with
+// the ring's length rather than exponentially with the overfill, while the adaptive
+// policy (once a second) catches up. The ring stops growing at max_filters. The push
+// depends only on the sequence of inserts, so replicas fed the same calls push at
+// the same points.
+//
 // The window is a hard invariant, enforced here and not only by the policy: a
 // filter is dropped only when every id whose last holder it is was inserted at
 // least `window` ago. When adaptation shortens the refresh period faster than
@@ -52,6 +61,9 @@ struct FbfConfig {
   Millis refresh_step{0};    // 0: refresh / 10 (at least 1 ms)
   uint32_t max_filters = 64;
   Millis adapt_every{1000};  // Algorithm 3 runs once per second of the clock
+  // Ids one slice may take before the future is pushed early; 0: never early (the
+  // paper). SizeFbf sets it with SliceCapacity (sizing.h).
+  uint64_t slice_capacity = 0;
   ConstituentModel model = ConstituentModel::kBlocked;  // drives adaptation
   ResizePolicy policy = ResizePolicy::kGuarded;
   uint64_t seed = 0x6F6E6365636F756EULL;
@@ -86,6 +98,8 @@ class ForgetfulBloomFilter final : public DedupFilter {
   // max(window, nominal window of the current shape).
   Millis GuaranteedWindow() const;
   Millis now() const { return now_; }
+  // Refreshes that came early because the future reached slice_capacity.
+  uint64_t early_refreshes() const { return early_refreshes_; }
 
  private:
   friend struct FbfStateCodec;
@@ -94,6 +108,7 @@ class ForgetfulBloomFilter final : public DedupFilter {
     BlockedBloom bloom;
     // When the filter stopped being the future (ids whose last holder it is were
     // inserted before this) and stopped being the present (no inserts after this).
+    // An early refresh at clock time t sets them to t + 1 ms: ids of time t are in.
     Millis left_future = Millis::max();
     Millis left_present = Millis::max();
     // The blocked model is costly (a Poisson sum); past filters no longer change,
@@ -111,6 +126,8 @@ class ForgetfulBloomFilter final : public DedupFilter {
   // Drops the oldest filter while more than `keep` remain and it is droppable.
   void DropDroppable(Millis at, uint32_t keep);
   void Refresh(Millis at);
+  // After an insert: pushes a new future when the current one is full.
+  void RefreshEarlyIfFull();
   void Adapt(Millis at);
   void RebuildViews();
   // mix0/mix1: the future's and the present's Mix(hash), shared with the insert.
@@ -132,6 +149,7 @@ class ForgetfulBloomFilter final : public DedupFilter {
   uint64_t duplicates_ = 0;
   uint64_t near_edge_ = 0;
   uint64_t inserted_at_last_adapt_ = 0;
+  uint64_t early_refreshes_ = 0;
 };
 
 }  // namespace oncecount::filter

@@ -70,6 +70,26 @@ double SteadyStateWorstFpp(const FbfConfig& config, double slice_ids, Constituen
   return CheckFpp(config.check, p);
 }
 
+uint64_t SliceCapacity(const FbfConfig& config) {
+  const auto meets = [&](uint64_t ids) {
+    return SteadyStateWorstFpp(config, static_cast<double>(ids), ConstituentModel::kBlocked) <=
+           config.target_fpp;
+  };
+  // The FPP grows with the ids per slice: bisect between a size that meets the
+  // target and one that does not.
+  uint64_t lo = 1;
+  uint64_t hi = 2;
+  while (meets(hi) && hi < (uint64_t{1} << 47)) {
+    lo = hi;
+    hi *= 2;
+  }
+  while (hi - lo > 1) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    (meets(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 Result<FbfConfig> SizeFbf(const SizingRequest& request) {
   if (!(request.expected_rate > 0)) return Error{"expected rate must be positive"};
   if (request.window.count() <= 0) return Error{"window must be positive"};
@@ -106,6 +126,7 @@ Result<FbfConfig> SizeFbf(const SizingRequest& request) {
                  std::to_string(request.expected_rate) + " ids/s " + sized.error()};
   config.bits_per_filter = sized->first * request.block_bits;
   config.hashes = sized->second;
+  config.slice_capacity = SliceCapacity(config);
   return config;
 }
 

@@ -28,9 +28,20 @@ struct SizingRequest {
   uint32_t block_bits = kBlockBits;
 };
 
-// Fills bits_per_filter, hashes, past_filters, refresh, window, target_fpp and check;
-// the other fields keep FbfConfig's defaults.
+// Fills bits_per_filter, hashes, past_filters, refresh, window, target_fpp, check and
+// slice_capacity (for the default max_filters); the other fields keep FbfConfig's
+// defaults.
 Result<FbfConfig> SizeFbf(const SizingRequest& request);
+
+// The most ids one slice may hold so that the configured ring (N past filters), each
+// filter holding two such slices (the future one), stays at or below
+// config.target_fpp in the blocked model: a little above the slice at the expected
+// rate (the sizing keeps kSizingHeadroom), so early refreshes start only once the
+// load outgrows the sizing. Above it every filter keeps its designed fill and the
+// estimate grows with the ring's length, about (filters / sized filters) x target,
+// instead of with the overfill, until the adaptive policy shortens the period. At
+// least 1.
+uint64_t SliceCapacity(const FbfConfig& config);
 
 // Model FPP of `config` at the end of a refresh period under a steady load of
 // `slice_ids` ids per refresh period.

@@ -111,6 +111,7 @@ void FbfStateCodec::Encode(const ForgetfulBloomFilter& f, std::string& out) {
     w.U8(static_cast<uint8_t>(c.model));
     w.U64(c.seed);
     w.U8(static_cast<uint8_t>(c.policy));
+    w.U64(c.slice_capacity);
     w.Ms(f.refresh_);
     w.U32(f.target_filters_);
     w.Ms(f.now_);
@@ -121,6 +122,7 @@ void FbfStateCodec::Encode(const ForgetfulBloomFilter& f, std::string& out) {
     w.U64(f.duplicates_);
     w.U64(f.near_edge_);
     w.U64(f.inserted_at_last_adapt_);
+    w.U64(f.early_refreshes_);
     w.U32(static_cast<uint32_t>(f.slots_.size()));
     for (const auto& slot : f.slots_) {
       w.U64(slot.bloom.seed());
@@ -150,6 +152,7 @@ Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_view payl
   const uint8_t model = r.U8();
   c.seed = r.U64();
   const uint8_t policy = r.U8();
+  c.slice_capacity = r.U64();
   if (!r.ok()) return Corrupt("truncated fbf config");
   if (check > 2 || model > 1 || policy > 1) return Corrupt("bad check, model or policy");
   c.policy = static_cast<ResizePolicy>(policy);
@@ -171,6 +174,7 @@ Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_view payl
   f.duplicates_ = r.U64();
   f.near_edge_ = r.U64();
   f.inserted_at_last_adapt_ = r.U64();
+  f.early_refreshes_ = r.U64();
   const uint32_t slots = r.U32();
   if (!r.ok()) return Corrupt("truncated fbf state");
   if (f.refresh_.count() <= 0 || f.refresh_ > kMaxPeriod ||
@@ -193,7 +197,8 @@ Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_view payl
     const uint64_t inserted = r.U64();
     const Millis left_future = r.Ms();
     const Millis left_present = r.Ms();
-    const auto valid_time = [&](Millis t) { return t == Millis::max() || t <= f.now_; };
+    // An early refresh leaves a filter at now + 1 ms (forgetful_bloom_filter.h).
+    const auto valid_time = [&](Millis t) { return t == Millis::max() || t <= f.now_ + Millis{1}; };
     if (!valid_time(left_future) || !valid_time(left_present)) {
       return Corrupt("fbf filter times out of range");
     }

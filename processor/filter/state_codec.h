@@ -1,11 +1,12 @@
 // The serialized form of a dedup filter's whole state: snapshots, replication and
 // the `digest` compared between an active shard and its standbys.
 //
-// Layout (all integers little-endian, version 1):
+// Layout (all integers little-endian, version 2; version 1 had no slice capacity
+// and no early-refresh count in the FBF payload):
 //
 //   offset  size  field
 //   0       4     magic "OCDF"
-//   4       2     format version (1)
+//   4       2     format version (2)
 //   6       1     mode (DedupMode)
 //   7       1     reserved, 0
 //   8       8     payload length P
@@ -28,7 +29,7 @@
 
 namespace oncecount::filter {
 
-inline constexpr uint16_t kStateFormatVersion = 1;
+inline constexpr uint16_t kStateFormatVersion = 2;
 
 class ForgetfulBloomFilter;
 class PlainBloomDedup;

@@ -57,6 +57,7 @@ ShardView DetailedView() {
   v.filter.inserted = 40;
   v.filter.duplicates = 6;
   v.filter.near_edge_duplicates = 1;
+  v.filter.early_refreshes = 4;
   v.filter.estimated_fpp = 0.0005;
   v.filter.estimated_fpp_eq1 = 0.0004;
   v.filter.bits_total = 65'540;  // not a whole number of bytes: rounds up
@@ -280,6 +281,7 @@ TEST_F(ApiTest, ReportsEveryShardAndTheirTotalsInStats) {
   EXPECT_EQ(f0["inserted"].get_uint64().value(), 40u);
   EXPECT_EQ(f0["duplicates"].get_uint64().value(), 6u);
   EXPECT_EQ(f0["near_edge_duplicates"].get_uint64().value(), 1u);
+  EXPECT_EQ(f0["early_refreshes"].get_uint64().value(), 4u);
   // A shard without a target of its own shows the configured one.
   EXPECT_DOUBLE_EQ(shards.at(1)["filter"]["target_fpp"].get_double().value(), 0.002);
 
@@ -418,6 +420,8 @@ TEST_F(ApiTest, ExposesPrometheusMetricsPerPartition) {
            "oncecount_filter_estimated_fpp{partition=\"0\"} 0.0005",
            "oncecount_filter_target_fpp{partition=\"0\"} 0.001",
            "oncecount_filter_target_fpp{partition=\"1\"} 0.002",
+           "# TYPE oncecount_filter_early_refreshes_total counter",
+           "oncecount_filter_early_refreshes_total{partition=\"0\"} 4",
            "oncecount_filter_constituents{partition=\"0\"} 3",
            "oncecount_filter_refresh_period_seconds{partition=\"0\"} 1.5",
            "oncecount_filter_guaranteed_window_seconds{partition=\"0\"} 3",

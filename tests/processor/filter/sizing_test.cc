@@ -74,6 +74,32 @@ TEST(SizeFbf, MeetsTheTargetWithTheSmallestFiltersThatDo) {
   }
 }
 
+TEST(SliceCapacity, KeepsTheSizedRingAtTheTargetAndOneIdMoreWouldNot) {
+  for (MembershipCheck check : {MembershipCheck::kPairs, MembershipCheck::kPaper}) {
+    auto sized = SizeFbf({10000, Millis{60000}, 1e-6, check});
+    ASSERT_TRUE(sized.ok()) << sized.error();
+    const FbfConfig& c = sized.value();
+    EXPECT_EQ(c.slice_capacity, SliceCapacity(c));
+    const auto capacity = static_cast<double>(c.slice_capacity);
+    EXPECT_LE(SteadyStateWorstFpp(c, capacity, ConstituentModel::kBlocked), c.target_fpp);
+    EXPECT_GT(SteadyStateWorstFpp(c, capacity + 1, ConstituentModel::kBlocked), c.target_fpp);
+    // Above the slice of the expected rate (the sizing's headroom), so that early
+    // refreshes start only once the load outgrows the sizing.
+    const double slice = 10000 * static_cast<double>(c.refresh.count()) / 1000;
+    EXPECT_GT(capacity, slice) << CheckName(check);
+  }
+}
+
+TEST(SliceCapacity, IsAtLeastOneIdEvenWhenNoFillMeetsTheTarget) {
+  FbfConfig c;
+  c.bits_per_filter = 512;
+  c.hashes = 1;
+  c.past_filters = 1;
+  c.refresh = Millis{100};
+  c.target_fpp = 1e-12;
+  EXPECT_EQ(SliceCapacity(c), 1u);
+}
+
 TEST(SizeFbf, UsesEightPastFiltersAndThePairsCheckByDefault) {
   SizingRequest r;
   r.expected_rate = 1000;

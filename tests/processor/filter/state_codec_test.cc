@@ -155,18 +155,20 @@ constexpr size_t kAdaptEvery = 74;            // i64 ms
 constexpr size_t kModel = 82;                 // u8
 constexpr size_t kSeed = 83;                  // u64
 constexpr size_t kPolicy = 91;                // u8
-constexpr size_t kRefreshNow = 92;            // i64 ms: the current refresh period
-constexpr size_t kTargetFilters = 100;        // u32
-constexpr size_t kNow = 104;                  // i64 ms
-constexpr size_t kNextRefresh = 112;          // i64 ms
-constexpr size_t kNextAdapt = 120;            // i64 ms
-constexpr size_t kSeedsIssued = 128;          // u64
-constexpr size_t kInserted = 136;             // u64
-constexpr size_t kDuplicates = 144;           // u64
-constexpr size_t kNearEdge = 152;             // u64
-constexpr size_t kInsertedAtLastAdapt = 160;  // u64
-constexpr size_t kSlots = 168;                // u32
-constexpr size_t kFirstSlot = 172;            // per slot: seed, inserted, left future, left
+constexpr size_t kSliceCapacity = 92;         // u64
+constexpr size_t kRefreshNow = 100;           // i64 ms: the current refresh period
+constexpr size_t kTargetFilters = 108;        // u32
+constexpr size_t kNow = 112;                  // i64 ms
+constexpr size_t kNextRefresh = 120;          // i64 ms
+constexpr size_t kNextAdapt = 128;            // i64 ms
+constexpr size_t kSeedsIssued = 136;          // u64
+constexpr size_t kInserted = 144;             // u64
+constexpr size_t kDuplicates = 152;           // u64
+constexpr size_t kNearEdge = 160;             // u64
+constexpr size_t kInsertedAtLastAdapt = 168;  // u64
+constexpr size_t kEarlyRefreshes = 176;       // u64
+constexpr size_t kSlots = 184;                // u32
+constexpr size_t kFirstSlot = 188;            // per slot: seed, inserted, left future, left
                                               // present, word count, words
 constexpr size_t kSlotHeader = 40;
 }  // namespace fbf_at
@@ -301,16 +303,19 @@ ForgetfulBloomFilter PinnedFbf() {
 }
 
 constexpr std::string_view kPinnedFbfHex =
-    // header: "OCDF", version 1, mode fbf, reserved, payload length
-    "4f434446010003003c03000000000000"
+    // header: "OCDF", version 2, mode fbf, reserved, payload length
+    "4f434446020003004c03000000000000"
     // config: bits, hashes, block bits, N, refresh, check, window, adaptive, target fpp,
-    //   refresh step, max filters, adapt every, model, seed, resize policy
+    //   refresh step, max filters, adapt every, model, seed, resize policy, slice capacity
     "0004000000000000030000000002000001000000e803000000000000010000000000000000008ded"
     "b5a0f7c6b03e000000000000000040000000e80300000000000001070000000000000000"
+    "0000000000000000"
     // state: refresh, target filters, now, next refresh, next adaptation, seeds issued,
-    //   inserted, duplicates, near edge, inserted at last adaptation, slot count
+    //   inserted, duplicates, near edge, inserted at last adaptation, early refreshes,
+    //   slot count
     "e803000000000000040000003408000000000000b80b000000000000340800000000000006000000"
-    "00000000040000000000000001000000000000000100000000000000000000000000000004000000"
+    "00000000040000000000000001000000000000000100000000000000000000000000000000000000"
+    "0000000004000000"
     // slot 0: seed, inserted, left future, left present, word count; 16 words
     "d60c3676f5b33a400100000000000000ffffffffffffff7fffffffffffffff7f1000000000000000"
     "00000000000000000000400000000000000000000000000000000000000000008000000000000000"
@@ -336,9 +341,9 @@ constexpr std::string_view kPinnedFbfHex =
     "00000000000000000000000000000000000000000000000000004000000000000000000000080000"
     "0008000000000080"
     // XXH3-64 checksum
-    "63beb9e773918c8d";
+    "68711201ac118527";
 
-constexpr std::string_view kPinnedFbfDigest = "95c90d8e59d0e11f";
+constexpr std::string_view kPinnedFbfDigest = "bd24d9f1ea8ed6ac";
 
 TEST(StateCodec, SerializesATinyFbfToThePinnedBytes) {
   EXPECT_EQ(Hex(Bytes(PinnedFbf())), kPinnedFbfHex);
@@ -353,9 +358,9 @@ TEST(StateCodec, PinnedBytesFollowTheDocumentedLayout) {
   const std::string b = Bytes(PinnedFbf());
   constexpr size_t kSlotBytes = kSlotHeader + 16 * 8;  // 1024 bits
   ASSERT_EQ(b.size(), kFirstSlot + 4 * kSlotBytes + 8);
-  // Header: magic, version 1, mode fbf, reserved 0, payload length; checksum trailer.
+  // Header: magic, version 2, mode fbf, reserved 0, payload length; checksum trailer.
   EXPECT_EQ(b.substr(0, 4), "OCDF");
-  EXPECT_EQ(Le(b, 4, 2), 1u);
+  EXPECT_EQ(Le(b, 4, 2), 2u);
   EXPECT_EQ(Le(b, 6, 1), static_cast<uint64_t>(DedupMode::kFbf));
   EXPECT_EQ(Le(b, 7, 1), 0u);
   EXPECT_EQ(Le(b, 8, 8), b.size() - 16 - 8);
@@ -376,6 +381,7 @@ TEST(StateCodec, PinnedBytesFollowTheDocumentedLayout) {
   EXPECT_EQ(Le(b, kModel, 1), static_cast<uint64_t>(ConstituentModel::kBlocked));
   EXPECT_EQ(Le(b, kSeed, 8), 7u);
   EXPECT_EQ(Le(b, kPolicy, 1), static_cast<uint64_t>(ResizePolicy::kGuarded));
+  EXPECT_EQ(Le(b, kSliceCapacity, 8), 0u);  // never early
   // Clock, shape and counters.
   EXPECT_EQ(Le(b, kRefreshNow, 8), 1000u);
   EXPECT_EQ(Le(b, kTargetFilters, 4), 4u);  // N + 3
@@ -387,6 +393,7 @@ TEST(StateCodec, PinnedBytesFollowTheDocumentedLayout) {
   EXPECT_EQ(Le(b, kDuplicates, 8), 1u);
   EXPECT_EQ(Le(b, kNearEdge, 8), 1u);
   EXPECT_EQ(Le(b, kInsertedAtLastAdapt, 8), 0u);
+  EXPECT_EQ(Le(b, kEarlyRefreshes, 8), 0u);
   EXPECT_EQ(Le(b, kSlots, 4), 4u);
   // Slots, future first: after two refreshes the ring holds the filters of generations
   // 6, 5, 1 and 2 (3 and 4 were empty when they fell off the end).
@@ -489,7 +496,7 @@ TEST(StateCodec, RejectsAWrongMagic) {
 }
 
 TEST(StateCodec, RejectsAnUnknownVersionEvenWithAValidChecksum) {
-  for (uint64_t version : {0, 2, 0xFFFF}) {
+  for (uint64_t version : {0, 1, 3, 0xFFFF}) {
     auto decoded = DecodeDedupFilter(WithField(MakeSmallStates().fbf, 4, 2, version));
     ASSERT_FALSE(decoded.ok());
     EXPECT_NE(decoded.error().find("version"), std::string::npos) << decoded.error();
@@ -567,6 +574,7 @@ TEST(StateCodec, RejectsFbfFieldsOutOfRangeBehindAValidChecksum) {
       {"max filters below N + 2", kMaxFilters, 4, 2},
       {"zero adaptation interval", kAdaptEvery, 8, 0},
       {"unknown model", kModel, 1, 2},
+      {"slice capacity beyond 2^48", kSliceCapacity, 8, (uint64_t{1} << 48) + 1},
       {"zero current refresh period", kRefreshNow, 8, 0},
       {"negative current refresh period", kRefreshNow, 8, static_cast<uint64_t>(-5)},
       {"zero target filters", kTargetFilters, 4, 0},
