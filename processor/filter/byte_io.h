@@ -9,6 +9,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <string_view>
@@ -33,9 +34,14 @@ class ByteWriter {
     U32(static_cast<uint32_t>(bytes.size()));
     out_.append(bytes);
   }
+  // Filter bits: megabytes at a time, so a little-endian host copies them whole.
   void Words(std::span<const uint64_t> words) {
     U64(words.size());
-    for (uint64_t w : words) U64(w);
+    if constexpr (std::endian::native == std::endian::little) {
+      out_.append(reinterpret_cast<const char*>(words.data()), words.size_bytes());
+    } else {
+      for (uint64_t w : words) U64(w);
+    }
   }
 
  private:
@@ -74,7 +80,12 @@ class ByteReader {
   bool Words(std::vector<uint64_t>& words, uint64_t expected) {
     if (U64() != expected || !ok_ || (in_.size() - pos_) / 8 < expected) return ok_ = false;
     words.resize(expected);
-    for (auto& w : words) w = U64();
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(words.data(), in_.data() + pos_, expected * 8);
+      pos_ += expected * 8;
+    } else {
+      for (auto& w : words) w = U64();
+    }
     return ok_;
   }
 

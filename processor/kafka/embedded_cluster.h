@@ -4,7 +4,9 @@
 // It speaks the real protocol over TCP, so any Kafka client can use its bootstrap
 // servers. Its limits (DESIGN-NOTES §4): everything lives in this process's memory,
 // a partition keeps only its newest ~100k messages or 5 MB, and transactions are
-// accepted but barely enforced. Never use it for data you want to keep.
+// accepted but barely enforced. Never use it for data you want to keep. Its brokers'
+// connections have Nagle's algorithm off, as real brokers' do (the mock leaves it on,
+// which made every transaction commit wait ~40 ms for a delayed ACK).
 //
 // Thread-safety: create and destroy on one thread; librdkafka runs the brokers on
 // its own internal threads. mock() is for fault injection in tests.

@@ -90,6 +90,10 @@ struct Processor::Impl {
     // A fetch returns as soon as data is there on a real broker, but the embedded
     // cluster holds every fetch for the full wait: keep it short for latency.
     consumer_defaults.push_back({"fetch.wait.max.ms", "20"});
+    // librdkafka stops fetching once this many messages wait in the consumer's queue
+    // (all partitions together) and looks again only about once a second: at the
+    // default of 100,000 a backlog was read in bursts with idle seconds between them.
+    consumer_defaults.push_back({"queued.min.messages", "1000000"});
     auto consumer_conf =
         kafka::MakeClientConfig(consumer_defaults, o.properties,
                                 {{"group.id", o.group_id},
@@ -119,6 +123,10 @@ struct Processor::Impl {
                                  {"message.max.bytes", "1000000"}});
     if (auto* e = std::get_if<std::string>(&producer_conf)) return *e;
     rd_kafka_conf_t* pconf = std::get<rd_kafka_conf_t*>(producer_conf);
+    // Delivery reports also wake the flush inside commit_transaction as soon as the
+    // last record is acknowledged; without them it polls in 10 ms steps.
+    rd_kafka_conf_set_dr_msg_cb(pconf, &Impl::OnDelivery);
+    rd_kafka_conf_set_opaque(pconf, this);
     producer = rd_kafka_new(RD_KAFKA_PRODUCER, pconf, error, sizeof error);
     if (producer == nullptr) {
       rd_kafka_conf_destroy(pconf);
@@ -395,6 +403,15 @@ struct Processor::Impl {
     slot.failure = why;
     Log("shard " + std::to_string(p) + " failed: " + why);
     Publish(p, slot);
+  }
+
+  // Runs on the processor thread (inside rd_kafka_poll or commit_transaction).
+  static void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
+    auto* self = static_cast<Impl*>(opaque);
+    self->Log(std::string("delivery to ") + rd_kafka_topic_name(m->rkt) +
+              " failed: " + rd_kafka_err2str(m->err));
+    self->txn_broken = true;
   }
 
   // --- Rebalances ----------------------------------------------------------------
