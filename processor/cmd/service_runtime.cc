@@ -57,7 +57,24 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
   po.commit_interval = std::chrono::milliseconds(c.processing.commit_interval_ms);
   po.dedup = DedupSpecOf(c.dedup);
   po.log = options.log;
-  auto made = service::Processor::Create(std::move(po), rt->board_);
+  const unsigned threads = c.processing.threads > 0
+                               ? static_cast<unsigned>(c.processing.threads)
+                               : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<service::ShardWorker*> workers;
+  for (unsigned i = 0; i < threads; ++i) {
+    service::WorkerOptions wo;
+    wo.input_topic = c.kafka.input_topic;
+    wo.target_fpp = c.dedup.target_fpp;
+    wo.now_ms = po.now_ms ? po.now_ms : [] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+          .count();
+    };
+    wo.log = options.log;
+    rt->workers_.push_back(std::make_unique<service::ShardWorker>(std::move(wo)));
+    workers.push_back(rt->workers_.back().get());
+  }
+  auto made = service::Processor::Create(std::move(po), rt->board_, workers);
   if (auto* error = std::get_if<std::string>(&made)) return *error;
   rt->processor_ = std::move(std::get<std::unique_ptr<service::Processor>>(made));
 
@@ -74,6 +91,9 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
   rt->url_ = "http://" + endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
 
   ServiceRuntime* self = rt.get();
+  for (auto& worker : rt->workers_) {
+    rt->worker_threads_.emplace_back([w = worker.get()] { w->Run(); });
+  }
   rt->http_thread_ = std::thread([self] { self->http_->io.run(); });
   rt->processor_thread_ = std::thread([self] {
     self->processor_error_ = self->processor_->Run();
@@ -87,6 +107,8 @@ std::string ServiceRuntime::Stop() {
   stopped_ = true;
   if (processor_) processor_->Stop();
   if (processor_thread_.joinable()) processor_thread_.join();
+  for (auto& worker : workers_) worker->Close();
+  for (std::thread& t : worker_threads_) t.join();
   if (http_) {
     if (http_->server) http_->server->Stop();
     http_->work.reset();

@@ -1,5 +1,6 @@
-// ServiceRuntime: one running oncecount service — the processor on its own thread
-// and the HTTP API on an io_context thread — as `serve` and `demo` start it.
+// ServiceRuntime: one running oncecount service — the processor on its own thread,
+// the shard workers on theirs (processing.threads; 0: one per core) and the HTTP
+// API on an io_context thread — as `serve` and `demo` start it.
 //
 // This is part of the composition root: it is where the service's threads are
 // created and joined. The processor's shards publish on the runtime's StateBoard,
@@ -20,6 +21,7 @@
 
 #include "config/config.h"
 #include "processor/service/processor.h"
+#include "processor/service/shard_worker.h"
 #include "processor/shard/shard_view.h"
 
 namespace oncecount::cmd {
@@ -51,6 +53,8 @@ class ServiceRuntime {
   ServiceRuntime() = default;
 
   shard::StateBoard board_;
+  std::vector<std::unique_ptr<service::ShardWorker>> workers_;
+  std::vector<std::thread> worker_threads_;
   std::unique_ptr<service::Processor> processor_;
   std::unique_ptr<Http> http_;
   std::thread processor_thread_;

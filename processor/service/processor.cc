@@ -9,6 +9,7 @@
 
 #include "processor/changelog/lineage.h"
 #include "processor/kafka/partition_reader.h"
+#include "processor/service/shard_worker.h"
 #include "processor/shard/shard_state.h"
 
 namespace oncecount::service {
@@ -17,7 +18,10 @@ namespace {
 constexpr int kTxnTimeoutMs = 30000;
 constexpr int kTxnAttempts = 5;
 // Messages taken from the consumer between two looks at the clock and the commit timer.
-constexpr int kBurst = 512;
+constexpr int kBurst = 2048;
+// Messages handed to a worker at a time: enough to amortize the mailbox, few enough
+// that workers start early.
+constexpr size_t kHandOver = 512;
 
 using Clock = std::chrono::steady_clock;
 
@@ -37,40 +41,46 @@ std::string Describe(const KafkaError& e) {
   return e ? rd_kafka_error_string(e.get()) : "";
 }
 
-// One assigned shard: its state and what the owner knows beyond it.
+// One assigned shard, as the processor sees it: its state lives on a worker; the
+// processor knows where it is in its life and what goes into its views.
 struct ShardSlot {
-  std::unique_ptr<shard::ShardState> state;
   shard::ShardPhase phase = shard::ShardPhase::kRestoring;
   std::string failure;
   int64_t high_watermark = 0;
+  uint64_t committed_seq = 0;  // the last changelog batch committed
   uint64_t transactions_committed = 0;
   uint64_t transactions_aborted = 0;
-  size_t bytes_since_snapshot = 0;
-  size_t last_snapshot_bytes = 0;
-  int64_t last_snapshot_ms = 0;
-  std::shared_ptr<const shard::ShardView> last_view;
-  int64_t last_filter_detail_ms = 0;
+  uint64_t routed_since_commit = 0;  // messages handed to the worker since the last seal
+  // The state as of the last commit, without what only the processor knows.
+  std::shared_ptr<const shard::ShardView> state_view;
 };
-
-// How often a published view recomputes the filter's summary and digest.
-constexpr int64_t kFilterDetailEveryMs = 1000;
 
 }  // namespace
 
 struct Processor::Impl {
   ProcessorOptions o;
   shard::StateBoard& board;
+  std::vector<ShardWorker*> workers;
   rd_kafka_t* consumer = nullptr;
   rd_kafka_t* producer = nullptr;
   kafka::Settings connection;
   std::map<int32_t, ShardSlot> shards;
   bool txn_open = false;
   bool txn_broken = false;  // a produce failed: the open transaction must abort
-  Clock::time_point txn_started{};
   std::string fatal;
   std::string encode_buffer;
+  // Messages routed to each worker, handed over kHandOver at a time.
+  std::vector<std::vector<MessagePtr>> staged;
+  uint64_t routed_since_commit = 0;
+  bool commit_soon = false;  // a shard's batch reached max_batch_events
+  Clock::time_point last_commit = Clock::now();
 
-  Impl(ProcessorOptions options, shard::StateBoard& b) : o(std::move(options)), board(b) {}
+  Impl(ProcessorOptions options, shard::StateBoard& b, std::vector<ShardWorker*> w)
+      : o(std::move(options)), board(b), workers(std::move(w)), staged(workers.size()) {}
+
+  ShardWorker& WorkerOf(int32_t partition) {
+    return *workers[static_cast<size_t>(partition) % workers.size()];
+  }
 
   ~Impl() {
     if (consumer != nullptr) rd_kafka_destroy(consumer);
@@ -165,8 +175,7 @@ struct Processor::Impl {
 
   // --- Transactions ------------------------------------------------------------
 
-  void BeginIfNeeded() {
-    if (txn_open) return;
+  void Begin() {
     KafkaError e(rd_kafka_begin_transaction(producer));
     if (e) {
       fatal = "begin_transaction: " + Describe(e);
@@ -174,7 +183,6 @@ struct Processor::Impl {
     }
     txn_open = true;
     txn_broken = false;
-    txn_started = Clock::now();
   }
 
   void Produce(const std::string& topic, int32_t partition, const void* key, size_t key_len,
@@ -197,24 +205,22 @@ struct Processor::Impl {
     }
   }
 
+  void ProduceEncoded(int32_t partition, const std::string& record) {
+    Produce(o.changelog_topic, partition, nullptr, 0, record.data(), record.size(), nullptr);
+  }
+
   void ProduceRecord(int32_t partition, const changelog::Record& record) {
     encode_buffer.clear();
     changelog::EncodeRecord(record, encode_buffer);
-    Produce(o.changelog_topic, partition, nullptr, 0, encode_buffer.data(), encode_buffer.size(),
-            nullptr);
+    ProduceEncoded(partition, encode_buffer);
   }
 
-  void ProduceSnapshot(int32_t partition, ShardSlot& slot, uint64_t epoch, uint64_t seq) {
-    const std::string bytes = slot.state->EncodeSnapshot(epoch);
-    const size_t chunk = changelog::kSnapshotChunkBytes;
-    const auto count = static_cast<uint32_t>((bytes.size() + chunk - 1) / chunk);
-    for (uint32_t i = 0; i < count; ++i) {
-      ProduceRecord(partition, changelog::SnapshotChunk{partition, epoch, seq, i, count,
-                                                        bytes.substr(i * chunk, chunk)});
-    }
-    slot.bytes_since_snapshot = 0;
-    slot.last_snapshot_bytes = bytes.size();
-    slot.last_snapshot_ms = o.now_ms();
+  void ProduceDeadLetter(DeadLetter& d) {
+    // The producer owns the headers once the produce call succeeds.
+    rd_kafka_headers_t* headers = d.headers.release();
+    Produce(o.dlq_topic, RD_KAFKA_PARTITION_UA, d.key ? d.key->data() : nullptr,
+            d.key ? d.key->size() : 0, d.value ? d.value->data() : nullptr,
+            d.value ? d.value->size() : 0, headers);
   }
 
   // Runs one transactional step, retrying what librdkafka calls retriable. Returns
@@ -228,37 +234,65 @@ struct Processor::Impl {
     }
   }
 
-  // Ends the open transaction: commits it or, failing that, aborts it and restores
-  // the shards from their changelogs.
+  // --- Routing -------------------------------------------------------------------
+
+  void Route(MessagePtr m) {
+    auto it = shards.find(m->partition);
+    if (it == shards.end() || it->second.phase != shard::ShardPhase::kRunning) return;
+    ShardSlot& slot = it->second;
+    if (++slot.routed_since_commit >= o.max_batch_events) commit_soon = true;
+    ++routed_since_commit;
+    std::vector<MessagePtr>& batch = staged[static_cast<size_t>(m->partition) % workers.size()];
+    batch.push_back(std::move(m));
+    if (batch.size() >= kHandOver)
+      HandOver(static_cast<size_t>(batch.back()->partition) % workers.size());
+  }
+
+  void HandOver(size_t worker) {
+    if (staged[worker].empty()) return;
+    workers[worker]->Apply(std::move(staged[worker]));
+    staged[worker].clear();  // moved-from: valid, unspecified
+  }
+
+  void HandOverAll() {
+    for (size_t w = 0; w < workers.size(); ++w) HandOver(w);
+  }
+
+  // --- Transactions ----------------------------------------------------------------
+
+  // Seals every shard's batch on its worker and commits them, with their dead
+  // letters and input offsets, in one transaction; after an error that requires
+  // it, aborts and restores every shard from its changelog.
   void Commit() {
-    if (!txn_open) return;
-    std::vector<int32_t> batched;
-    for (auto& [p, slot] : shards) {
-      if (!slot.state) continue;
-      const uint64_t epoch = slot.state->epoch();
-      std::optional<changelog::BatchRecord> batch = slot.state->PendingBatch(epoch);
-      if (!batch) continue;
-      batched.push_back(p);
-      ProduceRecord(p, *batch);
-      slot.bytes_since_snapshot += encode_buffer.size();
-      // A snapshot costs the filter's whole state: write one after at least as many
-      // bytes of batches, so that snapshots stay within half of the changelog's bytes.
-      if (slot.bytes_since_snapshot >= std::max(o.snapshot_after_bytes, slot.last_snapshot_bytes) ||
-          o.now_ms() - slot.last_snapshot_ms >= o.snapshot_after.count()) {
-        ProduceSnapshot(p, slot, epoch, batch->seq);
-      }
+    HandOverAll();
+    last_commit = Clock::now();
+    commit_soon = false;
+    routed_since_commit = 0;
+    for (auto& [p, slot] : shards) slot.routed_since_commit = 0;
+    // All workers seal at once; each answers once it has applied what it was given.
+    std::vector<std::future<std::vector<SealedShard>>> parts;
+    for (ShardWorker* w : workers) parts.push_back(w->Seal());
+    std::vector<SealedShard> sealed;
+    for (auto& part : parts) {
+      for (SealedShard& s : part.get()) sealed.push_back(std::move(s));
+    }
+    if (sealed.empty() || !fatal.empty()) return;
+    Begin();
+    if (!fatal.empty()) return;
+    for (SealedShard& s : sealed) {
+      ProduceEncoded(s.partition, s.batch);
+      for (const std::string& chunk : s.snapshot) ProduceEncoded(s.partition, chunk);
+      for (DeadLetter& d : s.dead_letters) ProduceDeadLetter(d);
     }
     KafkaError e;
     if (txn_broken) {
       e.reset(rd_kafka_error_new(RD_KAFKA_RESP_ERR__STATE, "a produce call failed"));
     }
     if (!e) {
-      PartitionList offsets(rd_kafka_topic_partition_list_new(static_cast<int>(shards.size())));
-      for (auto& [p, slot] : shards) {
-        if (slot.state && slot.state->position() >= 0) {
-          rd_kafka_topic_partition_list_add(offsets.get(), o.input_topic.c_str(), p)->offset =
-              slot.state->position();
-        }
+      PartitionList offsets(rd_kafka_topic_partition_list_new(static_cast<int>(sealed.size())));
+      for (const SealedShard& s : sealed) {
+        rd_kafka_topic_partition_list_add(offsets.get(), o.input_topic.c_str(), s.partition)
+            ->offset = s.next_offset;
       }
       rd_kafka_consumer_group_metadata_t* group = rd_kafka_consumer_group_metadata(consumer);
       e = Retry([&] {
@@ -268,21 +302,24 @@ struct Processor::Impl {
     }
     if (!e) e = Retry([&] { return rd_kafka_commit_transaction(producer, kTxnTimeoutMs); });
     txn_open = false;
+    if (!e && txn_broken) {
+      e.reset(rd_kafka_error_new(RD_KAFKA_RESP_ERR__STATE, "a delivery failed"));
+    }
     if (!e) {
-      for (int32_t p : batched) {
-        ShardSlot& slot = shards[p];
-        slot.state->MarkCommitted(slot.state->epoch());
+      for (ShardWorker* w : workers) w->Committed();
+      for (SealedShard& s : sealed) {
+        ShardSlot& slot = shards[s.partition];
+        slot.committed_seq = s.seq;
         ++slot.transactions_committed;
-        Publish(p, slot);
+        slot.state_view = std::move(s.view);
+        Publish(s.partition, slot);
       }
       return;
     }
-    if (rd_kafka_error_is_fatal(e.get()) || !rd_kafka_error_txn_requires_abort(e.get())) {
+    if (!rd_kafka_error_txn_requires_abort(e.get())) {
       // A fenced or otherwise broken producer: our shards belong to someone else now.
-      if (!rd_kafka_error_txn_requires_abort(e.get())) {
-        fatal = "transaction commit failed: " + Describe(e);
-        return;
-      }
+      fatal = "transaction commit failed: " + Describe(e);
+      return;
     }
     Log("transaction aborted: " + Describe(e));
     KafkaError aborted(rd_kafka_abort_transaction(producer, kTxnTimeoutMs));
@@ -300,20 +337,25 @@ struct Processor::Impl {
 
   // --- Restore -------------------------------------------------------------------
 
-  // Rebuilds the shards of `partitions` from their changelogs and claims them with a
-  // new epoch in one transaction. After an abort each claim continues from the
-  // shard's last committed batch, which drops the aborted attempt for every reader.
+  // Rebuilds the shards of `partitions` from their changelogs, claims them with a
+  // new epoch in one transaction and hands them to their workers. After an abort
+  // each claim continues from the shard's last committed batch, which drops the
+  // aborted attempt for every reader.
   void Restore(const std::vector<int32_t>& partitions, bool after_abort) {
     if (partitions.empty()) return;
     const auto start = Clock::now();
     std::map<int32_t, uint64_t> committed;
+    std::map<ShardWorker*, std::vector<int32_t>> to_drop;
     for (int32_t p : partitions) {
       ShardSlot& slot = shards[p];
-      if (after_abort && slot.state) committed[p] = slot.state->committed_seq();
+      if (after_abort) committed[p] = slot.committed_seq;
       slot.phase = shard::ShardPhase::kRestoring;
-      slot.state.reset();
+      slot.state_view.reset();
+      to_drop[&WorkerOf(p)].push_back(p);
       Publish(p, slot);
     }
+    // Whatever the workers still hold for these shards is ahead of the changelog.
+    for (auto& [worker, dropped] : to_drop) worker->Drop(std::move(dropped));
     auto read = kafka::ReadPartitions(connection, o.properties, o.changelog_topic, partitions,
                                       o.restore_timeout);
     if (auto* error = std::get_if<std::string>(&read)) {
@@ -322,6 +364,7 @@ struct Processor::Impl {
     }
     auto& records = std::get<kafka::PartitionRecords>(read);
     std::vector<changelog::ClaimRecord> claims;
+    std::vector<std::unique_ptr<shard::ShardState>> restored;
     for (int32_t p : partitions) {
       changelog::LineageBuilder lineage;
       for (const std::string& r : records[p]) lineage.Add(std::string_view(r));
@@ -339,29 +382,29 @@ struct Processor::Impl {
         Fail(p, state.error());
         continue;
       }
-      for (const changelog::BatchRecord& b : plan->batches) state.value()->ApplyBatch(b);
+      for (const changelog::BatchRecord& b : plan->batches) state.value()->Replay(b);
       state.value()->SetEpoch(claim.epoch);
-      ShardSlot& slot = shards[p];
-      slot.state = std::move(state.value());
-      slot.bytes_since_snapshot = 0;
-      for (const changelog::BatchRecord& b : plan->batches) {
-        slot.bytes_since_snapshot += 64 + 8 * b.segments.size();
-        for (const auto& s : b.segments) slot.bytes_since_snapshot += 8 * s.hashes.size();
-      }
-      slot.last_snapshot_ms = o.now_ms();
-      claims.push_back(claim);
       Log("shard " + std::to_string(p) + ": restored " + std::to_string(plan->batches.size()) +
           " batches" +
           (plan->snapshot ? " after snapshot " + std::to_string(plan->snapshot_seq) : "") +
           ", epoch " + std::to_string(claim.epoch) + ", input offset " +
-          std::to_string(slot.state->position()));
+          std::to_string(state.value()->position()));
+      claims.push_back(claim);
+      restored.push_back(std::move(state.value()));
     }
     WriteClaims(claims);
-    for (const auto& claim : claims) {
-      ShardSlot& slot = shards[claim.partition];
-      if (!slot.state) continue;
+    if (!fatal.empty()) return;
+    for (std::unique_ptr<shard::ShardState>& state : restored) {
+      const int32_t p = state->partition();
+      ShardSlot& slot = shards[p];
       slot.phase = shard::ShardPhase::kRunning;
-      Publish(claim.partition, slot);
+      slot.committed_seq = state->committed_seq();
+      shard::ShardView base;
+      base.target_fpp = o.dedup.target_fpp;
+      slot.state_view = state->MakeView(std::move(base), o.now_ms());
+      restored_positions[p] = state->position();
+      WorkerOf(p).Adopt(std::move(state));
+      Publish(p, slot);
     }
     Log("restored " + std::to_string(claims.size()) + " shard(s) in " +
         std::to_string(
@@ -371,7 +414,7 @@ struct Processor::Impl {
 
   void WriteClaims(const std::vector<changelog::ClaimRecord>& claims) {
     if (claims.empty() || !fatal.empty()) return;
-    BeginIfNeeded();
+    Begin();
     if (!fatal.empty()) return;
     for (const auto& claim : claims) ProduceRecord(claim.partition, claim);
     KafkaError e = Retry([&] { return rd_kafka_commit_transaction(producer, kTxnTimeoutMs); });
@@ -382,14 +425,15 @@ struct Processor::Impl {
     }
   }
 
+  // The input positions of the shards the last Restore handed to workers.
+  std::map<int32_t, int64_t> restored_positions;
+
   void RestoreAndSeek(const std::vector<int32_t>& partitions, bool after_abort) {
+    restored_positions.clear();
     Restore(partitions, after_abort);
     PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size())));
-    for (int32_t p : partitions) {
-      ShardSlot& slot = shards[p];
-      if (!slot.state) continue;
-      rd_kafka_topic_partition_list_add(list.get(), o.input_topic.c_str(), p)->offset =
-          slot.state->position();
+    for (const auto& [p, position] : restored_positions) {
+      rd_kafka_topic_partition_list_add(list.get(), o.input_topic.c_str(), p)->offset = position;
     }
     if (list->cnt == 0) return;
     KafkaError e(rd_kafka_seek_partitions(consumer, list.get(), 10000));
@@ -398,9 +442,9 @@ struct Processor::Impl {
 
   void Fail(int32_t p, const std::string& why) {
     ShardSlot& slot = shards[p];
-    slot.state.reset();
     slot.phase = shard::ShardPhase::kFailed;
     slot.failure = why;
+    slot.state_view.reset();
     Log("shard " + std::to_string(p) + " failed: " + why);
     Publish(p, slot);
   }
@@ -432,13 +476,12 @@ struct Processor::Impl {
                 const std::vector<int32_t>& partitions) {
     Log("assigned " + std::to_string(partitions.size()) + " partition(s)");
     Commit();  // claims need a transaction of their own
+    restored_positions.clear();
     Restore(partitions, false);
     PartitionList ready(rd_kafka_topic_partition_list_new(parts->cnt));
-    for (int32_t p : partitions) {
-      const ShardSlot& slot = shards[p];
-      if (!slot.state) continue;  // failed: leave its input alone
-      rd_kafka_topic_partition_list_add(ready.get(), o.input_topic.c_str(), p)->offset =
-          slot.state->position();
+    // Shards that failed to restore keep their input unassigned.
+    for (const auto& [p, position] : restored_positions) {
+      rd_kafka_topic_partition_list_add(ready.get(), o.input_topic.c_str(), p)->offset = position;
     }
     KafkaError e(rd_kafka_incremental_assign(rk, ready.get()));
     if (e) fatal = "incremental_assign: " + Describe(e);
@@ -449,82 +492,40 @@ struct Processor::Impl {
                 const std::vector<int32_t>& partitions) {
     Log("revoked " + std::to_string(partitions.size()) + " partition(s)");
     Commit();
+    std::map<ShardWorker*, std::vector<int32_t>> to_drop;
     for (int32_t p : partitions) {
       shards.erase(p);
       board.Remove(p);
+      to_drop[&WorkerOf(p)].push_back(p);
     }
+    for (auto& [worker, dropped] : to_drop) worker->Drop(std::move(dropped));
     KafkaError e(rd_kafka_incremental_unassign(rk, parts));
     if (e) Log("incremental_unassign: " + Describe(e));
   }
 
-  // --- The loop ------------------------------------------------------------------
+  // --- Views and the loop --------------------------------------------------------
 
-  void Publish(int32_t p, ShardSlot& slot) {
-    shard::ShardView base;
-    base.partition = p;
-    base.phase = slot.phase;
-    base.failure = slot.failure;
-    base.high_watermark = slot.high_watermark;
-    base.transactions_committed = slot.transactions_committed;
-    base.transactions_aborted = slot.transactions_aborted;
-    base.target_fpp = o.dedup.target_fpp;
-    const int64_t now = o.now_ms();
-    if (slot.state) {
-      auto detail = shard::ShardState::FilterDetail::kRefresh;
-      if (slot.last_view && slot.last_view->phase == slot.phase &&
-          now - slot.last_filter_detail_ms < kFilterDetailEveryMs) {
-        detail = shard::ShardState::FilterDetail::kReuse;
-        base.filter = slot.last_view->filter;
-        base.digest = slot.last_view->digest;
-        base.digest_seq = slot.last_view->digest_seq;
-      } else {
-        slot.last_filter_detail_ms = now;
-      }
-      slot.last_view = slot.state->MakeView(std::move(base), now, detail);
-      board.Publish(slot.last_view);
-    } else {
-      slot.last_view.reset();  // a restored state starts with fresh filter details
-      base.counters = std::make_shared<const shard::CounterSnapshot>();
-      base.published_at_ms = now;
-      board.Publish(std::make_shared<const shard::ShardView>(std::move(base)));
-    }
+  // Publishes the shard's view: its state as of the last commit (none while it is
+  // restoring or failed) with what the processor knows beyond it.
+  void Publish(int32_t p, const ShardSlot& slot) {
+    auto view = slot.state_view ? std::make_shared<shard::ShardView>(*slot.state_view)
+                                : std::make_shared<shard::ShardView>();
+    view->partition = p;
+    view->role = shard::ShardRole::kActive;
+    view->phase = slot.phase;
+    view->failure = slot.failure;
+    view->high_watermark = slot.high_watermark;
+    view->transactions_committed = slot.transactions_committed;
+    view->transactions_aborted = slot.transactions_aborted;
+    view->target_fpp = o.dedup.target_fpp;
+    if (!view->counters) view->counters = std::make_shared<const shard::CounterSnapshot>();
+    view->published_at_ms = o.now_ms();
+    board.Publish(std::move(view));
   }
 
-  void Process(const rd_kafka_message_t* m, filter::Millis now) {
-    auto it = shards.find(m->partition);
-    if (it == shards.end() || !it->second.state) return;
-    shard::ShardState& state = *it->second.state;
-    if (state.position() >= 0 && m->offset < state.position()) return;  // applied already
-    BeginIfNeeded();
-    if (!fatal.empty()) return;
-    shard::InputMessage input{m->offset, std::nullopt,
-                              std::string_view(static_cast<const char*>(m->payload), m->len)};
-    if (m->key != nullptr)
-      input.key = std::string_view(static_cast<const char*>(m->key), m->key_len);
-    if (m->payload == nullptr) input.value = {};
-    const shard::Decision d = state.Apply(input, now);
-    if (d.outcome == shard::Outcome::kDeadLetter) DeadLetter(m, d.reason);
-    if (state.pending_events() >= o.max_batch_events) Commit();
-  }
-
-  void DeadLetter(const rd_kafka_message_t* m, event::DlqReason reason) {
-    rd_kafka_headers_t* original = nullptr;
-    rd_kafka_headers_t* headers = nullptr;
-    if (rd_kafka_message_headers(m, &original) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      headers = rd_kafka_headers_copy(original);
-    } else {
-      headers = rd_kafka_headers_new(2);
-    }
-    const char* name = event::DlqReasonName(reason);
-    rd_kafka_header_add(headers, "oncecount.error", -1, name, -1);
-    const std::string source =
-        o.input_topic + "/" + std::to_string(m->partition) + "/" + std::to_string(m->offset);
-    rd_kafka_header_add(headers, "oncecount.source", -1, source.data(),
-                        static_cast<ssize_t>(source.size()));
-    Produce(o.dlq_topic, RD_KAFKA_PARTITION_UA, m->key, m->key_len, m->payload, m->len, headers);
-  }
-
-  void RefreshWatermarks() {
+  // Once a second: the input's high watermarks, fresh filter details of idle shards,
+  // and a new timestamp on every view (it says how fresh the answer is).
+  void RefreshViews() {
     for (auto& [p, slot] : shards) {
       int64_t low = 0, high = 0;
       if (rd_kafka_get_watermark_offsets(consumer, o.input_topic.c_str(), p, &low, &high) ==
@@ -532,10 +533,16 @@ struct Processor::Impl {
           high >= 0) {
         slot.high_watermark = high;
       }
-      // Inside a transaction the live state is ahead of what is committed (an abort
-      // would roll it back): the commit publishes it instead.
-      if (slot.phase == shard::ShardPhase::kRunning && !txn_open) Publish(p, slot);
     }
+    for (ShardWorker* w : workers) {
+      for (auto& view : w->RefreshIdleViews()) {
+        auto it = shards.find(view->partition);
+        if (it != shards.end() && it->second.phase == shard::ShardPhase::kRunning) {
+          it->second.state_view = std::move(view);
+        }
+      }
+    }
+    for (auto& [p, slot] : shards) Publish(p, slot);
   }
 
   std::string Run(const std::atomic<bool>& stop) {
@@ -547,34 +554,40 @@ struct Processor::Impl {
       return std::string("cannot subscribe to ") + o.input_topic + ": " + rd_kafka_err2str(sub);
     auto next_refresh = Clock::now();
     while (!stop.load() && fatal.empty()) {
-      // Drain what the consumer holds (up to a burst) before the per-loop work: one
-      // clock reading per burst is the filters' time for all of it.
-      const filter::Millis now{o.now_ms()};
       int timeout_ms = 10;
       for (int i = 0; i < kBurst && fatal.empty(); ++i) {
         rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer, timeout_ms);
         if (m == nullptr) break;
         timeout_ms = 0;
+        MessagePtr message(m);
         if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-          Process(m, now);
+          Route(std::move(message));
         } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
           Log(std::string("consumer: ") + rd_kafka_message_errstr(m));
           if (m->err == RD_KAFKA_RESP_ERR__FATAL) fatal = "the consumer hit a fatal error";
         }
-        rd_kafka_message_destroy(m);
+        if (commit_soon) break;
       }
+      HandOverAll();
       rd_kafka_poll(producer, 0);
-      const auto steady = Clock::now();
-      if (txn_open && steady - txn_started >= o.commit_interval) Commit();
-      if (steady >= next_refresh) {
-        RefreshWatermarks();
-        next_refresh = steady + std::chrono::seconds(1);
+      const auto now = Clock::now();
+      if (routed_since_commit > 0 && (commit_soon || now - last_commit >= o.commit_interval)) {
+        Commit();
+      }
+      if (now >= next_refresh) {
+        RefreshViews();
+        next_refresh = now + std::chrono::seconds(1);
       }
     }
     if (fatal.empty()) Commit();
     rd_kafka_consumer_close(consumer);  // revokes our partitions (committing first)
     if (txn_open) {
       KafkaError ignored(rd_kafka_abort_transaction(producer, kTxnTimeoutMs));
+    }
+    // Input messages still queued at the workers must be gone before the consumer is.
+    for (ShardWorker* w : workers) {
+      w->DropAll();
+      w->Sync();
     }
     return fatal;
   }
@@ -583,9 +596,10 @@ struct Processor::Impl {
 Processor::Processor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Processor::~Processor() = default;
 
-std::variant<std::unique_ptr<Processor>, std::string> Processor::Create(ProcessorOptions options,
-                                                                        shard::StateBoard& board) {
+std::variant<std::unique_ptr<Processor>, std::string> Processor::Create(
+    ProcessorOptions options, shard::StateBoard& board, std::vector<ShardWorker*> workers) {
   if (options.bootstrap_servers.empty()) return std::string("no bootstrap servers");
+  if (workers.empty()) return std::string("no shard workers");
   if (options.instance_id.empty()) return std::string("no instance id");
   if (!options.now_ms) {
     options.now_ms = [] {
@@ -594,7 +608,7 @@ std::variant<std::unique_ptr<Processor>, std::string> Processor::Create(Processo
           .count();
     };
   }
-  auto impl = std::make_unique<Impl>(std::move(options), board);
+  auto impl = std::make_unique<Impl>(std::move(options), board, std::move(workers));
   if (std::string e = impl->CreateClients(); !e.empty()) return e;
   if (std::string e = impl->CheckTopics(); !e.empty()) return e;
   return std::unique_ptr<Processor>(new Processor(std::move(impl)));

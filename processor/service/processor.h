@@ -1,21 +1,25 @@
 // Processor: the exactly-once counting loop of one oncecount instance.
 //
-// It joins the consumer group (cooperative-sticky) on the input topic, owns one
-// ShardState per assigned input partition, and commits with one Kafka transaction
-// per commit interval that carries, for every shard that changed, its changelog
-// batch (and now and then a snapshot), the dead-lettered messages, and the input
-// offsets (KIP-447: send_offsets_to_transaction with the group's metadata).
+// It joins the consumer group (cooperative-sticky) on the input topic and hands the
+// input of each assigned partition to the ShardWorker that owns that shard
+// (shard_worker.h); the workers apply it on their own threads. Once per commit
+// interval (or sooner, when a shard's batch grows large) it asks every worker to
+// seal its shards' changelog batches and commits them in one Kafka transaction with
+// the dead-lettered messages and the input offsets (KIP-447:
+// send_offsets_to_transaction with the group's metadata). Workers go on applying
+// the next messages while the transaction commits.
 //
 // The changelog, not the group's committed offsets, is the source of truth: on
 // assignment a shard reads its changelog partition, claims it with a new epoch,
 // rebuilds counters and filters from the newest snapshot and the batches after it,
 // and resumes input at the position recorded there. An aborted transaction throws
-// the changed shards' state away and restores them the same way. A fenced
-// producer ends the run with an error (another instance owns our shards now).
+// every shard's state away and restores them the same way. A fenced producer ends
+// the run with an error (another instance owns our shards now).
 //
-// Thread-safety: Run executes on the thread main gives it, and everything the
-// processor owns (consumer, producer, shards) is touched by that thread only.
-// Readers see the StateBoard, and Stop may be called from any thread.
+// Thread-safety: Run executes on the thread main gives it, and the consumer, the
+// producer and the rebalance callbacks belong to that thread. Shard state belongs
+// to the workers. Readers see the StateBoard, and Stop may be called from any
+// thread.
 #pragma once
 
 #include <atomic>
@@ -25,12 +29,16 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <variant>
+#include <vector>
 
 #include "processor/filter/filter_factory.h"
 #include "processor/kafka/client_config.h"
 #include "processor/shard/shard_view.h"
 
 namespace oncecount::service {
+
+class ShardWorker;
 
 struct ProcessorOptions {
   std::string bootstrap_servers;
@@ -42,10 +50,6 @@ struct ProcessorOptions {
   std::map<std::string, std::string> properties;  // kafka.properties, passed as is
   std::chrono::milliseconds commit_interval{100};
   filter::DedupSpec dedup;
-  // A snapshot follows a shard's batches after this many changelog bytes (or as many
-  // as the last snapshot took, if more) or this long, whichever comes first.
-  size_t snapshot_after_bytes = 1 << 20;
-  std::chrono::milliseconds snapshot_after{60000};
   // A commit happens early once a shard's batch holds this many filter calls, so
   // that a batch stays far below the broker's message size limit.
   size_t max_batch_events = 50000;
@@ -59,8 +63,10 @@ struct ProcessorOptions {
 class Processor {
  public:
   // Checks the options and creates the Kafka clients; errors name what is wrong.
-  static std::variant<std::unique_ptr<Processor>, std::string> Create(ProcessorOptions options,
-                                                                      shard::StateBoard& board);
+  // Shard p lives on workers[p % workers.size()]; the workers' threads must run
+  // (ShardWorker::Run) for as long as Run does.
+  static std::variant<std::unique_ptr<Processor>, std::string> Create(
+      ProcessorOptions options, shard::StateBoard& board, std::vector<ShardWorker*> workers);
   ~Processor();
   Processor(const Processor&) = delete;
   Processor& operator=(const Processor&) = delete;

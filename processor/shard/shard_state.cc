@@ -37,7 +37,8 @@ void ShardState::AdvanceFilter(filter::Millis now) {
   pending_segments_.push_back({now.count(), {}});
 }
 
-Decision ShardState::Apply(const InputMessage& message, filter::Millis now) {
+std::optional<filter::IdHash> ShardState::Admit(const InputMessage& message,
+                                                event::IncrementEvent& event, Decision& decision) {
   if (!has_pending_) {
     pending_from_ = message.offset;
     has_pending_ = true;
@@ -46,13 +47,14 @@ Decision ShardState::Apply(const InputMessage& message, filter::Millis now) {
   event::ParseResult parsed = parser_.Parse(message.key, message.value);
   if (const auto* reason = std::get_if<event::DlqReason>(&parsed)) {
     ++pending_stats_.dead_lettered[static_cast<size_t>(*reason)];
-    return {Outcome::kDeadLetter, *reason};
+    decision = {Outcome::kDeadLetter, *reason};
+    return std::nullopt;
   }
-  auto& event = std::get<event::IncrementEvent>(parsed);
-  AdvanceFilter(now);
-  const filter::IdHash hash = filter::HashIdempotencyId(*message.key);
-  const filter::Verdict verdict = filter_->TestAndInsert(hash);
-  pending_segments_.back().hashes.push_back(hash.value);
+  event = std::move(std::get<event::IncrementEvent>(parsed));
+  return filter::HashIdempotencyId(*message.key);
+}
+
+Decision ShardState::Conclude(event::IncrementEvent& event, filter::Verdict verdict) {
   ++pending_events_;
   if (filter::IsDuplicate(verdict)) {
     ++pending_stats_.duplicates;
@@ -72,12 +74,47 @@ Decision ShardState::Apply(const InputMessage& message, filter::Millis now) {
   return {Outcome::kApplied, {}};
 }
 
+Decision ShardState::Apply(const InputMessage& message, filter::Millis now) {
+  event::IncrementEvent event;
+  Decision decision;
+  const std::optional<filter::IdHash> hash = Admit(message, event, decision);
+  if (!hash) return decision;
+  AdvanceFilter(now);
+  const filter::Verdict verdict = filter_->TestAndInsert(*hash);
+  pending_segments_.back().hashes.push_back(hash->value);
+  return Conclude(event, verdict);
+}
+
+void ShardState::ApplyAll(std::span<const InputMessage> messages, filter::Millis now,
+                          std::span<Decision> decisions) {
+  scratch_events_.resize(messages.size());
+  scratch_hashes_.clear();
+  scratch_index_.clear();
+  for (size_t i = 0; i < messages.size(); ++i) {
+    decisions[i] = {};
+    if (const auto hash = Admit(messages[i], scratch_events_[i], decisions[i])) {
+      scratch_hashes_.push_back(*hash);
+      scratch_index_.push_back(i);
+    }
+  }
+  if (scratch_hashes_.empty()) return;
+  AdvanceFilter(now);
+  scratch_verdicts_.resize(scratch_hashes_.size());
+  filter_->TestAndInsertBatch(scratch_hashes_, scratch_verdicts_);
+  std::vector<uint64_t>& recorded = pending_segments_.back().hashes;
+  for (size_t j = 0; j < scratch_hashes_.size(); ++j) {
+    recorded.push_back(scratch_hashes_[j].value);
+    const size_t i = scratch_index_[j];
+    decisions[i] = Conclude(scratch_events_[i], scratch_verdicts_[j]);
+  }
+}
+
 std::optional<changelog::BatchRecord> ShardState::PendingBatch(uint64_t epoch) const {
   if (!has_pending_) return std::nullopt;
   changelog::BatchRecord batch;
   batch.partition = partition_;
   batch.epoch = epoch;
-  batch.seq = committed_seq_ + 1;
+  batch.seq = sealed_seq() + 1;
   batch.input_from = pending_from_;
   batch.input_to = position_;
   batch.segments = pending_segments_;
@@ -91,19 +128,29 @@ std::optional<changelog::BatchRecord> ShardState::PendingBatch(uint64_t epoch) c
   return batch;
 }
 
-void ShardState::MarkCommitted(uint64_t epoch) {
-  if (!has_pending_) return;
+std::optional<changelog::BatchRecord> ShardState::Seal(uint64_t epoch) {
+  std::optional<changelog::BatchRecord> batch = PendingBatch(epoch);
+  if (!batch) return batch;
+  in_flight_ = true;
+  in_flight_stats_ = pending_stats_;
   epoch_ = epoch;
-  ++committed_seq_;
-  stats_.Add(pending_stats_);
   pending_segments_.clear();
   pending_counters_.clear();
   pending_stats_ = {};
   pending_events_ = 0;
   has_pending_ = false;
+  return batch;
 }
 
-void ShardState::ApplyBatch(const changelog::BatchRecord& batch) {
+void ShardState::MarkCommitted(uint64_t epoch) {
+  if (!in_flight_ && !Seal(epoch)) return;
+  in_flight_ = false;
+  ++committed_seq_;
+  stats_.Add(in_flight_stats_);
+  in_flight_stats_ = {};
+}
+
+void ShardState::Replay(const changelog::BatchRecord& batch) {
   for (const changelog::FilterSegment& segment : batch.segments) {
     filter_->AdvanceTo(filter::Millis{segment.time_ms});
     for (uint64_t h : segment.hashes) filter_->TestAndInsert(filter::IdHash{h});
@@ -117,14 +164,15 @@ void ShardState::ApplyBatch(const changelog::BatchRecord& batch) {
 
 std::string ShardState::EncodeSnapshot(uint64_t epoch) const {
   changelog::ShardStats stats = stats_;
+  stats.Add(in_flight_stats_);
   stats.Add(pending_stats_);
   std::string out;
   filter::ByteWriter w(out);
   for (char c : kSnapshotMagic) w.U8(static_cast<uint8_t>(c));
   w.U16(kSnapshotVersion);
   w.U32(static_cast<uint32_t>(partition_));
-  w.U64(has_pending_ ? epoch : epoch_);
-  w.U64(committed_seq_ + (has_pending_ ? 1 : 0));
+  w.U64(has_pending_ || in_flight_ ? epoch : epoch_);
+  w.U64(sealed_seq() + (has_pending_ ? 1 : 0));
   w.I64(position_);
   w.U64(stats.applied);
   w.U64(stats.duplicates);
@@ -194,16 +242,18 @@ std::shared_ptr<const ShardView> ShardState::MakeView(ShardView base, int64_t no
   base.partition = partition_;
   base.input_offset = position_;
   base.epoch = epoch_;
-  base.changelog_seq = committed_seq_;
-  base.events_applied = stats_.applied;
-  base.duplicates_dropped = stats_.duplicates;
-  base.near_edge_duplicates = stats_.near_edge_duplicates;
-  base.dead_lettered = stats_.dead_lettered_total();
-  base.dead_lettered_by_reason = stats_.dead_lettered;
+  changelog::ShardStats stats = stats_;
+  stats.Add(in_flight_stats_);
+  base.changelog_seq = sealed_seq();
+  base.events_applied = stats.applied;
+  base.duplicates_dropped = stats.duplicates;
+  base.near_edge_duplicates = stats.near_edge_duplicates;
+  base.dead_lettered = stats.dead_lettered_total();
+  base.dead_lettered_by_reason = stats.dead_lettered;
   if (detail == FilterDetail::kRefresh) {
     base.filter = filter_->Summary();
     base.digest = filter_->Digest();
-    base.digest_seq = committed_seq_;
+    base.digest_seq = sealed_seq();
   }
   base.counters = std::make_shared<const CounterSnapshot>(CounterSnapshot::FromMap(counters_));
   base.published_at_ms = now_ms;

@@ -2,15 +2,17 @@
 // position and statistics — and the changelog batch it is building since the last
 // commit.
 //
-// An active owner feeds input messages to Apply and, at each commit, takes the
-// pending batch (PendingBatch), writes it in the commit's transaction and calls
-// MarkCommitted once the transaction is committed. A restoring owner or a standby
-// rebuilds the same state from a snapshot (FromSnapshot) and the batches after it
-// (ApplyBatch): filter calls are replayed in the same order with the same times, so
-// the filter is bit-identical (equal Digest) at the same changelog position.
+// An active owner feeds input messages to Apply (or ApplyAll) and, at each commit,
+// seals the pending batch (Seal), writes it in the commit's transaction and calls
+// MarkCommitted once the transaction is committed. Applying may go on while the
+// sealed batch is in flight: it builds the next batch (at most one batch is in
+// flight). A restoring owner or a standby rebuilds the same state from a snapshot
+// (FromSnapshot) and the batches after it (Replay): filter calls are replayed in the
+// same order with the same times, so the filter is bit-identical (equal Digest) at
+// the same changelog position.
 //
 // After an aborted transaction the state is ahead of the changelog; the owner
-// throws it away and restores again (restore.h).
+// throws it away and restores again.
 //
 // Thread-safety: owned by one thread (the shard's owner); publish a ShardView for
 // other threads.
@@ -18,6 +20,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -58,37 +61,53 @@ class ShardState {
 
   // Applies one input message at wall-clock time `now` (ms since the epoch).
   Decision Apply(const InputMessage& message, filter::Millis now);
+  // Applies messages in order, all at time `now`, exactly as Apply one by one would
+  // (same decisions, same filter calls), but tests the filter in one batch so that
+  // its memory accesses overlap. `decisions` has one entry per message.
+  void ApplyAll(std::span<const InputMessage> messages, filter::Millis now,
+                std::span<Decision> decisions);
 
-  // The batch of everything applied since the last commit, as changelog batch
-  // `committed_seq() + 1` of `epoch`; nullopt when nothing was applied.
+  // The batch of everything applied since the last seal, as changelog batch
+  // `sealed_seq() + 1` of `epoch`; nullopt when nothing was applied.
   std::optional<changelog::BatchRecord> PendingBatch(uint64_t epoch) const;
   // How many filter calls the pending batch holds (to bound the batch's size).
   size_t pending_events() const { return pending_events_; }
-  // The pending batch is committed: it becomes part of the committed state.
+  // Ends the pending batch: returns it (as PendingBatch would) and makes it the batch
+  // in flight; later applies start the next batch. Nullopt, and nothing changes,
+  // when nothing was applied. Call only while no batch is in flight.
+  std::optional<changelog::BatchRecord> Seal(uint64_t epoch);
+  bool has_batch_in_flight() const { return in_flight_; }
+  // The batch in flight is committed: it becomes part of the committed state. With
+  // nothing in flight, seals the pending batch first and commits it (one step, for
+  // owners that do not apply while committing).
   void MarkCommitted(uint64_t epoch);
 
   // Replays a committed batch of the changelog (restore and standbys).
-  void ApplyBatch(const changelog::BatchRecord& batch);
+  void Replay(const changelog::BatchRecord& batch);
   // A new owner's claim: later batches carry this epoch.
   void SetEpoch(uint64_t epoch) { epoch_ = epoch; }
 
-  // The whole state as of the pending batch (or the last commit when nothing is
-  // pending), in the snapshot format: written in the same transaction as that
-  // batch, it stands for changelog position PendingBatch(epoch)->seq.
+  // The whole state as of everything applied (committed, in flight and pending), in
+  // the snapshot format: written in the same transaction as the newest of those
+  // batches, it stands for that batch's seq. Take it right after Seal for the batch
+  // being committed.
   std::string EncodeSnapshot(uint64_t epoch) const;
 
   int32_t partition() const { return partition_; }
   int64_t position() const { return position_; }  // next input offset to apply
   uint64_t epoch() const { return epoch_; }
   uint64_t committed_seq() const { return committed_seq_; }
+  // The last batch sealed: committed_seq() + 1 while a batch is in flight.
+  uint64_t sealed_seq() const { return committed_seq_ + (in_flight_ ? 1 : 0); }
   const changelog::ShardStats& stats() const { return stats_; }
   const filter::DedupFilter& filter() const { return *filter_; }
   const std::unordered_map<std::string, int64_t>& counters() const { return counters_; }
 
-  // A view of the committed state for readers (call with no pending batch); `base`
-  // supplies what the owner knows beyond the state (role, phase, high watermark,
-  // transaction counts, target FPP). kReuse keeps base's filter summary, digest and
-  // digest_seq instead of computing them again (a pass over every filter bit).
+  // A view of the state as of the last seal (call with no pending batch: right after
+  // Seal, to publish once that batch is committed, or when idle); `base` supplies
+  // what the owner knows beyond the state (role, phase, high watermark, transaction
+  // counts, target FPP). kReuse keeps base's filter summary, digest and digest_seq
+  // instead of computing them again (a pass over every filter bit).
   enum class FilterDetail : uint8_t { kRefresh, kReuse };
   std::shared_ptr<const ShardView> MakeView(ShardView base, int64_t now_ms,
                                             FilterDetail detail = FilterDetail::kRefresh) const;
@@ -98,6 +117,12 @@ class ShardState {
 
   // Starts a new filter segment when time moved since the last one.
   void AdvanceFilter(filter::Millis now);
+  // The first steps of Apply: position, parsing, the id's hash. Returns the hash of
+  // an event to test, or nullopt with `decision` set to its dead-letter outcome.
+  std::optional<filter::IdHash> Admit(const InputMessage& message, event::IncrementEvent& event,
+                                      Decision& decision);
+  // The last steps: statistics and the counter, given the filter's verdict.
+  Decision Conclude(event::IncrementEvent& event, filter::Verdict verdict);
 
   int32_t partition_;
   std::unique_ptr<filter::DedupFilter> filter_;
@@ -108,13 +133,23 @@ class ShardState {
   uint64_t committed_seq_ = 0;
   changelog::ShardStats stats_;
 
-  // Since the last commit.
+  // The batch in flight: sealed, not yet committed.
+  bool in_flight_ = false;
+  changelog::ShardStats in_flight_stats_;
+
+  // Since the last seal.
   int64_t pending_from_ = kUnknownOffset;
   std::vector<changelog::FilterSegment> pending_segments_;
   std::unordered_set<std::string> pending_counters_;
   changelog::ShardStats pending_stats_;
   size_t pending_events_ = 0;
   bool has_pending_ = false;
+
+  // ApplyAll's scratch space, kept between calls.
+  std::vector<event::IncrementEvent> scratch_events_;
+  std::vector<filter::IdHash> scratch_hashes_;
+  std::vector<filter::Verdict> scratch_verdicts_;
+  std::vector<size_t> scratch_index_;
 };
 
 }  // namespace oncecount::shard

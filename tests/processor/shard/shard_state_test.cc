@@ -310,7 +310,7 @@ TEST(ShardState, MakesABatchOfDeadLettersAloneWithoutFilterCalls) {
   const std::string digest_before = s->filter().Digest();
   s->MarkCommitted(1);
   auto replica = NewShard();
-  replica->ApplyBatch(*batch);
+  replica->Replay(*batch);
   EXPECT_EQ(replica->position(), 6);
   EXPECT_EQ(replica->stats(), s->stats());
   EXPECT_EQ(replica->committed_seq(), 1u);
@@ -464,7 +464,7 @@ TEST_P(ShardStateByMode, ReplayingTheCommittedBatchesRebuildsTheSameState) {
     changelog::EncodeRecord(b, bytes);
     auto decoded = changelog::DecodeRecord(bytes);
     ASSERT_TRUE(decoded.ok()) << decoded.error();
-    replica->ApplyBatch(std::get<BatchRecord>(decoded.value()));
+    replica->Replay(std::get<BatchRecord>(decoded.value()));
   }
   ExpectSameState(*active, *replica);
   EXPECT_EQ(replica->committed_seq(), 12u);
@@ -550,7 +550,7 @@ TEST_P(ShardStateByMode, RestoringFromASnapshotAndLaterBatchesStillCatchesEarlie
   // The active crashes; a new owner restores from the snapshot and batches 2, 3.
   auto restored = Restored(snapshot);
   ASSERT_NE(restored, nullptr);
-  for (const BatchRecord& b : later) restored->ApplyBatch(b);
+  for (const BatchRecord& b : later) restored->Replay(b);
   ExpectSameState(*active, *restored);
   restored->SetEpoch(2);
 
@@ -568,6 +568,98 @@ TEST_P(ShardStateByMode, RestoringFromASnapshotAndLaterBatchesStillCatchesEarlie
   EXPECT_EQ(batch->epoch, 2u);
   EXPECT_EQ(batch->stats.duplicates, keys.size());
   EXPECT_EQ(batch->input_from, 300);
+}
+
+// ApplyAll is Apply one message after another, with the filter tested in one batch:
+// same decisions, same counters, same batch (filter calls in the same order) and a
+// bit-identical filter, including retries inside one call and overflows.
+TEST_P(ShardStateByMode, ApplyingInBatchesDecidesExactlyAsApplyingOneByOne) {
+  auto one_by_one = NewShard(GetParam());
+  auto batched = NewShard(GetParam());
+  ASSERT_NE(one_by_one, nullptr);
+  ASSERT_NE(batched, nullptr);
+  Stream stream(4242);
+  std::mt19937 sizes(5);
+  for (int call = 0; call < 200; ++call) {
+    // One ApplyAll call takes messages that share a clock reading, as the processor
+    // hands them over.
+    const size_t count = 1 + sizes() % 64;
+    std::vector<Stream::Message> messages;
+    for (size_t i = 0; i < count; ++i) messages.push_back(stream.Next());
+    const Millis now{messages.back().now_ms};
+    std::vector<InputMessage> inputs;
+    for (const Stream::Message& m : messages) {
+      std::optional<std::string_view> key;
+      if (m.key) key = *m.key;
+      inputs.push_back({m.offset, key, m.value});
+    }
+    std::vector<Decision> decisions(count);
+    batched->ApplyAll(inputs, now, decisions);
+    for (size_t i = 0; i < count; ++i) {
+      const Decision expected = one_by_one->Apply(inputs[i], now);
+      ASSERT_EQ(decisions[i].outcome, expected.outcome) << "call " << call << ", message " << i;
+      ASSERT_EQ(decisions[i].reason, expected.reason) << "call " << call << ", message " << i;
+    }
+    if (call % 20 == 19) {
+      ASSERT_EQ(batched->PendingBatch(1), one_by_one->PendingBatch(1));
+      batched->MarkCommitted(1);
+      one_by_one->MarkCommitted(1);
+    }
+  }
+  ExpectSameState(*one_by_one, *batched);
+  EXPECT_GT(batched->stats().duplicates, 0u);
+  EXPECT_GT(batched->stats().dead_lettered[Reason(DlqReason::kOverflow)], 0u);
+}
+
+// The processor seals a batch, commits it while the shard goes on applying, then
+// marks it committed: the next batch holds only what came after the seal.
+TEST_P(ShardStateByMode, KeepsApplyingIntoTheNextBatchWhileOneIsInFlight) {
+  auto s = NewShard(GetParam());
+  Stream stream(31);
+  for (int i = 0; i < 100; ++i) ApplyMessage(*s, stream.Next());
+  const std::optional<BatchRecord> first = s->Seal(2);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->seq, 1u);
+  EXPECT_EQ(first->epoch, 2u);
+  EXPECT_TRUE(s->has_batch_in_flight());
+  EXPECT_EQ(s->pending_events(), 0u);
+  EXPECT_FALSE(s->PendingBatch(2).has_value());
+  EXPECT_EQ(s->sealed_seq(), 1u);
+  EXPECT_EQ(s->committed_seq(), 0u);
+
+  // A view taken now describes the sealed batch, to be published once committed.
+  const auto view = s->MakeView({}, kT0);
+  EXPECT_EQ(view->changelog_seq, 1u);
+  EXPECT_EQ(view->digest_seq, 1u);
+  EXPECT_EQ(view->events_applied, first->stats.applied);
+  EXPECT_EQ(view->input_offset, first->input_to);
+
+  // A snapshot taken right after the seal stands for the sealed batch.
+  auto restored = Restored(s->EncodeSnapshot(2));
+  ASSERT_NE(restored, nullptr);
+  EXPECT_EQ(restored->committed_seq(), 1u);
+  EXPECT_EQ(restored->position(), first->input_to);
+  EXPECT_EQ(restored->filter().Digest(), s->filter().Digest());
+
+  for (int i = 0; i < 50; ++i) ApplyMessage(*s, stream.Next());
+  const std::optional<BatchRecord> second = s->PendingBatch(2);
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->seq, 2u);
+  EXPECT_GE(second->input_from, first->input_to);  // the stream skips marker offsets
+
+  s->MarkCommitted(2);
+  EXPECT_FALSE(s->has_batch_in_flight());
+  EXPECT_EQ(s->committed_seq(), 1u);
+  EXPECT_EQ(s->stats(), first->stats);
+  EXPECT_EQ(s->PendingBatch(2), second) << "the pending batch is untouched by the commit";
+
+  // Replaying both batches reaches the live state.
+  auto replica = NewShard(GetParam());
+  replica->Replay(*first);
+  ASSERT_EQ(s->Seal(2), second);
+  s->MarkCommitted(2);
+  replica->Replay(*second);
+  ExpectSameState(*s, *replica);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, ShardStateByMode,

@@ -1,0 +1,248 @@
+#include "processor/service/shard_worker.h"
+
+#include <algorithm>
+
+#include "processor/changelog/changelog_record.h"
+
+namespace oncecount::service {
+namespace {
+
+// How often a shard's view recomputes the filter's summary and digest (a pass over
+// every filter bit) while the shard is busy.
+constexpr int64_t kFilterDetailEveryMs = 1000;
+
+// Snapshot chunk records of a shard's state after batch `seq`.
+std::vector<std::string> SnapshotRecords(int32_t partition, uint64_t epoch, uint64_t seq,
+                                         const std::string& bytes) {
+  const size_t chunk = changelog::kSnapshotChunkBytes;
+  const auto count = static_cast<uint32_t>((bytes.size() + chunk - 1) / chunk);
+  std::vector<std::string> records(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    changelog::EncodeRecord(
+        changelog::SnapshotChunk{partition, epoch, seq, i, count, bytes.substr(i * chunk, chunk)},
+        records[i]);
+  }
+  return records;
+}
+
+}  // namespace
+
+ShardWorker::ShardWorker(WorkerOptions options)
+    : o_(std::move(options)), mailbox_(o_.mailbox_capacity) {}
+
+void ShardWorker::Run() {
+  Command command;
+  while (mailbox_.Pop(command)) {
+    std::visit([this](auto& c) { Execute(c); }, command);
+    command = CommittedCommand{};  // free what it held (input messages) now, not at the next Pop
+  }
+}
+
+void ShardWorker::Close() {
+  mailbox_.Close();
+}
+
+void ShardWorker::Post(Command command) {
+  // A closed mailbox drops the command; its messages are destroyed with it.
+  mailbox_.Push(std::move(command));
+}
+
+void ShardWorker::Apply(std::vector<MessagePtr> messages) {
+  if (!messages.empty()) Post(ApplyCommand{std::move(messages)});
+}
+
+void ShardWorker::Adopt(std::unique_ptr<shard::ShardState> state) {
+  Post(AdoptCommand{std::move(state)});
+}
+
+void ShardWorker::Drop(std::vector<int32_t> partitions) {
+  Post(DropCommand{std::move(partitions), false});
+}
+
+void ShardWorker::DropAll() {
+  Post(DropCommand{{}, true});
+}
+
+std::future<std::vector<SealedShard>> ShardWorker::Seal() {
+  SealCommand command;
+  auto result = command.done.get_future();
+  Post(std::move(command));
+  return result;
+}
+
+void ShardWorker::Committed() {
+  Post(CommittedCommand{});
+}
+
+std::vector<std::shared_ptr<const shard::ShardView>> ShardWorker::RefreshIdleViews() {
+  RefreshCommand command;
+  auto result = command.done.get_future();
+  Post(std::move(command));
+  return result.get();
+}
+
+void ShardWorker::Sync() {
+  SyncCommand command;
+  auto result = command.done.get_future();
+  Post(std::move(command));
+  result.get();
+}
+
+// --- On the worker thread ----------------------------------------------------------
+
+void ShardWorker::Execute(ApplyCommand& c) {
+  // One clock reading is the filters' time for the whole hand-over.
+  const filter::Millis now{o_.now_ms()};
+  std::vector<MessagePtr>& messages = c.messages;
+  // Each shard's messages in one run (the consumer interleaves partitions), each in
+  // its original order.
+  std::stable_sort(messages.begin(), messages.end(), [](const MessagePtr& a, const MessagePtr& b) {
+    return a->partition < b->partition;
+  });
+  size_t from = 0;
+  while (from < messages.size()) {
+    size_t to = from + 1;
+    while (to < messages.size() && messages[to]->partition == messages[from]->partition) ++to;
+    auto it = shards_.find(messages[from]->partition);
+    if (it != shards_.end()) ApplyRun(it->second, messages, from, to, now);
+    from = to;
+  }
+}
+
+void ShardWorker::ApplyRun(Shard& shard, std::vector<MessagePtr>& messages, size_t from, size_t to,
+                           filter::Millis now) {
+  shard::ShardState& state = *shard.state;
+  inputs_.clear();
+  size_t first = from;
+  // Messages before the shard's position were applied already (a re-delivery).
+  while (first < to && state.position() >= 0 && messages[first]->offset < state.position()) {
+    ++first;
+  }
+  for (size_t i = first; i < to; ++i) {
+    const rd_kafka_message_t& m = *messages[i];
+    shard::InputMessage input{m.offset, std::nullopt, {}};
+    if (m.key != nullptr) input.key = std::string_view(static_cast<const char*>(m.key), m.key_len);
+    if (m.payload != nullptr) {
+      input.value = std::string_view(static_cast<const char*>(m.payload), m.len);
+    }
+    inputs_.push_back(input);
+  }
+  if (inputs_.empty()) return;
+  decisions_.resize(inputs_.size());
+  state.ApplyAll(inputs_, now, decisions_);
+  for (size_t i = 0; i < decisions_.size(); ++i) {
+    if (decisions_[i].outcome == shard::Outcome::kDeadLetter) {
+      shard.dead_letters.push_back(MakeDeadLetter(*messages[first + i], decisions_[i].reason));
+    }
+  }
+}
+
+DeadLetter ShardWorker::MakeDeadLetter(const rd_kafka_message_t& m, event::DlqReason reason) const {
+  DeadLetter d;
+  if (m.key != nullptr) d.key.emplace(static_cast<const char*>(m.key), m.key_len);
+  if (m.payload != nullptr) d.value.emplace(static_cast<const char*>(m.payload), m.len);
+  rd_kafka_headers_t* original = nullptr;
+  if (rd_kafka_message_headers(&m, &original) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    d.headers.reset(rd_kafka_headers_copy(original));
+  } else {
+    d.headers.reset(rd_kafka_headers_new(2));
+  }
+  rd_kafka_header_add(d.headers.get(), "oncecount.error", -1, event::DlqReasonName(reason), -1);
+  const std::string source =
+      o_.input_topic + "/" + std::to_string(m.partition) + "/" + std::to_string(m.offset);
+  rd_kafka_header_add(d.headers.get(), "oncecount.source", -1, source.data(),
+                      static_cast<ssize_t>(source.size()));
+  return d;
+}
+
+void ShardWorker::Execute(AdoptCommand& c) {
+  const int32_t p = c.state->partition();
+  Shard& shard = shards_[p];
+  shard = Shard{};
+  shard.state = std::move(c.state);
+  shard.last_snapshot_ms = o_.now_ms();
+}
+
+void ShardWorker::Execute(DropCommand& c) {
+  if (c.all) {
+    shards_.clear();
+    return;
+  }
+  for (int32_t p : c.partitions) shards_.erase(p);
+}
+
+void ShardWorker::Execute(SealCommand& c) {
+  std::vector<SealedShard> sealed;
+  const int64_t now = o_.now_ms();
+  for (auto& [p, shard] : shards_) {
+    shard::ShardState& state = *shard.state;
+    const uint64_t epoch = state.epoch();
+    std::optional<changelog::BatchRecord> batch = state.Seal(epoch);
+    if (!batch) continue;
+    SealedShard s;
+    s.partition = p;
+    s.seq = batch->seq;
+    changelog::EncodeRecord(*batch, s.batch);
+    s.next_offset = batch->input_to;
+    shard.bytes_since_snapshot += s.batch.size();
+    // A snapshot costs the filter's whole state: write one after at least as many
+    // bytes of batches, so that snapshots stay within half of the changelog's bytes.
+    if (shard.bytes_since_snapshot >=
+            std::max(o_.snapshot_after_bytes, shard.last_snapshot_bytes) ||
+        now - shard.last_snapshot_ms >= o_.snapshot_after.count()) {
+      const std::string bytes = state.EncodeSnapshot(epoch);
+      s.snapshot = SnapshotRecords(p, epoch, batch->seq, bytes);
+      shard.bytes_since_snapshot = 0;
+      shard.last_snapshot_bytes = bytes.size();
+      shard.last_snapshot_ms = now;
+    }
+    s.dead_letters = std::move(shard.dead_letters);
+    shard.dead_letters.clear();
+    s.view = MakeView(shard, false);
+    sealed.push_back(std::move(s));
+  }
+  c.done.set_value(std::move(sealed));
+}
+
+void ShardWorker::Execute(CommittedCommand&) {
+  for (auto& [p, shard] : shards_) {
+    if (shard.state->has_batch_in_flight()) shard.state->MarkCommitted(shard.state->epoch());
+  }
+}
+
+void ShardWorker::Execute(RefreshCommand& c) {
+  std::vector<std::shared_ptr<const shard::ShardView>> views;
+  for (auto& [p, shard] : shards_) {
+    const shard::ShardState& state = *shard.state;
+    if (state.pending_events() > 0 || state.has_batch_in_flight()) continue;
+    if (shard.last_view && shard.last_view->digest_seq == state.committed_seq()) continue;
+    views.push_back(MakeView(shard, true));
+  }
+  c.done.set_value(std::move(views));
+}
+
+void ShardWorker::Execute(SyncCommand& c) {
+  c.done.set_value();
+}
+
+std::shared_ptr<const shard::ShardView> ShardWorker::MakeView(Shard& shard, bool force_detail) {
+  shard::ShardView base;
+  base.role = shard::ShardRole::kActive;
+  base.phase = shard::ShardPhase::kRunning;
+  base.target_fpp = o_.target_fpp;
+  const int64_t now = o_.now_ms();
+  auto detail = shard::ShardState::FilterDetail::kRefresh;
+  if (!force_detail && shard.last_view &&
+      now - shard.last_filter_detail_ms < kFilterDetailEveryMs) {
+    detail = shard::ShardState::FilterDetail::kReuse;
+    base.filter = shard.last_view->filter;
+    base.digest = shard.last_view->digest;
+    base.digest_seq = shard.last_view->digest_seq;
+  } else {
+    shard.last_filter_detail_ms = now;
+  }
+  shard.last_view = shard.state->MakeView(std::move(base), now, detail);
+  return shard.last_view;
+}
+
+}  // namespace oncecount::service

@@ -1,0 +1,175 @@
+// ShardWorker: the owner thread of some of an instance's active shards. It applies
+// their input, seals their changelog batches for the processor's commits, and makes
+// the views the processor publishes.
+//
+// The processor (the consumer loop) hands it work through a bounded mailbox: input
+// messages of the shards it owns, shards to adopt or drop, and the seal and commit
+// steps of each transaction. Commands run in the order they were posted, which is
+// what keeps a shard exact across aborts and rebalances: messages posted before a
+// shard is dropped are applied to the old state (then thrown away) or ignored, never
+// to the state adopted after it.
+//
+// Sealing is cheap for the processor: the worker encodes the batch, the snapshot
+// when one is due, and the dead letters, and goes on applying the next messages
+// while the processor commits the transaction.
+//
+// Thread-safety: Run executes on the worker's own thread (created by main). Every
+// other method is for the processor's thread; the synchronous ones (Seal,
+// RefreshIdleViews, Sync) wait for the worker.
+#pragma once
+
+#include <librdkafka/rdkafka.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "processor/service/bounded_queue.h"
+#include "processor/shard/shard_state.h"
+#include "processor/shard/shard_view.h"
+
+namespace oncecount::service {
+
+struct MessageDeleter {
+  void operator()(rd_kafka_message_t* m) const { rd_kafka_message_destroy(m); }
+};
+// An input message from the consumer; whoever holds it last destroys it.
+using MessagePtr = std::unique_ptr<rd_kafka_message_t, MessageDeleter>;
+
+struct HeadersDeleter {
+  void operator()(rd_kafka_headers_t* h) const { rd_kafka_headers_destroy(h); }
+};
+using HeadersPtr = std::unique_ptr<rd_kafka_headers_t, HeadersDeleter>;
+
+// A message for the dead-letter topic: the original key, value and headers, plus
+// `oncecount.error` and `oncecount.source` (SPEC §1).
+struct DeadLetter {
+  std::optional<std::string> key;    // nullopt: the original had no key
+  std::optional<std::string> value;  // nullopt: the original had no value
+  HeadersPtr headers;
+};
+
+// One shard's part of a transaction: its sealed changelog batch and everything
+// that is committed with it.
+struct SealedShard {
+  int32_t partition = 0;
+  uint64_t seq = 0;                   // the batch's changelog seq
+  std::string batch;                  // the encoded changelog batch record
+  std::vector<std::string> snapshot;  // encoded snapshot chunks, when one is due
+  std::vector<DeadLetter> dead_letters;
+  int64_t next_offset = 0;  // the input position after the batch
+  // The shard as of the batch; published once the transaction is committed.
+  std::shared_ptr<const shard::ShardView> view;
+};
+
+struct WorkerOptions {
+  std::string input_topic;  // names the source in oncecount.source headers
+  double target_fpp = 0;    // shown in views
+  // A snapshot goes with a shard's batch once this many changelog bytes (or as many
+  // as the last snapshot took, if more) have been written since the last one, or
+  // after this long.
+  size_t snapshot_after_bytes = 1 << 20;
+  std::chrono::milliseconds snapshot_after{60000};
+  size_t mailbox_capacity = 64;
+  std::function<int64_t()> now_ms;  // wall clock, ms since the epoch
+  std::function<void(const std::string&)> log;
+};
+
+class ShardWorker {
+ public:
+  explicit ShardWorker(WorkerOptions options);
+  ShardWorker(const ShardWorker&) = delete;
+  ShardWorker& operator=(const ShardWorker&) = delete;
+
+  // The worker's loop, on its own thread: runs commands until Close.
+  void Run();
+  // Run returns once every command posted before Close has run.
+  void Close();
+
+  // Applies input messages (of shards this worker owns; others are dropped).
+  void Apply(std::vector<MessagePtr> messages);
+  // Takes ownership of a restored shard; its claim (epoch) is already set.
+  void Adopt(std::unique_ptr<shard::ShardState> state);
+  // Drops shards (revoked, failed or about to be restored again).
+  void Drop(std::vector<int32_t> partitions);
+  void DropAll();
+
+  // Seals every shard's pending batch for the transaction about to be committed
+  // (the result comes once the worker has run every command posted before). Each
+  // shard has at most one sealed batch: call Committed or drop the shards before the
+  // next Seal.
+  std::future<std::vector<SealedShard>> Seal();
+  // The batches of the last Seal are committed.
+  void Committed();
+  // Views of idle shards (nothing pending or in flight) whose published view is
+  // older than their state, with the filter summary and digest computed anew.
+  std::vector<std::shared_ptr<const shard::ShardView>> RefreshIdleViews();
+  // Returns once every command posted before has run.
+  void Sync();
+
+ private:
+  struct Shard {
+    std::unique_ptr<shard::ShardState> state;
+    std::vector<DeadLetter> dead_letters;  // of the pending batch
+    size_t bytes_since_snapshot = 0;
+    size_t last_snapshot_bytes = 0;
+    int64_t last_snapshot_ms = 0;
+    std::shared_ptr<const shard::ShardView> last_view;
+    int64_t last_filter_detail_ms = 0;
+  };
+
+  struct ApplyCommand {
+    std::vector<MessagePtr> messages;
+  };
+  struct AdoptCommand {
+    std::unique_ptr<shard::ShardState> state;
+  };
+  struct DropCommand {
+    std::vector<int32_t> partitions;
+    bool all = false;
+  };
+  struct SealCommand {
+    std::promise<std::vector<SealedShard>> done;
+  };
+  struct CommittedCommand {};
+  struct RefreshCommand {
+    std::promise<std::vector<std::shared_ptr<const shard::ShardView>>> done;
+  };
+  struct SyncCommand {
+    std::promise<void> done;
+  };
+  using Command = std::variant<ApplyCommand, AdoptCommand, DropCommand, SealCommand,
+                               CommittedCommand, RefreshCommand, SyncCommand>;
+
+  void Post(Command command);
+  void Execute(ApplyCommand& c);
+  void Execute(AdoptCommand& c);
+  void Execute(DropCommand& c);
+  void Execute(SealCommand& c);
+  void Execute(CommittedCommand& c);
+  void Execute(RefreshCommand& c);
+  void Execute(SyncCommand& c);
+
+  // Applies messages[from, to) of one shard, all at time `now`.
+  void ApplyRun(Shard& shard, std::vector<MessagePtr>& messages, size_t from, size_t to,
+                filter::Millis now);
+  DeadLetter MakeDeadLetter(const rd_kafka_message_t& m, event::DlqReason reason) const;
+  std::shared_ptr<const shard::ShardView> MakeView(Shard& shard, bool force_detail);
+
+  WorkerOptions o_;
+  BoundedQueue<Command> mailbox_;
+  std::map<int32_t, Shard> shards_;  // touched by the worker thread only
+
+  // ApplyRun's scratch space.
+  std::vector<shard::InputMessage> inputs_;
+  std::vector<shard::Decision> decisions_;
+};
+
+}  // namespace oncecount::service

@@ -1,0 +1,313 @@
+// ShardWorker on its own thread, fed real input messages: produced to the embedded
+// cluster and read back with a consumer over loopback, as the processor hands them
+// over.
+#include "processor/service/shard_worker.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "processor/changelog/changelog_record.h"
+#include "processor/kafka/embedded_cluster.h"
+
+namespace oncecount::service {
+namespace {
+
+using namespace std::chrono_literals;
+using changelog::BatchRecord;
+
+constexpr int64_t kNowMs = 1'700'000'000'000;
+
+struct Input {
+  std::optional<std::string> key;
+  std::string value;
+  std::map<std::string, std::string> headers;
+};
+
+std::string Event(const std::string& counter, int64_t delta) {
+  return "{\"counter\":\"" + counter + "\",\"delta\":" + std::to_string(delta) + "}";
+}
+
+// An embedded cluster with topic "events" (2 partitions) and a consumer that reads
+// what the test produced to it, message by message, as the processor does.
+class Feed {
+ public:
+  Feed() {
+    auto started = kafka::EmbeddedCluster::Start(1, {{"events", 2}});
+    if (auto* error = std::get_if<std::string>(&started)) {
+      ADD_FAILURE() << *error;
+      return;
+    }
+    cluster_ = std::move(std::get<std::unique_ptr<kafka::EmbeddedCluster>>(started));
+    char error[512];
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", cluster_->bootstrap_servers().c_str(), error,
+                      sizeof error);
+    producer_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+    conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", cluster_->bootstrap_servers().c_str(), error,
+                      sizeof error);
+    rd_kafka_conf_set(conf, "group.id", "shard-worker-test", error, sizeof error);
+    rd_kafka_conf_set(conf, "fetch.wait.max.ms", "10", error, sizeof error);
+    consumer_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof error);
+    rd_kafka_poll_set_consumer(consumer_);
+    rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(2);
+    for (int p = 0; p < 2; ++p) {
+      rd_kafka_topic_partition_list_add(parts, "events", p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+    }
+    rd_kafka_assign(consumer_, parts);
+    rd_kafka_topic_partition_list_destroy(parts);
+  }
+
+  ~Feed() {
+    if (consumer_ != nullptr) {
+      rd_kafka_consumer_close(consumer_);
+      rd_kafka_destroy(consumer_);
+    }
+    if (producer_ != nullptr) rd_kafka_destroy(producer_);
+  }
+
+  // Produces `inputs` to `partition` and returns them as the consumer delivers them.
+  std::vector<MessagePtr> RoundTrip(int32_t partition, const std::vector<Input>& inputs) {
+    for (const Input& in : inputs) {
+      rd_kafka_headers_t* headers = rd_kafka_headers_new(in.headers.size());
+      for (const auto& [name, value] : in.headers) {
+        rd_kafka_header_add(headers, name.c_str(), -1, value.data(),
+                            static_cast<ssize_t>(value.size()));
+      }
+      const void* key = in.key ? in.key->data() : nullptr;
+      const size_t key_size = in.key ? in.key->size() : 0;
+      const rd_kafka_resp_err_t e = rd_kafka_producev(
+          producer_, RD_KAFKA_V_TOPIC("events"), RD_KAFKA_V_PARTITION(partition),
+          RD_KAFKA_V_KEY(key, key_size),
+          RD_KAFKA_V_VALUE(const_cast<char*>(in.value.data()), in.value.size()),
+          RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+      EXPECT_EQ(e, RD_KAFKA_RESP_ERR_NO_ERROR);
+    }
+    EXPECT_EQ(rd_kafka_flush(producer_, 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+    std::vector<MessagePtr> out;
+    const auto deadline = std::chrono::steady_clock::now() + 15s;
+    while (out.size() < inputs.size() && std::chrono::steady_clock::now() < deadline) {
+      rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer_, 100);
+      if (m == nullptr) continue;
+      MessagePtr message(m);
+      if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) out.push_back(std::move(message));
+    }
+    EXPECT_EQ(out.size(), inputs.size());
+    return out;
+  }
+
+ private:
+  std::unique_ptr<kafka::EmbeddedCluster> cluster_;
+  rd_kafka_t* producer_ = nullptr;
+  rd_kafka_t* consumer_ = nullptr;
+};
+
+// A worker running on its own thread for the test's lifetime.
+class RunningWorker {
+ public:
+  explicit RunningWorker(WorkerOptions options) : worker_(std::move(options)) {
+    thread_ = std::thread([this] { worker_.Run(); });
+  }
+  ~RunningWorker() {
+    worker_.Close();
+    thread_.join();
+  }
+  ShardWorker* operator->() { return &worker_; }
+
+ private:
+  ShardWorker worker_;
+  std::thread thread_;
+};
+
+WorkerOptions Options() {
+  WorkerOptions o;
+  o.input_topic = "events";
+  o.target_fpp = 1e-6;
+  o.now_ms = [] { return kNowMs; };
+  return o;
+}
+
+// A fresh shard, claimed at `epoch`, as the processor adopts it after a restore.
+std::unique_ptr<shard::ShardState> FreshShard(int32_t partition, uint64_t epoch = 1) {
+  filter::DedupSpec spec;
+  spec.expected_rate = 1000;
+  spec.window = filter::Millis{10'000};
+  auto made = shard::ShardState::Create(partition, spec, filter::Millis{0});
+  EXPECT_TRUE(made.ok());
+  made.value()->SetEpoch(epoch);
+  return std::move(made).value();
+}
+
+BatchRecord DecodedBatch(const std::string& bytes) {
+  auto decoded = changelog::DecodeRecord(bytes);
+  EXPECT_TRUE(decoded.ok()) << decoded.error();
+  return std::get<BatchRecord>(decoded.value());
+}
+
+std::optional<int64_t> CounterIn(const shard::ShardView& view, const std::string& name) {
+  return view.counters->Find(name);
+}
+
+std::map<std::string, std::string> HeadersOf(const DeadLetter& d) {
+  std::map<std::string, std::string> out;
+  const char* name;
+  const void* value;
+  size_t size;
+  for (size_t i = 0; !rd_kafka_header_get_all(d.headers.get(), i, &name, &value, &size); ++i) {
+    out[name] = std::string(static_cast<const char*>(value), size);
+  }
+  return out;
+}
+
+TEST(ShardWorker, AppliesHandedOverMessagesAndSealsThemIntoOneChangelogBatch) {
+  Feed feed;
+  RunningWorker worker(Options());
+  worker->Adopt(FreshShard(0, 3));
+  worker->Apply(feed.RoundTrip(0, {{"c-1/1", Event("likes", 2), {}},
+                                   {"c-1/2", Event("likes", 5), {}},
+                                   {"c-1/1", Event("likes", 2), {}},  // a retry
+                                   {"c-2/1", Event("views", 1), {}}}));
+  std::vector<SealedShard> sealed = worker->Seal().get();
+  ASSERT_EQ(sealed.size(), 1u);
+  const SealedShard& s = sealed[0];
+  EXPECT_EQ(s.partition, 0);
+  EXPECT_EQ(s.seq, 1u);
+  EXPECT_EQ(s.next_offset, 4);
+  EXPECT_TRUE(s.dead_letters.empty());
+  EXPECT_TRUE(s.snapshot.empty());
+  const BatchRecord batch = DecodedBatch(s.batch);
+  EXPECT_EQ(batch.epoch, 3u);
+  EXPECT_EQ(batch.seq, 1u);
+  EXPECT_EQ(batch.input_from, 0);
+  EXPECT_EQ(batch.input_to, 4);
+  EXPECT_EQ(batch.stats.applied, 3u);
+  EXPECT_EQ(batch.stats.duplicates, 1u);
+  ASSERT_EQ(batch.counters.size(), 2u);
+  EXPECT_EQ(batch.counters[0].name, "likes");
+  EXPECT_EQ(batch.counters[0].value, 7);
+  // The view describes the sealed batch, to be published once it is committed.
+  ASSERT_NE(s.view, nullptr);
+  EXPECT_EQ(s.view->changelog_seq, 1u);
+  EXPECT_EQ(s.view->input_offset, 4);
+  EXPECT_EQ(CounterIn(*s.view, "likes"), 7);
+  EXPECT_EQ(CounterIn(*s.view, "views"), 1);
+  EXPECT_EQ(s.view->duplicates_dropped, 1u);
+  EXPECT_FALSE(s.view->digest.empty());
+}
+
+TEST(ShardWorker, DeadLettersKeepTheOriginalKeyValueAndHeadersAndAddReasonAndSource) {
+  Feed feed;
+  RunningWorker worker(Options());
+  worker->Adopt(FreshShard(1));
+  worker->Apply(feed.RoundTrip(1, {{"c-1/1", "{\"counter\": ", {{"trace", "abc"}}},
+                                   {std::nullopt, Event("likes", 1), {}},
+                                   {"c-1/2", Event("likes", 1), {}}}));
+  std::vector<SealedShard> sealed = worker->Seal().get();
+  ASSERT_EQ(sealed.size(), 1u);
+  ASSERT_EQ(sealed[0].dead_letters.size(), 2u);
+  const DeadLetter& bad_json = sealed[0].dead_letters[0];
+  EXPECT_EQ(bad_json.key, "c-1/1");
+  EXPECT_EQ(bad_json.value, "{\"counter\": ");
+  const auto headers = HeadersOf(bad_json);
+  EXPECT_EQ(headers.at("trace"), "abc");
+  EXPECT_EQ(headers.at("oncecount.error"), "invalid_json");
+  EXPECT_EQ(headers.at("oncecount.source"), "events/1/0");
+  const DeadLetter& no_key = sealed[0].dead_letters[1];
+  EXPECT_FALSE(no_key.key.has_value());
+  EXPECT_EQ(HeadersOf(no_key).at("oncecount.error"), "missing_key");
+  EXPECT_EQ(HeadersOf(no_key).at("oncecount.source"), "events/1/1");
+  EXPECT_EQ(sealed[0].view->dead_lettered, 2u);
+  EXPECT_EQ(CounterIn(*sealed[0].view, "likes"), 1);
+}
+
+TEST(ShardWorker, IgnoresInputOfShardsItDoesNotOwnOrHasDropped) {
+  Feed feed;
+  RunningWorker worker(Options());
+  worker->Adopt(FreshShard(0));
+  worker->Apply(feed.RoundTrip(1, {{"c-1/1", Event("likes", 1), {}}}));  // not adopted
+  worker->Drop({0});
+  worker->Apply(feed.RoundTrip(0, {{"c-1/2", Event("likes", 1), {}}}));
+  EXPECT_TRUE(worker->Seal().get().empty());
+}
+
+// Messages posted before a shard is dropped and adopted again (after an aborted
+// transaction) are applied to the old state or not at all, never to the new one.
+TEST(ShardWorker, AppliesNothingPostedBeforeADropToTheStateAdoptedAfterIt) {
+  Feed feed;
+  RunningWorker worker(Options());
+  worker->Adopt(FreshShard(0));
+  worker->Apply(feed.RoundTrip(0, {{"c-1/1", Event("likes", 1), {}}}));
+  worker->Drop({0});
+  worker->Adopt(FreshShard(0, 2));
+  worker->Apply(feed.RoundTrip(0, {{"c-1/2", Event("likes", 10), {}}}));
+  std::vector<SealedShard> sealed = worker->Seal().get();
+  ASSERT_EQ(sealed.size(), 1u);
+  const BatchRecord batch = DecodedBatch(sealed[0].batch);
+  EXPECT_EQ(batch.epoch, 2u);
+  EXPECT_EQ(batch.input_from, 1);
+  EXPECT_EQ(CounterIn(*sealed[0].view, "likes"), 10);
+}
+
+TEST(ShardWorker, BuildsTheNextBatchWhileOneIsInFlightAndCommitsInOrder) {
+  Feed feed;
+  RunningWorker worker(Options());
+  worker->Adopt(FreshShard(0));
+  worker->Apply(feed.RoundTrip(0, {{"c-1/1", Event("likes", 1), {}}}));
+  std::vector<SealedShard> first = worker->Seal().get();
+  ASSERT_EQ(first.size(), 1u);
+  // The transaction commits while more input arrives.
+  worker->Apply(
+      feed.RoundTrip(0, {{"c-1/2", Event("likes", 1), {}}, {"c-1/1", Event("likes", 1), {}}}));
+  worker->Committed();
+  std::vector<SealedShard> second = worker->Seal().get();
+  ASSERT_EQ(second.size(), 1u);
+  const BatchRecord batch = DecodedBatch(second[0].batch);
+  EXPECT_EQ(batch.seq, 2u);
+  EXPECT_EQ(batch.input_from, 1);
+  EXPECT_EQ(batch.input_to, 3);
+  EXPECT_EQ(batch.stats.applied, 1u);
+  EXPECT_EQ(batch.stats.duplicates, 1u);
+  worker->Committed();
+  // Idle now: a refresh gives the view of the last commit with a fresh digest.
+  std::vector<std::shared_ptr<const shard::ShardView>> views = worker->RefreshIdleViews();
+  ASSERT_EQ(views.size(), 1u);
+  EXPECT_EQ(views[0]->changelog_seq, 2u);
+  EXPECT_EQ(views[0]->digest_seq, 2u);
+  EXPECT_EQ(views[0]->events_applied, 2u);
+  EXPECT_TRUE(worker->RefreshIdleViews().empty()) << "nothing changed since";
+}
+
+TEST(ShardWorker, AddsASnapshotOfTheSealedStateWhenOneIsDue) {
+  Feed feed;
+  WorkerOptions o = Options();
+  o.snapshot_after_bytes = 1;  // after every batch
+  RunningWorker worker(o);
+  worker->Adopt(FreshShard(0, 4));
+  worker->Apply(feed.RoundTrip(0, {{"c-1/1", Event("likes", 3), {}}}));
+  std::vector<SealedShard> sealed = worker->Seal().get();
+  ASSERT_EQ(sealed.size(), 1u);
+  ASSERT_FALSE(sealed[0].snapshot.empty());
+  std::string bytes;
+  for (const std::string& record : sealed[0].snapshot) {
+    auto decoded = changelog::DecodeRecord(record);
+    ASSERT_TRUE(decoded.ok()) << decoded.error();
+    const auto& chunk = std::get<changelog::SnapshotChunk>(decoded.value());
+    EXPECT_EQ(chunk.seq, 1u);
+    EXPECT_EQ(chunk.epoch, 4u);
+    bytes += chunk.bytes;
+  }
+  auto restored = shard::ShardState::FromSnapshot(bytes);
+  ASSERT_TRUE(restored.ok()) << restored.error();
+  EXPECT_EQ(restored.value()->committed_seq(), 1u);
+  EXPECT_EQ(restored.value()->position(), 1);
+  EXPECT_EQ(restored.value()->counters().at("likes"), 3);
+  EXPECT_EQ(restored.value()->filter().Digest(), sealed[0].view->digest);
+}
+
+}  // namespace
+}  // namespace oncecount::service
