@@ -49,6 +49,7 @@ ShardStats ReadStats(ByteReader& r) {
 void EncodeBody(const BatchRecord& b, ByteWriter& w) {
   w.I64(b.input_from);
   w.I64(b.input_to);
+  w.I64(b.sealed_at_ms);
   w.U32(static_cast<uint32_t>(b.segments.size()));
   for (const FilterSegment& s : b.segments) {
     w.I64(s.time_ms);
@@ -74,6 +75,7 @@ void EncodeBody(const SnapshotChunk& c, ByteWriter& w) {
 filter::Result<Record> DecodeBatch(ByteReader& r, BatchRecord b) {
   b.input_from = r.I64();
   b.input_to = r.I64();
+  b.sealed_at_ms = r.I64();
   const uint32_t segments = r.U32();
   // Every segment takes at least 12 bytes: refuse counts the input cannot hold
   // before allocating for them.
@@ -162,7 +164,7 @@ filter::Result<Record> DecodeRecord(std::string_view bytes) {
   const uint64_t seq = r.U64();
   switch (type) {
     case RecordType::kBatch:
-      return DecodeBatch(r, BatchRecord{partition, epoch, seq, 0, 0, {}, {}, {}});
+      return DecodeBatch(r, BatchRecord{partition, epoch, seq, 0, 0, 0, {}, {}, {}});
     case RecordType::kClaim:
       if (!r.done()) return Error{"claim: trailing bytes"};
       return Record{ClaimRecord{partition, epoch, seq}};

@@ -3,11 +3,12 @@
 //
 // Changelog partition p belongs to shard p (input partition p). Its records are:
 //
-//   Batch     what one commit did to the shard: the input range it covers, every
-//             filter call it made (AdvanceTo times and the id hashes tested, in
-//             order), the final value of every counter it touched and its
-//             statistics. Replaying the batches in order rebuilds bit-identical
-//             filters and the same counters.
+//   Batch     what one commit did to the shard: the input range it covers, when
+//             the owner sealed it (its wall clock; replicas measure their lag
+//             against it), every filter call it made (AdvanceTo times and the id
+//             hashes tested, in order), the final value of every counter it
+//             touched and its statistics. Replaying the batches in order rebuilds
+//             bit-identical filters and the same counters.
 //   Claim     a new owner (or an owner recovering from an aborted transaction)
 //             takes the shard at `epoch`, continuing from batch `base_seq`. Batches
 //             of older epochs that follow it are a zombie's and are ignored.
@@ -19,7 +20,7 @@
 //
 //   offset  size  field
 //   0       4     magic "OCCL"
-//   4       2     format version (1)
+//   4       2     format version (2; version 1 batches had no seal time)
 //   6       1     record type (1 batch, 2 claim, 3 snapshot chunk)
 //   7       1     reserved, 0
 //   8       4     partition
@@ -45,7 +46,7 @@
 
 namespace oncecount::changelog {
 
-inline constexpr uint16_t kChangelogFormatVersion = 1;
+inline constexpr uint16_t kChangelogFormatVersion = 2;
 inline constexpr size_t kDlqReasons = 7;
 
 // Per-shard event statistics; in a batch they are the increments of that batch.
@@ -77,8 +78,9 @@ struct BatchRecord {
   int32_t partition = 0;
   uint64_t epoch = 0;
   uint64_t seq = 0;
-  int64_t input_from = 0;  // first input offset the batch covers
-  int64_t input_to = 0;    // the next offset to read after it
+  int64_t input_from = 0;    // first input offset the batch covers
+  int64_t input_to = 0;      // the next offset to read after it
+  int64_t sealed_at_ms = 0;  // the owner's wall clock when it sealed the batch
   std::vector<FilterSegment> segments;
   std::vector<CounterUpdate> counters;
   ShardStats stats;

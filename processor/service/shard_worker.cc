@@ -177,7 +177,7 @@ void ShardWorker::Execute(SealCommand& c) {
   for (auto& [p, shard] : shards_) {
     shard::ShardState& state = *shard.state;
     const uint64_t epoch = state.epoch();
-    std::optional<changelog::BatchRecord> batch = state.Seal(epoch);
+    std::optional<changelog::BatchRecord> batch = state.Seal(epoch, now);
     if (!batch) continue;
     SealedShard s;
     s.partition = p;

@@ -128,9 +128,10 @@ std::optional<changelog::BatchRecord> ShardState::PendingBatch(uint64_t epoch) c
   return batch;
 }
 
-std::optional<changelog::BatchRecord> ShardState::Seal(uint64_t epoch) {
+std::optional<changelog::BatchRecord> ShardState::Seal(uint64_t epoch, int64_t sealed_at_ms) {
   std::optional<changelog::BatchRecord> batch = PendingBatch(epoch);
   if (!batch) return batch;
+  batch->sealed_at_ms = sealed_at_ms;
   in_flight_ = true;
   in_flight_stats_ = pending_stats_;
   epoch_ = epoch;

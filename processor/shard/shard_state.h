@@ -72,10 +72,11 @@ class ShardState {
   std::optional<changelog::BatchRecord> PendingBatch(uint64_t epoch) const;
   // How many filter calls the pending batch holds (to bound the batch's size).
   size_t pending_events() const { return pending_events_; }
-  // Ends the pending batch: returns it (as PendingBatch would) and makes it the batch
-  // in flight; later applies start the next batch. Nullopt, and nothing changes,
-  // when nothing was applied. Call only while no batch is in flight.
-  std::optional<changelog::BatchRecord> Seal(uint64_t epoch);
+  // Ends the pending batch: returns it (as PendingBatch would, stamped with the
+  // owner's wall clock `sealed_at_ms`) and makes it the batch in flight; later
+  // applies start the next batch. Nullopt, and nothing changes, when nothing was
+  // applied. Call only while no batch is in flight.
+  std::optional<changelog::BatchRecord> Seal(uint64_t epoch, int64_t sealed_at_ms = 0);
   bool has_batch_in_flight() const { return in_flight_; }
   // The batch in flight is committed: it becomes part of the committed state. With
   // nothing in flight, seals the pending batch first and commits it (one step, for

@@ -26,7 +26,7 @@ constexpr size_t kVersionAt = 4;
 constexpr size_t kTypeAt = 6;
 constexpr size_t kHeaderBytes = 28;
 constexpr size_t kChecksumBytes = 8;
-constexpr size_t kBatchSegmentCountAt = kHeaderBytes + 16;  // after input_from, input_to
+constexpr size_t kBatchSegmentCountAt = kHeaderBytes + 24;  // after input range, seal time
 
 std::string Encoded(const Record& record) {
   std::string out;
@@ -47,6 +47,7 @@ BatchRecord SampleBatch() {
   b.seq = 42;
   b.input_from = 1000;
   b.input_to = 1017;
+  b.sealed_at_ms = 1'700'000'001'234;
   b.segments = {{1'700'000'000'000, {0x0123456789abcdefULL, 1, 0xffffffffffffffffULL}},
                 {1'700'000'000'250, {}},
                 {1'700'000'000'900, {99}}};
@@ -130,19 +131,19 @@ TEST(ChangelogRecord, PinsTheBytesOfAClaim) {
   const std::string bytes = Encoded(ClaimRecord{3, 2, 5});
   EXPECT_EQ(Hex(bytes),
             "4f43434c"          // 0: magic "OCCL"
-            "0100"              // 4: format version 1
+            "0200"              // 4: format version 2
             "02"                // 6: type 2, claim
             "00"                // 7: reserved
             "03000000"          // 8: partition 3
             "0200000000000000"  // 12: epoch 2
             "0500000000000000"  // 20: base_seq 5
                                 // 28: no body
-            "9a7d79e386d22920"  // 28: XXH3-64 of bytes 0..27
+            "4d7178660b4c2b59"  // 28: XXH3-64 of bytes 0..27
   );
   // The same fields, read back by offset as the layout comment places them.
   ASSERT_EQ(bytes.size(), 36u);
   EXPECT_EQ(bytes.substr(0, 4), "OCCL");
-  EXPECT_EQ(Le(bytes, 4, 2), 1u);
+  EXPECT_EQ(Le(bytes, 4, 2), 2u);
   EXPECT_EQ(Le(bytes, 6, 1), 2u);
   EXPECT_EQ(Le(bytes, 7, 1), 0u);
   EXPECT_EQ(Le(bytes, 8, 4), 3u);
@@ -158,6 +159,7 @@ TEST(ChangelogRecord, PinsTheBytesOfABatch) {
   batch.seq = 3;
   batch.input_from = 10;
   batch.input_to = 12;
+  batch.sealed_at_ms = 2000;
   batch.segments = {{1000, {0xab}}};
   batch.counters = {{"a", 5}};
   batch.stats.applied = 1;
@@ -166,7 +168,7 @@ TEST(ChangelogRecord, PinsTheBytesOfABatch) {
   const std::string bytes = Encoded(batch);
   EXPECT_EQ(Hex(bytes),
             "4f43434c"          // 0: magic "OCCL"
-            "0100"              // 4: format version 1
+            "0200"              // 4: format version 2
             "01"                // 6: type 1, batch
             "00"                // 7: reserved
             "01000000"          // 8: partition 1
@@ -174,34 +176,36 @@ TEST(ChangelogRecord, PinsTheBytesOfABatch) {
             "0300000000000000"  // 20: seq 3
             "0a00000000000000"  // 28: input_from 10
             "0c00000000000000"  // 36: input_to 12
-            "01000000"          // 44: one segment
-            "e803000000000000"  // 48:   time_ms 1000
-            "01000000"          // 56:   one hash
-            "ab00000000000000"  // 60:   0xab
-            "01000000"          // 68: one counter
-            "01000000"          // 72:   name length 1
-            "61"                // 76:   "a"
-            "0500000000000000"  // 77:   value 5
-            "0100000000000000"  // 85: applied 1
-            "0100000000000000"  // 93: duplicates 1
-            "0000000000000000"  // 101: near-edge duplicates 0
-            "0000000000000000"  // 109: dead-lettered missing_key
-            "0000000000000000"  // 117:   key_too_long
-            "0100000000000000"  // 125:   invalid_json 1
-            "0000000000000000"  // 133:   missing_counter
-            "0000000000000000"  // 141:   invalid_counter
-            "0000000000000000"  // 149:   invalid_delta
-            "0000000000000000"  // 157:   overflow
-            "c3b92f226d1d5554"  // 165: XXH3-64 of bytes 0..164
+            "d007000000000000"  // 44: sealed_at_ms 2000
+            "01000000"          // 52: one segment
+            "e803000000000000"  // 56:   time_ms 1000
+            "01000000"          // 64:   one hash
+            "ab00000000000000"  // 68:   0xab
+            "01000000"          // 76: one counter
+            "01000000"          // 80:   name length 1
+            "61"                // 84:   "a"
+            "0500000000000000"  // 85:   value 5
+            "0100000000000000"  // 93: applied 1
+            "0100000000000000"  // 101: duplicates 1
+            "0000000000000000"  // 109: near-edge duplicates 0
+            "0000000000000000"  // 117: dead-lettered missing_key
+            "0000000000000000"  // 125:   key_too_long
+            "0100000000000000"  // 133:   invalid_json 1
+            "0000000000000000"  // 141:   missing_counter
+            "0000000000000000"  // 149:   invalid_counter
+            "0000000000000000"  // 157:   invalid_delta
+            "0000000000000000"  // 165:   overflow
+            "7e07ec10119219ae"  // 173: XXH3-64 of bytes 0..172
   );
-  ASSERT_EQ(bytes.size(), 173u);
+  ASSERT_EQ(bytes.size(), 181u);
   EXPECT_EQ(bytes.substr(0, 4), "OCCL");
-  EXPECT_EQ(Le(bytes, 4, 2), 1u);
+  EXPECT_EQ(Le(bytes, 4, 2), 2u);
   EXPECT_EQ(Le(bytes, 6, 1), 1u);
   EXPECT_EQ(Le(bytes, 8, 4), 1u);
   EXPECT_EQ(Le(bytes, 12, 8), 2u);
   EXPECT_EQ(Le(bytes, 20, 8), 3u);
-  EXPECT_EQ(Le(bytes, 165, 8), XXH3_64bits(bytes.data(), 165));
+  EXPECT_EQ(Le(bytes, 44, 8), 2000u);
+  EXPECT_EQ(Le(bytes, 173, 8), XXH3_64bits(bytes.data(), 173));
 }
 
 TEST(ChangelogRecord, RejectsEverySingleByteCorruptionOfABatch) {
@@ -233,7 +237,7 @@ TEST(ChangelogRecord, RejectsAWrongMagic) {
 }
 
 TEST(ChangelogRecord, RejectsAnotherFormatVersion) {
-  for (uint64_t version : {0, 2, 0xffff}) {
+  for (uint64_t version : {0, 1, 3, 0xffff}) {
     const auto decoded = DecodeRecord(WithField(Encoded(SampleBatch()), kVersionAt, 2, version));
     ASSERT_FALSE(decoded.ok()) << version;
     EXPECT_TRUE(Mentions(decoded.error(), "version " + std::to_string(version)));

@@ -183,6 +183,7 @@ TEST(ShardWorker, AppliesHandedOverMessagesAndSealsThemIntoOneChangelogBatch) {
   const BatchRecord batch = DecodedBatch(s.batch);
   EXPECT_EQ(batch.epoch, 3u);
   EXPECT_EQ(batch.seq, 1u);
+  EXPECT_EQ(batch.sealed_at_ms, kNowMs);
   EXPECT_EQ(batch.input_from, 0);
   EXPECT_EQ(batch.input_to, 4);
   EXPECT_EQ(batch.stats.applied, 3u);

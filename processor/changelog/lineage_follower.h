@@ -1,0 +1,53 @@
+// LineageFollower: the lineage rule of lineage.h applied record by record to a
+// shard state that is already built — a standby's hot replica, or a new owner
+// catching up the changelog's tail from such a replica.
+//
+// Fed the records of changelog partition p in log order, it says for each one what
+// the state must do:
+//
+//  - kApply: the batch continues the state's lineage (seq = applied + 1); the
+//    follower has moved on to it;
+//  - kSkip: nothing to do: a zombie's batch (older epoch), a batch the state holds
+//    already (re-read history), a snapshot chunk, or a claim that continues from
+//    the state's last batch;
+//  - kRebuild: the lineage went another way than the state: a new owner's claim
+//    cut back batches the state applied (an aborted attempt that was visible), a
+//    newer epoch rewrote a batch, or batches are missing. The state cannot be
+//    repaired record by record; rebuild it from the changelog (LineageBuilder).
+//
+// These are the rules LineageBuilder applies to a whole partition, so a follower
+// and a restore that read the same records reach the same state.
+//
+// Thread-safety: one follower per replica, on the replica's owner thread.
+#pragma once
+
+#include <cstdint>
+
+#include "processor/changelog/changelog_record.h"
+
+namespace oncecount::changelog {
+
+class LineageFollower {
+ public:
+  enum class Step : uint8_t { kApply, kSkip, kRebuild };
+
+  // Follows a state that holds every batch up to `applied_seq`, in a lineage whose
+  // newest epoch is `epoch` (a restore's RestorePlan, or a state's own).
+  LineageFollower(uint64_t epoch, uint64_t applied_seq) : epoch_(epoch), applied_(applied_seq) {}
+
+  Step Next(const Record& record);
+
+  // The newest epoch seen: a new owner claims epoch() + 1.
+  uint64_t epoch() const { return epoch_; }
+  // The last batch applied: a new owner's claim continues from it.
+  uint64_t applied_seq() const { return applied_; }
+
+ private:
+  Step OnBatch(const BatchRecord& batch);
+  Step OnClaim(const ClaimRecord& claim);
+
+  uint64_t epoch_;
+  uint64_t applied_;
+};
+
+}  // namespace oncecount::changelog
