@@ -32,6 +32,10 @@ struct KafkaConfig {
   std::string EffectiveDlqTopic() const {
     return dlq_topic.empty() ? input_topic + ".dlq" : dlq_topic;
   }
+  // The shards' changelog: as many partitions as the input topic.
+  std::string ChangelogTopic() const { return input_topic + ".changelog"; }
+  // The instances' heartbeats (standbys need it): one partition.
+  std::string MembersTopic() const { return input_topic + ".members"; }
 };
 
 struct ProcessingConfig {

@@ -184,12 +184,18 @@ class Exposition {
   void Sample(std::string_view name, std::string_view labels, const std::string& value) {
     Line(name, labels, " ", value);
   }
-  // One family with one sample per shard, labelled by partition.
+  // One family with one sample per active shard, labelled by partition. Replicas
+  // repeat their active's figures; exporting them too would count them twice in
+  // any sum over instances.
   template <typename ValueOf>
   void PerShard(const Snapshot& s, std::string_view name, std::string_view type,
                 std::string_view help, ValueOf value_of) {
     Family(name, type, help);
-    for (const auto& v : s.shards) Sample(name, PartitionLabel(v->partition), value_of(*v));
+    for (const auto& v : s.shards) {
+      if (v->role == shard::ShardRole::kActive) {
+        Sample(name, PartitionLabel(v->partition), value_of(*v));
+      }
+    }
   }
   static std::string PartitionLabel(int32_t partition) {
     return "{partition=\"" + std::to_string(partition) + "\"}";
@@ -411,10 +417,16 @@ class Api {
     j.Key("transactions_committed").Uint(v.transactions_committed);
     j.Key("transactions_aborted").Uint(v.transactions_aborted);
     j.Key("published_at_ms").Int(v.published_at_ms);
+    j.Key("replica_lag_ms");
+    if (v.replica_lag_ms < 0) {
+      j.Null();  // an active shard
+    } else {
+      j.Int(v.replica_lag_ms);
+    }
+    j.Key("digest").String(v.digest).Key("digest_seq").Uint(v.digest_seq);
     j.Key("filter");
     WriteFilter(j, v, detail);
     if (detail) {
-      j.Key("digest").String(v.digest).Key("digest_seq").Uint(v.digest_seq);
       j.Key("constituents").BeginArray();
       for (const auto& c : v.filter.constituents) {
         j.BeginObject().Key("inserted").Uint(c.inserted).Key("fill").Double(c.fill);
@@ -459,6 +471,25 @@ class Api {
         s, "oncecount_shard_ready", "gauge",
         "1 when the shard is restored and running on this instance, else 0.",
         [](const ShardView& v) { return v.phase == shard::ShardPhase::kRunning ? "1" : "0"; });
+    std::array<uint64_t, 3> by_role{};
+    for (const auto& v : s.shards) ++by_role[static_cast<size_t>(v->role)];
+    e.Family("oncecount_shards", "gauge",
+             "Shards held by this instance, by role (active, standby: a hot replica, replica: "
+             "counters only).");
+    for (auto role :
+         {shard::ShardRole::kActive, shard::ShardRole::kStandby, shard::ShardRole::kReplica}) {
+      e.Sample("oncecount_shards", std::string("{role=\"") + shard::ShardRoleName(role) + "\"}",
+               MetricValue(by_role[static_cast<size_t>(role)]));
+    }
+    e.Family("oncecount_replica_lag_seconds", "gauge",
+             "How far a replica is behind its shard's changelog (0 while caught up).");
+    for (const auto& v : s.shards) {
+      if (v->role == shard::ShardRole::kActive || v->phase != shard::ShardPhase::kRunning) continue;
+      e.Sample("oncecount_replica_lag_seconds",
+               "{partition=\"" + std::to_string(v->partition) + "\",role=\"" +
+                   shard::ShardRoleName(v->role) + "\"}",
+               MetricValue(static_cast<double>(v->replica_lag_ms) / 1000.0));
+    }
   }
 
   static void WriteShardMetrics(Exposition& e, const Snapshot& s) {

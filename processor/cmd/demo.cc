@@ -9,6 +9,7 @@
 
 #include "processor/cmd/inject_workload.h"
 #include "processor/cmd/service_runtime.h"
+#include "processor/cmd/service_topics.h"
 #include "processor/kafka/embedded_cluster.h"
 
 namespace oncecount::cmd {
@@ -105,10 +106,7 @@ int RunDemo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
   c.dedup.expected_rate = std::max(100.0, o.rate / o.partitions * 2);
   c.kafka.group_id = "oncecount-demo";
   err << "demo: starting an embedded Kafka cluster (" << o.partitions << " partitions)\n";
-  auto cluster =
-      kafka::EmbeddedCluster::Start(1, {{c.kafka.input_topic, o.partitions},
-                                        {c.kafka.EffectiveDlqTopic(), o.partitions},
-                                        {c.kafka.input_topic + ".changelog", o.partitions}});
+  auto cluster = kafka::EmbeddedCluster::Start(1, ServiceTopics(c.kafka, o.partitions));
   if (auto* error = std::get_if<std::string>(&cluster)) {
     err << "demo: " << *error << "\n";
     return 1;

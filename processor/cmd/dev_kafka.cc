@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "processor/cmd/atomic_file.h"
+#include "processor/cmd/service_topics.h"
 #include "processor/kafka/embedded_cluster.h"
 
 namespace oncecount::cmd {
@@ -20,10 +21,7 @@ int RunDevKafka(const DevKafkaOptions& o, std::ostream& out, std::ostream& err) 
   }
   std::vector<kafka::TopicSpec> topics;
   for (const std::string& name : o.topics) topics.push_back({name, o.partitions});
-  if (topics.empty()) {
-    topics = {
-        {"events", o.partitions}, {"events.dlq", o.partitions}, {"events.changelog", o.partitions}};
-  }
+  if (topics.empty()) topics = ServiceTopics(config::KafkaConfig{}, o.partitions);
 
   auto started = kafka::EmbeddedCluster::Start(o.brokers, topics);
   if (auto* error = std::get_if<std::string>(&started)) {

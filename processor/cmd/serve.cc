@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "processor/cmd/service_runtime.h"
+#include "processor/cmd/service_topics.h"
 #include "processor/kafka/embedded_cluster.h"
 
 namespace oncecount::cmd {
@@ -19,10 +20,7 @@ int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   std::string bootstrap = c.kafka.bootstrap_servers;
   if (bootstrap == "embedded") {
     constexpr int kEmbeddedPartitions = 8;
-    auto started = kafka::EmbeddedCluster::Start(
-        1, {{c.kafka.input_topic, kEmbeddedPartitions},
-            {c.kafka.EffectiveDlqTopic(), kEmbeddedPartitions},
-            {c.kafka.input_topic + ".changelog", kEmbeddedPartitions}});
+    auto started = kafka::EmbeddedCluster::Start(1, ServiceTopics(c.kafka, kEmbeddedPartitions));
     if (auto* error = std::get_if<std::string>(&started)) {
       err << "serve: " << *error << "\n";
       return 1;

@@ -46,11 +46,12 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
     RuntimeOptions options) {
   const config::Config& c = options.config;
   std::unique_ptr<ServiceRuntime> rt(new ServiceRuntime());
+  rt->log_ = options.log;
   service::ProcessorOptions po;
   po.bootstrap_servers = options.bootstrap_servers;
   po.input_topic = c.kafka.input_topic;
   po.dlq_topic = c.kafka.EffectiveDlqTopic();
-  po.changelog_topic = c.kafka.input_topic + ".changelog";
+  po.changelog_topic = c.kafka.ChangelogTopic();
   po.group_id = c.kafka.group_id;
   po.instance_id = options.instance_id;
   po.properties = c.kafka.properties;
@@ -74,10 +75,6 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
     rt->workers_.push_back(std::make_unique<service::ShardWorker>(std::move(wo)));
     workers.push_back(rt->workers_.back().get());
   }
-  auto made = service::Processor::Create(std::move(po), rt->board_, workers);
-  if (auto* error = std::get_if<std::string>(&made)) return *error;
-  rt->processor_ = std::move(std::get<std::unique_ptr<service::Processor>>(made));
-
   rt->http_ = std::make_unique<Http>();
   http::ApiOptions api;
   api.instance_id = options.instance_id;
@@ -90,11 +87,34 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
   const auto endpoint = rt->http_->server->local_endpoint();
   rt->url_ = "http://" + endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
 
+  replica::ReplicatorOptions ro;
+  ro.bootstrap_servers = options.bootstrap_servers;
+  ro.properties = c.kafka.properties;
+  ro.changelog_topic = po.changelog_topic;
+  if (c.processing.standby_replicas > 0) ro.members_topic = c.kafka.MembersTopic();
+  ro.group_id = c.kafka.group_id;
+  ro.instance_id = options.instance_id;
+  ro.api_url = rt->url_;
+  ro.standby_replicas = c.processing.standby_replicas;
+  ro.dedup = po.dedup;
+  ro.log = options.log;
+  auto replicator = replica::Replicator::Create(std::move(ro), rt->board_);
+  if (auto* error = std::get_if<std::string>(&replicator)) return *error;
+  rt->replicator_ = std::move(std::get<std::unique_ptr<replica::Replicator>>(replicator));
+
+  auto made = service::Processor::Create(std::move(po), rt->board_, workers, rt->replicator_.get());
+  if (auto* error = std::get_if<std::string>(&made)) return *error;
+  rt->processor_ = std::move(std::get<std::unique_ptr<service::Processor>>(made));
+
   ServiceRuntime* self = rt.get();
   for (auto& worker : rt->workers_) {
     rt->worker_threads_.emplace_back([w = worker.get()] { w->Run(); });
   }
   rt->http_thread_ = std::thread([self] { self->http_->io.run(); });
+  rt->replicator_thread_ = std::thread([self] {
+    const std::string error = self->replicator_->Run();
+    if (!error.empty()) self->Log("replicas stopped: " + error);
+  });
   rt->processor_thread_ = std::thread([self] {
     self->processor_error_ = self->processor_->Run();
     self->processor_done_.store(true);
@@ -109,6 +129,9 @@ std::string ServiceRuntime::Stop() {
   if (processor_thread_.joinable()) processor_thread_.join();
   for (auto& worker : workers_) worker->Close();
   for (std::thread& t : worker_threads_) t.join();
+  // After the processor: its revocations hand the shards back to the replicator.
+  if (replicator_) replicator_->Stop();
+  if (replicator_thread_.joinable()) replicator_thread_.join();
   if (http_) {
     if (http_->server) http_->server->Stop();
     http_->work.reset();

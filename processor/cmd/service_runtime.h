@@ -1,6 +1,7 @@
 // ServiceRuntime: one running oncecount service — the processor on its own thread,
-// the shard workers on theirs (processing.threads; 0: one per core) and the HTTP
-// API on an io_context thread — as `serve` and `demo` start it.
+// the shard workers on theirs (processing.threads; 0: one per core), the replicator
+// (replicas of the shards other instances own) on its own, and the HTTP API on an
+// io_context thread — as `serve` and `demo` start it.
 //
 // This is part of the composition root: it is where the service's threads are
 // created and joined. The processor's shards publish on the runtime's StateBoard,
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "processor/replica/replicator.h"
 #include "processor/service/processor.h"
 #include "processor/service/shard_worker.h"
 #include "processor/shard/shard_view.h"
@@ -51,14 +53,20 @@ class ServiceRuntime {
 
  private:
   ServiceRuntime() = default;
+  void Log(const std::string& line) const {
+    if (log_) log_(line);
+  }
+  std::function<void(const std::string&)> log_;
 
   shard::StateBoard board_;
   std::vector<std::unique_ptr<service::ShardWorker>> workers_;
   std::vector<std::thread> worker_threads_;
+  std::unique_ptr<replica::Replicator> replicator_;
   std::unique_ptr<service::Processor> processor_;
   std::unique_ptr<Http> http_;
   std::thread processor_thread_;
   std::thread http_thread_;
+  std::thread replicator_thread_;
   std::atomic<bool> processor_done_{false};
   std::string processor_error_;
   std::string url_;

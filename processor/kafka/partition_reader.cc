@@ -2,6 +2,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <algorithm>
 #include <memory>
 #include <set>
 
@@ -21,7 +22,7 @@ using ConsumerHandle = std::unique_ptr<rd_kafka_t, HandleDeleter>;
 std::variant<PartitionRecords, std::string> ReadPartitions(
     const Settings& connection, const std::map<std::string, std::string>& user_properties,
     const std::string& topic, const std::vector<int32_t>& partitions,
-    std::chrono::milliseconds timeout) {
+    std::chrono::milliseconds timeout, const std::map<int32_t, int64_t>& start) {
   PartitionRecords records;
   if (partitions.empty()) return records;
   Settings pinned = {{"enable.partition.eof", "true"},
@@ -52,8 +53,10 @@ std::variant<PartitionRecords, std::string> ReadPartitions(
       return "cannot read the end of " + topic + "/" + std::to_string(p) + ": " +
              rd_kafka_err2str(e);
     }
-    if (high > low) {
-      rd_kafka_topic_partition_list_add(list, topic.c_str(), p)->offset = low;
+    const auto from = start.find(p);
+    const int64_t first = from == start.end() ? low : std::max(low, from->second);
+    if (high > first) {
+      rd_kafka_topic_partition_list_add(list, topic.c_str(), p)->offset = first;
       open.insert(p);
     }
   }

@@ -9,6 +9,7 @@
 
 #include "processor/changelog/lineage.h"
 #include "processor/kafka/partition_reader.h"
+#include "processor/replica/replicator.h"
 #include "processor/service/shard_worker.h"
 #include "processor/shard/shard_state.h"
 
@@ -61,6 +62,7 @@ struct Processor::Impl {
   ProcessorOptions o;
   shard::StateBoard& board;
   std::vector<ShardWorker*> workers;
+  replica::Replicator* replicator = nullptr;  // may be null: no replicas
   rd_kafka_t* consumer = nullptr;
   rd_kafka_t* producer = nullptr;
   kafka::Settings connection;
@@ -75,8 +77,13 @@ struct Processor::Impl {
   bool commit_soon = false;  // a shard's batch reached max_batch_events
   Clock::time_point last_commit = Clock::now();
 
-  Impl(ProcessorOptions options, shard::StateBoard& b, std::vector<ShardWorker*> w)
-      : o(std::move(options)), board(b), workers(std::move(w)), staged(workers.size()) {}
+  Impl(ProcessorOptions options, shard::StateBoard& b, std::vector<ShardWorker*> w,
+       replica::Replicator* r)
+      : o(std::move(options)),
+        board(b),
+        workers(std::move(w)),
+        replicator(r),
+        staged(workers.size()) {}
 
   ShardWorker& WorkerOf(int32_t partition) {
     return *workers[static_cast<size_t>(partition) % workers.size()];
@@ -264,6 +271,7 @@ struct Processor::Impl {
   // letters and input offsets, in one transaction; after an error that requires
   // it, aborts and restores every shard from its changelog.
   void Commit() {
+    if (rd_kafka_assignment_lost(consumer)) return;  // the revocation drops the work
     HandOverAll();
     last_commit = Clock::now();
     commit_soon = false;
@@ -337,11 +345,13 @@ struct Processor::Impl {
 
   // --- Restore -------------------------------------------------------------------
 
-  // Rebuilds the shards of `partitions` from their changelogs, claims them with a
-  // new epoch in one transaction and hands them to their workers. After an abort
-  // each claim continues from the shard's last committed batch, which drops the
-  // aborted attempt for every reader.
-  void Restore(const std::vector<int32_t>& partitions, bool after_abort) {
+  // Rebuilds the shards of `partitions` — from the hot replicas in `handoffs` and the
+  // changelog records after them, the others from their whole changelog — claims
+  // them with a new epoch in one transaction and hands them to their workers. After
+  // an abort each claim continues from the shard's last committed batch, which drops
+  // the aborted attempt for every reader.
+  void Restore(const std::vector<int32_t>& partitions, bool after_abort,
+               std::map<int32_t, replica::Handoff> handoffs = {}) {
     if (partitions.empty()) return;
     const auto start = Clock::now();
     std::map<int32_t, uint64_t> committed;
@@ -356,6 +366,96 @@ struct Processor::Impl {
     }
     // Whatever the workers still hold for these shards is ahead of the changelog.
     for (auto& [worker, dropped] : to_drop) worker->Drop(std::move(dropped));
+
+    std::vector<changelog::ClaimRecord> claims;
+    std::vector<std::unique_ptr<shard::ShardState>> restored;
+    std::vector<int32_t> cold;
+    TakeOver(handoffs, claims, restored);
+    for (int32_t p : partitions) {
+      if (!handoffs.contains(p)) cold.push_back(p);
+    }
+    RestoreCold(cold, committed, claims, restored);
+    WriteClaims(claims);
+    if (!fatal.empty()) return;
+    for (std::unique_ptr<shard::ShardState>& state : restored) {
+      const int32_t p = state->partition();
+      ShardSlot& slot = shards[p];
+      slot.phase = shard::ShardPhase::kRunning;
+      slot.committed_seq = state->committed_seq();
+      shard::ShardView base;
+      base.target_fpp = o.dedup.target_fpp;
+      slot.state_view = state->MakeView(std::move(base), o.now_ms());
+      restored_positions[p] = state->position();
+      WorkerOf(p).Adopt(std::move(state));
+      Publish(p, slot);
+    }
+    Log("restored " + std::to_string(claims.size()) + " shard(s) in " +
+        std::to_string(
+            std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count()) +
+        " ms");
+  }
+
+  // Brings hot replicas up to the changelog's end and claims them. A replica whose
+  // lineage the tail cuts back is dropped from `handoffs` (it restores cold).
+  void TakeOver(std::map<int32_t, replica::Handoff>& handoffs,
+                std::vector<changelog::ClaimRecord>& claims,
+                std::vector<std::unique_ptr<shard::ShardState>>& restored) {
+    if (handoffs.empty()) return;
+    std::vector<int32_t> taken;
+    std::map<int32_t, int64_t> from;
+    for (const auto& [p, h] : handoffs) {
+      taken.push_back(p);
+      from[p] = h.next_offset;
+    }
+    auto read = kafka::ReadPartitions(connection, o.properties, o.changelog_topic, taken,
+                                      o.restore_timeout, from);
+    if (std::holds_alternative<std::string>(read)) {
+      Log("cannot read the changelog after the replicas (" + std::get<std::string>(read) +
+          "); restoring from scratch");
+      handoffs.clear();
+      return;
+    }
+    auto& tails = std::get<kafka::PartitionRecords>(read);
+    for (auto it = handoffs.begin(); it != handoffs.end();) {
+      const int32_t p = it->first;
+      replica::Handoff& h = it->second;
+      size_t applied = 0;
+      bool cut = false;
+      for (const std::string& bytes : tails[p]) {
+        auto record = changelog::DecodeRecord(bytes);
+        if (!record) continue;
+        const auto step = h.follower.Next(record.value());
+        if (step == changelog::LineageFollower::Step::kApply) {
+          h.state->Replay(std::get<changelog::BatchRecord>(record.value()));
+          ++applied;
+        } else if (step == changelog::LineageFollower::Step::kRebuild) {
+          cut = true;
+          break;
+        }
+      }
+      if (cut) {
+        Log("shard " + std::to_string(p) + ": its replica cannot follow the changelog's tail; " +
+            "restoring from scratch");
+        it = handoffs.erase(it);
+        continue;
+      }
+      const changelog::ClaimRecord claim{p, h.follower.epoch() + 1, h.follower.applied_seq()};
+      h.state->SetEpoch(claim.epoch);
+      Log("shard " + std::to_string(p) + ": taken over from its standby replica at batch " +
+          std::to_string(claim.base_seq) + " (" + std::to_string(applied) +
+          " batches from the changelog's tail), epoch " + std::to_string(claim.epoch) +
+          ", input offset " + std::to_string(h.state->position()));
+      claims.push_back(claim);
+      restored.push_back(std::move(h.state));
+      ++it;
+    }
+  }
+
+  void RestoreCold(const std::vector<int32_t>& partitions,
+                   const std::map<int32_t, uint64_t>& committed,
+                   std::vector<changelog::ClaimRecord>& claims,
+                   std::vector<std::unique_ptr<shard::ShardState>>& restored) {
+    if (partitions.empty()) return;
     auto read = kafka::ReadPartitions(connection, o.properties, o.changelog_topic, partitions,
                                       o.restore_timeout);
     if (auto* error = std::get_if<std::string>(&read)) {
@@ -363,12 +463,11 @@ struct Processor::Impl {
       return;
     }
     auto& records = std::get<kafka::PartitionRecords>(read);
-    std::vector<changelog::ClaimRecord> claims;
-    std::vector<std::unique_ptr<shard::ShardState>> restored;
     for (int32_t p : partitions) {
       changelog::LineageBuilder lineage;
       for (const std::string& r : records[p]) lineage.Add(std::string_view(r));
-      const uint64_t base = committed.contains(p) ? committed[p] : lineage.last_seq();
+      const auto known = committed.find(p);
+      const uint64_t base = known != committed.end() ? known->second : lineage.last_seq();
       const changelog::ClaimRecord claim{p, lineage.epoch() + 1, base};
       lineage.Add(changelog::Record{claim});
       auto plan = std::move(lineage).Finish();
@@ -392,24 +491,6 @@ struct Processor::Impl {
       claims.push_back(claim);
       restored.push_back(std::move(state.value()));
     }
-    WriteClaims(claims);
-    if (!fatal.empty()) return;
-    for (std::unique_ptr<shard::ShardState>& state : restored) {
-      const int32_t p = state->partition();
-      ShardSlot& slot = shards[p];
-      slot.phase = shard::ShardPhase::kRunning;
-      slot.committed_seq = state->committed_seq();
-      shard::ShardView base;
-      base.target_fpp = o.dedup.target_fpp;
-      slot.state_view = state->MakeView(std::move(base), o.now_ms());
-      restored_positions[p] = state->position();
-      WorkerOf(p).Adopt(std::move(state));
-      Publish(p, slot);
-    }
-    Log("restored " + std::to_string(claims.size()) + " shard(s) in " +
-        std::to_string(
-            std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count()) +
-        " ms");
   }
 
   void WriteClaims(const std::vector<changelog::ClaimRecord>& claims) {
@@ -477,7 +558,8 @@ struct Processor::Impl {
     Log("assigned " + std::to_string(partitions.size()) + " partition(s)");
     Commit();  // claims need a transaction of their own
     restored_positions.clear();
-    Restore(partitions, false);
+    Restore(partitions, false,
+            replicator ? replicator->Take(partitions) : std::map<int32_t, replica::Handoff>{});
     PartitionList ready(rd_kafka_topic_partition_list_new(parts->cnt));
     // Shards that failed to restore keep their input unassigned.
     for (const auto& [p, position] : restored_positions) {
@@ -490,8 +572,15 @@ struct Processor::Impl {
 
   void OnRevoke(rd_kafka_t* rk, rd_kafka_topic_partition_list_t* parts,
                 const std::vector<int32_t>& partitions) {
-    Log("revoked " + std::to_string(partitions.size()) + " partition(s)");
-    Commit();
+    if (rd_kafka_assignment_lost(rk)) {
+      // The group moved on without us (we were paused or cut off): another instance
+      // may own these shards already. Committing now would be a zombie's commit.
+      Log("lost " + std::to_string(partitions.size()) +
+          " partition(s); dropping their uncommitted work");
+    } else {
+      Log("revoked " + std::to_string(partitions.size()) + " partition(s)");
+      Commit();
+    }
     std::map<ShardWorker*, std::vector<int32_t>> to_drop;
     for (int32_t p : partitions) {
       shards.erase(p);
@@ -501,6 +590,7 @@ struct Processor::Impl {
     for (auto& [worker, dropped] : to_drop) worker->Drop(std::move(dropped));
     KafkaError e(rd_kafka_incremental_unassign(rk, parts));
     if (e) Log("incremental_unassign: " + Describe(e));
+    if (replicator) replicator->Follow(partitions);
   }
 
   // --- Views and the loop --------------------------------------------------------
@@ -597,7 +687,8 @@ Processor::Processor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Processor::~Processor() = default;
 
 std::variant<std::unique_ptr<Processor>, std::string> Processor::Create(
-    ProcessorOptions options, shard::StateBoard& board, std::vector<ShardWorker*> workers) {
+    ProcessorOptions options, shard::StateBoard& board, std::vector<ShardWorker*> workers,
+    replica::Replicator* replicator) {
   if (options.bootstrap_servers.empty()) return std::string("no bootstrap servers");
   if (workers.empty()) return std::string("no shard workers");
   if (options.instance_id.empty()) return std::string("no instance id");
@@ -608,7 +699,7 @@ std::variant<std::unique_ptr<Processor>, std::string> Processor::Create(
           .count();
     };
   }
-  auto impl = std::make_unique<Impl>(std::move(options), board, std::move(workers));
+  auto impl = std::make_unique<Impl>(std::move(options), board, std::move(workers), replicator);
   if (std::string e = impl->CreateClients(); !e.empty()) return e;
   if (std::string e = impl->CheckTopics(); !e.empty()) return e;
   return std::unique_ptr<Processor>(new Processor(std::move(impl)));

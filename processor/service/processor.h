@@ -39,6 +39,11 @@
 namespace oncecount::service {
 
 class ShardWorker;
+}  // namespace oncecount::service
+namespace oncecount::replica {
+class Replicator;
+}  // namespace oncecount::replica
+namespace oncecount::service {
 
 struct ProcessorOptions {
   std::string bootstrap_servers;
@@ -64,9 +69,12 @@ class Processor {
  public:
   // Checks the options and creates the Kafka clients; errors name what is wrong.
   // Shard p lives on workers[p % workers.size()]; the workers' threads must run
-  // (ShardWorker::Run) for as long as Run does.
+  // (ShardWorker::Run) for as long as Run does. With a replicator (its thread
+  // running), assigned shards are taken over from its hot replicas where it has
+  // them, and revoked shards go back to it.
   static std::variant<std::unique_ptr<Processor>, std::string> Create(
-      ProcessorOptions options, shard::StateBoard& board, std::vector<ShardWorker*> workers);
+      ProcessorOptions options, shard::StateBoard& board, std::vector<ShardWorker*> workers,
+      replica::Replicator* replicator = nullptr);
   ~Processor();
   Processor(const Processor&) = delete;
   Processor& operator=(const Processor&) = delete;

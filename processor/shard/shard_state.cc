@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "processor/filter/byte_io.h"
+#include "processor/filter/no_dedup.h"
 #include "processor/filter/state_codec.h"
 
 namespace oncecount::shard {
@@ -154,13 +155,23 @@ void ShardState::MarkCommitted(uint64_t epoch) {
 void ShardState::Replay(const changelog::BatchRecord& batch) {
   for (const changelog::FilterSegment& segment : batch.segments) {
     filter_->AdvanceTo(filter::Millis{segment.time_ms});
-    for (uint64_t h : segment.hashes) filter_->TestAndInsert(filter::IdHash{h});
+    scratch_hashes_.resize(segment.hashes.size());
+    for (size_t i = 0; i < segment.hashes.size(); ++i) {
+      scratch_hashes_[i] = filter::IdHash{segment.hashes[i]};
+    }
+    scratch_verdicts_.resize(segment.hashes.size());
+    filter_->TestAndInsertBatch(scratch_hashes_, scratch_verdicts_);
   }
   for (const changelog::CounterUpdate& c : batch.counters) counters_[c.name] = c.value;
   stats_.Add(batch.stats);
   position_ = batch.input_to;
   epoch_ = std::max(epoch_, batch.epoch);
   committed_seq_ = batch.seq;
+}
+
+void ShardState::ForgetFilter() {
+  filter_ = std::make_unique<filter::NoDedup>();
+  forgot_filter_ = true;
 }
 
 std::string ShardState::EncodeSnapshot(uint64_t epoch) const {

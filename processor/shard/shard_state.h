@@ -87,6 +87,11 @@ class ShardState {
   void Replay(const changelog::BatchRecord& batch);
   // A new owner's claim: later batches carry this epoch.
   void SetEpoch(uint64_t epoch) { epoch_ = epoch; }
+  // Drops the filter and keeps the counters, position and statistics: a replica that
+  // only answers queries. Later batches replay their counters alone; such a state
+  // can no longer become an active shard.
+  void ForgetFilter();
+  bool forgot_filter() const { return forgot_filter_; }
 
   // The whole state as of everything applied (committed, in flight and pending), in
   // the snapshot format: written in the same transaction as the newest of those
@@ -145,6 +150,8 @@ class ShardState {
   changelog::ShardStats pending_stats_;
   size_t pending_events_ = 0;
   bool has_pending_ = false;
+
+  bool forgot_filter_ = false;
 
   // ApplyAll's scratch space, kept between calls.
   std::vector<event::IncrementEvent> scratch_events_;

@@ -5,7 +5,15 @@
 namespace oncecount::shard {
 
 const char* ShardRoleName(ShardRole role) {
-  return role == ShardRole::kActive ? "active" : "standby";
+  switch (role) {
+    case ShardRole::kActive:
+      return "active";
+    case ShardRole::kStandby:
+      return "standby";
+    case ShardRole::kReplica:
+      return "replica";
+  }
+  return "unknown";
 }
 
 const char* ShardPhaseName(ShardPhase phase) {

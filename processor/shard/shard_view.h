@@ -25,10 +25,13 @@ namespace oncecount::shard {
 // Dead-letter counts per reason, indexed by event::DlqReason's value (7 reasons).
 inline constexpr size_t kDlqReasonCount = 7;
 
-enum class ShardRole : uint8_t { kActive, kStandby };
+// kActive: this instance owns the shard. kStandby: a hot replica (counters and
+// filters) that can take the shard over. kReplica: counters only, kept so that
+// this instance can answer for the whole cluster.
+enum class ShardRole : uint8_t { kActive, kStandby, kReplica };
 enum class ShardPhase : uint8_t { kRestoring, kRunning, kFailed };
 
-const char* ShardRoleName(ShardRole role);     // "active", "standby"
+const char* ShardRoleName(ShardRole role);     // "active", "standby", "replica"
 const char* ShardPhaseName(ShardPhase phase);  // "restoring", "running", "failed"
 
 struct ShardView {
@@ -49,6 +52,9 @@ struct ShardView {
   std::array<uint64_t, kDlqReasonCount> dead_lettered_by_reason{};
   uint64_t transactions_committed = 0;
   uint64_t transactions_aborted = 0;
+  // Replicas: how far behind the changelog's end, in time (0 while caught up);
+  // -1 on an active shard.
+  int64_t replica_lag_ms = -1;
 
   // The filter's summary and digest cost a pass over all its bits, so owners refresh
   // them at most about once a second; `digest_seq` is the changelog batch they

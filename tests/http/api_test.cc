@@ -269,7 +269,8 @@ TEST_F(ApiTest, ReportsEveryShardAndTheirTotalsInStats) {
   EXPECT_EQ(s0["dead_lettered_by_reason"]["overflow"].get_uint64().value(), 1u);
   EXPECT_EQ(s0["transactions_committed"].get_uint64().value(), 12u);
   EXPECT_EQ(s0["transactions_aborted"].get_uint64().value(), 1u);
-  EXPECT_EQ(s0["digest"].error(), simdjson::NO_SUCH_FIELD);  // only in the shard's detail
+  EXPECT_EQ(s0["digest"].get_string().value(), "00112233aabbccdd");
+  EXPECT_TRUE(s0["replica_lag_ms"].is_null()) << "an active shard has no replica lag";
   const auto f0 = s0["filter"];
   EXPECT_EQ(f0["mode"].get_string().value(), "fbf");
   EXPECT_EQ(f0["filters"].get_uint64().value(), 3u);
@@ -443,6 +444,43 @@ TEST_F(ApiTest, ExposesPrometheusMetricsPerPartition) {
       EXPECT_EQ(line.rfind(last_typed, 0), 0u) << line;
     }
   }
+}
+
+// A replica (here partition 1: a standby of another instance's shard) answers for
+// its shard, says how far behind it is, and is left out of the per-shard metrics
+// so that sums over instances count every shard once.
+TEST_F(ApiTest, ShowsReplicasWithTheirLagAndKeepsThemOutOfPerShardMetrics) {
+  ShardView standby = SecondView();
+  standby.role = shard::ShardRole::kStandby;
+  standby.replica_lag_ms = 250;
+  ShardView counters_only = ThirdView();
+  counters_only.role = shard::ShardRole::kReplica;
+  counters_only.replica_lag_ms = 0;
+  Publish(DetailedView());
+  Publish(standby);
+  Publish(counters_only);
+
+  EXPECT_EQ(Json(Get("/v1/counters/likes"))["value"].get_int64().value(), 7) << "3 + 4";
+  const auto shards = Json(Get("/v1/stats"))["shards"].get_array().value();
+  ASSERT_EQ(shards.size(), 3u);
+  EXPECT_EQ(shards.at(1)["role"].get_string().value(), "standby");
+  EXPECT_EQ(shards.at(1)["replica_lag_ms"].get_int64().value(), 250);
+  EXPECT_EQ(shards.at(2)["role"].get_string().value(), "replica");
+  EXPECT_EQ(shards.at(2)["replica_lag_ms"].get_int64().value(), 0);
+
+  const std::string m = Get("/metrics").body;
+  for (const char* line : {
+           "oncecount_shards{role=\"active\"} 1\n",
+           "oncecount_shards{role=\"standby\"} 1\n",
+           "oncecount_shards{role=\"replica\"} 1\n",
+           "oncecount_replica_lag_seconds{partition=\"1\",role=\"standby\"} 0.25\n",
+           "oncecount_replica_lag_seconds{partition=\"2\",role=\"replica\"} 0\n",
+           "oncecount_events_applied_total{partition=\"0\"} 40\n",
+       }) {
+    EXPECT_NE(m.find(line), std::string::npos) << "missing: " << line << "\nin:\n" << m;
+  }
+  EXPECT_EQ(m.find("oncecount_events_applied_total{partition=\"1\"}"), std::string::npos);
+  EXPECT_EQ(m.find("oncecount_replica_lag_seconds{partition=\"0\""), std::string::npos);
 }
 
 TEST_F(ApiTest, MarksARestoringShardUnreadyInMetrics) {

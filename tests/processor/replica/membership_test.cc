@@ -1,0 +1,131 @@
+#include "processor/replica/membership.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace oncecount::replica {
+namespace {
+
+using namespace std::chrono_literals;
+
+MemberRecord Heartbeat(const std::string& id, std::vector<int32_t> actives, int64_t sent_at = 0,
+                       bool leaving = false) {
+  MemberRecord m;
+  m.instance_id = id;
+  m.api_url = "http://" + id;
+  m.actives = std::move(actives);
+  m.sent_at_ms = sent_at;
+  m.leaving = leaving;
+  return m;
+}
+
+TEST(Membership, CountsItselfAndWhoeverWasHeardWithinTheTimeout) {
+  Membership m("b", 5000ms);
+  EXPECT_EQ(m.Live(0), std::vector<std::string>{"b"});
+  m.Observe(Heartbeat("a", {}), 1000);
+  m.Observe(Heartbeat("c", {}), 3000);
+  EXPECT_EQ(m.Live(6000), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(m.Live(6001), (std::vector<std::string>{"b", "c"})) << "a went quiet";
+  m.Observe(Heartbeat("c", {}, 0, /*leaving=*/true), 6002);
+  EXPECT_EQ(m.Live(6002), std::vector<std::string>{"b"}) << "c said goodbye";
+}
+
+TEST(Membership, TakesTheActiveFromTheNewestLiveRecordThatListsTheShard) {
+  Membership m("x", 5000ms);
+  m.Observe(Heartbeat("a", {0, 1}, 100), 100);
+  EXPECT_EQ(m.ActiveOf(1, 200), "a");
+  EXPECT_EQ(m.ActiveOf(2, 200), "");
+  // The group moved shard 1 to b; a's last record still lists it.
+  m.Observe(Heartbeat("b", {1}, 300), 300);
+  EXPECT_EQ(m.ActiveOf(1, 400), "b");
+  EXPECT_EQ(m.ActiveOf(0, 400), "a");
+}
+
+TEST(Membership, PicksNoStandbyWhenNoneIsAsked) {
+  Membership m("a", 5000ms);
+  m.Observe(Heartbeat("b", {}), 0);
+  EXPECT_TRUE(m.StandbysOf(0, 0, 0).empty());
+}
+
+TEST(Membership, NeverPicksTheActiveAndPicksAtMostR) {
+  Membership m("a", 5000ms);
+  for (const char* id : {"b", "c", "d"}) m.Observe(Heartbeat(id, {}), 0);
+  m.Observe(Heartbeat("c", {7}), 0);
+  for (int64_t r = 1; r <= 4; ++r) {
+    const std::vector<std::string> standbys = m.StandbysOf(7, r, 0);
+    EXPECT_EQ(standbys.size(), static_cast<size_t>(std::min<int64_t>(r, 3)));
+    EXPECT_EQ(std::count(standbys.begin(), standbys.end(), "c"), 0);
+  }
+}
+
+TEST(Membership, EveryInstanceComputesTheSameStandbys) {
+  const std::vector<std::string> ids = {"alpha", "beta", "gamma", "delta"};
+  std::vector<Membership> views;
+  for (const std::string& self : ids) views.emplace_back(self, 5000ms);
+  for (Membership& view : views) {
+    for (size_t i = 0; i < ids.size(); ++i) {
+      view.Observe(Heartbeat(ids[i], {static_cast<int32_t>(i)}), 0);
+    }
+  }
+  for (int32_t p = 0; p < 32; ++p) {
+    for (const Membership& view : views) {
+      EXPECT_EQ(view.StandbysOf(p, 2, 0), views[0].StandbysOf(p, 2, 0)) << "shard " << p;
+    }
+  }
+}
+
+TEST(Membership, WithTwoInstancesTheOtherOneStandsByForEveryShard) {
+  Membership a("a", 5000ms);
+  a.Observe(Heartbeat("b", {1, 3}), 0);
+  a.Observe(Heartbeat("a", {0, 2}), 0);
+  for (int32_t p : {1, 3}) EXPECT_TRUE(a.IsStandby("a", p, 1, 0));
+  for (int32_t p : {0, 2}) EXPECT_FALSE(a.IsStandby("a", p, 1, 0));
+  for (int32_t p : {0, 2}) EXPECT_TRUE(a.IsStandby("b", p, 1, 0));
+}
+
+// Rendezvous hashing: when an instance leaves, only the shards it stood by for get
+// new standbys; every other shard keeps its own.
+TEST(Membership, MovesOnlyTheLeaversStandbysWhenAnInstanceLeaves) {
+  Membership m("i0", 5000ms);
+  for (int i = 1; i < 6; ++i) m.Observe(Heartbeat("i" + std::to_string(i), {}), 0);
+  std::map<int32_t, std::vector<std::string>> before;
+  for (int32_t p = 0; p < 64; ++p) before[p] = m.StandbysOf(p, 1, 0);
+  m.Observe(Heartbeat("i3", {}, 0, /*leaving=*/true), 1);
+  int moved = 0;
+  for (int32_t p = 0; p < 64; ++p) {
+    const std::vector<std::string> after = m.StandbysOf(p, 1, 1);
+    if (before[p] == std::vector<std::string>{"i3"}) {
+      EXPECT_NE(after, before[p]);
+      ++moved;
+    } else {
+      EXPECT_EQ(after, before[p]) << "shard " << p;
+    }
+  }
+  EXPECT_GT(moved, 0) << "i3 stood by for some of 64 shards";
+}
+
+TEST(Membership, SpreadsStandbysOverTheInstances) {
+  Membership m("i0", 5000ms);
+  for (int i = 1; i < 4; ++i) m.Observe(Heartbeat("i" + std::to_string(i), {}), 0);
+  std::map<std::string, int> count;
+  for (int32_t p = 0; p < 400; ++p) ++count[m.StandbysOf(p, 1, 0).at(0)];
+  ASSERT_EQ(count.size(), 4u);
+  for (const auto& [id, n] : count) EXPECT_GT(n, 60) << id;
+}
+
+TEST(Membership, ListsTheOtherLiveInstances) {
+  Membership m("a", 5000ms);
+  m.Observe(Heartbeat("a", {0}), 0);
+  m.Observe(Heartbeat("b", {1}), 0);
+  const std::vector<MemberRecord> others = m.Others(0);
+  ASSERT_EQ(others.size(), 1u);
+  EXPECT_EQ(others[0].instance_id, "b");
+  EXPECT_EQ(others[0].api_url, "http://b");
+}
+
+}  // namespace
+}  // namespace oncecount::replica
