@@ -33,7 +33,7 @@ WorkloadMessage InjectWorkload::MakeEvent() {
   truth_.counters[name] += delta;
   ++truth_.events;
   WorkloadMessage m;
-  m.key = "client-" + std::to_string(client) + "/" + std::to_string(seq);
+  m.key = "client-" + std::to_string(client) + "/" + std::to_string(options_.first_seq + seq);
   m.value = "{\"counter\":\"" + name + "\",\"delta\":" + std::to_string(delta) + "}";
   return m;
 }

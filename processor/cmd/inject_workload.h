@@ -29,6 +29,9 @@ struct WorkloadOptions {
   int64_t max_retry_delay_ms = 2000;
   double malformed_rate = 0;
   uint64_t seed = 1;
+  // Events' sequence numbers (the <seq> of <client-id>/<seq>) start here, so that
+  // two runs can send events that are new to each other.
+  uint64_t first_seq = 0;
 };
 
 struct WorkloadMessage {

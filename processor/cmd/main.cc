@@ -112,6 +112,10 @@ int main(int argc, char** argv) {
                   "extra malformed messages per event")
       ->capture_default_str();
   inj->add_option("--seed", inject.workload.seed, "workload seed")->capture_default_str();
+  inj->add_option("--first-seq", inject.workload.first_seq,
+                  "first sequence number of the events' ids (runs with disjoint ranges send "
+                  "events new to each other; the same seed and range sends the same events)")
+      ->capture_default_str();
   inj->add_option("--truth", inject.truth_file, "write the expected counters here (JSON)");
   oncecount::cmd::VerifyOptions verify;
   CLI::App* ver = app.add_subcommand("verify", "compare the service's counters with a truth file");

@@ -70,6 +70,24 @@ TEST(InjectWorkload, GivesTheSameStreamForTheSameSeed) {
   EXPECT_EQ(a.truth().ToJson(), b.truth().ToJson());
 }
 
+// Two runs with disjoint sequence ranges send no id in common, whatever their seeds.
+TEST(InjectWorkload, SendsIdsNewToAnotherRunWhenItsSequenceRangeIsDisjoint) {
+  WorkloadOptions first;
+  first.events = 500;
+  first.clients = 3;
+  WorkloadOptions second = first;
+  second.seed = first.seed;  // even the same seed
+  second.first_seq = 500;
+  InjectWorkload a(first);
+  InjectWorkload b(second);
+  std::set<std::string> ids;
+  for (const WorkloadMessage& m : Drain(a)) ids.insert(*m.key);
+  for (const WorkloadMessage& m : Drain(b)) {
+    EXPECT_FALSE(ids.contains(*m.key)) << *m.key;
+    EXPECT_GE(std::stoull(m.key->substr(m.key->find('/') + 1)), 500u);
+  }
+}
+
 TEST(InjectWorkload, HoldsNewEventsBackUntilAllowedButReleasesDueRetries) {
   WorkloadOptions o;
   o.events = 1;

@@ -23,6 +23,7 @@
 #include "processor/cmd/verify.h"
 #include "processor/kafka/embedded_cluster.h"
 #include "tests/processor/cmd/child_process.h"
+#include "tests/processor/cmd/service_fixture.h"
 
 namespace oncecount::cmd {
 namespace {
@@ -31,93 +32,7 @@ using namespace std::chrono_literals;
 using oncecount::testing::ChildProcess;
 using oncecount::testing::ReadFile;
 
-uint64_t Scaled(uint64_t events) {
-  const char* scale = std::getenv("ONCECOUNT_TEST_SCALE");
-  const double s = scale ? std::atof(scale) : 1.0;
-  return std::max<uint64_t>(1000, static_cast<uint64_t>(static_cast<double>(events) * s));
-}
-
-class ServeTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = ::testing::TempDir() + "serve-test-" + std::to_string(getpid()) + "-" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    StartCluster();
-  }
-
-  virtual void StartCluster() {
-    kafka_ = ChildProcess({ONCECOUNT_BINARY, "dev-kafka", "--partitions", "8"}, {},
-                          dir_ + "/dev-kafka.log");
-    bootstrap_ = kafka_.NextLine(30s);
-    ASSERT_EQ(bootstrap_.rfind("127.0.0.1:", 0), 0u) << "dev-kafka said: " << bootstrap_;
-  }
-
-  void TearDown() override {
-    if (HasFailure()) {
-      for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
-        if (entry.path().extension() == ".log") {
-          std::string log = ReadFile(entry.path());
-          if (log.size() > 6000) log = "..." + log.substr(log.size() - 6000);
-          std::cerr << "---- " << entry.path() << "\n" << log << "\n";
-        }
-      }
-    }
-  }
-
-  // Starts `serve` as instance `name`; returns the process and its API URL.
-  std::pair<ChildProcess, std::string> Serve(const std::string& name,
-                                             const std::vector<std::string>& env = {}) {
-    const std::string config = dir_ + "/" + name + ".yaml";
-    std::ofstream(config) << "kafka:\n"
-                          << "  bootstrap_servers: " << bootstrap_ << "\n"
-                          << "  properties:\n"
-                          << "    session.timeout.ms: \"6000\"\n"
-                          << "    heartbeat.interval.ms: \"500\"\n"
-                          << "processing:\n  commit_interval_ms: 100\n"
-                          << "dedup:\n  expected_rate: 2000\n  window_ms: 30000\n"
-                          << "http:\n  listen: 127.0.0.1:0\n";
-    ChildProcess p({ONCECOUNT_BINARY, "serve", "--config", config, "--instance-id", name}, env,
-                   dir_ + "/" + name + ".log");
-    std::string url = p.NextLine(60s);
-    EXPECT_EQ(url.rfind("http://127.0.0.1:", 0), 0u) << "serve said: " << url;
-    return {std::move(p), url};
-  }
-
-  int Inject(uint64_t events, double rate, const std::string& truth, uint64_t seed = 7,
-             double malformed_rate = 0) {
-    InjectOptions o;
-    o.workload.malformed_rate = malformed_rate;
-    o.bootstrap = bootstrap_;
-    o.workload.events = events;
-    o.workload.counters = 1000;
-    o.workload.clients = 200;
-    o.workload.duplicate_rate = 0.1;
-    o.workload.max_retry_delay_ms = 2000;
-    o.workload.seed = seed;
-    o.rate = rate;
-    o.truth_file = truth;
-    std::ostringstream err;
-    return RunInject(o, err);
-  }
-
-  int Verify(const std::string& truth, const std::string& url, double timeout_s,
-             std::string* report = nullptr) {
-    VerifyOptions o;
-    o.truth_file = truth;
-    o.api_url = url;
-    o.timeout_s = timeout_s;
-    std::ostringstream out, err;
-    const int code = RunVerify(o, out, err);
-    if (report) *report = out.str() + err.str();
-    return code;
-  }
-
-  std::string dir_;
-  ChildProcess kafka_;
-  std::string bootstrap_;
-};
+using ServeTest = ServiceFixture;
 
 TEST_F(ServeTest, CountsEveryEventExactlyOnceDespiteRetries) {
   auto [serve, url] = Serve("a");
@@ -183,14 +98,6 @@ TEST_F(ServeTest, StaysExactWhileASecondInstanceJoinsAndLeaves) {
   EXPECT_EQ(Verify(truth, first_url, 180, &report), 0) << report;
   first.Signal(SIGTERM);
   EXPECT_EQ(first.Wait(30s), 0);
-}
-
-// A top-level number of inject's truth file ("events", "duplicates", "malformed").
-int64_t TruthField(const std::string& truth_file, const std::string& field) {
-  const std::string json = ReadFile(truth_file);
-  const std::string key = "\"" + field + "\":";
-  const size_t at = json.rfind(key);
-  return at == std::string::npos ? -1 : std::stoll(json.substr(at + key.size()));
 }
 
 struct DlqRecord {
@@ -297,19 +204,12 @@ int64_t InputMessages(const std::string& bootstrap) {
 // The cluster lives in this process, so that the test can inject broker errors.
 class ServeFaultTest : public ServeTest {
  protected:
-  void StartCluster() override {
-    auto started = kafka::EmbeddedCluster::Start(
-        3, {{"events", 8}, {"events.dlq", 8}, {"events.changelog", 8}});
-    ASSERT_TRUE(std::holds_alternative<std::unique_ptr<kafka::EmbeddedCluster>>(started));
-    cluster_ = std::move(std::get<std::unique_ptr<kafka::EmbeddedCluster>>(started));
-    bootstrap_ = cluster_->bootstrap_servers();
-  }
+  void StartCluster() override { StartClusterInProcess(3); }
   void Fail(int16_t api_key, rd_kafka_resp_err_t error, int times) {
     std::vector<rd_kafka_resp_err_t> errors(static_cast<size_t>(times), error);
     rd_kafka_mock_push_request_errors_array(cluster_->mock(), api_key, errors.size(),
                                             errors.data());
   }
-  std::unique_ptr<kafka::EmbeddedCluster> cluster_;
 };
 
 TEST_F(ServeFaultTest, StaysExactThroughFailingRequestsAndABrokerGoingDownAndUp) {
