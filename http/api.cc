@@ -416,6 +416,7 @@ class Api {
     WriteReasons(j, v.dead_lettered_by_reason);
     j.Key("transactions_committed").Uint(v.transactions_committed);
     j.Key("transactions_aborted").Uint(v.transactions_aborted);
+    j.Key("input_lost").Uint(v.input_lost);
     j.Key("published_at_ms").Int(v.published_at_ms);
     j.Key("replica_lag_ms");
     if (v.replica_lag_ms < 0) {
@@ -506,6 +507,10 @@ class Api {
                [](const ShardView& v) { return MetricValue(v.transactions_committed); });
     e.PerShard(s, "oncecount_transactions_aborted_total", "counter", "Transactions aborted.",
                [](const ShardView& v) { return MetricValue(v.transactions_aborted); });
+    e.PerShard(s, "oncecount_input_lost_messages_total", "counter",
+               "Input messages that retention removed before the shard applied them (lost "
+               "events; alert on any increase).",
+               [](const ShardView& v) { return MetricValue(v.input_lost); });
     e.PerShard(s, "oncecount_input_lag_messages", "gauge",
                "Input messages not yet applied: high watermark minus input offset.",
                [](const ShardView& v) { return MetricValue(v.lag()); });

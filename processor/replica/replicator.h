@@ -60,7 +60,7 @@ struct ReplicatorOptions {
   std::chrono::milliseconds heartbeat{1000};
   std::chrono::milliseconds member_timeout{5000};
   // A replica's view is published at most this often while it changes.
-  std::chrono::milliseconds publish_every{100};
+  std::chrono::milliseconds publish_every{25};
   std::function<int64_t()> now_ms;  // wall clock, ms since the epoch
   std::function<void(const std::string&)> log;
 };

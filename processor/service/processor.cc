@@ -52,6 +52,7 @@ struct ShardSlot {
   uint64_t transactions_committed = 0;
   uint64_t transactions_aborted = 0;
   uint64_t routed_since_commit = 0;  // messages handed to the worker since the last seal
+  uint64_t input_lost = 0;           // input messages retention removed before they were applied
   // The state as of the last commit, without what only the processor knows.
   std::shared_ptr<const shard::ShardView> state_view;
 };
@@ -75,6 +76,8 @@ struct Processor::Impl {
   std::vector<std::vector<MessagePtr>> staged;
   uint64_t routed_since_commit = 0;
   bool commit_soon = false;  // a shard's batch reached max_batch_events
+  bool assignment_seen = false;
+  bool stopping = false;  // Run is shutting down: assignments are taken, not served
   Clock::time_point last_commit = Clock::now();
 
   Impl(ProcessorOptions options, shard::StateBoard& b, std::vector<ShardWorker*> w,
@@ -103,7 +106,9 @@ struct Processor::Impl {
   std::string CreateClients() {
     connection = {{"bootstrap.servers", o.bootstrap_servers}};
     kafka::Settings consumer_defaults = connection;
-    consumer_defaults.push_back({"auto.offset.reset", "earliest"});
+    // A shard resumes where its changelog says; if retention removed those input
+    // records before they were applied, say so (OnInputGone) rather than skip them.
+    consumer_defaults.push_back({"auto.offset.reset", "error"});
     // A fetch returns as soon as data is there on a real broker, but the embedded
     // cluster holds every fetch for the full wait: keep it short for latency.
     consumer_defaults.push_back({"fetch.wait.max.ms", "20"});
@@ -519,6 +524,12 @@ struct Processor::Impl {
     if (list->cnt == 0) return;
     KafkaError e(rd_kafka_seek_partitions(consumer, list.get(), 10000));
     if (e) fatal = "cannot seek the input back after an abort: " + Describe(e);
+    for (int i = 0; i < list->cnt && fatal.empty(); ++i) {
+      if (list->elems[i].err) {
+        fatal = "cannot seek " + o.input_topic + "/" + std::to_string(list->elems[i].partition) +
+                " back after an abort: " + rd_kafka_err2str(list->elems[i].err);
+      }
+    }
   }
 
   void Fail(int32_t p, const std::string& why) {
@@ -547,6 +558,12 @@ struct Processor::Impl {
     std::vector<int32_t> partitions;
     for (int i = 0; i < parts->cnt; ++i) partitions.push_back(parts->elems[i].partition);
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+      self->assignment_seen = true;
+      if (self->stopping) {
+        // Shutting down: take the assignment (the group expects it) and leave.
+        KafkaError e(rd_kafka_incremental_assign(rk, parts));
+        return;
+      }
       self->OnAssign(rk, parts, partitions);
     } else {
       self->OnRevoke(rk, parts, partitions);
@@ -607,10 +624,43 @@ struct Processor::Impl {
     view->high_watermark = slot.high_watermark;
     view->transactions_committed = slot.transactions_committed;
     view->transactions_aborted = slot.transactions_aborted;
+    view->input_lost = slot.input_lost;
     view->target_fpp = o.dedup.target_fpp;
     if (!view->counters) view->counters = std::make_shared<const shard::CounterSnapshot>();
     view->published_at_ms = o.now_ms();
     board.Publish(std::move(view));
+  }
+
+  // The shard's next input record is older than the partition's oldest one:
+  // retention removed input before it was applied (the service was down longer than
+  // the topic keeps data, or fell that far behind). Those events are lost; count
+  // them where operators look, and go on from the oldest record there is.
+  void OnInputGone(int32_t p, int64_t from) {
+    auto it = shards.find(p);
+    if (it == shards.end()) return;
+    int64_t low = 0, high = 0;
+    const rd_kafka_resp_err_t e =
+        rd_kafka_query_watermark_offsets(consumer, o.input_topic.c_str(), p, &low, &high, 10000);
+    if (e) {
+      Fail(p, std::string("its input position is gone and the partition's start is unknown: ") +
+                  rd_kafka_err2str(e));
+      return;
+    }
+    const uint64_t lost = from >= 0 && low > from ? static_cast<uint64_t>(low - from) : 0;
+    it->second.input_lost += lost;
+    Log("shard " + std::to_string(p) + ": input offsets " + std::to_string(from) + ".." +
+        std::to_string(low - 1) + " were removed by retention before they were applied: " +
+        std::to_string(lost) + " messages lost; going on at offset " + std::to_string(low));
+    // The error stopped the partition's fetcher, and a stopped partition cannot seek:
+    // assign it again at the new start.
+    PartitionList list(rd_kafka_topic_partition_list_new(1));
+    rd_kafka_topic_partition_list_add(list.get(), o.input_topic.c_str(), p)->offset = low;
+    KafkaError unassigned(rd_kafka_incremental_unassign(consumer, list.get()));
+    KafkaError assigned(unassigned ? nullptr : rd_kafka_incremental_assign(consumer, list.get()));
+    if (unassigned || assigned) {
+      Fail(p, "cannot go on after lost input: " + Describe(unassigned ? unassigned : assigned));
+    }
+    Publish(p, it->second);
   }
 
   // Once a second: the input's high watermarks, fresh filter details of idle shards,
@@ -635,6 +685,17 @@ struct Processor::Impl {
     for (auto& [p, slot] : shards) Publish(p, slot);
   }
 
+  // librdkafka 2.0.2 aborts the process (an assertion in the sticky assignor) when a
+  // consumer is destroyed after joining its group but before its first assignment
+  // arrived. An instance stopped that early waits, briefly, for the assignment.
+  void AwaitFirstAssignment() {
+    const auto deadline = Clock::now() + std::chrono::seconds(30);
+    while (!assignment_seen && Clock::now() < deadline) {
+      rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer, 100);
+      if (m != nullptr) rd_kafka_message_destroy(m);
+    }
+  }
+
   std::string Run(const std::atomic<bool>& stop) {
     rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
     rd_kafka_topic_partition_list_add(topics, o.input_topic.c_str(), RD_KAFKA_PARTITION_UA);
@@ -652,6 +713,8 @@ struct Processor::Impl {
         MessagePtr message(m);
         if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
           Route(std::move(message));
+        } else if (m->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET) {
+          OnInputGone(m->partition, m->offset);
         } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
           Log(std::string("consumer: ") + rd_kafka_message_errstr(m));
           if (m->err == RD_KAFKA_RESP_ERR__FATAL) fatal = "the consumer hit a fatal error";
@@ -670,6 +733,8 @@ struct Processor::Impl {
       }
     }
     if (fatal.empty()) Commit();
+    stopping = true;
+    AwaitFirstAssignment();
     rd_kafka_consumer_close(consumer);  // revokes our partitions (committing first)
     if (txn_open) {
       KafkaError ignored(rd_kafka_abort_transaction(producer, kTxnTimeoutMs));

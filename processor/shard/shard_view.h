@@ -52,6 +52,9 @@ struct ShardView {
   std::array<uint64_t, kDlqReasonCount> dead_lettered_by_reason{};
   uint64_t transactions_committed = 0;
   uint64_t transactions_aborted = 0;
+  // Input messages that retention removed before they were applied (lost events):
+  // nonzero means the shard was down or behind longer than the input topic keeps data.
+  uint64_t input_lost = 0;
   // Replicas: how far behind the changelog's end, in time (0 while caught up);
   // -1 on an active shard.
   int64_t replica_lag_ms = -1;

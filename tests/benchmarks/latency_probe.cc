@@ -3,13 +3,18 @@
 // shows up, while the script keeps a steady load running beside it. Prints one JSON
 // line with the median, p90, p99 and maximum in ms.
 //
-// Usage: latency_probe BOOTSTRAP API_URL PROBES
+// With PARTITIONS (comma-separated), the probes go to those input partitions in
+// turn (scripts/bench-standby probes an instance's replicas this way); otherwise the
+// key chooses, as for any event.
+//
+// Usage: latency_probe BOOTSTRAP API_URL PROBES [PARTITIONS]
 #include <librdkafka/rdkafka.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,9 +22,14 @@
 #include "http/client.h"
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: latency_probe BOOTSTRAP API_URL PROBES\n");
+  if (argc != 4 && argc != 5) {
+    std::fprintf(stderr, "usage: latency_probe BOOTSTRAP API_URL PROBES [PARTITIONS]\n");
     return 2;
+  }
+  std::vector<int32_t> partitions;
+  if (argc == 5) {
+    std::stringstream list(argv[4]);
+    for (std::string p; std::getline(list, p, ',');) partitions.push_back(std::atoi(p.c_str()));
   }
   const std::string api = argv[2];
   const int probes = std::atoi(argv[3]);
@@ -37,7 +47,11 @@ int main(int argc, char** argv) {
     const std::string key = "probe-" + run + "/" + std::to_string(i);
     const std::string value = "{\"counter\":\"" + counter + "\",\"delta\":1}";
     const auto start = Clock::now();
-    rd_kafka_producev(producer, RD_KAFKA_V_TOPIC("events"), RD_KAFKA_V_KEY(key.data(), key.size()),
+    const int32_t partition = partitions.empty()
+                                  ? RD_KAFKA_PARTITION_UA
+                                  : partitions[static_cast<size_t>(i) % partitions.size()];
+    rd_kafka_producev(producer, RD_KAFKA_V_TOPIC("events"), RD_KAFKA_V_PARTITION(partition),
+                      RD_KAFKA_V_KEY(key.data(), key.size()),
                       RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
                       RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
     rd_kafka_poll(producer, 0);

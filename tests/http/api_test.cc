@@ -53,6 +53,7 @@ ShardView DetailedView() {
   v.dead_lettered_by_reason = {0, 0, 2, 0, 0, 0, 1};  // invalid_json 2, overflow 1
   v.transactions_committed = 12;
   v.transactions_aborted = 1;
+  v.input_lost = 9;
   v.filter.mode = filter::DedupMode::kFbf;
   v.filter.inserted = 40;
   v.filter.duplicates = 6;
@@ -269,6 +270,7 @@ TEST_F(ApiTest, ReportsEveryShardAndTheirTotalsInStats) {
   EXPECT_EQ(s0["dead_lettered_by_reason"]["overflow"].get_uint64().value(), 1u);
   EXPECT_EQ(s0["transactions_committed"].get_uint64().value(), 12u);
   EXPECT_EQ(s0["transactions_aborted"].get_uint64().value(), 1u);
+  EXPECT_EQ(s0["input_lost"].get_uint64().value(), 9u);
   EXPECT_EQ(s0["digest"].get_string().value(), "00112233aabbccdd");
   EXPECT_TRUE(s0["replica_lag_ms"].is_null()) << "an active shard has no replica lag";
   const auto f0 = s0["filter"];
@@ -414,6 +416,8 @@ TEST_F(ApiTest, ExposesPrometheusMetricsPerPartition) {
            "oncecount_dead_lettered_total{partition=\"1\",reason=\"overflow\"} 0",
            "oncecount_transactions_committed_total{partition=\"0\"} 12",
            "oncecount_transactions_aborted_total{partition=\"0\"} 1",
+           "# TYPE oncecount_input_lost_messages_total counter",
+           "oncecount_input_lost_messages_total{partition=\"0\"} 9",
            "# TYPE oncecount_input_lag_messages gauge",
            "oncecount_input_lag_messages{partition=\"0\"} 20",
            "oncecount_input_lag_messages{partition=\"1\"} 0",

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
+#include <simdjson.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -199,6 +200,96 @@ int64_t InputMessages(const std::string& bootstrap) {
   }
   rd_kafka_destroy(rk);
   return total;
+}
+
+// Partition `p`'s oldest and next offsets.
+std::pair<int64_t, int64_t> Watermarks(const std::string& bootstrap, int32_t p) {
+  char error[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), error, sizeof error);
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+  int64_t low = -1, high = -1;
+  rd_kafka_query_watermark_offsets(rk, "events", p, &low, &high, 10000);
+  rd_kafka_destroy(rk);
+  return {low, high};
+}
+
+// Produces `count` events of counter `counter` to partition `p`, each padded to
+// about 150 bytes, with ids that no other message uses.
+void ProducePadded(const std::string& bootstrap, int32_t p, int count, const std::string& counter) {
+  char error[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), error, sizeof error);
+  rd_kafka_conf_set(conf, "enable.idempotence", "true", error, sizeof error);
+  rd_kafka_conf_set(conf, "max.in.flight.requests.per.connection", "1", error, sizeof error);
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+  const std::string value =
+      "{\"counter\":\"" + counter + "\",\"pad\":\"" + std::string(100, 'x') + "\"}";
+  for (int i = 0; i < count; ++i) {
+    const std::string key = "padded/" + std::to_string(i);
+    while (rd_kafka_producev(rk, RD_KAFKA_V_TOPIC("events"), RD_KAFKA_V_PARTITION(p),
+                             RD_KAFKA_V_KEY(key.data(), key.size()),
+                             RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                             RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                             RD_KAFKA_V_END) == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+      rd_kafka_poll(rk, 10);
+    }
+  }
+  EXPECT_EQ(rd_kafka_flush(rk, 60000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  rd_kafka_destroy(rk);
+}
+
+// The input position of shard `p` on the instance at `url` (-1 if unknown).
+int64_t InputOffset(const std::string& url, int32_t p) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  const std::string body = Get(url, "/v1/shards/" + std::to_string(p));
+  if (parser.parse(body).get(doc) != simdjson::SUCCESS) return -1;
+  int64_t offset = -1;
+  if (doc["input_offset"].get_int64().get(offset) != simdjson::SUCCESS) return -1;
+  return offset;
+}
+
+// The service was down while the embedded cluster's retention (5 MB a partition)
+// removed input it had not applied yet: when it comes back it counts and reports
+// the lost messages and goes on from the oldest record there is, instead of
+// skipping them silently.
+TEST_F(ServeTest, ReportsInputThatRetentionRemovedBeforeItWasAppliedInsteadOfSkippingIt) {
+  auto [first, url] = Serve("a");
+  const std::string truth = dir_ + "/truth.json";
+  ASSERT_EQ(Inject(Scaled(2000), 0, truth), 0);
+  std::string report;
+  ASSERT_EQ(Verify(truth, url, 60, &report), 0) << report;
+  const int64_t position = InputOffset(url, 0);
+  ASSERT_GT(position, 0);
+  first.Signal(SIGTERM);
+  ASSERT_EQ(first.Wait(30s), 0);
+
+  ProducePadded(bootstrap_, 0, 45000, "after-the-gap");  // ~7 MB
+  const auto [low, high] = Watermarks(bootstrap_, 0);
+  ASSERT_GT(low, position) << "retention should have removed the shard's next records";
+
+  auto [second, second_url] = Serve("a");
+  ASSERT_TRUE(WaitFor([&] { return InputOffset(second_url, 0) == high; }, 60s))
+      << "the shard never caught up with its partition";
+  simdjson::dom::parser parser;
+  simdjson::dom::element shard;
+  const std::string body = Get(second_url, "/v1/shards/0");
+  ASSERT_EQ(parser.parse(body).get(shard), simdjson::SUCCESS) << body;
+  EXPECT_EQ(shard["input_lost"].get_uint64().value(), static_cast<uint64_t>(low - position));
+  // Everything retention kept was applied.
+  simdjson::dom::element counter;
+  const std::string value = Get(second_url, "/v1/counters/after-the-gap");
+  ASSERT_EQ(parser.parse(value).get(counter), simdjson::SUCCESS) << value;
+  EXPECT_EQ(counter["value"].get_int64().value(), high - low);
+  EXPECT_NE(Get(second_url, "/metrics")
+                .find("oncecount_input_lost_messages_total{partition=\"0\"} " +
+                      std::to_string(low - position) + "\n"),
+            std::string::npos);
+  const std::string log = testing::ReadFile(dir_ + "/a.log");
+  EXPECT_NE(log.find("were removed by retention before they were applied"), std::string::npos);
+  second.Signal(SIGTERM);
+  EXPECT_EQ(second.Wait(30s), 0);
 }
 
 // The cluster lives in this process, so that the test can inject broker errors.
