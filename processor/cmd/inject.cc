@@ -3,6 +3,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include <chrono>
+#include <fstream>
 #include <ostream>
 
 #include "processor/cmd/atomic_file.h"
@@ -83,6 +84,17 @@ int RunInject(const InjectOptions& o, std::ostream& err) {
   InjectWorkload workload(o.workload);
   const auto start = std::chrono::steady_clock::now();
   auto next_progress = start + std::chrono::seconds(1);
+  std::ofstream timeline;
+  if (!o.timeline_file.empty()) {
+    timeline.open(o.timeline_file);
+    if (!timeline) {
+      rd_kafka_destroy(producer);
+      err << "inject: --timeline: cannot write " << o.timeline_file << "\n";
+      return 1;
+    }
+    timeline << "wall_ms,events,expected_sum\n";
+  }
+  auto next_timeline = start;
   uint64_t sent = 0, new_sent = 0;
   while (!workload.Done()) {
     const auto now = std::chrono::steady_clock::now();
@@ -117,6 +129,15 @@ int RunInject(const InjectOptions& o, std::ostream& err) {
       ++sent;
       if (m->kind == WorkloadMessage::Kind::kEvent) ++new_sent;
       rd_kafka_poll(producer, 0);
+    }
+    if (timeline.is_open() && now >= next_timeline) {
+      int64_t sum = 0;
+      for (const auto& [name, value] : workload.truth().counters) sum += value;
+      timeline << std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count()
+               << "," << new_sent << "," << sum << "\n";
+      next_timeline += std::chrono::milliseconds(100);
     }
     if (now >= next_progress) {
       err << "inject: " << new_sent << "/" << o.workload.events << " events, " << sent

@@ -18,6 +18,10 @@ struct InjectOptions {
   WorkloadOptions workload;
   double rate = 0;  // events per second; 0: as fast as the producer goes
   std::string truth_file;
+  // When set, a CSV row every 100 ms: wall clock (ms since the epoch), events sent so
+  // far, and the sum over all counters of what those events add up to (the value a
+  // single-counter workload's counter should show once they are applied).
+  std::string timeline_file;
 };
 
 // Exit code: 0 when every message was acknowledged, 1 when some were not (or the

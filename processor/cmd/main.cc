@@ -117,6 +117,8 @@ int main(int argc, char** argv) {
                   "events new to each other; the same seed and range sends the same events)")
       ->capture_default_str();
   inj->add_option("--truth", inject.truth_file, "write the expected counters here (JSON)");
+  inj->add_option("--timeline", inject.timeline_file,
+                  "write the expected sum of all counters every 100 ms here (CSV)");
   oncecount::cmd::VerifyOptions verify;
   CLI::App* ver = app.add_subcommand("verify", "compare the service's counters with a truth file");
   ver->add_option("--truth", verify.truth_file, "the truth file inject wrote")->required();
