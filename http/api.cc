@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "http/dashboard_page.h"
 #include "http/http_error.h"
 #include "http/request_target.h"
 #include "http/route.h"
@@ -35,48 +36,6 @@ constexpr std::array<const char*, shard::kDlqReasonCount> kDlqReasonNames = {
 
 constexpr const char* kJson = "application/json";
 constexpr const char* kHtml = "text/html; charset=utf-8";
-
-// Served at GET / until the full dashboard exists. textContent, never innerHTML:
-// counter names come from producers.
-constexpr const char* kBuiltInDashboard = R"html(<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>oncecount</title>
-<style>body{font-family:sans-serif;margin:2em}td{padding:0 2em 0 0}td.v{text-align:right}</style>
-</head>
-<body>
-<h1>oncecount</h1>
-<p id="status">loading...</p>
-<table id="counters"></table>
-<script>
-async function load() {
-  const status = document.getElementById('status');
-  try {
-    const r = await fetch('/v1/counters?limit=1000');
-    const b = await r.json();
-    if (!r.ok) { status.textContent = b.message; return; }
-    status.textContent = (b.complete ? 'complete' : 'incomplete: some shards are not here yet') +
-        ', ' + b.staleness_ms + ' ms old' + (b.next ? ', first 1000 counters' : '');
-    const t = document.getElementById('counters');
-    t.replaceChildren();
-    for (const c of b.counters) {
-      const row = t.insertRow();
-      row.insertCell().textContent = c.counter;
-      const v = row.insertCell();
-      v.className = 'v';
-      v.textContent = c.value;
-    }
-  } catch (e) {
-    status.textContent = 'unreachable: ' + e;
-  }
-}
-load();
-setInterval(load, 2000);
-</script>
-</body>
-</html>
-)html";
 
 Response JsonResponse(const json::JsonWriter& j, unsigned status = 200) {
   return Response{status, kJson, j.str(), ""};
@@ -358,9 +317,10 @@ class Api {
   }
 
   Response Dashboard() const {
-    return Response{200, kHtml,
-                    options_.dashboard_html.empty() ? kBuiltInDashboard : options_.dashboard_html,
-                    ""};
+    return Response{
+        200, kHtml,
+        options_.dashboard_html.empty() ? std::string(DashboardPage()) : options_.dashboard_html,
+        ""};
   }
 
   // --- pieces ---

@@ -30,7 +30,7 @@ struct ApiOptions {
   // Wall clock in ms since the epoch, for staleness; injectable for tests. Empty:
   // the system clock.
   std::function<int64_t()> now_ms;
-  // The page served at GET /; empty: a minimal built-in page that lists counters.
+  // The page served at GET /; empty: the built-in dashboard (http/dashboard.html).
   std::string dashboard_html;
 };
 

@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <ostream>
+#include <string>
 #include <thread>
 
 #include "processor/cmd/inject_workload.h"
@@ -22,9 +24,15 @@ struct GeneratorCounts {
   std::atomic<uint64_t> retries{0};
   std::atomic<uint64_t> malformed{0};
   std::atomic<bool> failed{false};
+  // Set once every event and retry of a finite stream (--events) was delivered;
+  // `truth` is written before it and read only after it.
+  std::atomic<bool> finished{false};
+  std::map<std::string, int64_t> truth;
 };
 
-// Produces the demo's stream until `stop`: InjectWorkload paced at `rate`.
+// Produces the demo's stream until `stop` or, with --events, until every event and
+// retry is delivered: InjectWorkload paced at `rate`. A message the producer's queue
+// has no room for is offered again, so the workload's truth stays what was sent.
 void Generate(const std::string& bootstrap, const std::string& topic, const DemoOptions& o,
               const std::atomic<bool>& stop, GeneratorCounts& counts) {
   char error[512];
@@ -42,7 +50,7 @@ void Generate(const std::string& bootstrap, const std::string& topic, const Demo
     return;
   }
   WorkloadOptions w;
-  w.events = uint64_t{1} << 40;
+  w.events = o.events > 0 ? static_cast<uint64_t>(o.events) : uint64_t{1} << 40;
   w.duplicate_rate = o.duplicate_rate;
   w.counters = 24;
   w.clients = 50;
@@ -52,7 +60,7 @@ void Generate(const std::string& bootstrap, const std::string& topic, const Demo
   InjectWorkload workload(w);
   const auto start = Clock::now();
   uint64_t sent_new = 0;
-  while (!stop.load()) {
+  while (!stop.load() && !workload.Done()) {
     const int64_t now_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
     const bool new_allowed =
@@ -64,14 +72,16 @@ void Generate(const std::string& bootstrap, const std::string& topic, const Demo
     }
     const void* key = m->key ? m->key->data() : nullptr;
     const size_t key_size = m->key ? m->key->size() : 0;
-    const rd_kafka_resp_err_t e =
-        rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_KEY(key, key_size),
-                          RD_KAFKA_V_VALUE(m->value.data(), m->value.size()),
-                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
-    if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+    rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR__QUEUE_FULL;
+    while (!stop.load()) {
+      e = rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(topic.c_str()),
+                            RD_KAFKA_V_KEY(key, key_size),
+                            RD_KAFKA_V_VALUE(m->value.data(), m->value.size()),
+                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+      if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) break;
       rd_kafka_poll(producer, 10);
-      continue;  // the message is dropped from the demo's stream, not from its truth
     }
+    if (e != RD_KAFKA_RESP_ERR_NO_ERROR) break;
     switch (m->kind) {
       case WorkloadMessage::Kind::kEvent:
         ++sent_new;
@@ -86,8 +96,24 @@ void Generate(const std::string& bootstrap, const std::string& topic, const Demo
     }
     rd_kafka_poll(producer, 0);
   }
-  rd_kafka_flush(producer, 5000);
+  const bool delivered = rd_kafka_flush(producer, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR;
   rd_kafka_destroy(producer);
+  if (workload.Done() && delivered) {
+    counts.truth = workload.truth().counters;
+    counts.finished.store(true, std::memory_order_release);
+  }
+}
+
+// Whether the service's merged counters equal what the finished stream sent.
+bool CountersEqual(const shard::StateBoard& board, const std::map<std::string, int64_t>& truth) {
+  const auto snapshot = board.Read();
+  if (!snapshot.complete()) return false;
+  std::map<std::string, int64_t> merged;
+  for (const auto& v : snapshot.shards) {
+    if (v->role != shard::ShardRole::kActive) continue;
+    for (const auto& c : v->counters->counters()) merged[c.name] += c.value;
+  }
+  return merged == truth;
 }
 
 }  // namespace
@@ -122,7 +148,9 @@ int RunDemo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
   out << "oncecount demo: open " << runtime->url() << "/ (counters: " << runtime->url()
       << "/v1/counters, statistics: " << runtime->url() << "/v1/stats)" << std::endl;
   err << "demo: producing " << o.rate << " events/s to " << c.kafka.input_topic << " with "
-      << o.duplicate_rate * 100 << "% retried after up to 3 s and 0.5% malformed; Ctrl-C stops\n";
+      << o.duplicate_rate * 100 << "% retried after up to 3 s and 0.5% malformed";
+  if (o.events > 0) err << ", " << o.events << " events in all";
+  err << "; Ctrl-C stops\n";
 
   std::atomic<bool> stop_generator{false};
   GeneratorCounts counts;
@@ -130,7 +158,17 @@ int RunDemo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
       [&] { Generate(bootstrap, c.kafka.input_topic, o, stop_generator, counts); });
   const auto start = Clock::now();
   auto next_report = start + std::chrono::seconds(5);
+  bool exact_reported = false;
   const int signal_number = WaitForStop([&] {
+    if (!exact_reported && counts.finished.load(std::memory_order_acquire) &&
+        CountersEqual(runtime->board(), counts.truth)) {
+      exact_reported = true;
+      out << "demo: all " << o.events << " events and their retries delivered; the "
+          << counts.truth.size()
+          << " counters equal what was sent (every duplicate dropped, none lost); "
+             "serving until Ctrl-C"
+          << std::endl;
+    }
     if (Clock::now() >= next_report) {
       next_report += std::chrono::seconds(5);
       uint64_t applied = 0, dropped = 0, dead = 0;

@@ -19,6 +19,9 @@ struct DemoOptions {
   double duplicate_rate = 0.1;  // share of events retried
   int partitions = 4;
   int64_t duration_s = 0;  // 0: until a signal
+  // New events to send in all (0: no end). Once they and their retries are
+  // delivered and applied, the demo says whether the counters equal what was sent.
+  int64_t events = 0;
 };
 
 int RunDemo(const DemoOptions& options, std::ostream& out, std::ostream& err);

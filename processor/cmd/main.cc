@@ -140,6 +140,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   dem->add_option("--partitions", demo.partitions, "input partitions (shards)")
       ->capture_default_str();
+  dem->add_option("--events", demo.events,
+                  "send this many new events, then check the counters against them (0: no end)")
+      ->capture_default_str();
   dem->add_option("--duration-s", demo.duration_s, "stop after this long (0: at Ctrl-C)")
       ->capture_default_str();
   std::string config_path;

@@ -374,11 +374,17 @@ TEST_F(ApiTest, IsHealthyWhileItRuns) {
   EXPECT_EQ(r.body, R"({"status":"ok"})");
 }
 
-TEST_F(ApiTest, ServesABuiltInDashboardThatFetchesTheCounters) {
+TEST_F(ApiTest, ServesTheBuiltInDashboardWholeAndWithoutExternalAssets) {
   const Response r = Get("/");
   EXPECT_EQ(r.status, 200u);
   EXPECT_EQ(r.content_type, "text/html; charset=utf-8");
+  EXPECT_EQ(r.body.rfind("<!doctype html>", 0), 0u);
+  EXPECT_NE(r.body.find("</html>"), std::string::npos);
+  EXPECT_NE(r.body.find("fetch('/v1/stats'"), std::string::npos);
   EXPECT_NE(r.body.find("fetch('/v1/counters"), std::string::npos);
+  for (const char* external : {"<link", "<script src", "src=\"http", "href=\"http", "@import"}) {
+    EXPECT_EQ(r.body.find(external), std::string::npos) << external;
+  }
 }
 
 TEST_F(ApiTest, ServesTheConfiguredDashboard) {
