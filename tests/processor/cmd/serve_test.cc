@@ -24,6 +24,7 @@
 #include "processor/cmd/verify.h"
 #include "processor/kafka/embedded_cluster.h"
 #include "tests/processor/cmd/child_process.h"
+#include "tests/processor/cmd/dlq_reader.h"
 #include "tests/processor/cmd/service_fixture.h"
 
 namespace oncecount::cmd {
@@ -99,53 +100,6 @@ TEST_F(ServeTest, StaysExactWhileASecondInstanceJoinsAndLeaves) {
   EXPECT_EQ(Verify(truth, first_url, 180, &report), 0) << report;
   first.Signal(SIGTERM);
   EXPECT_EQ(first.Wait(30s), 0);
-}
-
-struct DlqRecord {
-  std::map<std::string, std::string> headers;
-  std::string source_key;
-};
-
-// Every record of the DLQ topic (all 8 partitions), with its headers.
-std::vector<DlqRecord> ReadDlq(const std::string& bootstrap) {
-  char error[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), error, sizeof error);
-  rd_kafka_conf_set(conf, "group.id", "dlq-reader", error, sizeof error);
-  rd_kafka_conf_set(conf, "enable.partition.eof", "true", error, sizeof error);
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof error);
-  rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(8);
-  for (int p = 0; p < 8; ++p) {
-    rd_kafka_topic_partition_list_add(parts, "events.dlq", p)->offset = RD_KAFKA_OFFSET_BEGINNING;
-  }
-  rd_kafka_assign(rk, parts);
-  rd_kafka_topic_partition_list_destroy(parts);
-  std::vector<DlqRecord> records;
-  int at_end = 0;
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (at_end < 8 && std::chrono::steady_clock::now() < deadline) {
-    rd_kafka_message_t* m = rd_kafka_consumer_poll(rk, 100);
-    if (m == nullptr) continue;
-    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-      ++at_end;
-    } else if (!m->err) {
-      DlqRecord r;
-      rd_kafka_headers_t* headers = nullptr;
-      if (rd_kafka_message_headers(m, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-        const char* name;
-        const void* value;
-        size_t size;
-        for (size_t i = 0; !rd_kafka_header_get_all(headers, i, &name, &value, &size); ++i) {
-          r.headers[name] = std::string(static_cast<const char*>(value), size);
-        }
-      }
-      records.push_back(std::move(r));
-    }
-    rd_kafka_message_destroy(m);
-  }
-  rd_kafka_consumer_close(rk);
-  rd_kafka_destroy(rk);
-  return records;
 }
 
 TEST_F(ServeTest, DeadLettersEveryMalformedMessageWithItsReasonAndSourceAndKeepsCounting) {
