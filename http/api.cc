@@ -298,11 +298,29 @@ class Api {
   Response Readyz() const {
     const Snapshot s = board_.Read();
     if (!s.ready()) return ErrorResponse({503, "not_ready", NotReadyReason(s)});
-    size_t active = 0;
-    for (const auto& v : s.shards) active += v->role == shard::ShardRole::kActive ? 1 : 0;
+    // Shards by role, and how far the furthest standby or replica is behind its
+    // active (the failover and query freshness an operator cares about).
+    std::array<uint64_t, 3> by_role{};
+    int64_t max_replica_lag_ms = -1;
+    for (const auto& v : s.shards) {
+      ++by_role[static_cast<size_t>(v->role)];
+      if (v->role != shard::ShardRole::kActive) {
+        max_replica_lag_ms = std::max(max_replica_lag_ms, v->replica_lag_ms);
+      }
+    }
     json::JsonWriter j;
     j.BeginObject().Key("ready").Bool(true).Key("complete").Bool(s.complete());
-    j.Key("active_shards").Uint(active).Key("standby_shards").Uint(s.shards.size() - active);
+    j.Key("shards").BeginObject();
+    for (auto role :
+         {shard::ShardRole::kActive, shard::ShardRole::kStandby, shard::ShardRole::kReplica}) {
+      j.Key(shard::ShardRoleName(role)).Uint(by_role[static_cast<size_t>(role)]);
+    }
+    j.EndObject().Key("max_replica_lag_ms");
+    if (max_replica_lag_ms < 0) {
+      j.Null();
+    } else {
+      j.Int(max_replica_lag_ms);
+    }
     j.EndObject();
     return JsonResponse(j);
   }

@@ -368,6 +368,26 @@ TEST_F(ApiTest, IsUnreadyUntilTheAssignmentIsKnownAndEveryActiveShardRuns) {
   EXPECT_FALSE(body["complete"].get_bool().value());
 }
 
+TEST_F(ApiTest, ReadinessShowsShardsByRoleAndTheFurthestReplicaLag) {
+  board_.SetAssignmentKnown(true);
+  Publish(DetailedView());
+  ShardView standby = SecondView();
+  standby.role = ShardRole::kStandby;
+  standby.replica_lag_ms = 180;
+  Publish(standby);
+  ShardView counters_only = ThirdView();
+  counters_only.role = ShardRole::kReplica;
+  counters_only.replica_lag_ms = 40;
+  Publish(counters_only);
+  const Response r = Get("/readyz");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  auto body = Json(r);
+  EXPECT_EQ(body["shards"]["active"].get_uint64().value(), 1u);
+  EXPECT_EQ(body["shards"]["standby"].get_uint64().value(), 1u);
+  EXPECT_EQ(body["shards"]["replica"].get_uint64().value(), 1u);
+  EXPECT_EQ(body["max_replica_lag_ms"].get_int64().value(), 180);
+}
+
 TEST_F(ApiTest, IsHealthyWhileItRuns) {
   const Response r = Get("/healthz");
   EXPECT_EQ(r.status, 200u);
