@@ -37,6 +37,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -539,6 +540,24 @@ def matches(selector, labels):
     return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
 
+def kustomize_problems(k8s):
+    """`kubectl kustomize` renders the directory offline, when kubectl is installed (it is
+    not a Debian package of scripts/setup, so its absence only skips this part)."""
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        print("note: kubectl not found, `kubectl kustomize deploy/kubernetes` not tried")
+        return []
+    r = subprocess.run([kubectl, "kustomize", src("deploy", "kubernetes")], capture_output=True,
+                       text=True, timeout=120)
+    if r.returncode != 0:
+        return ["kubectl kustomize deploy/kubernetes: " + r.stderr.strip()]
+    rendered = sorted((d["kind"], d["metadata"]["name"]) for d in yaml.safe_load_all(r.stdout) if d)
+    files = sorted((d["kind"], d["metadata"]["name"]) for d in k8s)
+    if rendered != files:
+        return [f"kubectl kustomize renders {rendered}, the files hold {files}"]
+    return []
+
+
 def check_kubernetes(k8s=None, kustomization=None):
     k8s = k8s or k8s_docs()
     kustomization = kustomization or load_all("deploy", "kubernetes", "kustomization.yaml")[0]
@@ -609,6 +628,7 @@ def check_kubernetes(k8s=None, kustomization=None):
         problems.append(f"StatefulSet: {os.path.dirname(CONFIG_PATH)} should mount ConfigMap oncecount-config")
     if security.get("readOnlyRootFilesystem") and str(effective["state"]["dir"]) not in mounts:
         problems.append("StatefulSet: a read-only root file system needs a volume at state.dir")
+    problems += kustomize_problems(k8s)
     job = [d for d in k8s if d["kind"] == "Job"][0]["spec"]["template"]["spec"]
     job_volumes = [v.get("configMap", {}).get("name") for v in job.get("volumes", [])]
     if "oncecount-topics" not in job_volumes or "create-topics.sh" not in " ".join(
