@@ -393,6 +393,13 @@ def check_topics(script_text=None, compose=None, k8s=None, config_map_script=Non
     k8s = k8s or k8s_docs()
     problems = []
     defaults, _ = check_config("kafka: {input_topic: orders}\n")
+    if shutil.which("shellcheck"):
+        r = subprocess.run(["shellcheck", "-s", "sh", src("deploy", "create-topics.sh")],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            problems.append("shellcheck deploy/create-topics.sh:\n" + r.stdout)
+    else:
+        print("note: shellcheck not found, deploy/create-topics.sh not linted")
 
     # A new cluster.
     code, out, topics = run_topics_script(script_text, {"BOOTSTRAP": "k:9092", "INPUT_TOPIC": "orders",
