@@ -37,10 +37,14 @@ plot "docs/gaussian-bloom-filter/fig5_k5.dat" using 1:2:4 with filledcurves fc r
      "docs/gaussian-bloom-filter/fig5_k5.dat" using 1:5:7 with filledcurves fc rgb "#1f77b4" fs transparent solid 0.2 notitle, \
      "docs/gaussian-bloom-filter/fig5_k5.dat" using 1:6 with lines lw 2 lc rgb "#1f77b4" title "Gaussian (4-bit)"
 unset multiplot
-set terminal pngcairo size 700,480 font ",10"
+set terminal pngcairo size 1100,480 font ",10"
 set output "docs/gaussian-bloom-filter/fig2a.png"
+set multiplot layout 1,2
 set title "m = 256, k = 3: double cells against 8- and 4-bit cells (medians)"
-plot "docs/gaussian-bloom-filter/fig2a.dat" using 1:3 with lines lw 2 title "double", "" using 1:6 with lines lw 2 title "8 bits", "" using 1:9 with lines lw 2 title "4 bits"
+plot "docs/gaussian-bloom-filter/fig2a_k3.dat" using 1:3 with lines lw 3 title "double", "" using 1:6 with lines lw 2 title "8 bits", "" using 1:9 with lines lw 2 title "4 bits"
+set title "m = 256, k = 10: double cells against 8- and 4-bit cells (medians)"
+plot "docs/gaussian-bloom-filter/fig2a_k10.dat" using 1:3 with lines lw 3 title "double", "" using 1:6 with lines lw 2 title "8 bits", "" using 1:9 with lines lw 2 title "4 bits"
+unset multiplot
 set terminal pngcairo size 1500,900 font ",10"
 set output "docs/gaussian-bloom-filter/memory.png"
 set multiplot layout 2,2

@@ -183,10 +183,10 @@ TEST(Config, RejectsAWindowTheFilterCannotHold) {
                  NoEnv()));
 }
 
-TEST(Config, SaysGaussianFiltersAreNotAvailableYet) {
+TEST(Config, RejectsGaussianConstituentsPointingToTheMeasurement) {
   const ConfigError e = Err(ParseConfig("dedup:\n  filter: gaussian\n", NoEnv()));
   EXPECT_EQ(e.key, "dedup.filter");
-  EXPECT_NE(e.message.find("not available"), std::string::npos);
+  EXPECT_NE(e.message.find("docs/gaussian-bloom-filter.md"), std::string::npos) << e.message;
 }
 
 TEST(Config, ReportsYamlThatDoesNotParse) {
