@@ -206,6 +206,7 @@ std::optional<ConfigError> CheckDedupFeasible(const DedupConfig& d) {
   double bytes = 0;
   switch (d.mode) {
     case filter::DedupMode::kNone:
+    case filter::DedupMode::kGaussian:  // not a service mode: ParseConfig never sets it
       return std::nullopt;
     case filter::DedupMode::kExact:
       bytes = ids * 32;  // table at load 1/2 plus the expiry FIFO

@@ -1,6 +1,7 @@
 #include "processor/cmd/filter_eval.h"
 
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <deque>
 #include <fstream>
@@ -10,6 +11,7 @@
 
 #include "processor/filter/exact_window_dedup.h"
 #include "processor/filter/forgetful_bloom_filter.h"
+#include "processor/filter/gaussian_bloom_dedup.h"
 #include "processor/filter/plain_bloom_dedup.h"
 #include "processor/filter/sizing.h"
 #include "processor/json/json_writer.h"
@@ -88,7 +90,21 @@ struct Built {
 std::variant<Built, UsageError> Build(const FilterEvalOptions& o, double first_rate) {
   const Millis start{0};
   if (o.mode == "gaussian") {
-    return UsageError{"--mode gaussian: the Gaussian Bloom filter is not part of this build yet"};
+    if (!o.bits || !o.hashes)
+      return UsageError{"--mode gaussian needs --bits (cells) and --hashes"};
+    if (*o.bits < 1 || *o.bits > UINT32_MAX) return UsageError{"--bits: 1..4294967295 cells"};
+    const int cell_bits = o.cell_bits.value_or(4);
+    if (cell_bits != 4 && cell_bits != 8 && cell_bits != 64) {
+      return UsageError{"--cell-bits: expected 4, 8 or 64 (doubles), got " +
+                        std::to_string(cell_bits)};
+    }
+    auto g = filter::GaussianBloomDedup::Create(
+        static_cast<uint32_t>(*o.bits), *o.hashes,
+        cell_bits == 64 ? filter::CellCoding::kDouble : static_cast<filter::CellCoding>(cell_bits),
+        o.seed);
+    if (!g) return UsageError{"gaussian: " + g.error()};
+    return Built{std::make_unique<filter::GaussianBloomDedup>(std::move(g).value()),
+                 Millis{o.window_ms.value_or(0)}};
   }
   if (o.mode == "fbf") {
     filter::MembershipCheck check;

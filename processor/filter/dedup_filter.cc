@@ -29,6 +29,8 @@ const char* ModeName(DedupMode mode) {
       return "bloom";
     case DedupMode::kExact:
       return "exact";
+    case DedupMode::kGaussian:
+      return "gaussian";
     case DedupMode::kFbf:
       return "fbf";
   }

@@ -28,7 +28,9 @@ using Millis = std::chrono::milliseconds;
 inline constexpr Millis kMaxFilterTime{int64_t{1} << 61};
 inline constexpr Millis kMaxPeriod{int64_t{1'000'000'000'000}};  // ~31.7 years
 
-enum class DedupMode : uint8_t { kNone = 0, kBloom = 1, kExact = 2, kFbf = 3 };
+// kGaussian: one Gaussian Bloom filter that never forgets, for `filter-eval --mode
+// gaussian` only; the service does not offer it (docs/gaussian-bloom-filter.md).
+enum class DedupMode : uint8_t { kNone = 0, kBloom = 1, kExact = 2, kFbf = 3, kGaussian = 4 };
 
 enum class Verdict : uint8_t {
   kNew = 0,                // not seen: apply it

@@ -38,6 +38,8 @@ Result<std::unique_ptr<DedupFilter>> Make(const DedupSpec& spec, Millis start) {
       if (!fbf) return Error{fbf.error()};
       return std::unique_ptr<DedupFilter>(new ForgetfulBloomFilter(std::move(fbf).value()));
     }
+    case DedupMode::kGaussian:
+      return Error{"gaussian is an evaluation mode of filter-eval, not a service mode"};
   }
   return Error{"unknown dedup mode"};
 }

@@ -174,6 +174,18 @@ std::vector<bool> GaussianBloom::UnderlyingBloom() const {
   return bits;
 }
 
+bool GaussianBloom::RestoreCells(std::vector<double> values, std::vector<uint8_t> codes,
+                                 uint64_t inserted) {
+  if (values.size() != values_.size() || codes.size() != codes_.size()) return false;
+  for (const double v : values) {
+    if (!(v >= 0.0 && v <= 1.0)) return false;
+  }
+  values_ = std::move(values);
+  codes_ = std::move(codes);
+  inserted_ = inserted;
+  return true;
+}
+
 uint64_t GaussianBloom::memory_bits() const {
   return uint64_t{cells_} * (coding_ == CellCoding::kDouble ? 64 : static_cast<uint64_t>(coding_));
 }

@@ -84,6 +84,14 @@ class GaussianBloom {
   // Fraction of cells at the peak (the underlying filter's fill).
   double PeakFill() const;
 
+  // The raw cells, for the state codec: values() for kDouble, codes() otherwise
+  // (two 4-bit cells per byte, the lower-numbered in the low nibble).
+  const std::vector<double>& values() const { return values_; }
+  const std::vector<uint8_t>& codes() const { return codes_; }
+  // Replaces the cells with ones read back; false (and nothing changed) when their
+  // sizes do not fit this filter or a value is outside [0, 1].
+  bool RestoreCells(std::vector<double> values, std::vector<uint8_t> codes, uint64_t inserted);
+
   // The code of value v in [0, 1] for `coding` (the identity's bit pattern for
   // kDouble is not used). Exposed for tests: codes are monotone, the peak 1 alone
   // gets the all-ones code.

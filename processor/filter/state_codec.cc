@@ -9,6 +9,7 @@
 #include "processor/filter/byte_io.h"
 #include "processor/filter/exact_window_dedup.h"
 #include "processor/filter/forgetful_bloom_filter.h"
+#include "processor/filter/gaussian_bloom_dedup.h"
 #include "processor/filter/no_dedup.h"
 #include "processor/filter/plain_bloom_dedup.h"
 
@@ -85,6 +86,8 @@ Result<std::unique_ptr<DedupFilter>> DecodeFramed(std::string_view bytes) {
       return ExactStateCodec::Decode(body);
     case DedupMode::kNone:
       return NoneStateCodec::Decode(body);
+    case DedupMode::kGaussian:
+      return GaussianStateCodec::Decode(body);
   }
   return Corrupt("unknown mode " + std::to_string(mode));
 }
@@ -304,6 +307,56 @@ Result<std::unique_ptr<DedupFilter>> NoneStateCodec::Decode(std::string_view pay
   f->inserted_ = r.U64();
   if (!r.done()) return Corrupt("bad none state");
   return std::unique_ptr<DedupFilter>(std::move(f));
+}
+
+}  // namespace oncecount::filter
+
+namespace oncecount::filter {
+
+// Gaussian payload: cells, hashes, cell bits (0: doubles), seed, inserted, clock,
+// duplicates, then the cells: doubles as their IEEE-754 bits, or the coded bytes
+// (two 4-bit cells per byte, low nibble first).
+void GaussianStateCodec::Encode(const GaussianBloomDedup& f, std::string& out) {
+  Frame(DedupMode::kGaussian, out, [&](ByteWriter& w) {
+    const GaussianBloom& g = f.filter_;
+    w.U32(g.cells());
+    w.U8(static_cast<uint8_t>(g.hashes()));
+    w.U8(static_cast<uint8_t>(g.coding()));
+    w.U64(g.seed());
+    w.U64(g.inserted());
+    w.Ms(f.now_);
+    w.U64(f.duplicates_);
+    for (const double v : g.values()) w.F64(v);
+    for (const uint8_t c : g.codes()) w.U8(c);
+  });
+}
+
+Result<std::unique_ptr<DedupFilter>> GaussianStateCodec::Decode(std::string_view payload) {
+  ByteReader r(payload);
+  const uint32_t cells = r.U32();
+  const int hashes = r.U8();
+  const auto coding = static_cast<CellCoding>(r.U8());
+  const uint64_t seed = r.U64();
+  const uint64_t inserted = r.U64();
+  const Millis now = r.Ms();
+  const uint64_t duplicates = r.U64();
+  if (!r.ok()) return Corrupt("truncated gaussian state");
+  if (cells > payload.size() * 2) return Corrupt("filter size beyond the payload");
+  auto created = GaussianBloomDedup::Create(cells, hashes, coding, seed);
+  if (!created) return Corrupt(created.error());
+  GaussianBloomDedup f = std::move(created).value();
+  std::vector<double> values(f.filter_.values().size());
+  std::vector<uint8_t> codes(f.filter_.codes().size());
+  if (r.remaining() != values.size() * 8 + codes.size()) return Corrupt("gaussian cells size");
+  for (double& v : values) v = r.F64();
+  for (uint8_t& c : codes) c = r.U8();
+  if (!r.ok() || !r.done()) return Corrupt("gaussian cells");
+  if (!f.filter_.RestoreCells(std::move(values), std::move(codes), inserted)) {
+    return Corrupt("gaussian cell values outside [0, 1]");
+  }
+  f.now_ = now;
+  f.duplicates_ = duplicates;
+  return std::unique_ptr<DedupFilter>(new GaussianBloomDedup(std::move(f)));
 }
 
 }  // namespace oncecount::filter

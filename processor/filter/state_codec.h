@@ -35,6 +35,7 @@ class ForgetfulBloomFilter;
 class PlainBloomDedup;
 class ExactWindowDedup;
 class NoDedup;
+class GaussianBloomDedup;
 
 Result<std::unique_ptr<DedupFilter>> DecodeDedupFilter(std::string_view bytes);
 
@@ -49,6 +50,10 @@ struct BloomStateCodec {
 };
 struct ExactStateCodec {
   static void Encode(const ExactWindowDedup& f, std::string& out);
+  static Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload);
+};
+struct GaussianStateCodec {
+  static void Encode(const GaussianBloomDedup& f, std::string& out);
   static Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload);
 };
 struct NoneStateCodec {
