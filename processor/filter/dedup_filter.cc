@@ -31,6 +31,8 @@ const char* ModeName(DedupMode mode) {
       return "exact";
     case DedupMode::kFbf:
       return "fbf";
+    case DedupMode::kGaussian:
+      return "gaussian";
   }
   return "unknown";
 }

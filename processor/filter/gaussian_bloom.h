@@ -53,6 +53,8 @@ struct GaussianParams {
   uint64_t seed = 0;
 };
 
+struct GaussianView;
+
 class GaussianBloom {
  public:
   // Errors name the bad parameter.
@@ -82,6 +84,9 @@ class GaussianBloom {
 
   // Empties the filter and gives it a new seed.
   void Reset(uint64_t new_seed);
+
+  // The handle the FBF's hot path keeps (valid while this filter does not move).
+  GaussianView view();
 
   // Definition 3: the bits of the cells at the peak value.
   ClassicBloom Underlying() const;
@@ -123,5 +128,20 @@ class GaussianBloom {
   uint64_t inserted_ = 0;
   bool dirty_ = false;
 };
+
+// The FBF's hot-path handle on one GaussianBloom, the counterpart of BloomView.
+struct GaussianView {
+  GaussianBloom* filter = nullptr;
+
+  uint64_t Mix(IdHash hash) const { return filter->Mix(hash); }
+  bool MayContain(IdHash hash) const { return filter->MayContain(hash); }
+  bool MayContainMixed(uint64_t mixed) const { return filter->MayContainMixed(mixed); }
+  void InsertMixed(uint64_t mixed) const { filter->InsertMixed(mixed); }
+  void Prefetch(IdHash hash) const { filter->Prefetch(hash); }
+};
+
+inline GaussianView GaussianBloom::view() {
+  return GaussianView{this};
+}
 
 }  // namespace oncecount::filter

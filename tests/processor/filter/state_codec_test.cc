@@ -522,7 +522,7 @@ TEST(StateCodec, RejectsAChecksumMismatch) {
 }
 
 TEST(StateCodec, RejectsAnUnknownMode) {
-  for (uint64_t mode : {4, 9, 255}) {
+  for (uint64_t mode : {5, 9, 255}) {
     auto decoded = DecodeDedupFilter(WithField(MakeSmallStates().none, 6, 1, mode));
     ASSERT_FALSE(decoded.ok());
     EXPECT_NE(decoded.error().find("mode"), std::string::npos) << decoded.error();
