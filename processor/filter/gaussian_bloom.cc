@@ -34,9 +34,24 @@ struct Cells {
   }
 };
 
-// Positions of the k hash functions, 1-based i at index i - 1.
-void Positions(uint64_t mixed, int k, uint64_t m, uint64_t* out) {
-  for (int i = 1; i <= k; ++i) out[i - 1] = CellPosition(mixed, i, m);
+// Positions of the k hash functions, 1-based i at index i - 1, and a prefetch of
+// each: the k kernels are k random places in a field far larger than the cache, and
+// asking for all their lines first overlaps the k misses instead of taking them one
+// by one. `radius` (inserts) adds the lines of each kernel's two ends.
+void Positions(uint64_t mixed, int k, uint64_t m, const uint64_t* words, int cell_bits,
+               const uint32_t* radius, uint64_t* out) {
+  const auto line_of = [&](uint64_t cell) {
+    return words + cell * static_cast<uint64_t>(cell_bits) / 64;
+  };
+  for (int i = 1; i <= k; ++i) {
+    const uint64_t p = CellPosition(mixed, i, m);
+    out[i - 1] = p;
+    PrefetchLine(line_of(p));
+    if (radius == nullptr) continue;
+    const uint64_t r = radius[i - 1];
+    PrefetchLine(line_of(p + r >= m ? p + r - m : p + r));
+    PrefetchLine(line_of(p >= r ? p - r : p + m - r));
+  }
 }
 
 template <int W>
@@ -129,7 +144,7 @@ bool GaussianBloom::MayContainMixed(uint64_t mixed) const {
   uint64_t pos[kMaxHashes];
   const int k = params_.hashes;
   const uint64_t m = params_.cells;
-  Positions(mixed, k, m, pos);
+  Positions(mixed, k, m, words_.data(), params_.cell_bits, nullptr, pos);
   const uint64_t max = MaxCellCode(params_.cell_bits);
   switch (params_.cell_bits) {
     case 4:
@@ -148,7 +163,7 @@ void GaussianBloom::InsertMixed(uint64_t mixed) {
   uint64_t pos[kMaxHashes];
   const int k = params_.hashes;
   const uint64_t m = params_.cells;
-  Positions(mixed, k, m, pos);
+  Positions(mixed, k, m, words_.data(), params_.cell_bits, radius_.data(), pos);
   const uint64_t max = MaxCellCode(params_.cell_bits);
   switch (params_.cell_bits) {
     case 4:
