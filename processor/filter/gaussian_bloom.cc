@@ -1,6 +1,7 @@
 #include "processor/filter/gaussian_bloom.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <string>
 
@@ -54,20 +55,58 @@ void Positions(uint64_t mixed, int k, uint64_t m, const uint64_t* words, int cel
   }
 }
 
+// Runs of contiguous cells: a kernel that does not wrap around the field (all but
+// about 6k/m of them) is compared or raised in one branch-free pass over its cells,
+// instead of two cyclic indices, a read-modify-write and a branch per offset.
+template <int W>
+bool RunAtLeast(const uint64_t* words, uint64_t first, const uint64_t* codes, uint64_t n) {
+  uint64_t below = 0;
+  if constexpr (W == 8 && std::endian::native == std::endian::little) {
+    const auto* bytes = reinterpret_cast<const uint8_t*>(words) + first;
+    for (uint64_t j = 0; j < n; ++j) below |= bytes[j] < codes[j];
+  } else if constexpr (W == 64) {
+    for (uint64_t j = 0; j < n; ++j) below |= words[first + j] < codes[j];
+  } else {
+    for (uint64_t j = 0; j < n; ++j) below |= Cells<W>::Get(words, first + j) < codes[j];
+  }
+  return below == 0;
+}
+
+template <int W>
+void RaiseRun(uint64_t* words, uint64_t first, const uint64_t* codes, uint64_t n) {
+  if constexpr (W == 8 && std::endian::native == std::endian::little) {
+    auto* bytes = reinterpret_cast<uint8_t*>(words) + first;
+    for (uint64_t j = 0; j < n; ++j) {
+      bytes[j] = std::max(bytes[j], static_cast<uint8_t>(codes[j]));
+    }
+  } else if constexpr (W == 64) {
+    for (uint64_t j = 0; j < n; ++j) words[first + j] = std::max(words[first + j], codes[j]);
+  } else {
+    // Packed cells keep the per-cell branch: in a filling filter most cells are
+    // already at or above the kernel, and a skipped store beats a register-resident
+    // word (measured 55 vs 75 ns per 43-cell kernel).
+    for (uint64_t j = 0; j < n; ++j) Cells<W>::Raise(words, first + j, codes[j]);
+  }
+}
+
 template <int W>
 bool TestCells(const uint64_t* words, const uint64_t* pos, int k, uint64_t m, uint64_t max,
-               const uint64_t* kernel, const uint32_t* offset, const uint32_t* radius) {
+               const KernelTables& t) {
   // Peaks first: this is the classic filter's test, and it rejects most non-members
   // after one or two cells.
   for (int i = 0; i < k; ++i) {
     if (Cells<W>::Get(words, pos[i]) != max) return false;
   }
   for (int i = 0; i < k; ++i) {
-    const uint64_t* codes = kernel + offset[i];
     const uint64_t p = pos[i];
-    for (uint64_t d = 1; d <= radius[i]; ++d) {
+    const uint64_t e = t.reach[i];
+    if (p >= e && p + e < m) {
+      if (!RunAtLeast<W>(words, p - e, t.full + t.full_offset[i], 2 * e + 1)) return false;
+      continue;
+    }
+    const uint64_t* codes = t.half + t.offset[i];
+    for (uint64_t d = 1; d <= e; ++d) {
       const uint64_t code = codes[d];
-      if (code == 0) break;  // the kernel decreases: every further code is 0 too
       const uint64_t right = p + d >= m ? p + d - m : p + d;
       const uint64_t left = p >= d ? p - d : p + m - d;
       if (Cells<W>::Get(words, right) < code || Cells<W>::Get(words, left) < code) return false;
@@ -77,17 +116,19 @@ bool TestCells(const uint64_t* words, const uint64_t* pos, int k, uint64_t m, ui
 }
 
 template <int W>
-void InsertCells(uint64_t* words, const uint64_t* pos, int k, uint64_t m, uint64_t max,
-                 const uint64_t* kernel, const uint32_t* offset, const uint32_t* radius) {
+void InsertCells(uint64_t* words, const uint64_t* pos, int k, uint64_t m, const KernelTables& t) {
   for (int i = 0; i < k; ++i) {
-    const uint64_t* codes = kernel + offset[i];
     const uint64_t p = pos[i];
-    Cells<W>::Raise(words, p, max);
-    for (uint64_t d = 1; d <= radius[i]; ++d) {
-      const uint64_t code = codes[d];
-      if (code == 0) break;
-      Cells<W>::Raise(words, p + d >= m ? p + d - m : p + d, code);
-      Cells<W>::Raise(words, p >= d ? p - d : p + m - d, code);
+    const uint64_t e = t.reach[i];
+    if (p >= e && p + e < m) {
+      RaiseRun<W>(words, p - e, t.full + t.full_offset[i], 2 * e + 1);
+      continue;
+    }
+    const uint64_t* codes = t.half + t.offset[i];
+    Cells<W>::Raise(words, p, codes[0]);
+    for (uint64_t d = 1; d <= e; ++d) {
+      Cells<W>::Raise(words, p + d >= m ? p + d - m : p + d, codes[d]);
+      Cells<W>::Raise(words, p >= d ? p - d : p + m - d, codes[d]);
     }
   }
 }
@@ -137,7 +178,20 @@ void GaussianBloom::BuildKernels() {
       // value at 1 there would add a bit to the underlying filter.
       kernel_.push_back(EncodeCell(std::min(v, std::nextafter(1.0, 0.0)), bits));
     }
+    // The reach: the last offset whose code is above 0 (the codes only decrease), and
+    // the kernel spelled out over [-reach, reach] for the contiguous passes.
+    const uint64_t* codes = kernel_.data() + offset_.back();
+    uint32_t reach = radius;
+    while (reach > 0 && codes[reach] == 0) --reach;
+    reach_.push_back(reach);
+    full_offset_.push_back(static_cast<uint32_t>(full_.size()));
+    for (uint32_t d = reach; d > 0; --d) full_.push_back(codes[d]);
+    for (uint32_t d = 0; d <= reach; ++d) full_.push_back(codes[d]);
   }
+}
+
+KernelTables GaussianBloom::Tables() const {
+  return {kernel_.data(), offset_.data(), full_.data(), full_offset_.data(), reach_.data()};
 }
 
 bool GaussianBloom::MayContainMixed(uint64_t mixed) const {
@@ -148,14 +202,11 @@ bool GaussianBloom::MayContainMixed(uint64_t mixed) const {
   const uint64_t max = MaxCellCode(params_.cell_bits);
   switch (params_.cell_bits) {
     case 4:
-      return TestCells<4>(words_.data(), pos, k, m, max, kernel_.data(), offset_.data(),
-                          radius_.data());
+      return TestCells<4>(words_.data(), pos, k, m, max, Tables());
     case 8:
-      return TestCells<8>(words_.data(), pos, k, m, max, kernel_.data(), offset_.data(),
-                          radius_.data());
+      return TestCells<8>(words_.data(), pos, k, m, max, Tables());
     default:
-      return TestCells<64>(words_.data(), pos, k, m, max, kernel_.data(), offset_.data(),
-                           radius_.data());
+      return TestCells<64>(words_.data(), pos, k, m, max, Tables());
   }
 }
 
@@ -163,18 +214,16 @@ void GaussianBloom::InsertMixed(uint64_t mixed) {
   uint64_t pos[kMaxHashes];
   const int k = params_.hashes;
   const uint64_t m = params_.cells;
-  Positions(mixed, k, m, words_.data(), params_.cell_bits, radius_.data(), pos);
-  const uint64_t max = MaxCellCode(params_.cell_bits);
+  Positions(mixed, k, m, words_.data(), params_.cell_bits, reach_.data(), pos);
   switch (params_.cell_bits) {
     case 4:
-      InsertCells<4>(words_.data(), pos, k, m, max, kernel_.data(), offset_.data(), radius_.data());
+      InsertCells<4>(words_.data(), pos, k, m, Tables());
       break;
     case 8:
-      InsertCells<8>(words_.data(), pos, k, m, max, kernel_.data(), offset_.data(), radius_.data());
+      InsertCells<8>(words_.data(), pos, k, m, Tables());
       break;
     default:
-      InsertCells<64>(words_.data(), pos, k, m, max, kernel_.data(), offset_.data(),
-                      radius_.data());
+      InsertCells<64>(words_.data(), pos, k, m, Tables());
       break;
   }
   dirty_ = true;

@@ -55,6 +55,15 @@ struct GaussianParams {
 
 struct GaussianView;
 
+// The tabulated kernels, for the insert and test loops (gaussian_bloom.cc).
+struct KernelTables {
+  const uint64_t* half;         // half + offset[i]: codes at offsets 0..radius
+  const uint32_t* offset;       //
+  const uint64_t* full;         // full + full_offset[i]: codes at -reach..reach
+  const uint32_t* full_offset;  //
+  const uint32_t* reach;        // last offset with a code above 0
+};
+
 class GaussianBloom {
  public:
   // Errors name the bad parameter.
@@ -118,6 +127,7 @@ class GaussianBloom {
  private:
   explicit GaussianBloom(const GaussianParams& params);
   void BuildKernels();
+  KernelTables Tables() const;
 
   GaussianParams params_;
   std::vector<uint64_t> words_;
@@ -125,6 +135,9 @@ class GaussianBloom {
   std::vector<uint64_t> kernel_;
   std::vector<uint32_t> offset_;
   std::vector<uint32_t> radius_;
+  std::vector<uint64_t> full_;
+  std::vector<uint32_t> full_offset_;
+  std::vector<uint32_t> reach_;
   uint64_t inserted_ = 0;
   bool dirty_ = false;
 };
