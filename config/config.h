@@ -54,6 +54,7 @@ struct DedupConfig {
   bool adaptive = true;
   filter::MembershipCheck check = filter::MembershipCheck::kPairs;
   ConstituentFilter filter = ConstituentFilter::kBloom;
+  int64_t cell_bits = 8;  // gaussian constituents: bits per cell, 4, 8 or 64 (double)
 };
 
 struct HttpConfig {

@@ -1,7 +1,6 @@
 #include "processor/cmd/filter_eval.h"
 
 #include <chrono>
-#include <climits>
 #include <cmath>
 #include <deque>
 #include <fstream>
@@ -11,7 +10,7 @@
 
 #include "processor/filter/exact_window_dedup.h"
 #include "processor/filter/forgetful_bloom_filter.h"
-#include "processor/filter/gaussian_bloom_dedup.h"
+#include "processor/filter/gaussian_dedup.h"
 #include "processor/filter/plain_bloom_dedup.h"
 #include "processor/filter/sizing.h"
 #include "processor/json/json_writer.h"
@@ -89,22 +88,19 @@ struct Built {
 
 std::variant<Built, UsageError> Build(const FilterEvalOptions& o, double first_rate) {
   const Millis start{0};
-  if (o.mode == "gaussian") {
-    if (!o.bits || !o.hashes)
-      return UsageError{"--mode gaussian needs --bits (cells) and --hashes"};
-    if (*o.bits < 1 || *o.bits > UINT32_MAX) return UsageError{"--bits: 1..4294967295 cells"};
-    const int cell_bits = o.cell_bits.value_or(4);
-    if (cell_bits != 4 && cell_bits != 8 && cell_bits != 64) {
-      return UsageError{"--cell-bits: expected 4, 8 or 64 (doubles), got " +
-                        std::to_string(cell_bits)};
-    }
-    auto g = filter::GaussianBloomDedup::Create(
-        static_cast<uint32_t>(*o.bits), *o.hashes,
-        cell_bits == 64 ? filter::CellCoding::kDouble : static_cast<filter::CellCoding>(cell_bits),
-        o.seed);
-    if (!g) return UsageError{"gaussian: " + g.error()};
-    return Built{std::make_unique<filter::GaussianBloomDedup>(std::move(g).value()),
-                 Millis{o.window_ms.value_or(0)}};
+  const int cell_bits = o.cell_bits.value_or(8);
+  if (cell_bits != 4 && cell_bits != 8 && cell_bits != 64) {
+    return UsageError{"--cell-bits: expected 4, 8 or 64, got " + std::to_string(cell_bits)};
+  }
+  if (o.exp != "fast" && o.exp != "exact") {
+    return UsageError{"--exp: expected fast or exact, got " + o.exp};
+  }
+  const filter::ExpKind exp = o.exp == "fast" ? filter::ExpKind::kFast : filter::ExpKind::kExact;
+  if (o.filter != "bloom" && o.filter != "gaussian") {
+    return UsageError{"--filter: expected bloom or gaussian, got " + o.filter};
+  }
+  if (o.cell_bits && o.mode != "gaussian" && o.filter != "gaussian") {
+    return UsageError{"--cell-bits applies to --mode gaussian and --filter gaussian only"};
   }
   if (o.mode == "fbf") {
     filter::MembershipCheck check;
@@ -154,12 +150,22 @@ std::variant<Built, UsageError> Build(const FilterEvalOptions& o, double first_r
     } else if (o.model != "blocked") {
       return UsageError{"--model: expected blocked or classic, got " + o.model};
     }
+    if (o.filter == "gaussian") {
+      // --bits counts cells, as for --mode gaussian.
+      config.cell_bits = static_cast<uint32_t>(cell_bits);
+      config.exp = exp;
+      auto gaussian = filter::GaussianForgetfulFilter::Create(config, start);
+      if (!gaussian) return UsageError{"fbf: " + gaussian.error()};
+      const Millis window = gaussian->window();
+      return Built{std::make_unique<filter::GaussianForgetfulFilter>(std::move(gaussian).value()),
+                   window};
+    }
     auto fbf = filter::ForgetfulBloomFilter::Create(config, start);
     if (!fbf) return UsageError{"fbf: " + fbf.error()};
     const Millis window = fbf->window();
     return Built{std::make_unique<filter::ForgetfulBloomFilter>(std::move(fbf).value()), window};
   }
-  if (o.mode == "bloom") {
+  if (o.mode == "bloom" || o.mode == "gaussian") {
     uint64_t bits = 0;
     int hashes = 0;
     if (o.bits) {
@@ -167,12 +173,20 @@ std::variant<Built, UsageError> Build(const FilterEvalOptions& o, double first_r
       bits = *o.bits;
       hashes = *o.hashes;
     } else {
-      if (!o.window_ms) return UsageError{"--window-ms or --bits is required for --mode bloom"};
+      if (!o.window_ms) {
+        return UsageError{"--window-ms or --bits is required for --mode " + o.mode};
+      }
       auto size =
           filter::SizeBloom(first_rate * static_cast<double>(*o.window_ms) / 1000.0, o.target_fpp);
       if (!size) return UsageError{"sizing: " + size.error()};
       bits = size->bits;
       hashes = size->hashes;
+    }
+    if (o.mode == "gaussian") {
+      auto gaussian = filter::GaussianDedup::Create({bits, hashes, cell_bits, exp, o.seed});
+      if (!gaussian) return UsageError{"gaussian: " + gaussian.error()};
+      return Built{std::make_unique<filter::GaussianDedup>(std::move(gaussian).value()),
+                   Millis{o.window_ms.value_or(0)}};
     }
     auto bloom = filter::PlainBloomDedup::Create(bits, hashes, o.seed);
     if (!bloom) return UsageError{"bloom: " + bloom.error()};
@@ -354,6 +368,24 @@ int RunFilterEval(const FilterEvalOptions& o, std::ostream& out, std::ostream& e
         .Uint(fbf->config().bits_per_filter)
         .Key("hashes")
         .Int(fbf->config().hashes);
+  }
+  if (auto* fbf = dynamic_cast<filter::GaussianForgetfulFilter*>(&f)) {
+    j.Key("filter")
+        .String("gaussian")
+        .Key("cells_per_filter")
+        .Uint(fbf->config().bits_per_filter)
+        .Key("cell_bits")
+        .Uint(fbf->config().cell_bits)
+        .Key("hashes")
+        .Int(fbf->config().hashes);
+  }
+  if (auto* gaussian = dynamic_cast<filter::GaussianDedup*>(&f)) {
+    j.Key("cells")
+        .Uint(gaussian->filter().cells())
+        .Key("cell_bits")
+        .Int(gaussian->filter().cell_bits())
+        .Key("hashes")
+        .Int(gaussian->filter().hashes());
   }
   if (o.trace) j.Key("trace").Raw(trace.str());
   j.EndObject();

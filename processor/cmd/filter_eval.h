@@ -40,7 +40,9 @@ struct FilterEvalOptions {
   uint32_t max_filters = 64;
   std::string model = "blocked";   // the model adaptation follows: blocked | classic
   std::string policy = "guarded";  // resizing decisions: guarded | paper (Algorithm 3)
-  std::optional<int> cell_bits;
+  std::optional<int> cell_bits;    // gaussian cells and constituents: 4, 8, 64 (default 8)
+  std::string filter = "bloom";    // fbf constituents: bloom | gaussian (as dedup.filter)
+  std::string exp = "fast";        // gaussian kernels: fast (Schraudolph) | exact (std::exp)
 };
 
 // Returns the process exit code: 0 ok, 2 bad options (message on `err`).

@@ -47,7 +47,12 @@ void AddFilterEval(CLI::App& app, oncecount::cmd::FilterEvalOptions& o) {
       ->capture_default_str();
   cmd->add_option("--policy", o.policy, "resizing: guarded | paper (Algorithm 3 as published)")
       ->capture_default_str();
-  cmd->add_option("--cell-bits", o.cell_bits, "bits per cell (gaussian)");
+  cmd->add_option("--cell-bits", o.cell_bits,
+                  "bits per cell (gaussian): 4, 8 or 64 (double); default 8");
+  cmd->add_option("--filter", o.filter, "fbf constituent filters: bloom | gaussian")
+      ->capture_default_str();
+  cmd->add_option("--exp", o.exp, "gaussian kernel exponential: fast | exact")
+      ->capture_default_str();
 }
 
 // `oncecount check-config FILE`: validate, then print the effective configuration

@@ -29,10 +29,10 @@ const char* ModeName(DedupMode mode) {
       return "bloom";
     case DedupMode::kExact:
       return "exact";
-    case DedupMode::kGaussian:
-      return "gaussian";
     case DedupMode::kFbf:
       return "fbf";
+    case DedupMode::kGaussian:
+      return "gaussian";
   }
   return "unknown";
 }

@@ -1,4 +1,5 @@
-// DedupFilter: the interface every dedup mode implements (fbf, bloom, exact, none).
+// DedupFilter: the interface every dedup mode implements (fbf, bloom, exact, none,
+// and gaussian for evaluation).
 //
 // A shard feeds each event's IdHash to TestAndInsert: kNew means "apply it" (the id
 // is now remembered), any other verdict means "drop it as a retry". Time enters only
@@ -28,8 +29,8 @@ using Millis = std::chrono::milliseconds;
 inline constexpr Millis kMaxFilterTime{int64_t{1} << 61};
 inline constexpr Millis kMaxPeriod{int64_t{1'000'000'000'000}};  // ~31.7 years
 
-// kGaussian: one Gaussian Bloom filter that never forgets, for `filter-eval --mode
-// gaussian` only; the service does not offer it (docs/gaussian-bloom-filter.md).
+// kGaussian (one Gaussian Bloom filter that never forgets) is filter-eval's
+// `--mode gaussian`; the service's modes are the other four.
 enum class DedupMode : uint8_t { kNone = 0, kBloom = 1, kExact = 2, kFbf = 3, kGaussian = 4 };
 
 enum class Verdict : uint8_t {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "processor/filter/exact_window_dedup.h"
+#include "processor/filter/gaussian_dedup.h"
 #include "processor/filter/no_dedup.h"
 #include "processor/filter/plain_bloom_dedup.h"
 #include "processor/filter/sizing.h"
@@ -34,12 +35,27 @@ Result<std::unique_ptr<DedupFilter>> Make(const DedupSpec& spec, Millis start) {
       if (!config) return Error{config.error()};
       config->adaptive = spec.adaptive;
       config->seed = spec.seed;
+      if (spec.constituent == Constituent::kGaussian) {
+        // The blocked sizing bounds the classic filter on the same count of cells
+        // (an unblocked filter is no worse), which bounds the Gaussian one.
+        config->cell_bits = spec.cell_bits;
+        auto gaussian = GaussianForgetfulFilter::Create(config.value(), start);
+        if (!gaussian) return Error{gaussian.error()};
+        return std::unique_ptr<DedupFilter>(
+            new GaussianForgetfulFilter(std::move(gaussian).value()));
+      }
       auto fbf = ForgetfulBloomFilter::Create(config.value(), start);
       if (!fbf) return Error{fbf.error()};
       return std::unique_ptr<DedupFilter>(new ForgetfulBloomFilter(std::move(fbf).value()));
     }
-    case DedupMode::kGaussian:
-      return Error{"gaussian is an evaluation mode of filter-eval, not a service mode"};
+    case DedupMode::kGaussian: {
+      auto size = SizeBloom(window_ids, spec.target_fpp);
+      if (!size) return Error{size.error()};
+      auto gaussian = GaussianDedup::Create(
+          {size->bits, size->hashes, static_cast<int>(spec.cell_bits), ExpKind::kFast, spec.seed});
+      if (!gaussian) return Error{gaussian.error()};
+      return std::unique_ptr<DedupFilter>(new GaussianDedup(std::move(gaussian).value()));
+    }
   }
   return Error{"unknown dedup mode"};
 }

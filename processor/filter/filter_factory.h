@@ -12,6 +12,9 @@
 
 namespace oncecount::filter {
 
+// The FBF's constituent filters (dedup.filter).
+enum class Constituent : uint8_t { kBlockedBloom = 0, kGaussian = 1 };
+
 struct DedupSpec {
   DedupMode mode = DedupMode::kFbf;
   MembershipCheck check = MembershipCheck::kPairs;
@@ -20,6 +23,10 @@ struct DedupSpec {
   double target_fpp = 1e-6;
   bool adaptive = true;
   uint64_t seed = FbfConfig{}.seed;
+  // fbf only. Gaussian constituents get as many cells as the blocked sizing gives
+  // bits, so the target holds (Lemma 2); memory grows by cell_bits.
+  Constituent constituent = Constituent::kBlockedBloom;
+  uint32_t cell_bits = 8;  // gaussian: 4, 8 or 64
 };
 
 Result<std::unique_ptr<DedupFilter>> MakeDedupFilter(const DedupSpec& spec, Millis start);

@@ -29,17 +29,28 @@
 //  - kPairs: any adjacent pair, with one extra partner filter kept so that the
 //    oldest slice is still held by a pair.
 //
+// Constituents (dedup.filter): the window logic above is a class template over the
+// constituent filter. ForgetfulBloomFilter has BlockedBloom constituents (the
+// default, and the state format pinned by state_codec_test); GaussianForgetfulFilter
+// has GaussianBloom constituents (gaussian_bloom.h) with bits_per_filter cells of
+// cell_bits bits each. Its model estimate is the underlying classic Bloom filter's
+// (Equation 1 on the cells), an upper bound by Lemma 2 of the Gaussian paper, so
+// sizing and adaptation stay on the safe side. Both instantiations are compiled in
+// forgetful_bloom_filter.cc.
+//
 // Thread-safety: owned by one thread; see DedupFilter.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "processor/filter/adaptive_policy.h"
 #include "processor/filter/blocked_bloom.h"
 #include "processor/filter/dedup_filter.h"
 #include "processor/filter/fpp_model.h"
+#include "processor/filter/gaussian_bloom.h"
 #include "processor/filter/membership_check.h"
 #include "processor/filter/result.h"
 
@@ -67,15 +78,21 @@ struct FbfConfig {
   ConstituentModel model = ConstituentModel::kBlocked;  // drives adaptation
   ResizePolicy policy = ResizePolicy::kGuarded;
   uint64_t seed = 0x6F6E6365636F756EULL;
+  // Gaussian constituents only (GaussianForgetfulFilter): bits per cell, 4, 8 or 64
+  // (double), and the exponential the kernels are computed with. bits_per_filter
+  // then counts cells, and a filter's memory is bits_per_filter * cell_bits.
+  uint32_t cell_bits = 8;
+  ExpKind exp = ExpKind::kFast;
 };
 
-class ForgetfulBloomFilter final : public DedupFilter {
+template <class Constituent>
+class BasicForgetfulFilter final : public DedupFilter {
  public:
   // Validates the configuration; errors name the offending field.
-  static Result<ForgetfulBloomFilter> Create(const FbfConfig& config, Millis start);
+  static Result<BasicForgetfulFilter> Create(const FbfConfig& config, Millis start);
 
-  ForgetfulBloomFilter(ForgetfulBloomFilter&&) noexcept = default;
-  ForgetfulBloomFilter& operator=(ForgetfulBloomFilter&&) noexcept = default;
+  BasicForgetfulFilter(BasicForgetfulFilter&&) noexcept = default;
+  BasicForgetfulFilter& operator=(BasicForgetfulFilter&&) noexcept = default;
 
   DedupMode mode() const override { return DedupMode::kFbf; }
   void AdvanceTo(Millis now) override;
@@ -104,8 +121,11 @@ class ForgetfulBloomFilter final : public DedupFilter {
  private:
   friend struct FbfStateCodec;
 
+  // BloomView for BlockedBloom, GaussianView for GaussianBloom.
+  using View = std::remove_cvref_t<decltype(std::declval<Constituent&>().view())>;
+
   struct Slot {
-    BlockedBloom bloom;
+    Constituent bloom;
     // When the filter stopped being the future (ids whose last holder it is were
     // inserted before this) and stopped being the present (no inserts after this).
     // An early refresh at clock time t sets them to t + 1 ms: ids of time t are in.
@@ -117,7 +137,7 @@ class ForgetfulBloomFilter final : public DedupFilter {
     mutable double fpp_cached = 0;
   };
 
-  ForgetfulBloomFilter(FbfConfig config, Millis start);
+  BasicForgetfulFilter(FbfConfig config, Millis start);
   uint32_t non_past_filters() const;
   uint64_t NextSeed();
   Slot NewSlot();
@@ -143,13 +163,18 @@ class ForgetfulBloomFilter final : public DedupFilter {
   Millis next_adapt_{0};
   uint64_t seeds_issued_ = 0;
   std::vector<Slot> slots_;
-  std::vector<BloomView> views_;     // views_[i] is slots_[i].bloom's hot-path view
-  std::vector<BlockedBloom> spare_;  // dropped filters kept for reuse
+  std::vector<View> views_;         // views_[i] is slots_[i].bloom's hot-path view
+  std::vector<Constituent> spare_;  // dropped filters kept for reuse
   uint64_t inserted_ = 0;
   uint64_t duplicates_ = 0;
   uint64_t near_edge_ = 0;
   uint64_t inserted_at_last_adapt_ = 0;
   uint64_t early_refreshes_ = 0;
 };
+
+using ForgetfulBloomFilter = BasicForgetfulFilter<BlockedBloom>;
+using GaussianForgetfulFilter = BasicForgetfulFilter<GaussianBloom>;
+extern template class BasicForgetfulFilter<BlockedBloom>;
+extern template class BasicForgetfulFilter<GaussianBloom>;
 
 }  // namespace oncecount::filter

@@ -1,118 +1,160 @@
-// GaussianBloom: the Gaussian Bloom filter (seeds/001, Definition 2), a Bloom filter
-// whose cells hold small numbers in [0, 1] instead of bits, so that a cell also
-// records which hash function set it.
+// GaussianBloom: the Gaussian Bloom filter of Werner & Schoenfeld (Definition 2):
+// m cells instead of m bits. Inserting an id writes, for each hash function i = 1..k,
+// a Gaussian normalized to peak 1 with mean h_i(id) and sigma = i over the cells
+// (cyclic), every cell keeping the maximum of what was written to it; an id tests
+// positive iff every cell is at least the id's own signature there. The extra
+// information is in the non-peak cells: they say which hash function (sigma) set a
+// neighbouring peak, so a query whose peaks were all set, but by the wrong hash
+// functions, is rejected (Lemma 2: its false positives are a subset of the classic
+// filter's).
 //
-// Inserting an id writes, for each hash function i = 1..k, the normalized Gaussian
-// exp(-d^2 / (2 i^2)) around the cell h_i(id) (d: cyclic distance in cells, sigma =
-// i), each cell keeping the maximum of what it held and what is written. Testing an
-// id computes the same signature and answers "maybe present" only if every cell is
-// at least the signature's value there. Cells farther than 3 sigma from h_i(id) are
-// skipped (the 3-sigma rule: the Gaussian is below 0.0045 there), so an insert or a
-// test touches sum(6i + 1) cells, independent of m.
+// As built:
+//  - positions come from cell_positions.h, shared with ClassicBloom, so
+//    Underlying() (Definition 3: the cells at the peak value) equals a ClassicBloom
+//    of the same cells, hashes and seed fed the same ids;
+//  - cells are B-bit codes (B = 4 or 8, Sec. 3.2) or doubles (B = 64), coded as in
+//    cell_coding.h, never rounding a non-peak value up to the peak;
+//  - the 3-sigma rule (Sec. 3.3): kernel i covers offsets |d| <= 3i (at most
+//    (m - 1) / 2, so no cell is reached twice) and stops early at the first offset
+//    whose code is 0;
+//  - since sigma = i and offsets are whole cells, the kernel values depend on (i, d)
+//    only: they are computed once per filter, with std::exp or with the paper's fast
+//    exponential (FastExp), and inserts and tests read a table. The fast exponential
+//    therefore changes the values (and the false-positive rate, a little), not the
+//    speed; the paper's speed-up is subsumed by the table.
 //
-// Cells are kept as doubles (the reference) or coded in 4 or 8 bits (Sec. 3.2): the
-// peak 1 is the all-ones code, any other value v the nearest of 0..2^B-2 to
-// v * (2^B - 1), capped at 2^B - 2 so that no non-maximal value is ever coded as
-// the peak. Coding is monotone, so comparisons in code space keep Lemma 1 (no false
-// negatives) and Lemma 2 (every false positive is one of the underlying Bloom
-// filter's): a cell is at the peak only where some id's h_i landed.
+// Test checks the k peaks first (the classic filter's test, one cell each) and the
+// kernels' flanks only when every peak is set.
 //
-// The exponential is Schraudolph's approximation (Sec. 3.3) by default, or std::exp;
-// insert and test use the same one, which is all correctness needs. The peak is
-// exactly 1 and values beside it are capped below 1 whichever is used.
-//
-// UnderlyingBloom() extracts the classic Bloom filter (Definition 3): bit t is set
-// iff cell t holds the peak. It equals ClassicBloom built from the same ids with
-// the same positions (GaussianPositions).
-//
-// Thread-safety: owned by one thread; const methods may run concurrently with each
-// other, never with Insert or Clear.
+// Thread-safety: owned by one thread. Const methods may run concurrently with each
+// other, never with Insert, Reset or Restore.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
+#include "processor/filter/classic_bloom.h"
 #include "processor/filter/id_hash.h"
 #include "processor/filter/result.h"
 
 namespace oncecount::filter {
 
-enum class CellCoding : uint8_t { kDouble = 0, kBits4 = 4, kBits8 = 8 };
+enum class ExpKind : uint8_t { kExact = 0, kFast = 1 };
 
-// The cell h_i(id) of hash function i (0-based here; sigma is i + 1), in [0, cells).
-uint32_t GaussianPosition(IdHash hash, uint64_t seed, int i, uint32_t cells);
+// Cells beyond this are refused (2^40 cells of 8 bytes is 8 TiB).
+inline constexpr uint64_t kMaxGaussianCells = uint64_t{1} << 40;
 
-// The classic Bloom filter over the same positions: the baseline of Lemma 2 and of
-// the paper's figures, and what UnderlyingBloom() must equal.
-class ClassicBloom {
- public:
-  ClassicBloom(uint32_t bits, int hashes, uint64_t seed)
-      : bits_(bits), hashes_(hashes), seed_(seed), set_(bits, false) {}
-  void Insert(IdHash hash);
-  bool MayContain(IdHash hash) const;
-  const std::vector<bool>& bits() const { return set_; }
+struct GaussianParams {
+  uint64_t cells = 0;
+  int hashes = 0;
+  int cell_bits = 8;  // 4, 8 or 64 (double)
+  ExpKind exp = ExpKind::kFast;
+  uint64_t seed = 0;
+};
 
- private:
-  uint32_t bits_;
-  int hashes_;
-  uint64_t seed_;
-  std::vector<bool> set_;
+struct GaussianView;
+
+// The tabulated kernels, for the insert and test loops (gaussian_bloom.cc).
+struct KernelTables {
+  const uint64_t* half;         // half + offset[i]: codes at offsets 0..radius
+  const uint32_t* offset;       //
+  const uint64_t* full;         // full + full_offset[i]: codes at -reach..reach
+  const uint32_t* full_offset;  //
+  const uint32_t* reach;        // last offset with a code above 0
 };
 
 class GaussianBloom {
  public:
-  static constexpr int kMaxHashes = 30;
+  // Errors name the bad parameter.
+  static Result<GaussianBloom> Create(const GaussianParams& params);
 
-  // cells >= 1, hashes in 1..kMaxHashes.
-  static Result<GaussianBloom> Create(uint32_t cells, int hashes, CellCoding coding, uint64_t seed,
-                                      bool fast_exp = true);
+  GaussianBloom(GaussianBloom&&) noexcept = default;
+  GaussianBloom& operator=(GaussianBloom&&) noexcept = default;
+  GaussianBloom(const GaussianBloom&) = default;
+  GaussianBloom& operator=(const GaussianBloom&) = default;
 
-  void Insert(IdHash hash);
-  bool MayContain(IdHash hash) const;
-  void Clear();
+  uint64_t Mix(IdHash hash) const { return CellMix(hash, params_.seed); }
+  bool MayContain(IdHash hash) const { return MayContainMixed(Mix(hash)); }
+  bool MayContainMixed(uint64_t mixed) const;
+  void Insert(IdHash hash) {
+    InsertMixed(Mix(hash));
+    CountInsert();
+  }
+  // Writes the id's signature without counting it (the FBF counts separately).
+  void InsertMixed(uint64_t mixed);
+  void CountInsert() {
+    ++inserted_;
+    dirty_ = true;
+  }
+  // Brings the cell of the first peak toward the cache (the other peaks are
+  // elsewhere in the field; one line is what a blocked filter would fetch).
+  void Prefetch(IdHash hash) const;
 
-  // Definition 3: bit t is set iff cell t holds the peak value.
-  std::vector<bool> UnderlyingBloom() const;
+  // Empties the filter and gives it a new seed.
+  void Reset(uint64_t new_seed);
 
-  uint32_t cells() const { return cells_; }
-  int hashes() const { return hashes_; }
-  CellCoding coding() const { return coding_; }
-  uint64_t seed() const { return seed_; }
+  // The handle the FBF's hot path keeps (valid while this filter does not move).
+  GaussianView view();
+
+  // Definition 3: the bits of the cells at the peak value.
+  ClassicBloom Underlying() const;
+
+  uint64_t cells() const { return params_.cells; }
+  int hashes() const { return params_.hashes; }
+  int cell_bits() const { return params_.cell_bits; }
+  ExpKind exp() const { return params_.exp; }
+  uint64_t seed() const { return params_.seed; }
+  const GaussianParams& params() const { return params_; }
+  // Memory of the cells: cells x cell bits.
+  uint64_t bits() const { return params_.cells * static_cast<uint64_t>(params_.cell_bits); }
   uint64_t inserted() const { return inserted_; }
-  // Memory of the cells: cells * B bits (64 for doubles).
-  uint64_t memory_bits() const;
-  // Fraction of cells at the peak (the underlying filter's fill).
-  double PeakFill() const;
+  // Fraction of cells at the peak (the underlying filter's fill); O(cells).
+  double FillRatio() const;
 
-  // The raw cells, for the state codec: values() for kDouble, codes() otherwise
-  // (two 4-bit cells per byte, the lower-numbered in the low nibble).
-  const std::vector<double>& values() const { return values_; }
-  const std::vector<uint8_t>& codes() const { return codes_; }
-  // Replaces the cells with ones read back; false (and nothing changed) when their
-  // sizes do not fit this filter or a value is outside [0, 1].
-  bool RestoreCells(std::vector<double> values, std::vector<uint8_t> codes, uint64_t inserted);
+  // The code of one cell (cell_coding.h) and the value it stands for.
+  uint64_t CellCode(uint64_t cell) const;
+  double CellValue(uint64_t cell) const;
+  // The code hash function i (1-based) writes at offset d >= 0 from its peak; 0
+  // beyond the kernel's reach.
+  uint64_t KernelCode(int i, uint64_t d) const;
 
-  // The code of value v in [0, 1] for `coding` (the identity's bit pattern for
-  // kDouble is not used). Exposed for tests: codes are monotone, the peak 1 alone
-  // gets the all-ones code.
-  static uint32_t Encode(double v, CellCoding coding);
-  // The signature's value at distance d from the peak of hash function i (0-based).
-  double Signature(int i, uint32_t distance) const;
+  // Cells packed into words (64 / cell_bits per word, cell 0 in the low bits).
+  std::span<const uint64_t> words() const { return words_; }
+  // Replaces the contents (deserialization); `words` must match words().size().
+  void Restore(std::span<const uint64_t> words, uint64_t inserted);
 
  private:
-  GaussianBloom(uint32_t cells, int hashes, CellCoding coding, uint64_t seed, bool fast_exp);
-  uint32_t Radius(int i) const;  // 3 sigma, at most (cells - 1) / 2
-  uint32_t CellCode(uint32_t t) const;
-  double CellValue(uint32_t t) const;
+  explicit GaussianBloom(const GaussianParams& params);
+  void BuildKernels();
+  KernelTables Tables() const;
 
-  uint32_t cells_;
-  int hashes_;
-  CellCoding coding_;
-  uint64_t seed_;
-  bool fast_exp_;
+  GaussianParams params_;
+  std::vector<uint64_t> words_;
+  // kernel_[offset_[i - 1] + d] = code of hash i at offset d, d = 0..radius_[i - 1].
+  std::vector<uint64_t> kernel_;
+  std::vector<uint32_t> offset_;
+  std::vector<uint32_t> radius_;
+  std::vector<uint64_t> full_;
+  std::vector<uint32_t> full_offset_;
+  std::vector<uint32_t> reach_;
   uint64_t inserted_ = 0;
-  std::vector<double> values_;  // kDouble
-  std::vector<uint8_t> codes_;  // kBits8: one per byte; kBits4: two per byte, low first
+  bool dirty_ = false;
 };
+
+// The FBF's hot-path handle on one GaussianBloom, the counterpart of BloomView.
+struct GaussianView {
+  GaussianBloom* filter = nullptr;
+
+  uint64_t Mix(IdHash hash) const { return filter->Mix(hash); }
+  bool MayContain(IdHash hash) const { return filter->MayContain(hash); }
+  bool MayContainMixed(uint64_t mixed) const { return filter->MayContainMixed(mixed); }
+  void InsertMixed(uint64_t mixed) const { filter->InsertMixed(mixed); }
+  void Prefetch(IdHash hash) const { filter->Prefetch(hash); }
+};
+
+inline GaussianView GaussianBloom::view() {
+  return GaussianView{this};
+}
 
 }  // namespace oncecount::filter

@@ -5,11 +5,14 @@
 #include <bit>
 #include <cstring>
 #include <new>
+#include <optional>
+#include <vector>
 
 #include "processor/filter/byte_io.h"
+#include "processor/filter/cell_coding.h"
 #include "processor/filter/exact_window_dedup.h"
 #include "processor/filter/forgetful_bloom_filter.h"
-#include "processor/filter/gaussian_bloom_dedup.h"
+#include "processor/filter/gaussian_dedup.h"
 #include "processor/filter/no_dedup.h"
 #include "processor/filter/plain_bloom_dedup.h"
 
@@ -27,13 +30,13 @@ uint64_t Checksum(std::string_view bytes) {
 // Writes the header, lets `body` write the payload, then patches the length and
 // appends the checksum.
 template <class Body>
-void Frame(DedupMode mode, std::string& out, Body&& body) {
+void Frame(DedupMode mode, std::string& out, Body&& body, uint8_t constituent = 0) {
   const size_t start = out.size();
   ByteWriter w(out);
   out.append(kMagic, 4);
   w.U16(kStateFormatVersion);
   w.U8(static_cast<uint8_t>(mode));
-  w.U8(0);
+  w.U8(constituent);
   w.U64(0);  // payload length, patched below
   body(w);
   const uint64_t payload = out.size() - start - kHeaderBytes;
@@ -65,7 +68,7 @@ Result<std::unique_ptr<DedupFilter>> DecodeFramed(std::string_view bytes) {
   ByteReader header(bytes.substr(4, kHeaderBytes - 4));
   const uint16_t version = header.U16();
   const uint8_t mode = header.U8();
-  header.U8();
+  const uint8_t constituent = header.U8();
   const uint64_t payload = header.U64();
   if (version != kStateFormatVersion) {
     return Corrupt("format version " + std::to_string(version) + " is not supported (expected " +
@@ -77,67 +80,110 @@ Result<std::unique_ptr<DedupFilter>> DecodeFramed(std::string_view bytes) {
     return Corrupt("checksum mismatch");
   }
   const std::string_view body = bytes.substr(kHeaderBytes, payload);
+  if (constituent > 1 || (constituent == 1 && static_cast<DedupMode>(mode) != DedupMode::kFbf)) {
+    return Corrupt("unknown constituent " + std::to_string(constituent));
+  }
   switch (static_cast<DedupMode>(mode)) {
     case DedupMode::kFbf:
-      return FbfStateCodec::Decode(body);
+      return constituent == 1 ? FbfStateCodec::DecodeGaussian(body) : FbfStateCodec::Decode(body);
+    case DedupMode::kGaussian:
+      return GaussianStateCodec::Decode(body);
     case DedupMode::kBloom:
       return BloomStateCodec::Decode(body);
     case DedupMode::kExact:
       return ExactStateCodec::Decode(body);
     case DedupMode::kNone:
       return NoneStateCodec::Decode(body);
-    case DedupMode::kGaussian:
-      return GaussianStateCodec::Decode(body);
   }
   return Corrupt("unknown mode " + std::to_string(mode));
 }
 
 }  // namespace
 
-// FBF payload: config, then clock and shape, then counters, then the slots
-// (future first), each with its seed, count, phase times and bits.
-void FbfStateCodec::Encode(const ForgetfulBloomFilter& f, std::string& out) {
-  Frame(DedupMode::kFbf, out, [&](ByteWriter& w) {
-    const FbfConfig& c = f.config_;
-    w.U64(c.bits_per_filter);
-    w.U32(static_cast<uint32_t>(c.hashes));
-    w.U32(c.block_bits);
-    w.U32(c.past_filters);
-    w.Ms(c.refresh);
-    w.U8(static_cast<uint8_t>(c.check));
-    w.Ms(c.window);
-    w.U8(c.adaptive ? 1 : 0);
-    w.F64(c.target_fpp);
-    w.Ms(c.refresh_step);
-    w.U32(c.max_filters);
-    w.Ms(c.adapt_every);
-    w.U8(static_cast<uint8_t>(c.model));
-    w.U64(c.seed);
-    w.U8(static_cast<uint8_t>(c.policy));
-    w.U64(c.slice_capacity);
-    w.Ms(f.refresh_);
-    w.U32(f.target_filters_);
-    w.Ms(f.now_);
-    w.Ms(f.next_refresh_);
-    w.Ms(f.next_adapt_);
-    w.U64(f.seeds_issued_);
-    w.U64(f.inserted_);
-    w.U64(f.duplicates_);
-    w.U64(f.near_edge_);
-    w.U64(f.inserted_at_last_adapt_);
-    w.U64(f.early_refreshes_);
-    w.U32(static_cast<uint32_t>(f.slots_.size()));
-    for (const auto& slot : f.slots_) {
-      w.U64(slot.bloom.seed());
-      w.U64(slot.bloom.inserted());
-      w.Ms(slot.left_future);
-      w.Ms(slot.left_present);
-      w.Words(slot.bloom.words());
-    }
-  });
+// FBF payload: config, then the constituent's parameters (Gaussian only), then
+// clock and shape, then counters, then the slots (future first), each with its seed,
+// count, phase times and bits (or cells).
+template <class C, class WriteParams, class WriteSlot>
+void FbfStateCodec::EncodeWith(const BasicForgetfulFilter<C>& f, std::string& out,
+                               uint8_t constituent, WriteParams&& params, WriteSlot&& slot_bits) {
+  Frame(
+      DedupMode::kFbf, out,
+      [&](ByteWriter& w) {
+        const FbfConfig& c = f.config_;
+        w.U64(c.bits_per_filter);
+        w.U32(static_cast<uint32_t>(c.hashes));
+        w.U32(c.block_bits);
+        w.U32(c.past_filters);
+        w.Ms(c.refresh);
+        w.U8(static_cast<uint8_t>(c.check));
+        w.Ms(c.window);
+        w.U8(c.adaptive ? 1 : 0);
+        w.F64(c.target_fpp);
+        w.Ms(c.refresh_step);
+        w.U32(c.max_filters);
+        w.Ms(c.adapt_every);
+        w.U8(static_cast<uint8_t>(c.model));
+        w.U64(c.seed);
+        w.U8(static_cast<uint8_t>(c.policy));
+        w.U64(c.slice_capacity);
+        params(w, c);
+        w.Ms(f.refresh_);
+        w.U32(f.target_filters_);
+        w.Ms(f.now_);
+        w.Ms(f.next_refresh_);
+        w.Ms(f.next_adapt_);
+        w.U64(f.seeds_issued_);
+        w.U64(f.inserted_);
+        w.U64(f.duplicates_);
+        w.U64(f.near_edge_);
+        w.U64(f.inserted_at_last_adapt_);
+        w.U64(f.early_refreshes_);
+        w.U32(static_cast<uint32_t>(f.slots_.size()));
+        for (const auto& slot : f.slots_) {
+          w.U64(slot.bloom.seed());
+          w.U64(slot.bloom.inserted());
+          w.Ms(slot.left_future);
+          w.Ms(slot.left_present);
+          slot_bits(w, slot.bloom);
+        }
+      },
+      constituent);
 }
 
-Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_view payload) {
+void FbfStateCodec::Encode(const ForgetfulBloomFilter& f, std::string& out) {
+  EncodeWith(
+      f, out, 0, [](ByteWriter&, const FbfConfig&) {},
+      [](ByteWriter& w, const BlockedBloom& b) { w.Words(b.words()); });
+}
+
+void FbfStateCodec::Encode(const GaussianForgetfulFilter& f, std::string& out) {
+  EncodeWith(
+      f, out, 1,
+      [](ByteWriter& w, const FbfConfig& c) {
+        w.U8(static_cast<uint8_t>(c.cell_bits));
+        w.U8(static_cast<uint8_t>(c.exp));
+      },
+      [](ByteWriter& w, const GaussianBloom& g) { w.Words(g.words()); });
+}
+
+namespace {
+
+// A double cell above 1.0 (or a NaN pattern) cannot come from an insert.
+bool ValidCells(const std::vector<uint64_t>& words, int cell_bits) {
+  if (cell_bits != 64) return true;
+  const uint64_t max = MaxCellCode(64);
+  for (uint64_t w : words) {
+    if (w > max) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+template <class C, class ReadParams, class ReadSlot>
+Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeWith(std::string_view payload,
+                                                               ReadParams&& params,
+                                                               ReadSlot&& slot_bits) {
   ByteReader r(payload);
   FbfConfig c;
   c.bits_per_filter = r.U64();
@@ -156,17 +202,18 @@ Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_view payl
   c.seed = r.U64();
   const uint8_t policy = r.U8();
   c.slice_capacity = r.U64();
+  // Returns the bits of one filter, or an error message.
+  const std::optional<std::string> bad_params = params(r, c);
   if (!r.ok()) return Corrupt("truncated fbf config");
+  if (bad_params) return Corrupt(*bad_params);
   if (check > 2 || model > 1 || policy > 1) return Corrupt("bad check, model or policy");
   c.policy = static_cast<ResizePolicy>(policy);
-  // Every filter's bits are in the payload: refuse to allocate more than it holds.
-  if (c.bits_per_filter / 8 > payload.size()) return Corrupt("filter size beyond the payload");
   c.check = static_cast<MembershipCheck>(check);
   c.model = static_cast<ConstituentModel>(model);
   const Millis now_read_later{0};
-  auto created = ForgetfulBloomFilter::Create(c, now_read_later);
+  auto created = BasicForgetfulFilter<C>::Create(c, now_read_later);
   if (!created) return Corrupt(created.error());
-  ForgetfulBloomFilter f = std::move(created).value();
+  BasicForgetfulFilter<C> f = std::move(created).value();
   f.refresh_ = r.Ms();
   f.target_filters_ = r.U32();
   f.now_ = r.Ms();
@@ -194,7 +241,6 @@ Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_view payl
   }
   f.slots_.clear();
   f.spare_.clear();
-  std::vector<uint64_t> words;
   for (uint32_t i = 0; i < slots; ++i) {
     const uint64_t seed = r.U64();
     const uint64_t inserted = r.U64();
@@ -205,15 +251,105 @@ Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_view payl
     if (!valid_time(left_future) || !valid_time(left_present)) {
       return Corrupt("fbf filter times out of range");
     }
-    auto bloom = BlockedBloom::Create(c.bits_per_filter, c.hashes, seed, c.block_bits);
-    if (!bloom) return Corrupt(bloom.error());
-    if (!r.Words(words, bloom->words().size())) return Corrupt("truncated filter bits");
-    bloom->Restore(words, inserted);
-    f.slots_.push_back({std::move(bloom).value(), left_future, left_present});
+    Result<C> constituent = slot_bits(r, c, seed, inserted);
+    if (!constituent) return Corrupt(constituent.error());
+    f.slots_.push_back({std::move(constituent).value(), left_future, left_present});
   }
   if (!r.done()) return Corrupt("trailing bytes after fbf state");
   f.RebuildViews();
-  return std::unique_ptr<DedupFilter>(new ForgetfulBloomFilter(std::move(f)));
+  return std::unique_ptr<DedupFilter>(new BasicForgetfulFilter<C>(std::move(f)));
+}
+
+Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_view payload) {
+  std::vector<uint64_t> words;
+  return DecodeWith<BlockedBloom>(
+      payload,
+      [&](ByteReader&, const FbfConfig& c) -> std::optional<std::string> {
+        // Every filter's bits are in the payload: refuse to allocate more than it holds.
+        if (c.bits_per_filter / 8 > payload.size()) return "filter size beyond the payload";
+        return std::nullopt;
+      },
+      [&](ByteReader& r, const FbfConfig& c, uint64_t seed,
+          uint64_t inserted) -> Result<BlockedBloom> {
+        auto bloom = BlockedBloom::Create(c.bits_per_filter, c.hashes, seed, c.block_bits);
+        if (!bloom) return Error{bloom.error()};
+        if (!r.Words(words, bloom->words().size())) return Error{"truncated filter bits"};
+        bloom->Restore(words, inserted);
+        return bloom;
+      });
+}
+
+Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeGaussian(std::string_view payload) {
+  std::vector<uint64_t> words;
+  return DecodeWith<GaussianBloom>(
+      payload,
+      [&](ByteReader& r, FbfConfig& c) -> std::optional<std::string> {
+        c.cell_bits = r.U8();
+        const uint8_t exp = r.U8();
+        if (!ValidCellBits(static_cast<int>(c.cell_bits)) || exp > 1) {
+          return "bad cell bits or exponential";
+        }
+        c.exp = static_cast<ExpKind>(exp);
+        if (c.bits_per_filter / 8 > payload.size() / c.cell_bits) {
+          return "filter size beyond the payload";
+        }
+        return std::nullopt;
+      },
+      [&](ByteReader& r, const FbfConfig& c, uint64_t seed,
+          uint64_t inserted) -> Result<GaussianBloom> {
+        auto g = GaussianBloom::Create(
+            {c.bits_per_filter, c.hashes, static_cast<int>(c.cell_bits), c.exp, seed});
+        if (!g) return Error{g.error()};
+        if (!r.Words(words, g->words().size())) return Error{"truncated filter cells"};
+        if (!ValidCells(words, g->cell_bits())) return Error{"cell above the peak value"};
+        g->Restore(words, inserted);
+        return g;
+      });
+}
+
+void GaussianStateCodec::Encode(const GaussianDedup& f, std::string& out) {
+  Frame(DedupMode::kGaussian, out, [&](ByteWriter& w) {
+    const GaussianBloom& g = f.filter_;
+    w.U64(g.cells());
+    w.U32(static_cast<uint32_t>(g.hashes()));
+    w.U8(static_cast<uint8_t>(g.cell_bits()));
+    w.U8(static_cast<uint8_t>(g.exp()));
+    w.U64(g.seed());
+    w.U64(g.inserted());
+    w.Ms(f.now_);
+    w.U64(f.duplicates_);
+    w.Words(g.words());
+  });
+}
+
+Result<std::unique_ptr<DedupFilter>> GaussianStateCodec::Decode(std::string_view payload) {
+  ByteReader r(payload);
+  GaussianParams p;
+  p.cells = r.U64();
+  p.hashes = static_cast<int>(r.U32());
+  p.cell_bits = r.U8();
+  const uint8_t exp = r.U8();
+  p.seed = r.U64();
+  const uint64_t inserted = r.U64();
+  const Millis now = r.Ms();
+  const uint64_t duplicates = r.U64();
+  if (!r.ok()) return Corrupt("truncated gaussian state");
+  if (exp > 1 || !ValidCellBits(p.cell_bits)) return Corrupt("bad cell bits or exponential");
+  p.exp = static_cast<ExpKind>(exp);
+  if (p.cells / 8 > payload.size() / static_cast<uint64_t>(p.cell_bits)) {
+    return Corrupt("filter size beyond the payload");
+  }
+  auto created = GaussianDedup::Create(p);
+  if (!created) return Corrupt(created.error());
+  GaussianDedup f = std::move(created).value();
+  std::vector<uint64_t> words;
+  if (!r.Words(words, f.filter_.words().size())) return Corrupt("truncated filter cells");
+  if (!r.done()) return Corrupt("trailing bytes after gaussian state");
+  if (!ValidCells(words, p.cell_bits)) return Corrupt("cell above the peak value");
+  f.filter_.Restore(words, inserted);
+  f.now_ = now;
+  f.duplicates_ = duplicates;
+  return std::unique_ptr<DedupFilter>(new GaussianDedup(std::move(f)));
 }
 
 void BloomStateCodec::Encode(const PlainBloomDedup& f, std::string& out) {
@@ -307,56 +443,6 @@ Result<std::unique_ptr<DedupFilter>> NoneStateCodec::Decode(std::string_view pay
   f->inserted_ = r.U64();
   if (!r.done()) return Corrupt("bad none state");
   return std::unique_ptr<DedupFilter>(std::move(f));
-}
-
-}  // namespace oncecount::filter
-
-namespace oncecount::filter {
-
-// Gaussian payload: cells, hashes, cell bits (0: doubles), seed, inserted, clock,
-// duplicates, then the cells: doubles as their IEEE-754 bits, or the coded bytes
-// (two 4-bit cells per byte, low nibble first).
-void GaussianStateCodec::Encode(const GaussianBloomDedup& f, std::string& out) {
-  Frame(DedupMode::kGaussian, out, [&](ByteWriter& w) {
-    const GaussianBloom& g = f.filter_;
-    w.U32(g.cells());
-    w.U8(static_cast<uint8_t>(g.hashes()));
-    w.U8(static_cast<uint8_t>(g.coding()));
-    w.U64(g.seed());
-    w.U64(g.inserted());
-    w.Ms(f.now_);
-    w.U64(f.duplicates_);
-    for (const double v : g.values()) w.F64(v);
-    for (const uint8_t c : g.codes()) w.U8(c);
-  });
-}
-
-Result<std::unique_ptr<DedupFilter>> GaussianStateCodec::Decode(std::string_view payload) {
-  ByteReader r(payload);
-  const uint32_t cells = r.U32();
-  const int hashes = r.U8();
-  const auto coding = static_cast<CellCoding>(r.U8());
-  const uint64_t seed = r.U64();
-  const uint64_t inserted = r.U64();
-  const Millis now = r.Ms();
-  const uint64_t duplicates = r.U64();
-  if (!r.ok()) return Corrupt("truncated gaussian state");
-  if (cells > payload.size() * 2) return Corrupt("filter size beyond the payload");
-  auto created = GaussianBloomDedup::Create(cells, hashes, coding, seed);
-  if (!created) return Corrupt(created.error());
-  GaussianBloomDedup f = std::move(created).value();
-  std::vector<double> values(f.filter_.values().size());
-  std::vector<uint8_t> codes(f.filter_.codes().size());
-  if (r.remaining() != values.size() * 8 + codes.size()) return Corrupt("gaussian cells size");
-  for (double& v : values) v = r.F64();
-  for (uint8_t& c : codes) c = r.U8();
-  if (!r.ok() || !r.done()) return Corrupt("gaussian cells");
-  if (!f.filter_.RestoreCells(std::move(values), std::move(codes), inserted)) {
-    return Corrupt("gaussian cell values outside [0, 1]");
-  }
-  f.now_ = now;
-  f.duplicates_ = duplicates;
-  return std::unique_ptr<DedupFilter>(new GaussianBloomDedup(std::move(f)));
 }
 
 }  // namespace oncecount::filter

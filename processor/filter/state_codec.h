@@ -8,14 +8,23 @@
 //   0       4     magic "OCDF"
 //   4       2     format version (2)
 //   6       1     mode (DedupMode)
-//   7       1     reserved, 0
+//   7       1     constituent: 0 blocked Bloom, 1 Gaussian (fbf); 0 otherwise
 //   8       8     payload length P
 //   16      P     payload (per mode; see state_codec.cc)
 //   16+P    8     XXH3-64 of bytes [0, 16+P)
 //
 // Decoding checks magic, version, length and checksum before touching the payload,
 // and validates every field it reads; corrupt input is an Error, never a crash.
-// tests/processor/filter/state_codec_test.cc pins the bytes of a small filter.
+// tests/processor/filter/state_codec_test.cc pins the bytes of a small filter of
+// each kind (blocked-Bloom FBF, Gaussian FBF, single Gaussian).
+//
+// An FBF with Gaussian constituents (dedup.filter: gaussian) is mode fbf with
+// constituent 1; its payload is the blocked FBF's with two bytes after the config
+// (cell bits, exponential: 0 exact, 1 fast) and each slot's cells in place of its
+// bits. A build from before Gaussian constituents read that byte as reserved and
+// ignored it, then fails on the payload (length or bits) rather than misreading it.
+// Mode gaussian (filter-eval only): cells, hashes, cell bits, exponential, seed,
+// inserted, clock, duplicates, cells.
 //
 // Thread-safety: pure functions over a filter owned by the calling thread.
 #pragma once
@@ -31,17 +40,40 @@ namespace oncecount::filter {
 
 inline constexpr uint16_t kStateFormatVersion = 2;
 
-class ForgetfulBloomFilter;
+template <class Constituent>
+class BasicForgetfulFilter;
+class BlockedBloom;
+class GaussianBloom;
+using ForgetfulBloomFilter = BasicForgetfulFilter<BlockedBloom>;
+using GaussianForgetfulFilter = BasicForgetfulFilter<GaussianBloom>;
+class GaussianDedup;
+class ByteWriter;
+class ByteReader;
 class PlainBloomDedup;
 class ExactWindowDedup;
 class NoDedup;
-class GaussianBloomDedup;
 
 Result<std::unique_ptr<DedupFilter>> DecodeDedupFilter(std::string_view bytes);
 
 // The codecs are friends of their filter classes; only the filters call Encode.
 struct FbfStateCodec {
   static void Encode(const ForgetfulBloomFilter& f, std::string& out);
+  static void Encode(const GaussianForgetfulFilter& f, std::string& out);
+  static Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload);
+  static Result<std::unique_ptr<DedupFilter>> DecodeGaussian(std::string_view payload);
+
+ private:
+  // The parts both constituents share; the constituent's own fields come between
+  // the config and the clock, and its cells or bits in every slot.
+  template <class C, class WriteParams, class WriteSlot>
+  static void EncodeWith(const BasicForgetfulFilter<C>& f, std::string& out, uint8_t constituent,
+                         WriteParams&& params, WriteSlot&& slot);
+  template <class C, class ReadParams, class ReadSlot>
+  static Result<std::unique_ptr<DedupFilter>> DecodeWith(std::string_view payload,
+                                                         ReadParams&& params, ReadSlot&& slot);
+};
+struct GaussianStateCodec {
+  static void Encode(const GaussianDedup& f, std::string& out);
   static Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload);
 };
 struct BloomStateCodec {
@@ -50,10 +82,6 @@ struct BloomStateCodec {
 };
 struct ExactStateCodec {
   static void Encode(const ExactWindowDedup& f, std::string& out);
-  static Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload);
-};
-struct GaussianStateCodec {
-  static void Encode(const GaussianBloomDedup& f, std::string& out);
   static Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload);
 };
 struct NoneStateCodec {

@@ -183,10 +183,24 @@ TEST(Config, RejectsAWindowTheFilterCannotHold) {
                  NoEnv()));
 }
 
-TEST(Config, RejectsGaussianConstituentsPointingToTheMeasurement) {
-  const ConfigError e = Err(ParseConfig("dedup:\n  filter: gaussian\n", NoEnv()));
-  EXPECT_EQ(e.key, "dedup.filter");
-  EXPECT_NE(e.message.find("docs/gaussian-bloom-filter.md"), std::string::npos) << e.message;
+TEST(Config, AcceptsGaussianConstituentFiltersWithTheirCellBits) {
+  const Config c = Ok(ParseConfig("dedup:\n  filter: gaussian\n  cell_bits: 4\n", NoEnv()));
+  EXPECT_EQ(c.dedup.filter, ConstituentFilter::kGaussian);
+  EXPECT_EQ(c.dedup.cell_bits, 4);
+  EXPECT_NE(RenderConfig(c).find("filter: gaussian"), std::string::npos);
+  EXPECT_EQ(Ok(ParseConfig("", NoEnv())).dedup.cell_bits, 8);
+}
+
+TEST(Config, RejectsCellBitsOtherThanFourEightOrSixtyFour) {
+  for (const char* bits : {"3", "16", "0", "x"}) {
+    const ConfigError e = Err(ParseConfig(
+        std::string("dedup:\n  filter: gaussian\n  cell_bits: ") + bits + "\n", NoEnv()));
+    EXPECT_EQ(e.key, "dedup.cell_bits");
+  }
+}
+
+TEST(Config, RejectsAnUnknownConstituentFilter) {
+  EXPECT_EQ(Err(ParseConfig("dedup:\n  filter: cuckoo\n", NoEnv())).key, "dedup.filter");
 }
 
 TEST(Config, ReportsYamlThatDoesNotParse) {

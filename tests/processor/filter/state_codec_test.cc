@@ -4,7 +4,6 @@
 #include <xxhash.h>
 
 #include <bit>
-#include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
@@ -16,7 +15,6 @@
 
 #include "processor/filter/exact_window_dedup.h"
 #include "processor/filter/forgetful_bloom_filter.h"
-#include "processor/filter/gaussian_bloom_dedup.h"
 #include "processor/filter/no_dedup.h"
 #include "processor/filter/plain_bloom_dedup.h"
 #include "tests/testing/serialized_bytes.h"
@@ -257,47 +255,6 @@ TEST(StateCodec, RoundTripsAPlainBloomFilter) {
   ExpectFaithfulRoundTrip(f, workload, 100);
 }
 
-TEST(StateCodec, RoundTripsAGaussianFilterInEveryCoding) {
-  for (const CellCoding coding : {CellCoding::kDouble, CellCoding::kBits8, CellCoding::kBits4}) {
-    GaussianBloomDedup f = Created(GaussianBloomDedup::Create(301, 3, coding, 7));
-    Workload workload(4, Millis{0}, 40, 30);
-    for (int i = 0; i < 60; ++i) workload.Step(f, nullptr);
-    ExpectFaithfulRoundTrip(f, workload, 60);
-  }
-}
-
-// 16 cells of 4 bits, k = 2, seed 5, after one id: the layout of state_codec.cc's
-// Gaussian payload, byte for byte.
-constexpr std::string_view kPinnedGaussianHex =
-    "4f434446020004002e0000000000000010000000020405000000000000000100000000000000000000000000"
-    "000000000000000000000100002195fdfd29c439af57783f5d71";
-
-TEST(StateCodec, SerializesATinyGaussianFilterToThePinnedBytes) {
-  GaussianBloomDedup f = Created(GaussianBloomDedup::Create(16, 2, CellCoding::kBits4, 5));
-  (void)f.TestAndInsert(Id(2));
-  const std::string bytes = Bytes(f);
-  EXPECT_EQ(Hex(bytes), kPinnedGaussianHex);
-  EXPECT_EQ(Le(bytes, 6, 1), 4u) << "mode gaussian";
-  EXPECT_EQ(Le(bytes, 16, 4), 16u) << "cells";
-  EXPECT_EQ(Le(bytes, 20, 1), 2u) << "hashes";
-  EXPECT_EQ(Le(bytes, 21, 1), 4u) << "cell bits";
-  EXPECT_EQ(Le(bytes, 22, 8), 5u) << "seed";
-  EXPECT_EQ(Le(bytes, 30, 8), 1u) << "inserted";
-  EXPECT_EQ(bytes.size(), 16u + 38 + 8 + 8) << "header, fields, 8 bytes of cells, checksum";
-}
-
-TEST(StateCodec, RejectsGaussianCellsOutsideTheUnitInterval) {
-  GaussianBloomDedup f = Created(GaussianBloomDedup::Create(4, 1, CellCoding::kDouble, 5));
-  std::string state = Bytes(f);
-  const size_t first_cell = 16 + 38;
-  for (const double bad : {-0.5, 1.5, std::nan("")}) {
-    std::string corrupt = WithField(state, first_cell, 8, std::bit_cast<uint64_t>(bad));
-    auto decoded = DecodeDedupFilter(corrupt);
-    ASSERT_FALSE(decoded.ok()) << bad;
-    EXPECT_NE(decoded.error().find("[0, 1]"), std::string::npos) << decoded.error();
-  }
-}
-
 TEST(StateCodec, RoundTripsAnExactWindowAfterGrowthAndExpiry) {
   ExactWindowDedup f = Created(ExactWindowDedup::Create(Millis{500}, 10, Millis{0}));
   Workload workload(3, Millis{0}, 20, 60);
@@ -471,9 +428,8 @@ struct SmallStates {
   std::string bloom;
   std::string exact;
   std::string none;
-  std::string gaussian;  // 16 4-bit cells
 
-  std::vector<std::string> all() const { return {fbf, bloom, exact, none, gaussian}; }
+  std::vector<std::string> all() const { return {fbf, bloom, exact, none}; }
 };
 
 SmallStates MakeSmallStates() {
@@ -493,9 +449,7 @@ SmallStates MakeSmallStates() {
     for (int i = 0; i < 20; ++i) workload.Step(*f, nullptr);
   }
   (void)none.TestAndInsert(Id(1));
-  GaussianBloomDedup gaussian = Created(GaussianBloomDedup::Create(16, 2, CellCoding::kBits4, 5));
-  (void)gaussian.TestAndInsert(Id(2));
-  SmallStates states{Bytes(fbf), Bytes(bloom), Bytes(exact), Bytes(none), Bytes(gaussian)};
+  SmallStates states{Bytes(fbf), Bytes(bloom), Bytes(exact), Bytes(none)};
   for (const std::string& state : states.all()) EXPECT_TRUE(DecodeDedupFilter(state).ok());
   return states;
 }

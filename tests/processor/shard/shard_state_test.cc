@@ -668,6 +668,35 @@ INSTANTIATE_TEST_SUITE_P(Modes, ShardStateByMode,
                            return std::string(filter::ModeName(param.param));
                          });
 
+TEST(ShardState, ShardWithGaussianConstituentFiltersReplaysAndRestoresToTheSameState) {
+  filter::DedupSpec spec = Spec();
+  spec.constituent = filter::Constituent::kGaussian;
+  spec.cell_bits = 4;
+  auto made = ShardState::Create(kPartition, spec, Millis{0});
+  ASSERT_TRUE(made.ok()) << made.error();
+  std::unique_ptr<ShardState> active = std::move(made).value();
+  Stream stream(99);
+  const std::vector<BatchRecord> batches = RunAndCommit(*active, stream, 6, 250, 1);
+  EXPECT_GT(active->stats().duplicates, 0u);
+  // Replay through the changelog's encoding.
+  auto replica_made = ShardState::Create(kPartition, spec, Millis{0});
+  ASSERT_TRUE(replica_made.ok());
+  std::unique_ptr<ShardState> replica = std::move(replica_made).value();
+  for (const BatchRecord& b : batches) {
+    std::string bytes;
+    changelog::EncodeRecord(b, bytes);
+    auto decoded = changelog::DecodeRecord(bytes);
+    ASSERT_TRUE(decoded.ok()) << decoded.error();
+    replica->Replay(std::get<BatchRecord>(decoded.value()));
+  }
+  ExpectSameState(*active, *replica);
+  // And through a snapshot.
+  auto restored = Restored(active->EncodeSnapshot(1));
+  ASSERT_NE(restored, nullptr);
+  ExpectSameState(*active, *restored);
+  EXPECT_EQ(restored->filter().Digest(), active->filter().Digest());
+}
+
 TEST(ShardState, SnapshotOfAFreshShardRoundTrips) {
   auto fresh = NewShard();
   auto restored = Restored(fresh->EncodeSnapshot(1));

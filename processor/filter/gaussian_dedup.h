@@ -1,9 +1,7 @@
-// GaussianBloomDedup: `filter-eval --mode gaussian`, one Gaussian Bloom filter that
-// never forgets — the `bloom` mode's counterpart, to compare the two on the same
-// workloads. The service does not offer it (docs/gaussian-bloom-filter.md).
-//
-// Its estimated FPP is the classic Bloom filter's over the same cells, an upper
-// bound (Lemma 2 of seeds/001); filter-eval measures the real rate.
+// GaussianDedup: one Gaussian Bloom filter that never forgets (filter-eval's
+// `--mode gaussian`), the Gaussian counterpart of PlainBloomDedup. Like it, its
+// false-positive rate grows without bound; it exists to measure the Gaussian
+// construction on its own, not for the service.
 //
 // Thread-safety: owned by one thread; see DedupFilter.
 #pragma once
@@ -13,10 +11,9 @@
 
 namespace oncecount::filter {
 
-class GaussianBloomDedup final : public DedupFilter {
+class GaussianDedup final : public DedupFilter {
  public:
-  static Result<GaussianBloomDedup> Create(uint32_t cells, int hashes, CellCoding coding,
-                                           uint64_t seed);
+  static Result<GaussianDedup> Create(const GaussianParams& params);
 
   DedupMode mode() const override { return DedupMode::kGaussian; }
   void AdvanceTo(Millis now) override;
@@ -25,9 +22,11 @@ class GaussianBloomDedup final : public DedupFilter {
   FilterSummary Summary() const override;
   void Serialize(std::string& out) const override;
 
+  const GaussianBloom& filter() const { return filter_; }
+
  private:
   friend struct GaussianStateCodec;
-  explicit GaussianBloomDedup(GaussianBloom filter) : filter_(std::move(filter)) {}
+  explicit GaussianDedup(GaussianBloom filter) : filter_(std::move(filter)) {}
 
   GaussianBloom filter_;
   Millis now_{0};

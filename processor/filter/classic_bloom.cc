@@ -1,0 +1,42 @@
+#include "processor/filter/classic_bloom.h"
+
+#include <bit>
+#include <string>
+
+#include "processor/filter/blocked_bloom.h"
+
+namespace oncecount::filter {
+
+Result<ClassicBloom> ClassicBloom::Create(uint64_t bits, int hashes, uint64_t seed) {
+  if (bits == 0) return Error{"bits must be at least 1 (got 0)"};
+  if (bits > (uint64_t{1} << 40)) return Error{"bits must be at most 2^40"};
+  if (hashes < kMinHashes || hashes > kMaxHashes) {
+    return Error{"hashes must be in " + std::to_string(kMinHashes) + ".." +
+                 std::to_string(kMaxHashes) + " (got " + std::to_string(hashes) + ")"};
+  }
+  return ClassicBloom(bits, hashes, seed);
+}
+
+ClassicBloom::ClassicBloom(uint64_t bits, int hashes, uint64_t seed)
+    : bits_(bits), hashes_(hashes), seed_(seed), words_((bits + 63) / 64, 0) {}
+
+bool ClassicBloom::MayContain(IdHash hash) const {
+  const uint64_t mixed = CellMix(hash, seed_);
+  for (int i = 1; i <= hashes_; ++i) {
+    if (!Test(CellPosition(mixed, i, bits_))) return false;
+  }
+  return true;
+}
+
+void ClassicBloom::Insert(IdHash hash) {
+  const uint64_t mixed = CellMix(hash, seed_);
+  for (int i = 1; i <= hashes_; ++i) Set(CellPosition(mixed, i, bits_));
+}
+
+uint64_t ClassicBloom::CountSet() const {
+  uint64_t n = 0;
+  for (uint64_t w : words_) n += static_cast<uint64_t>(std::popcount(w));
+  return n;
+}
+
+}  // namespace oncecount::filter
