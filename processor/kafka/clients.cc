@@ -1,0 +1,32 @@
+#include "processor/kafka/clients.h"
+
+namespace oncecount::kafka {
+
+const char* ErrorKindName(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kNone:
+      return "none";
+    case ErrorKind::kRetriable:
+      return "retriable";
+    case ErrorKind::kAbortable:
+      return "abortable";
+    case ErrorKind::kGroupFenced:
+      return "group_fenced";
+    case ErrorKind::kProducerFenced:
+      return "producer_fenced";
+    case ErrorKind::kFatal:
+      return "fatal";
+    case ErrorKind::kFailed:
+      return "failed";
+  }
+  return "unknown";
+}
+
+std::string KafkaError::ToString() const {
+  if (ok()) return "no error";
+  std::string s = message.empty() ? code : message;
+  if (!code.empty() && message.find(code) == std::string::npos) s += " (" + code + ")";
+  return s;
+}
+
+}  // namespace oncecount::kafka

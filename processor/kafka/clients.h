@@ -1,0 +1,299 @@
+// The Kafka layer the service is written against: a group consumer for the input,
+// a transactional producer for commits, plain readers for changelogs, a plain
+// producer for heartbeats, and the cluster questions (partition counts, high
+// watermarks) the processor and the replicator ask.
+//
+// It is narrow on purpose: exactly the calls oncecount makes, with the errors
+// librdkafka reports sorted into the classes the service acts on (ErrorKind).
+// Two implementations exist: the librdkafka one (rdkafka_clients.h), the only one
+// the product uses, and a test double in tests/testing/ that enforces a real
+// broker's transactional rules (fencing, generations, the last stable offset,
+// retention) on simulated time, so that tests can script interleavings.
+//
+// Thread-safety: every client belongs to the thread that created it (the
+// processor's or the replicator's); Clients' factory methods may be called from any
+// thread. Message may be moved to another thread (the shard workers) and destroyed
+// there.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "processor/filter/result.h"
+
+namespace oncecount::kafka {
+
+// --- Errors ----------------------------------------------------------------------
+
+// What a failed call means for the caller; the service decides by the kind only.
+enum class ErrorKind : uint8_t {
+  kNone = 0,
+  // Transient (timeouts, coordinator moves, CONCURRENT_TRANSACTIONS): the same
+  // call may succeed if repeated.
+  kRetriable,
+  // The open transaction must be aborted; the producer stays usable.
+  kAbortable,
+  // Abortable, and the consumer group has moved on without this member
+  // (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID on TxnOffsetCommit,
+  // KIP-447): the partitions of the transaction are owned by someone else now.
+  kGroupFenced,
+  // Fatal for the producer: a newer producer with the same transactional.id exists,
+  // or the broker aborted our transaction after transaction.timeout.ms and bumped
+  // the epoch (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH).
+  kProducerFenced,
+  // Fatal for the client for another reason (authorization, broken state).
+  kFatal,
+  // Any other failure of a call that is not transactional.
+  kFailed,
+};
+
+const char* ErrorKindName(ErrorKind kind);
+
+struct KafkaError {
+  ErrorKind kind = ErrorKind::kNone;
+  std::string code;  // the broker's or client's error name, e.g. "ILLEGAL_GENERATION"
+  std::string message;
+
+  bool ok() const { return kind == ErrorKind::kNone; }
+  explicit operator bool() const { return !ok(); }  // true when there is an error
+  std::string ToString() const;
+};
+
+// --- Records ---------------------------------------------------------------------
+
+inline constexpr int32_t kAnyPartition = -1;
+// Offsets with a meaning of their own (librdkafka's values).
+inline constexpr int64_t kOffsetBeginning = -2;
+inline constexpr int64_t kOffsetEnd = -1;
+
+struct Header {
+  std::string name;
+  std::optional<std::string> value;  // nullopt: a header without a value
+  friend bool operator==(const Header&, const Header&) = default;
+};
+
+struct PartitionOffset {
+  int32_t partition = 0;
+  int64_t offset = 0;
+  friend bool operator==(const PartitionOffset&, const PartitionOffset&) = default;
+};
+
+struct TopicPartitionOffset {
+  std::string topic;
+  int32_t partition = 0;
+  int64_t offset = 0;
+};
+
+// A record to produce. The producer copies what it needs before Produce returns.
+struct OutgoingRecord {
+  std::string_view topic;
+  int32_t partition = kAnyPartition;  // kAnyPartition: the default partitioner
+  std::optional<std::string_view> key;
+  std::optional<std::string_view> value;
+  std::vector<Header> headers;
+};
+
+// What a consumer's poll returns: a record, or an event about a partition.
+enum class MessageKind : uint8_t {
+  kRecord,
+  // The reader reached the partition's end as its isolation level sees it
+  // (read_committed: the last stable offset); `offset` is that end.
+  kPartitionEnd,
+  // The position is below the partition's oldest record (retention removed
+  // records not read yet); `offset` is the position that is gone.
+  kOffsetOutOfRange,
+  // A consumer error worth a log line; `error` says what.
+  kError,
+  // The consumer cannot go on.
+  kFatal,
+};
+
+// One polled message. Its bytes stay valid while it lives; it is move-only, and
+// whoever holds it last releases it (the librdkafka message, or the double's copy).
+class Message {
+ public:
+  // How an implementation keeps the bytes alive and reads headers on demand.
+  struct Ops {
+    void (*release)(void* handle);
+    std::vector<Header> (*headers)(const void* handle);
+  };
+
+  Message() = default;
+  Message(void* handle, const Ops* ops) : handle_(handle), ops_(ops) {}
+  Message(Message&& other) noexcept { *this = std::move(other); }
+  Message& operator=(Message&& other) noexcept {
+    if (this != &other) {
+      Release();
+      kind = other.kind;
+      topic = other.topic;
+      partition = other.partition;
+      offset = other.offset;
+      timestamp_ms = other.timestamp_ms;
+      key = other.key;
+      value = other.value;
+      error = std::move(other.error);
+      handle_ = std::exchange(other.handle_, nullptr);
+      ops_ = std::exchange(other.ops_, nullptr);
+    }
+    return *this;
+  }
+  Message(const Message&) = delete;
+  Message& operator=(const Message&) = delete;
+  ~Message() { Release(); }
+
+  // The record's headers, copied (only dead letters need them).
+  std::vector<Header> Headers() const {
+    return ops_ != nullptr && handle_ != nullptr ? ops_->headers(handle_) : std::vector<Header>{};
+  }
+
+  MessageKind kind = MessageKind::kRecord;
+  std::string_view topic;
+  int32_t partition = 0;
+  int64_t offset = 0;
+  int64_t timestamp_ms = -1;  // -1: none
+  std::optional<std::string_view> key;
+  std::optional<std::string_view> value;
+  std::string error;  // kError, kFatal
+
+ private:
+  void Release() {
+    if (ops_ != nullptr && handle_ != nullptr) ops_->release(handle_);
+    handle_ = nullptr;
+  }
+  void* handle_ = nullptr;
+  const Ops* ops_ = nullptr;
+};
+
+// --- Clients ---------------------------------------------------------------------
+
+// The group's view of this member at one moment (member id, generation), sent with
+// a transaction's offsets so that the broker can refuse a member that lost its
+// partitions (KIP-447). Opaque to the service.
+class GroupMetadata {
+ public:
+  virtual ~GroupMetadata() = default;
+};
+
+// Told about assignment changes from inside GroupConsumer::Poll. It must call
+// IncrementalAssign / IncrementalUnassign with (a subset of, for assign) the
+// partitions it is given before it returns.
+class RebalanceListener {
+ public:
+  virtual ~RebalanceListener() = default;
+  virtual void OnAssigned(const std::vector<int32_t>& partitions) = 0;
+  // `lost`: the group moved on without this member (it was paused or cut off);
+  // another member may own the partitions already.
+  virtual void OnRevoked(const std::vector<int32_t>& partitions, bool lost) = 0;
+};
+
+// A member of the consumer group on one topic (the input), read_committed, with
+// cooperative (incremental) rebalancing and no automatic offset commits.
+class GroupConsumer {
+ public:
+  virtual ~GroupConsumer() = default;
+  virtual KafkaError Subscribe(RebalanceListener* listener) = 0;
+  // nullopt when nothing arrived within `timeout`. Rebalance callbacks run inside.
+  virtual std::optional<Message> Poll(std::chrono::milliseconds timeout) = 0;
+  virtual KafkaError IncrementalAssign(const std::vector<PartitionOffset>& partitions) = 0;
+  virtual KafkaError IncrementalUnassign(const std::vector<int32_t>& partitions) = 0;
+  // Moves the fetch position of assigned partitions.
+  virtual KafkaError Seek(const std::vector<PartitionOffset>& positions) = 0;
+  virtual KafkaError Pause(const std::vector<int32_t>& partitions) = 0;
+  virtual KafkaError Resume(const std::vector<int32_t>& partitions) = 0;
+  // True when the group revoked the assignment without this member's consent.
+  virtual bool AssignmentLost() = 0;
+  virtual std::unique_ptr<GroupMetadata> Metadata() = 0;
+  // The partition's high watermark as last seen by the fetcher (no request); -1
+  // when unknown.
+  virtual int64_t CachedHighWatermark(int32_t partition) = 0;
+  // The partition's oldest offset and end, asked of the broker.
+  virtual KafkaError QueryWatermarks(int32_t partition, int64_t& low, int64_t& high,
+                                     std::chrono::milliseconds timeout) = 0;
+  // Leaves the group (revocation callbacks run inside).
+  virtual void Close() = 0;
+};
+
+// The producer of one transactional.id. A call that returns kProducerFenced or
+// kFatal leaves the producer unusable.
+class TransactionalProducer {
+ public:
+  virtual ~TransactionalProducer() = default;
+  // Fences every older producer with the same transactional.id and aborts its open
+  // transaction.
+  virtual KafkaError InitTransactions(std::chrono::milliseconds timeout) = 0;
+  virtual KafkaError BeginTransaction() = 0;
+  // Queues a record in the open transaction (waits while the local queue is full).
+  virtual KafkaError Produce(const OutgoingRecord& record) = 0;
+  // Adds the group's offsets of `topic` to the open transaction.
+  virtual KafkaError SendOffsets(std::string_view topic, const std::vector<PartitionOffset>& offsets,
+                                 const GroupMetadata& group,
+                                 std::chrono::milliseconds timeout) = 0;
+  // Flushes and commits; a record that could not be delivered makes it fail
+  // (kAbortable at least).
+  virtual KafkaError CommitTransaction(std::chrono::milliseconds timeout) = 0;
+  virtual KafkaError AbortTransaction(std::chrono::milliseconds timeout) = 0;
+  // Serves delivery reports.
+  virtual void Poll() = 0;
+};
+
+// A consumer without a group: it reads the partitions it is assigned, read_committed,
+// and reports each partition's end (kPartitionEnd) every time it gets there.
+class PartitionReader {
+ public:
+  virtual ~PartitionReader() = default;
+  // Replaces the whole assignment.
+  virtual KafkaError Assign(const std::vector<TopicPartitionOffset>& partitions) = 0;
+  virtual KafkaError Seek(const TopicPartitionOffset& position) = 0;
+  virtual std::optional<Message> Poll(std::chrono::milliseconds timeout) = 0;
+  virtual void Close() = 0;
+};
+
+// An idempotent producer outside transactions (heartbeats).
+class PlainProducer {
+ public:
+  virtual ~PlainProducer() = default;
+  virtual KafkaError Produce(const OutgoingRecord& record) = 0;
+  virtual void Poll() = 0;
+  virtual void Flush(std::chrono::milliseconds timeout) = 0;
+};
+
+struct GroupConsumerSpec {
+  std::string topic;
+  std::string group_id;
+  // Where a partition is gone when its position is: kOffsetOutOfRange instead of a
+  // silent jump (auto.offset.reset=error).
+  bool error_on_lost_position = true;
+};
+
+// Creates the clients of one instance, all with the same connection settings and
+// user properties (kafka.properties), and answers questions about the cluster.
+class Clients {
+ public:
+  virtual ~Clients() = default;
+  virtual filter::Result<std::unique_ptr<GroupConsumer>> NewGroupConsumer(
+      const GroupConsumerSpec& spec) = 0;
+  virtual filter::Result<std::unique_ptr<TransactionalProducer>> NewTransactionalProducer(
+      const std::string& transactional_id, std::chrono::milliseconds transaction_timeout) = 0;
+  // `name` says what the reader is for (it names its client id).
+  virtual filter::Result<std::unique_ptr<PartitionReader>> NewPartitionReader(
+      const std::string& name) = 0;
+  virtual filter::Result<std::unique_ptr<PlainProducer>> NewPlainProducer() = 0;
+
+  // The partition count of every topic that exists.
+  virtual filter::Result<std::map<std::string, int>> PartitionCounts(
+      std::chrono::milliseconds timeout) = 0;
+  // The partition's high watermark: the offset after its last record, committed or
+  // not (read_uncommitted). A read_committed reader that has reached it has seen
+  // every transaction that began before the question decided.
+  virtual filter::Result<int64_t> HighWatermark(const std::string& topic, int32_t partition,
+                                                std::chrono::milliseconds timeout) = 0;
+};
+
+}  // namespace oncecount::kafka
