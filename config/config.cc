@@ -125,6 +125,10 @@ const std::vector<Key>& Schema() {
        [](Config& c, const std::string& v) { return TopicName(v, true, c.kafka.dlq_topic); }},
       {"kafka", "group_id",
        [](Config& c, const std::string& v) { return NonEmpty(v, c.kafka.group_id); }},
+      {"kafka", "transaction_timeout_ms",
+       [](Config& c, const std::string& v) {
+         return ParseInt(v, 1000, 900000, c.kafka.transaction_timeout_ms);
+       }},
       {"processing", "commit_interval_ms",
        [](Config& c, const std::string& v) {
          return ParseInt(v, 1, 60000, c.processing.commit_interval_ms);
@@ -340,6 +344,7 @@ std::string RenderConfig(const Config& c) {
   out << YAML::Key << "input_topic" << YAML::Value << c.kafka.input_topic;
   out << YAML::Key << "dlq_topic" << YAML::Value << c.kafka.EffectiveDlqTopic();
   out << YAML::Key << "group_id" << YAML::Value << c.kafka.group_id;
+  out << YAML::Key << "transaction_timeout_ms" << YAML::Value << c.kafka.transaction_timeout_ms;
   out << YAML::Key << "properties" << YAML::Value << YAML::BeginMap;
   for (const auto& [k, v] : c.kafka.properties) out << YAML::Key << k << YAML::Value << v;
   out << YAML::EndMap << YAML::EndMap;

@@ -27,6 +27,9 @@ struct KafkaConfig {
   std::string input_topic = "events";
   std::string dlq_topic;  // empty: <input_topic>.dlq
   std::string group_id = "oncecount";
+  // The broker aborts an oncecount transaction open longer than this, and a dead
+  // owner's open transaction delays the restore of its shards by up to this long.
+  int64_t transaction_timeout_ms = 10000;
   std::map<std::string, std::string> properties;  // passed to librdkafka as is
 
   std::string EffectiveDlqTopic() const {

@@ -11,6 +11,7 @@
 
 #include "http/api.h"
 #include "http/server.h"
+#include "processor/kafka/rdkafka_clients.h"
 
 namespace oncecount::cmd {
 
@@ -57,14 +58,15 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
   const config::Config& c = options.config;
   std::unique_ptr<ServiceRuntime> rt(new ServiceRuntime());
   rt->log_ = options.log;
+  rt->clients_ = kafka::MakeRdKafkaClients(options.bootstrap_servers, c.kafka.properties);
   service::ProcessorOptions po;
-  po.bootstrap_servers = options.bootstrap_servers;
+  po.clients = rt->clients_.get();
+  po.transaction_timeout = std::chrono::milliseconds(c.kafka.transaction_timeout_ms);
   po.input_topic = c.kafka.input_topic;
   po.dlq_topic = c.kafka.EffectiveDlqTopic();
   po.changelog_topic = c.kafka.ChangelogTopic();
   po.group_id = c.kafka.group_id;
   po.instance_id = options.instance_id;
-  po.properties = c.kafka.properties;
   po.commit_interval = std::chrono::milliseconds(c.processing.commit_interval_ms);
   po.dedup = DedupSpecOf(c.dedup);
   po.log = options.log;
@@ -76,11 +78,7 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
     service::WorkerOptions wo;
     wo.input_topic = c.kafka.input_topic;
     wo.target_fpp = c.dedup.target_fpp;
-    wo.now_ms = po.now_ms ? po.now_ms : [] {
-      return std::chrono::duration_cast<std::chrono::milliseconds>(
-                 std::chrono::system_clock::now().time_since_epoch())
-          .count();
-    };
+    wo.now_ms = [] { return base::DefaultClock().WallMs(); };
     wo.log = options.log;
     rt->workers_.push_back(std::make_unique<service::ShardWorker>(std::move(wo)));
     workers.push_back(rt->workers_.back().get());

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "processor/kafka/clients.h"
 #include "processor/replica/replicator.h"
 #include "processor/service/processor.h"
 #include "processor/service/shard_worker.h"
@@ -59,6 +60,7 @@ class ServiceRuntime {
   std::function<void(const std::string&)> log_;
 
   shard::StateBoard board_;
+  std::unique_ptr<kafka::Clients> clients_;  // the processor's
   std::vector<std::unique_ptr<service::ShardWorker>> workers_;
   std::vector<std::thread> worker_threads_;
   std::unique_ptr<replica::Replicator> replicator_;

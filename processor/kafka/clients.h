@@ -181,9 +181,11 @@ class GroupMetadata {
   virtual ~GroupMetadata() = default;
 };
 
-// Told about assignment changes from inside GroupConsumer::Poll. It must call
-// IncrementalAssign / IncrementalUnassign with (a subset of, for assign) the
-// partitions it is given before it returns.
+// Told about assignment changes from inside GroupConsumer::Poll. OnAssigned must
+// IncrementalAssign every partition it is given (pausing those it cannot serve
+// yet), so that the consumer's assignment is always the group's: a partition the
+// group gave this member is revoked from it before anyone else gets it. OnRevoked
+// must IncrementalUnassign them.
 class RebalanceListener {
  public:
   virtual ~RebalanceListener() = default;
@@ -201,6 +203,8 @@ class GroupConsumer {
   virtual KafkaError Subscribe(RebalanceListener* listener) = 0;
   // nullopt when nothing arrived within `timeout`. Rebalance callbacks run inside.
   virtual std::optional<Message> Poll(std::chrono::milliseconds timeout) = 0;
+  // An offset >= 0 is the fetch position; kOffsetEnd starts at the end (for a
+  // partition paused until its position is known); kOffsetBeginning at the start.
   virtual KafkaError IncrementalAssign(const std::vector<PartitionOffset>& partitions) = 0;
   virtual KafkaError IncrementalUnassign(const std::vector<int32_t>& partitions) = 0;
   // Moves the fetch position of assigned partitions.
@@ -232,9 +236,9 @@ class TransactionalProducer {
   // Queues a record in the open transaction (waits while the local queue is full).
   virtual KafkaError Produce(const OutgoingRecord& record) = 0;
   // Adds the group's offsets of `topic` to the open transaction.
-  virtual KafkaError SendOffsets(std::string_view topic, const std::vector<PartitionOffset>& offsets,
-                                 const GroupMetadata& group,
-                                 std::chrono::milliseconds timeout) = 0;
+  virtual KafkaError SendOffsets(std::string_view topic,
+                                 const std::vector<PartitionOffset>& offsets,
+                                 const GroupMetadata& group, std::chrono::milliseconds timeout) = 0;
   // Flushes and commits; a record that could not be delivered makes it fail
   // (kAbortable at least).
   virtual KafkaError CommitTransaction(std::chrono::milliseconds timeout) = 0;

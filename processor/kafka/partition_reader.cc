@@ -1,86 +1,71 @@
 #include "processor/kafka/partition_reader.h"
 
-#include <librdkafka/rdkafka.h>
-
 #include <algorithm>
-#include <memory>
 #include <set>
 
 namespace oncecount::kafka {
-namespace {
 
-struct HandleDeleter {
-  void operator()(rd_kafka_t* rk) const {
-    rd_kafka_consumer_close(rk);
-    rd_kafka_destroy(rk);
-  }
-};
-using ConsumerHandle = std::unique_ptr<rd_kafka_t, HandleDeleter>;
-
-}  // namespace
-
-std::variant<PartitionRecords, std::string> ReadPartitions(
-    const Settings& connection, const std::map<std::string, std::string>& user_properties,
-    const std::string& topic, const std::vector<int32_t>& partitions,
-    std::chrono::milliseconds timeout, const std::map<int32_t, int64_t>& start) {
-  PartitionRecords records;
-  if (partitions.empty()) return records;
-  Settings pinned = {{"enable.partition.eof", "true"},
-                     {"isolation.level", "read_committed"},
-                     {"enable.auto.commit", "false"},
-                     {"enable.auto.offset.store", "false"},
-                     {"group.id", "oncecount-changelog-reader"}};
-  auto made = MakeClientConfig(connection, user_properties, pinned);
-  if (auto* error = std::get_if<std::string>(&made)) return *error;
-  char error[512];
-  rd_kafka_conf_t* conf = std::get<rd_kafka_conf_t*>(made);
-  ConsumerHandle rk(rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof error));
-  if (!rk) {
-    rd_kafka_conf_destroy(conf);
-    return std::string("cannot create the changelog reader: ") + error;
-  }
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::set<int32_t> open;
-  rd_kafka_topic_partition_list_t* list =
-      rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size()));
+filter::Result<ReadResult> ReadPartitions(Clients& clients, base::Clock& clock,
+                                          const std::string& topic,
+                                          const std::vector<int32_t>& partitions,
+                                          std::chrono::milliseconds wait_limit,
+                                          const std::map<int32_t, int64_t>& start) {
+  ReadResult result;
+  if (partitions.empty()) return result;
+  const int64_t deadline = clock.SteadyMs() + wait_limit.count();
+  std::map<int32_t, int64_t> target;  // the high watermark when the read began
+  std::map<int32_t, int64_t> stable;  // how far the reader has got (its end)
+  std::vector<TopicPartitionOffset> assignment;
   for (int32_t p : partitions) {
-    records[p];
-    int64_t low = 0, high = 0;
-    const rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(
-        rk.get(), topic.c_str(), p, &low, &high, static_cast<int>(timeout.count()));
-    if (e) {
-      rd_kafka_topic_partition_list_destroy(list);
-      return "cannot read the end of " + topic + "/" + std::to_string(p) + ": " +
-             rd_kafka_err2str(e);
-    }
+    auto high = clients.HighWatermark(topic, p, wait_limit);
+    if (!high) return filter::Error{high.error()};
     const auto from = start.find(p);
-    const int64_t first = from == start.end() ? low : std::max(low, from->second);
-    if (high > first) {
-      rd_kafka_topic_partition_list_add(list, topic.c_str(), p)->offset = first;
-      open.insert(p);
+    const int64_t first = from == start.end() ? 0 : from->second;
+    result[p].next_offset = first;
+    if (high.value() > first) {
+      target[p] = high.value();
+      assignment.push_back({topic, p, from == start.end() ? kOffsetBeginning : first});
     }
   }
-  const rd_kafka_resp_err_t assigned = rd_kafka_assign(rk.get(), list);
-  rd_kafka_topic_partition_list_destroy(list);
-  if (assigned) return std::string("cannot assign the changelog: ") + rd_kafka_err2str(assigned);
+  if (assignment.empty()) return result;
+  auto reader = clients.NewPartitionReader("changelog-reader");
+  if (!reader) return filter::Error{reader.error()};
+  if (KafkaError e = reader.value()->Assign(assignment)) return filter::Error{e.ToString()};
+  std::set<int32_t> open;
+  for (const auto& [p, high] : target) open.insert(p);
   while (!open.empty()) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      return "timed out reading " + topic + " (" + std::to_string(open.size()) +
-             " partitions unfinished)";
+    if (clock.SteadyMs() > deadline) {
+      const int32_t p = *open.begin();
+      return filter::Error{
+          "timed out reading " + topic + "/" + std::to_string(p) + ": the reader is at offset " +
+          std::to_string(std::max(stable[p], result[p].next_offset)) +
+          " and needs to reach the high watermark " + std::to_string(target[p]) +
+          "; a transaction begun before it is still open (an owner that died inside a "
+          "transaction holds it until kafka.transaction_timeout_ms)"};
     }
-    rd_kafka_message_t* m = rd_kafka_consumer_poll(rk.get(), 100);
-    if (m == nullptr) continue;
-    std::unique_ptr<rd_kafka_message_t, void (*)(rd_kafka_message_t*)> owned(
-        m, rd_kafka_message_destroy);
-    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-      open.erase(m->partition);
-    } else if (m->err) {
-      return "reading " + topic + ": " + rd_kafka_message_errstr(m);
-    } else if (m->payload != nullptr) {
-      records[m->partition].emplace_back(static_cast<const char*>(m->payload), m->len);
+    std::optional<Message> m = reader.value()->Poll(std::chrono::milliseconds(100));
+    if (!m) {
+      clock.Sleep(std::chrono::milliseconds(10));
+      continue;
     }
+    if (!open.contains(m->partition)) continue;
+    PartitionRecords& out = result[m->partition];
+    int64_t reached = 0;
+    if (m->kind == MessageKind::kRecord) {
+      if (m->value) out.records.emplace_back(*m->value);
+      out.next_offset = m->offset + 1;
+      reached = out.next_offset;
+    } else if (m->kind == MessageKind::kPartitionEnd) {
+      stable[m->partition] = m->offset;
+      out.next_offset = std::max(out.next_offset, m->offset);
+      reached = m->offset;
+    } else if (m->kind == MessageKind::kFatal || m->kind == MessageKind::kError) {
+      return filter::Error{"reading " + topic + ": " + m->error};
+    }
+    if (reached >= target[m->partition]) open.erase(m->partition);
   }
-  return records;
+  reader.value()->Close();
+  return result;
 }
 
 }  // namespace oncecount::kafka

@@ -1,10 +1,16 @@
 // ReadPartitions: every committed record of some partitions of a topic, from the
-// oldest retained (or a given offset) to the end, in log order — how a shard reads
-// its changelog when it restores, or the tail after a hot replica's position when
-// it takes over.
+// oldest retained (or a given offset) up to the high watermark each partition had
+// when the read began — how a shard reads its changelog when it restores, or the
+// tail after a hot replica's position when it takes over.
 //
-// It uses its own short-lived consumer (no group; read_committed) and stops at each
-// partition's end as the broker reports it when the read starts.
+// Why the high watermark and not the reader's end: a read_committed reader's end is
+// the last stable offset, which an open transaction pins (an owner killed inside a
+// transaction keeps it open for up to transaction.timeout.ms). Records committed
+// after that point (a later owner's claim) would be missed, and a restore could
+// claim an epoch someone else holds. Reaching the high watermark observed at the
+// start means every transaction that began before the read has been decided:
+// committed (its records are here) or aborted (they never will be). The read waits
+// for that at most `wait_limit`, then fails saying which offset holds it back.
 //
 // Thread-safety: a blocking call; call it from the thread that needs the records.
 #pragma once
@@ -13,19 +19,26 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include <variant>
 #include <vector>
 
-#include "processor/kafka/client_config.h"
+#include "processor/base/clock.h"
+#include "processor/filter/result.h"
+#include "processor/kafka/clients.h"
 
 namespace oncecount::kafka {
 
-using PartitionRecords = std::map<int32_t, std::vector<std::string>>;
+struct PartitionRecords {
+  std::vector<std::string> records;  // in log order
+  int64_t next_offset = 0;           // the offset after the last record read
+};
+
+using ReadResult = std::map<int32_t, PartitionRecords>;
 
 // `start`: where to begin reading each partition (absent: its oldest record).
-std::variant<PartitionRecords, std::string> ReadPartitions(
-    const Settings& connection, const std::map<std::string, std::string>& user_properties,
-    const std::string& topic, const std::vector<int32_t>& partitions,
-    std::chrono::milliseconds timeout, const std::map<int32_t, int64_t>& start = {});
+filter::Result<ReadResult> ReadPartitions(Clients& clients, base::Clock& clock,
+                                          const std::string& topic,
+                                          const std::vector<int32_t>& partitions,
+                                          std::chrono::milliseconds wait_limit,
+                                          const std::map<int32_t, int64_t>& start = {});
 
 }  // namespace oncecount::kafka

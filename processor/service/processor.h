@@ -1,77 +1,88 @@
 // Processor: the exactly-once counting loop of one oncecount instance.
 //
-// It joins the consumer group (cooperative-sticky) on the input topic and hands the
-// input of each assigned partition to the ShardWorker that owns that shard
+// It joins the consumer group (cooperative) on the input topic and hands the input
+// of each assigned partition to the ShardWorker that owns that shard
 // (shard_worker.h); the workers apply it on their own threads. Once per commit
 // interval (or sooner, when a shard's batch grows large) it asks every worker to
 // seal its shards' changelog batches and commits them in one Kafka transaction with
-// the dead-lettered messages and the input offsets (KIP-447:
-// send_offsets_to_transaction with the group's metadata). Workers go on applying
-// the next messages while the transaction commits.
+// the dead-lettered messages and the input offsets (transaction.h). Workers go on
+// applying the next messages while the transaction commits.
 //
 // The changelog, not the group's committed offsets, is the source of truth: on
-// assignment a shard reads its changelog partition, claims it with a new epoch,
-// rebuilds counters and filters from the newest snapshot and the batches after it,
-// and resumes input at the position recorded there. An aborted transaction throws
-// every shard's state away and restores them the same way. A fenced producer ends
-// the run with an error (another instance owns our shards now).
+// assignment a shard reads its changelog partition up to the high watermark seen
+// when the read began (partition_reader.h), rebuilds counters and filters
+// (restore.h), claims the shard with a new epoch in a transaction that also carries
+// the shard's input offset with the group's metadata — so that a broker refuses
+// the claim of a member the group has left behind — and resumes input at the
+// position the changelog recorded. Until then the partition stays assigned but
+// paused. A restore that fails is retried with back-off.
 //
-// Thread-safety: Run executes on the thread main gives it, and the consumer, the
-// producer and the rebalance callbacks belong to that thread. Shard state belongs
-// to the workers. Readers see the StateBoard, and Stop may be called from any
-// thread.
+// What a failed transaction means (transaction.h): after an abort every shard is
+// restored from its changelog; when the group moved on without us, the shards are
+// dropped without a claim and wait for the group to give them back; a fenced or
+// broken producer ends Run with an error (the instance exits non-zero).
+//
+// Thread-safety: Run (or Start, Step and Finish) executes on the thread main gives
+// it, and the Kafka clients and the rebalance callbacks belong to that thread.
+// Shard state belongs to the workers. Readers see the StateBoard, and Stop may be
+// called from any thread.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "processor/base/clock.h"
 #include "processor/filter/filter_factory.h"
-#include "processor/kafka/client_config.h"
+#include "processor/kafka/clients.h"
 #include "processor/shard/shard_view.h"
 
-namespace oncecount::service {
-
-class ShardWorker;
-}  // namespace oncecount::service
 namespace oncecount::replica {
 class Replicator;
 }  // namespace oncecount::replica
 namespace oncecount::service {
 
+class ShardWorker;
+
 struct ProcessorOptions {
-  std::string bootstrap_servers;
+  kafka::Clients* clients = nullptr;  // required; outlives the processor
+  base::Clock* clock = nullptr;       // null: the system clock
   std::string input_topic = "events";
   std::string dlq_topic = "events.dlq";
   std::string changelog_topic = "events.changelog";
   std::string group_id = "oncecount";
-  std::string instance_id;                        // unique per instance; names its transactional.id
-  std::map<std::string, std::string> properties;  // kafka.properties, passed as is
+  std::string instance_id;  // unique per instance; names its transactional.id
   std::chrono::milliseconds commit_interval{100};
+  // The broker aborts a transaction of ours that stays open longer, and a dead
+  // owner's open transaction holds up every restore of its shards that long.
+  std::chrono::milliseconds transaction_timeout{10000};
   filter::DedupSpec dedup;
   // A commit happens early once a shard's batch holds this many filter calls, so
   // that a batch stays far below the broker's message size limit.
   size_t max_batch_events = 50000;
-  std::chrono::milliseconds restore_timeout{60000};
-  // Wall clock in ms since the epoch; the filters' time and the views' timestamps.
-  std::function<int64_t()> now_ms;
+  // How long a restore waits for the changelog's open transactions to be decided
+  // (0: twice the transaction timeout) before it fails and is retried.
+  std::chrono::milliseconds restore_wait{0};
+  // First back-off after a failed restore; it doubles up to restore_backoff_max.
+  std::chrono::milliseconds restore_backoff{1000};
+  std::chrono::milliseconds restore_backoff_max{30000};
   // One line per notable event (assignment, restore, abort); may be empty.
   std::function<void(const std::string&)> log;
 };
 
 class Processor {
  public:
-  // Checks the options and creates the Kafka clients; errors name what is wrong.
+  // Checks the options and the topics and creates the Kafka clients (init_transactions
+  // fences any earlier producer of this instance); errors name what is wrong.
   // Shard p lives on workers[p % workers.size()]; the workers' threads must run
-  // (ShardWorker::Run) for as long as Run does. With a replicator (its thread
-  // running), assigned shards are taken over from its hot replicas where it has
-  // them, and revoked shards go back to it.
+  // (ShardWorker::Run) for as long as the processor does. With a replicator (its
+  // thread running), assigned shards are taken over from its hot replicas where it
+  // has them, and revoked shards go back to it.
   static std::variant<std::unique_ptr<Processor>, std::string> Create(
       ProcessorOptions options, shard::StateBoard& board, std::vector<ShardWorker*> workers,
       replica::Replicator* replicator = nullptr);
@@ -83,6 +94,15 @@ class Processor {
   // Returns an empty string on a clean stop, else the fatal error that ended it.
   std::string Run();
   void Stop() { stop_.store(true); }
+
+  // Run in steps, for tests that script the loop: Start subscribes; each Step
+  // polls for at most `poll_timeout` and commits when due (false once a fatal
+  // error happened); Finish is Run's shutdown.
+  std::string Start();
+  bool Step(std::chrono::milliseconds poll_timeout = std::chrono::milliseconds(10));
+  std::string Finish();
+  // Commits what the workers applied now, whatever the interval (tests).
+  void CommitNow();
 
   struct Impl;
 

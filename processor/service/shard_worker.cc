@@ -47,7 +47,7 @@ void ShardWorker::Post(Command command) {
   mailbox_.Push(std::move(command));
 }
 
-void ShardWorker::Apply(std::vector<MessagePtr> messages) {
+void ShardWorker::Apply(std::vector<kafka::Message> messages) {
   if (!messages.empty()) Post(ApplyCommand{std::move(messages)});
 }
 
@@ -93,65 +93,53 @@ void ShardWorker::Sync() {
 void ShardWorker::Execute(ApplyCommand& c) {
   // One clock reading is the filters' time for the whole hand-over.
   const filter::Millis now{o_.now_ms()};
-  std::vector<MessagePtr>& messages = c.messages;
+  std::vector<kafka::Message>& messages = c.messages;
   // Each shard's messages in one run (the consumer interleaves partitions), each in
   // its original order.
-  std::stable_sort(messages.begin(), messages.end(), [](const MessagePtr& a, const MessagePtr& b) {
-    return a->partition < b->partition;
-  });
+  std::stable_sort(
+      messages.begin(), messages.end(),
+      [](const kafka::Message& a, const kafka::Message& b) { return a.partition < b.partition; });
   size_t from = 0;
   while (from < messages.size()) {
     size_t to = from + 1;
-    while (to < messages.size() && messages[to]->partition == messages[from]->partition) ++to;
-    auto it = shards_.find(messages[from]->partition);
+    while (to < messages.size() && messages[to].partition == messages[from].partition) ++to;
+    auto it = shards_.find(messages[from].partition);
     if (it != shards_.end()) ApplyRun(it->second, messages, from, to, now);
     from = to;
   }
 }
 
-void ShardWorker::ApplyRun(Shard& shard, std::vector<MessagePtr>& messages, size_t from, size_t to,
-                           filter::Millis now) {
+void ShardWorker::ApplyRun(Shard& shard, std::vector<kafka::Message>& messages, size_t from,
+                           size_t to, filter::Millis now) {
   shard::ShardState& state = *shard.state;
   inputs_.clear();
   size_t first = from;
   // Messages before the shard's position were applied already (a re-delivery).
-  while (first < to && state.position() >= 0 && messages[first]->offset < state.position()) {
+  while (first < to && state.position() >= 0 && messages[first].offset < state.position()) {
     ++first;
   }
   for (size_t i = first; i < to; ++i) {
-    const rd_kafka_message_t& m = *messages[i];
-    shard::InputMessage input{m.offset, std::nullopt, {}};
-    if (m.key != nullptr) input.key = std::string_view(static_cast<const char*>(m.key), m.key_len);
-    if (m.payload != nullptr) {
-      input.value = std::string_view(static_cast<const char*>(m.payload), m.len);
-    }
-    inputs_.push_back(input);
+    const kafka::Message& m = messages[i];
+    inputs_.push_back(shard::InputMessage{m.offset, m.key, m.value.value_or(std::string_view())});
   }
   if (inputs_.empty()) return;
   decisions_.resize(inputs_.size());
   state.ApplyAll(inputs_, now, decisions_);
   for (size_t i = 0; i < decisions_.size(); ++i) {
     if (decisions_[i].outcome == shard::Outcome::kDeadLetter) {
-      shard.dead_letters.push_back(MakeDeadLetter(*messages[first + i], decisions_[i].reason));
+      shard.dead_letters.push_back(MakeDeadLetter(messages[first + i], decisions_[i].reason));
     }
   }
 }
 
-DeadLetter ShardWorker::MakeDeadLetter(const rd_kafka_message_t& m, event::DlqReason reason) const {
+DeadLetter ShardWorker::MakeDeadLetter(const kafka::Message& m, event::DlqReason reason) const {
   DeadLetter d;
-  if (m.key != nullptr) d.key.emplace(static_cast<const char*>(m.key), m.key_len);
-  if (m.payload != nullptr) d.value.emplace(static_cast<const char*>(m.payload), m.len);
-  rd_kafka_headers_t* original = nullptr;
-  if (rd_kafka_message_headers(&m, &original) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    d.headers.reset(rd_kafka_headers_copy(original));
-  } else {
-    d.headers.reset(rd_kafka_headers_new(2));
-  }
-  rd_kafka_header_add(d.headers.get(), "oncecount.error", -1, event::DlqReasonName(reason), -1);
-  const std::string source =
-      o_.input_topic + "/" + std::to_string(m.partition) + "/" + std::to_string(m.offset);
-  rd_kafka_header_add(d.headers.get(), "oncecount.source", -1, source.data(),
-                      static_cast<ssize_t>(source.size()));
+  if (m.key) d.key.emplace(*m.key);
+  if (m.value) d.value.emplace(*m.value);
+  d.headers = m.Headers();
+  d.headers.push_back({"oncecount.error", std::string(event::DlqReasonName(reason))});
+  d.headers.push_back({"oncecount.source", o_.input_topic + "/" + std::to_string(m.partition) +
+                                               "/" + std::to_string(m.offset)});
   return d;
 }
 

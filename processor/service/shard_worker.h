@@ -18,8 +18,6 @@
 // RefreshIdleViews, Sync) wait for the worker.
 #pragma once
 
-#include <librdkafka/rdkafka.h>
-
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -31,29 +29,19 @@
 #include <variant>
 #include <vector>
 
+#include "processor/kafka/clients.h"
 #include "processor/service/bounded_queue.h"
 #include "processor/shard/shard_state.h"
 #include "processor/shard/shard_view.h"
 
 namespace oncecount::service {
 
-struct MessageDeleter {
-  void operator()(rd_kafka_message_t* m) const { rd_kafka_message_destroy(m); }
-};
-// An input message from the consumer; whoever holds it last destroys it.
-using MessagePtr = std::unique_ptr<rd_kafka_message_t, MessageDeleter>;
-
-struct HeadersDeleter {
-  void operator()(rd_kafka_headers_t* h) const { rd_kafka_headers_destroy(h); }
-};
-using HeadersPtr = std::unique_ptr<rd_kafka_headers_t, HeadersDeleter>;
-
 // A message for the dead-letter topic: the original key, value and headers, plus
 // `oncecount.error` and `oncecount.source` (SPEC §1).
 struct DeadLetter {
   std::optional<std::string> key;    // nullopt: the original had no key
   std::optional<std::string> value;  // nullopt: the original had no value
-  HeadersPtr headers;
+  std::vector<kafka::Header> headers;
 };
 
 // One shard's part of a transaction: its sealed changelog batch and everything
@@ -94,7 +82,7 @@ class ShardWorker {
   void Close();
 
   // Applies input messages (of shards this worker owns; others are dropped).
-  void Apply(std::vector<MessagePtr> messages);
+  void Apply(std::vector<kafka::Message> messages);
   // Takes ownership of a restored shard; its claim (epoch) is already set.
   void Adopt(std::unique_ptr<shard::ShardState> state);
   // Drops shards (revoked, failed or about to be restored again).
@@ -126,7 +114,7 @@ class ShardWorker {
   };
 
   struct ApplyCommand {
-    std::vector<MessagePtr> messages;
+    std::vector<kafka::Message> messages;
   };
   struct AdoptCommand {
     std::unique_ptr<shard::ShardState> state;
@@ -158,9 +146,9 @@ class ShardWorker {
   void Execute(SyncCommand& c);
 
   // Applies messages[from, to) of one shard, all at time `now`.
-  void ApplyRun(Shard& shard, std::vector<MessagePtr>& messages, size_t from, size_t to,
+  void ApplyRun(Shard& shard, std::vector<kafka::Message>& messages, size_t from, size_t to,
                 filter::Millis now);
-  DeadLetter MakeDeadLetter(const rd_kafka_message_t& m, event::DlqReason reason) const;
+  DeadLetter MakeDeadLetter(const kafka::Message& m, event::DlqReason reason) const;
   std::shared_ptr<const shard::ShardView> MakeView(Shard& shard, bool force_detail);
 
   WorkerOptions o_;

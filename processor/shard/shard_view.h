@@ -55,6 +55,9 @@ struct ShardView {
   // Input messages that retention removed before they were applied (lost events):
   // nonzero means the shard was down or behind longer than the input topic keeps data.
   uint64_t input_lost = 0;
+  // Failed restore attempts of this shard on this instance (each is retried with
+  // back-off; the latest reason is in `failure`).
+  uint64_t restore_retries = 0;
   // Replicas: how far behind the changelog's end, in time (0 while caught up);
   // -1 on an active shard.
   int64_t replica_lag_ms = -1;

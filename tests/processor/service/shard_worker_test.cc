@@ -1,6 +1,6 @@
 // ShardWorker on its own thread, fed real input messages: produced to the embedded
-// cluster and read back with a consumer over loopback, as the processor hands them
-// over.
+// cluster and read back over loopback with the service's Kafka clients, as the
+// processor hands them over.
 #include "processor/service/shard_worker.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +13,7 @@
 
 #include "processor/changelog/changelog_record.h"
 #include "processor/kafka/embedded_cluster.h"
+#include "processor/kafka/rdkafka_clients.h"
 
 namespace oncecount::service {
 namespace {
@@ -32,8 +33,9 @@ std::string Event(const std::string& counter, int64_t delta) {
   return "{\"counter\":\"" + counter + "\",\"delta\":" + std::to_string(delta) + "}";
 }
 
-// An embedded cluster with topic "events" (2 partitions) and a consumer that reads
-// what the test produced to it, message by message, as the processor does.
+// An embedded cluster with topic "events" (2 partitions) and a reader that reads
+// what the test produced to it, message by message, through the service's own Kafka
+// clients.
 class Feed {
  public:
   Feed() {
@@ -43,59 +45,31 @@ class Feed {
       return;
     }
     cluster_ = std::move(std::get<std::unique_ptr<kafka::EmbeddedCluster>>(started));
-    char error[512];
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    rd_kafka_conf_set(conf, "bootstrap.servers", cluster_->bootstrap_servers().c_str(), error,
-                      sizeof error);
-    producer_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
-    conf = rd_kafka_conf_new();
-    rd_kafka_conf_set(conf, "bootstrap.servers", cluster_->bootstrap_servers().c_str(), error,
-                      sizeof error);
-    rd_kafka_conf_set(conf, "group.id", "shard-worker-test", error, sizeof error);
-    rd_kafka_conf_set(conf, "fetch.wait.max.ms", "10", error, sizeof error);
-    consumer_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof error);
-    rd_kafka_poll_set_consumer(consumer_);
-    rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(2);
-    for (int p = 0; p < 2; ++p) {
-      rd_kafka_topic_partition_list_add(parts, "events", p)->offset = RD_KAFKA_OFFSET_BEGINNING;
-    }
-    rd_kafka_assign(consumer_, parts);
-    rd_kafka_topic_partition_list_destroy(parts);
+    clients_ = kafka::MakeRdKafkaClients(cluster_->bootstrap_servers(), {});
+    auto producer = clients_->NewPlainProducer();
+    auto reader = clients_->NewPartitionReader("shard-worker-test");
+    EXPECT_TRUE(producer.ok() && reader.ok());
+    if (!producer.ok() || !reader.ok()) return;
+    producer_ = std::move(producer.value());
+    reader_ = std::move(reader.value());
+    EXPECT_FALSE(reader_->Assign(
+        {{"events", 0, kafka::kOffsetBeginning}, {"events", 1, kafka::kOffsetBeginning}}));
   }
 
-  ~Feed() {
-    if (consumer_ != nullptr) {
-      rd_kafka_consumer_close(consumer_);
-      rd_kafka_destroy(consumer_);
-    }
-    if (producer_ != nullptr) rd_kafka_destroy(producer_);
-  }
-
-  // Produces `inputs` to `partition` and returns them as the consumer delivers them.
-  std::vector<MessagePtr> RoundTrip(int32_t partition, const std::vector<Input>& inputs) {
+  // Produces `inputs` to `partition` and returns them as the reader delivers them.
+  std::vector<kafka::Message> RoundTrip(int32_t partition, const std::vector<Input>& inputs) {
     for (const Input& in : inputs) {
-      rd_kafka_headers_t* headers = rd_kafka_headers_new(in.headers.size());
-      for (const auto& [name, value] : in.headers) {
-        rd_kafka_header_add(headers, name.c_str(), -1, value.data(),
-                            static_cast<ssize_t>(value.size()));
-      }
-      const void* key = in.key ? in.key->data() : nullptr;
-      const size_t key_size = in.key ? in.key->size() : 0;
-      const rd_kafka_resp_err_t e = rd_kafka_producev(
-          producer_, RD_KAFKA_V_TOPIC("events"), RD_KAFKA_V_PARTITION(partition),
-          RD_KAFKA_V_KEY(key, key_size),
-          RD_KAFKA_V_VALUE(const_cast<char*>(in.value.data()), in.value.size()),
-          RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
-      EXPECT_EQ(e, RD_KAFKA_RESP_ERR_NO_ERROR);
+      kafka::OutgoingRecord r{"events", partition, std::nullopt, in.value, {}};
+      if (in.key) r.key = *in.key;
+      for (const auto& [name, value] : in.headers) r.headers.push_back({name, value});
+      EXPECT_FALSE(producer_->Produce(r));
     }
-    EXPECT_EQ(rd_kafka_flush(producer_, 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
-    std::vector<MessagePtr> out;
+    producer_->Flush(10s);
+    std::vector<kafka::Message> out;
     const auto deadline = std::chrono::steady_clock::now() + 15s;
     while (out.size() < inputs.size() && std::chrono::steady_clock::now() < deadline) {
-      rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer_, 100);
-      if (m == nullptr) continue;
-      MessagePtr message(m);
-      if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) out.push_back(std::move(message));
+      std::optional<kafka::Message> m = reader_->Poll(100ms);
+      if (m && m->kind == kafka::MessageKind::kRecord) out.push_back(std::move(*m));
     }
     EXPECT_EQ(out.size(), inputs.size());
     return out;
@@ -103,8 +77,9 @@ class Feed {
 
  private:
   std::unique_ptr<kafka::EmbeddedCluster> cluster_;
-  rd_kafka_t* producer_ = nullptr;
-  rd_kafka_t* consumer_ = nullptr;
+  std::unique_ptr<kafka::Clients> clients_;
+  std::unique_ptr<kafka::PlainProducer> producer_;
+  std::unique_ptr<kafka::PartitionReader> reader_;
 };
 
 // A worker running on its own thread for the test's lifetime.
@@ -155,12 +130,7 @@ std::optional<int64_t> CounterIn(const shard::ShardView& view, const std::string
 
 std::map<std::string, std::string> HeadersOf(const DeadLetter& d) {
   std::map<std::string, std::string> out;
-  const char* name;
-  const void* value;
-  size_t size;
-  for (size_t i = 0; !rd_kafka_header_get_all(d.headers.get(), i, &name, &value, &size); ++i) {
-    out[name] = std::string(static_cast<const char*>(value), size);
-  }
+  for (const kafka::Header& h : d.headers) out[h.name] = h.value.value_or("");
   return out;
 }
 

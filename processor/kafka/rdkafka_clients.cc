@@ -1,0 +1,563 @@
+#include "processor/kafka/rdkafka_clients.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <vector>
+
+namespace oncecount::kafka {
+namespace {
+
+struct ListDeleter {
+  void operator()(rd_kafka_topic_partition_list_t* l) const {
+    rd_kafka_topic_partition_list_destroy(l);
+  }
+};
+using PartitionList = std::unique_ptr<rd_kafka_topic_partition_list_t, ListDeleter>;
+
+struct ErrorDeleter {
+  void operator()(rd_kafka_error_t* e) const { rd_kafka_error_destroy(e); }
+};
+using ErrorPtr = std::unique_ptr<rd_kafka_error_t, ErrorDeleter>;
+
+KafkaError Failed(rd_kafka_resp_err_t e, const std::string& what) {
+  if (e == RD_KAFKA_RESP_ERR_NO_ERROR) return {};
+  return {ErrorKind::kFailed, rd_kafka_err2name(e), what + ": " + rd_kafka_err2str(e)};
+}
+
+KafkaError Failed(rd_kafka_error_t* owned, const std::string& what) {
+  ErrorPtr e(owned);
+  if (!e) return {};
+  return {ErrorKind::kFailed, rd_kafka_error_name(e.get()),
+          what + ": " + rd_kafka_error_string(e.get())};
+}
+
+KafkaError Txn(rd_kafka_error_t* owned, const std::string& what) {
+  ErrorPtr e(owned);
+  if (!e) return {};
+  KafkaError classified = ClassifyTxnError(e.get());
+  classified.message = what + ": " + classified.message;
+  return classified;
+}
+
+// --- Messages --------------------------------------------------------------------
+
+void ReleaseMessage(void* handle) {
+  rd_kafka_message_destroy(static_cast<rd_kafka_message_t*>(handle));
+}
+
+std::vector<Header> MessageHeaders(const void* handle) {
+  std::vector<Header> out;
+  rd_kafka_headers_t* headers = nullptr;
+  const auto* m = static_cast<const rd_kafka_message_t*>(handle);
+  if (rd_kafka_message_headers(m, &headers) != RD_KAFKA_RESP_ERR_NO_ERROR) return out;
+  const char* name = nullptr;
+  const void* value = nullptr;
+  size_t size = 0;
+  for (size_t i = 0;
+       rd_kafka_header_get_all(headers, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
+       ++i) {
+    Header h{name, std::nullopt};
+    if (value != nullptr) h.value.emplace(static_cast<const char*>(value), size);
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+constexpr Message::Ops kMessageOps{&ReleaseMessage, &MessageHeaders};
+
+Message Wrap(rd_kafka_message_t* m) {
+  Message out(m, &kMessageOps);
+  out.partition = m->partition;
+  out.offset = m->offset;
+  if (m->rkt != nullptr) out.topic = rd_kafka_topic_name(m->rkt);
+  switch (m->err) {
+    case RD_KAFKA_RESP_ERR_NO_ERROR:
+      out.kind = MessageKind::kRecord;
+      break;
+    case RD_KAFKA_RESP_ERR__PARTITION_EOF:
+      out.kind = MessageKind::kPartitionEnd;
+      return out;
+    case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
+      out.kind = MessageKind::kOffsetOutOfRange;
+      out.error = rd_kafka_message_errstr(m);
+      return out;
+    case RD_KAFKA_RESP_ERR__FATAL:
+      out.kind = MessageKind::kFatal;
+      out.error = rd_kafka_message_errstr(m);
+      return out;
+    default:
+      out.kind = MessageKind::kError;
+      out.error = rd_kafka_message_errstr(m);
+      return out;
+  }
+  rd_kafka_timestamp_type_t type = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
+  out.timestamp_ms = rd_kafka_message_timestamp(m, &type);
+  if (m->key != nullptr) out.key = std::string_view(static_cast<const char*>(m->key), m->key_len);
+  if (m->payload != nullptr) {
+    out.value = std::string_view(static_cast<const char*>(m->payload), m->len);
+  }
+  return out;
+}
+
+std::optional<Message> PollConsumer(rd_kafka_t* rk, std::chrono::milliseconds timeout) {
+  rd_kafka_message_t* m = rd_kafka_consumer_poll(rk, static_cast<int>(timeout.count()));
+  if (m == nullptr) return std::nullopt;
+  return Wrap(m);
+}
+
+PartitionList ListOf(const std::string& topic, const std::vector<PartitionOffset>& parts) {
+  PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(parts.size())));
+  for (const PartitionOffset& p : parts) {
+    rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), p.partition)->offset = p.offset;
+  }
+  return list;
+}
+
+PartitionList ListOf(const std::string& topic, const std::vector<int32_t>& parts) {
+  PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(parts.size())));
+  for (int32_t p : parts) rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), p);
+  return list;
+}
+
+KafkaError PartitionErrors(const rd_kafka_topic_partition_list_t* list, const std::string& what) {
+  for (int i = 0; i < list->cnt; ++i) {
+    if (list->elems[i].err) {
+      return Failed(list->elems[i].err, what + " " + list->elems[i].topic + "/" +
+                                            std::to_string(list->elems[i].partition));
+    }
+  }
+  return {};
+}
+
+rd_kafka_headers_t* MakeHeaders(const std::vector<Header>& headers) {
+  if (headers.empty()) return nullptr;
+  rd_kafka_headers_t* out = rd_kafka_headers_new(headers.size());
+  for (const Header& h : headers) {
+    rd_kafka_header_add(out, h.name.data(), static_cast<ssize_t>(h.name.size()),
+                        h.value ? h.value->data() : nullptr,
+                        h.value ? static_cast<ssize_t>(h.value->size()) : 0);
+  }
+  return out;
+}
+
+// Produces a copy of `r`, waiting while the local queue is full.
+rd_kafka_resp_err_t ProduceCopy(rd_kafka_t* rk, const OutgoingRecord& r) {
+  const std::string topic(r.topic);
+  const void* key = r.key ? r.key->data() : nullptr;
+  const size_t key_size = r.key ? r.key->size() : 0;
+  void* value = r.value ? const_cast<char*>(r.value->data()) : nullptr;
+  const size_t value_size = r.value ? r.value->size() : 0;
+  while (true) {
+    rd_kafka_headers_t* headers = MakeHeaders(r.headers);
+    const rd_kafka_resp_err_t e = rd_kafka_producev(
+        rk, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(r.partition),
+        RD_KAFKA_V_KEY(key, key_size), RD_KAFKA_V_VALUE(value, value_size),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_END);
+    // The producer owns the headers only once the call succeeded.
+    if (e != RD_KAFKA_RESP_ERR_NO_ERROR && headers != nullptr) rd_kafka_headers_destroy(headers);
+    if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) return e;
+    rd_kafka_poll(rk, 10);
+  }
+}
+
+filter::Result<rd_kafka_t*> NewHandle(rd_kafka_type_t type,
+                                      std::variant<rd_kafka_conf_s*, std::string> made,
+                                      const std::string& what) {
+  if (auto* e = std::get_if<std::string>(&made)) return filter::Error{*e};
+  rd_kafka_conf_t* conf = std::get<rd_kafka_conf_t*>(made);
+  char error[512];
+  rd_kafka_t* rk = rd_kafka_new(type, conf, error, sizeof error);
+  if (rk == nullptr) {
+    rd_kafka_conf_destroy(conf);
+    return filter::Error{"cannot create the " + what + ": " + error};
+  }
+  return rk;
+}
+
+// --- The group consumer ------------------------------------------------------------
+
+class RdGroupConsumer final : public GroupConsumer {
+ public:
+  explicit RdGroupConsumer(std::string topic) : topic_(std::move(topic)) {}
+  ~RdGroupConsumer() override {
+    if (rk_ != nullptr) rd_kafka_destroy(rk_);
+  }
+  RdGroupConsumer(const RdGroupConsumer&) = delete;
+  RdGroupConsumer& operator=(const RdGroupConsumer&) = delete;
+  void set_handle(rd_kafka_t* rk) { rk_ = rk; }
+
+  // The rebalance callback's opaque must point at this object before Subscribe.
+  static void OnRebalance(rd_kafka_t*, rd_kafka_resp_err_t err,
+                          rd_kafka_topic_partition_list_t* parts, void* opaque) {
+    auto* self = static_cast<RdGroupConsumer*>(opaque);
+    std::vector<int32_t> partitions;
+    for (int i = 0; i < parts->cnt; ++i) partitions.push_back(parts->elems[i].partition);
+    if (self->listener_ == nullptr) return;
+    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+      self->listener_->OnAssigned(partitions);
+    } else {
+      self->listener_->OnRevoked(partitions, rd_kafka_assignment_lost(self->rk_) != 0);
+    }
+  }
+
+  KafkaError Subscribe(RebalanceListener* listener) override {
+    listener_ = listener;
+    PartitionList topics(rd_kafka_topic_partition_list_new(1));
+    rd_kafka_topic_partition_list_add(topics.get(), topic_.c_str(), RD_KAFKA_PARTITION_UA);
+    return Failed(rd_kafka_subscribe(rk_, topics.get()), "cannot subscribe to " + topic_);
+  }
+  std::optional<Message> Poll(std::chrono::milliseconds timeout) override {
+    return PollConsumer(rk_, timeout);
+  }
+  KafkaError IncrementalAssign(const std::vector<PartitionOffset>& partitions) override {
+    return Failed(rd_kafka_incremental_assign(rk_, ListOf(topic_, partitions).get()),
+                  "incremental_assign");
+  }
+  KafkaError IncrementalUnassign(const std::vector<int32_t>& partitions) override {
+    return Failed(rd_kafka_incremental_unassign(rk_, ListOf(topic_, partitions).get()),
+                  "incremental_unassign");
+  }
+  KafkaError Seek(const std::vector<PartitionOffset>& positions) override {
+    PartitionList list = ListOf(topic_, positions);
+    if (KafkaError e = Failed(rd_kafka_seek_partitions(rk_, list.get(), 10000), "seek")) return e;
+    return PartitionErrors(list.get(), "cannot seek");
+  }
+  KafkaError Pause(const std::vector<int32_t>& partitions) override {
+    PartitionList list = ListOf(topic_, partitions);
+    if (KafkaError e = Failed(rd_kafka_pause_partitions(rk_, list.get()), "pause")) return e;
+    return PartitionErrors(list.get(), "cannot pause");
+  }
+  KafkaError Resume(const std::vector<int32_t>& partitions) override {
+    PartitionList list = ListOf(topic_, partitions);
+    if (KafkaError e = Failed(rd_kafka_resume_partitions(rk_, list.get()), "resume")) return e;
+    return PartitionErrors(list.get(), "cannot resume");
+  }
+  bool AssignmentLost() override { return rd_kafka_assignment_lost(rk_) != 0; }
+  std::unique_ptr<GroupMetadata> Metadata() override {
+    return std::make_unique<RdGroupMetadata>(rd_kafka_consumer_group_metadata(rk_));
+  }
+  int64_t CachedHighWatermark(int32_t partition) override {
+    int64_t low = 0, high = -1;
+    if (rd_kafka_get_watermark_offsets(rk_, topic_.c_str(), partition, &low, &high) !=
+        RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return -1;
+    }
+    return high;
+  }
+  KafkaError QueryWatermarks(int32_t partition, int64_t& low, int64_t& high,
+                             std::chrono::milliseconds timeout) override {
+    return Failed(rd_kafka_query_watermark_offsets(rk_, topic_.c_str(), partition, &low, &high,
+                                                   static_cast<int>(timeout.count())),
+                  "cannot read the watermarks of " + topic_ + "/" + std::to_string(partition));
+  }
+  void Close() override { rd_kafka_consumer_close(rk_); }
+
+  class RdGroupMetadata final : public GroupMetadata {
+   public:
+    explicit RdGroupMetadata(rd_kafka_consumer_group_metadata_t* m) : m_(m) {}
+    ~RdGroupMetadata() override { rd_kafka_consumer_group_metadata_destroy(m_); }
+    RdGroupMetadata(const RdGroupMetadata&) = delete;
+    RdGroupMetadata& operator=(const RdGroupMetadata&) = delete;
+    const rd_kafka_consumer_group_metadata_t* get() const { return m_; }
+
+   private:
+    rd_kafka_consumer_group_metadata_t* m_;
+  };
+
+ private:
+  rd_kafka_t* rk_ = nullptr;
+  std::string topic_;
+  RebalanceListener* listener_ = nullptr;
+};
+
+// --- The transactional producer -----------------------------------------------------
+
+class RdTransactionalProducer final : public TransactionalProducer {
+ public:
+  explicit RdTransactionalProducer(std::string id) : id_(std::move(id)) {}
+  ~RdTransactionalProducer() override {
+    if (rk_ != nullptr) rd_kafka_destroy(rk_);
+  }
+  void set_handle(rd_kafka_t* rk) { rk_ = rk; }
+
+  // Delivery reports run inside Poll and commit_transaction, on the owner's thread.
+  static void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
+    auto* self = static_cast<RdTransactionalProducer*>(opaque);
+    if (self->delivery_failure_.ok()) {
+      self->delivery_failure_ = {ErrorKind::kAbortable, rd_kafka_err2name(m->err),
+                                 std::string("delivery to ") + rd_kafka_topic_name(m->rkt) +
+                                     " failed: " + rd_kafka_err2str(m->err)};
+    }
+  }
+
+  KafkaError InitTransactions(std::chrono::milliseconds timeout) override {
+    return Txn(rd_kafka_init_transactions(rk_, static_cast<int>(timeout.count())),
+               "init_transactions (transactional.id " + id_ + ")");
+  }
+  KafkaError BeginTransaction() override {
+    delivery_failure_ = {};
+    return Txn(rd_kafka_begin_transaction(rk_), "begin_transaction");
+  }
+  KafkaError Produce(const OutgoingRecord& record) override {
+    const rd_kafka_resp_err_t e = ProduceCopy(rk_, record);
+    if (e == RD_KAFKA_RESP_ERR_NO_ERROR) return {};
+    const bool fatal = e == RD_KAFKA_RESP_ERR__FATAL || e == RD_KAFKA_RESP_ERR__FENCED;
+    return {fatal ? ErrorKind::kProducerFenced : ErrorKind::kAbortable, rd_kafka_err2name(e),
+            "produce to " + std::string(record.topic) + " failed: " + rd_kafka_err2str(e)};
+  }
+  KafkaError SendOffsets(std::string_view topic, const std::vector<PartitionOffset>& offsets,
+                         const GroupMetadata& group, std::chrono::milliseconds timeout) override {
+    const auto& metadata = static_cast<const RdGroupConsumer::RdGroupMetadata&>(group);
+    PartitionList list = ListOf(std::string(topic), offsets);
+    return Txn(rd_kafka_send_offsets_to_transaction(rk_, list.get(), metadata.get(),
+                                                    static_cast<int>(timeout.count())),
+               "send_offsets_to_transaction");
+  }
+  KafkaError CommitTransaction(std::chrono::milliseconds timeout) override {
+    KafkaError e =
+        Txn(rd_kafka_commit_transaction(rk_, static_cast<int>(timeout.count())), "commit");
+    // A failed delivery makes librdkafka refuse the commit as abortable; say which.
+    if (e && !delivery_failure_.ok() && e.kind == ErrorKind::kAbortable) {
+      e.message += " (" + delivery_failure_.message + ")";
+    }
+    return e;
+  }
+  KafkaError AbortTransaction(std::chrono::milliseconds timeout) override {
+    return Txn(rd_kafka_abort_transaction(rk_, static_cast<int>(timeout.count())),
+               "abort_transaction");
+  }
+  void Poll() override { rd_kafka_poll(rk_, 0); }
+
+ private:
+  std::string id_;
+  rd_kafka_t* rk_ = nullptr;
+  KafkaError delivery_failure_;
+};
+
+// --- Readers and the plain producer -----------------------------------------------------
+
+class RdPartitionReader final : public PartitionReader {
+ public:
+  explicit RdPartitionReader(rd_kafka_t* rk) : rk_(rk) {}
+  ~RdPartitionReader() override {
+    if (!closed_) rd_kafka_consumer_close(rk_);
+    rd_kafka_destroy(rk_);
+  }
+  KafkaError Assign(const std::vector<TopicPartitionOffset>& partitions) override {
+    PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size())));
+    for (const TopicPartitionOffset& p : partitions) {
+      rd_kafka_topic_partition_list_add(list.get(), p.topic.c_str(), p.partition)->offset =
+          p.offset;
+    }
+    return Failed(rd_kafka_assign(rk_, list.get()), "assign");
+  }
+  KafkaError Seek(const TopicPartitionOffset& position) override {
+    PartitionList list(rd_kafka_topic_partition_list_new(1));
+    rd_kafka_topic_partition_list_add(list.get(), position.topic.c_str(), position.partition)
+        ->offset = position.offset;
+    if (KafkaError e = Failed(rd_kafka_seek_partitions(rk_, list.get(), 5000), "seek")) return e;
+    return PartitionErrors(list.get(), "cannot seek");
+  }
+  std::optional<Message> Poll(std::chrono::milliseconds timeout) override {
+    return PollConsumer(rk_, timeout);
+  }
+  void Close() override {
+    if (!closed_) rd_kafka_consumer_close(rk_);
+    closed_ = true;
+  }
+
+ private:
+  rd_kafka_t* rk_;
+  bool closed_ = false;
+};
+
+class RdPlainProducer final : public PlainProducer {
+ public:
+  explicit RdPlainProducer(rd_kafka_t* rk) : rk_(rk) {}
+  ~RdPlainProducer() override { rd_kafka_destroy(rk_); }
+  KafkaError Produce(const OutgoingRecord& record) override {
+    return Failed(ProduceCopy(rk_, record), "produce to " + std::string(record.topic));
+  }
+  void Poll() override { rd_kafka_poll(rk_, 0); }
+  void Flush(std::chrono::milliseconds timeout) override {
+    rd_kafka_flush(rk_, static_cast<int>(timeout.count()));
+  }
+
+ private:
+  rd_kafka_t* rk_;
+};
+
+// --- The factory -----------------------------------------------------------------------
+
+class RdKafkaClients final : public Clients {
+ public:
+  RdKafkaClients(std::string bootstrap, std::map<std::string, std::string> properties)
+      : connection_{{"bootstrap.servers", std::move(bootstrap)}},
+        properties_(std::move(properties)) {}
+  ~RdKafkaClients() override {
+    if (admin_ != nullptr) rd_kafka_destroy(admin_);
+  }
+
+  filter::Result<std::unique_ptr<GroupConsumer>> NewGroupConsumer(
+      const GroupConsumerSpec& spec) override {
+    Settings defaults = connection_;
+    defaults.push_back({"auto.offset.reset", spec.error_on_lost_position ? "error" : "earliest"});
+    // A fetch returns as soon as data is there on a real broker, but the embedded
+    // cluster holds every fetch for the full wait: keep it short for latency.
+    defaults.push_back({"fetch.wait.max.ms", "20"});
+    // librdkafka stops fetching once this many messages wait in the consumer's queue
+    // and looks again only about once a second: at the default of 100,000 a backlog
+    // was read in bursts with idle seconds between them.
+    defaults.push_back({"queued.min.messages", "1000000"});
+    auto made = MakeClientConfig(defaults, properties_,
+                                 {{"group.id", spec.group_id},
+                                  {"partition.assignment.strategy", "cooperative-sticky"},
+                                  {"enable.auto.commit", "false"},
+                                  {"enable.auto.offset.store", "false"},
+                                  {"isolation.level", "read_committed"},
+                                  {"enable.partition.eof", "false"}});
+    if (auto* e = std::get_if<std::string>(&made)) return filter::Error{*e};
+    rd_kafka_conf_t* conf = std::get<rd_kafka_conf_t*>(made);
+    rd_kafka_conf_set_rebalance_cb(conf, &RdGroupConsumer::OnRebalance);
+    auto consumer = std::make_unique<RdGroupConsumer>(spec.topic);
+    rd_kafka_conf_set_opaque(conf, consumer.get());
+    auto rk = NewHandle(RD_KAFKA_CONSUMER, conf, "consumer");
+    if (!rk) return filter::Error{rk.error()};
+    rd_kafka_poll_set_consumer(rk.value());
+    consumer->set_handle(rk.value());
+    return std::unique_ptr<GroupConsumer>(std::move(consumer));
+  }
+
+  filter::Result<std::unique_ptr<TransactionalProducer>> NewTransactionalProducer(
+      const std::string& transactional_id, std::chrono::milliseconds timeout) override {
+    Settings defaults = connection_;
+    defaults.push_back({"linger.ms", "5"});
+    auto made = MakeClientConfig(defaults, properties_,
+                                 {{"transactional.id", transactional_id},
+                                  {"transaction.timeout.ms", std::to_string(timeout.count())},
+                                  {"enable.idempotence", "true"},
+                                  {"message.max.bytes", "1000000"}});
+    if (auto* e = std::get_if<std::string>(&made)) return filter::Error{*e};
+    rd_kafka_conf_t* conf = std::get<rd_kafka_conf_t*>(made);
+    auto producer = std::make_unique<RdTransactionalProducer>(transactional_id);
+    // Delivery reports also wake the flush inside commit_transaction as soon as the
+    // last record is acknowledged; without them it polls in 10 ms steps.
+    rd_kafka_conf_set_dr_msg_cb(conf, &RdTransactionalProducer::OnDelivery);
+    rd_kafka_conf_set_opaque(conf, producer.get());
+    auto rk = NewHandle(RD_KAFKA_PRODUCER, conf, "transactional producer");
+    if (!rk) return filter::Error{rk.error()};
+    producer->set_handle(rk.value());
+    return std::unique_ptr<TransactionalProducer>(std::move(producer));
+  }
+
+  filter::Result<std::unique_ptr<PartitionReader>> NewPartitionReader(
+      const std::string& name) override {
+    Settings defaults = connection_;
+    defaults.push_back({"auto.offset.reset", "earliest"});
+    defaults.push_back({"fetch.wait.max.ms", "20"});
+    defaults.push_back({"queued.min.messages", "1000000"});
+    defaults.push_back({"client.id", "oncecount-" + name});
+    // A group id is required by the consumer API; readers never join it.
+    auto made = MakeClientConfig(defaults, properties_,
+                                 {{"group.id", "oncecount-" + name},
+                                  {"enable.auto.commit", "false"},
+                                  {"enable.auto.offset.store", "false"},
+                                  {"enable.partition.eof", "true"},
+                                  {"isolation.level", "read_committed"}});
+    auto rk = NewHandle(RD_KAFKA_CONSUMER, std::move(made), "reader " + name);
+    if (!rk) return filter::Error{rk.error()};
+    rd_kafka_poll_set_consumer(rk.value());
+    return std::unique_ptr<PartitionReader>(std::make_unique<RdPartitionReader>(rk.value()));
+  }
+
+  filter::Result<std::unique_ptr<PlainProducer>> NewPlainProducer() override {
+    auto made = MakeClientConfig(connection_, properties_,
+                                 {{"enable.idempotence", "true"}, {"linger.ms", "0"}});
+    auto rk = NewHandle(RD_KAFKA_PRODUCER, std::move(made), "producer");
+    if (!rk) return filter::Error{rk.error()};
+    return std::unique_ptr<PlainProducer>(std::make_unique<RdPlainProducer>(rk.value()));
+  }
+
+  filter::Result<std::map<std::string, int>> PartitionCounts(
+      std::chrono::milliseconds timeout) override {
+    if (std::string e = EnsureAdmin(); !e.empty()) return filter::Error{e};
+    const rd_kafka_metadata_t* md = nullptr;
+    const rd_kafka_resp_err_t e =
+        rd_kafka_metadata(admin_, 1, nullptr, &md, static_cast<int>(timeout.count()));
+    if (e)
+      return filter::Error{std::string("cannot read the cluster's metadata: ") +
+                           rd_kafka_err2str(e)};
+    std::map<std::string, int> counts;
+    for (int i = 0; i < md->topic_cnt; ++i) {
+      if (md->topics[i].err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        counts[md->topics[i].topic] = md->topics[i].partition_cnt;
+      }
+    }
+    rd_kafka_metadata_destroy(md);
+    return counts;
+  }
+
+  filter::Result<int64_t> HighWatermark(const std::string& topic, int32_t partition,
+                                        std::chrono::milliseconds timeout) override {
+    if (std::string e = EnsureAdmin(); !e.empty()) return filter::Error{e};
+    int64_t low = 0, high = 0;
+    // The admin handle reads read_uncommitted, so the end it is told is the high
+    // watermark, not the last stable offset.
+    const rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(
+        admin_, topic.c_str(), partition, &low, &high, static_cast<int>(timeout.count()));
+    if (e) {
+      return filter::Error{"cannot read the end of " + topic + "/" + std::to_string(partition) +
+                           ": " + rd_kafka_err2str(e)};
+    }
+    return high;
+  }
+
+ private:
+  // A consumer handle that joins no group and reads read_uncommitted: metadata and
+  // high watermarks.
+  std::string EnsureAdmin() {
+    if (admin_ != nullptr) return {};
+    auto made = MakeClientConfig(connection_, properties_,
+                                 {{"group.id", "oncecount-admin"},
+                                  {"enable.auto.commit", "false"},
+                                  {"isolation.level", "read_uncommitted"}});
+    auto rk = NewHandle(RD_KAFKA_CONSUMER, std::move(made), "admin client");
+    if (!rk) return rk.error();
+    admin_ = rk.value();
+    return {};
+  }
+
+  Settings connection_;
+  std::map<std::string, std::string> properties_;
+  rd_kafka_t* admin_ = nullptr;
+};
+
+}  // namespace
+
+KafkaError ClassifyTxnError(const rd_kafka_error_s* error) {
+  if (error == nullptr) return {};
+  const rd_kafka_resp_err_t code = rd_kafka_error_code(error);
+  KafkaError out{ErrorKind::kFailed, rd_kafka_error_name(error), rd_kafka_error_string(error)};
+  if (rd_kafka_error_is_fatal(error)) {
+    const bool fenced = code == RD_KAFKA_RESP_ERR__FENCED ||
+                        code == RD_KAFKA_RESP_ERR_PRODUCER_FENCED ||
+                        code == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH;
+    out.kind = fenced ? ErrorKind::kProducerFenced : ErrorKind::kFatal;
+  } else if (rd_kafka_error_txn_requires_abort(error)) {
+    const bool group_moved = code == RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION ||
+                             code == RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID ||
+                             code == RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID;
+    out.kind = group_moved ? ErrorKind::kGroupFenced : ErrorKind::kAbortable;
+  } else if (rd_kafka_error_is_retriable(error)) {
+    out.kind = ErrorKind::kRetriable;
+  }
+  return out;
+}
+
+std::unique_ptr<Clients> MakeRdKafkaClients(std::string bootstrap_servers,
+                                            std::map<std::string, std::string> properties) {
+  return std::make_unique<RdKafkaClients>(std::move(bootstrap_servers), std::move(properties));
+}
+
+}  // namespace oncecount::kafka

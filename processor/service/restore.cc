@@ -1,0 +1,54 @@
+#include "processor/service/restore.h"
+
+#include "processor/changelog/lineage.h"
+#include "processor/changelog/lineage_follower.h"
+
+namespace oncecount::service {
+
+filter::Result<RestoredShard> RestoreCold(int32_t p, const std::vector<std::string>& records,
+                                          const filter::DedupSpec& dedup,
+                                          std::optional<OwnCommit> own_committed) {
+  changelog::LineageBuilder lineage;
+  for (const std::string& r : records) lineage.Add(std::string_view(r));
+  uint64_t base = lineage.last_seq();
+  if (own_committed && lineage.epoch() == own_committed->epoch) base = own_committed->seq;
+  const changelog::ClaimRecord claim{p, lineage.epoch() + 1, base};
+  lineage.Add(changelog::Record{claim});
+  auto plan = std::move(lineage).Finish();
+  if (!plan) return filter::Error{plan.error()};
+  auto state = plan->snapshot ? shard::ShardState::FromSnapshot(*plan->snapshot)
+                              : shard::ShardState::Create(p, dedup, filter::Millis{0});
+  if (!state) return filter::Error{state.error()};
+  for (const changelog::BatchRecord& b : plan->batches) state.value()->Replay(b);
+  state.value()->SetEpoch(claim.epoch);
+  std::string summary =
+      "restored " + std::to_string(plan->batches.size()) + " batches" +
+      (plan->snapshot ? " after snapshot " + std::to_string(plan->snapshot_seq) : "") + ", epoch " +
+      std::to_string(claim.epoch) + ", input offset " + std::to_string(state.value()->position());
+  return RestoredShard{std::move(state).value(), claim, std::move(summary)};
+}
+
+std::optional<RestoredShard> CatchUp(int32_t p, replica::Handoff h,
+                                     const std::vector<std::string>& tail) {
+  size_t applied = 0;
+  for (const std::string& bytes : tail) {
+    auto record = changelog::DecodeRecord(bytes);
+    if (!record) continue;
+    const auto step = h.follower.Next(record.value());
+    if (step == changelog::LineageFollower::Step::kApply) {
+      h.state->Replay(std::get<changelog::BatchRecord>(record.value()));
+      ++applied;
+    } else if (step == changelog::LineageFollower::Step::kRebuild) {
+      return std::nullopt;
+    }
+  }
+  const changelog::ClaimRecord claim{p, h.follower.epoch() + 1, h.follower.applied_seq()};
+  h.state->SetEpoch(claim.epoch);
+  std::string summary =
+      "taken over from its standby replica at batch " + std::to_string(claim.base_seq) + " (" +
+      std::to_string(applied) + " batches from the changelog's tail), epoch " +
+      std::to_string(claim.epoch) + ", input offset " + std::to_string(h.state->position());
+  return RestoredShard{std::move(h.state), claim, std::move(summary)};
+}
+
+}  // namespace oncecount::service

@@ -1,0 +1,57 @@
+// Restore: how a shard's state is rebuilt from the records of its changelog
+// partition and which claim its new owner writes — the pure part of a restore,
+// with no Kafka in it (the processor reads the records; see partition_reader.h for
+// why the read ends at the high watermark seen when it began).
+//
+//  - RestoreCold: from every record of the partition (LineageBuilder: the newest
+//    usable snapshot plus the batches after it).
+//  - CatchUp: a hot replica handed over by the replicator, brought forward by the
+//    records after its position (LineageFollower); nullopt when the tail takes a
+//    turn the replica cannot follow, and the shard must restore cold.
+//
+// Either way the claim takes the newest epoch seen plus one and continues from the
+// lineage's last batch. After an aborted transaction of its own, an owner continues
+// from the batch it last committed instead (`own_committed`): that cuts its aborted
+// attempt for readers that could still see it (the embedded cluster shows aborted
+// records) — but only while nobody claimed the shard after it, since cutting back
+// a newer owner's batches would undo their work.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "processor/changelog/changelog_record.h"
+#include "processor/filter/filter_factory.h"
+#include "processor/filter/result.h"
+#include "processor/replica/replicator.h"
+#include "processor/shard/shard_state.h"
+
+namespace oncecount::service {
+
+struct RestoredShard {
+  std::unique_ptr<shard::ShardState> state;  // its epoch set to the claim's
+  changelog::ClaimRecord claim;
+  std::string summary;  // one line for the log
+};
+
+// The epoch this instance held and the batch it last committed, for a restore
+// after its own aborted transaction.
+struct OwnCommit {
+  uint64_t epoch = 0;
+  uint64_t seq = 0;
+};
+
+filter::Result<RestoredShard> RestoreCold(int32_t partition,
+                                          const std::vector<std::string>& records,
+                                          const filter::DedupSpec& dedup,
+                                          std::optional<OwnCommit> own_committed = std::nullopt);
+
+std::optional<RestoredShard> CatchUp(int32_t partition, replica::Handoff handoff,
+                                     const std::vector<std::string>& tail);
+
+}  // namespace oncecount::service
