@@ -1,0 +1,1421 @@
+#include "tests/testing/strict_kafka.h"
+
+#include <algorithm>
+#include <atomic>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <string_view>
+#include <utility>
+
+namespace oncecount::testing {
+
+using kafka::ErrorKind;
+using kafka::KafkaError;
+using kafka::Message;
+using kafka::MessageKind;
+using Call = StrictKafka::Call;
+using EntryState = StrictKafka::StoredEntry::State;
+using TopicPartition = std::pair<std::string, int32_t>;
+
+namespace {
+
+KafkaError Fail(ErrorKind kind, std::string code, std::string message) {
+  return KafkaError{kind, std::move(code), std::move(message)};
+}
+
+KafkaError Crashed() {
+  return Fail(ErrorKind::kFatal, "crashed", "the instance crashed");
+}
+
+KafkaError InvalidTxnState(const std::string& why) {
+  return Fail(ErrorKind::kFatal, "INVALID_TXN_STATE", why);
+}
+
+KafkaError UnknownPartition(ErrorKind kind, std::string_view topic, int32_t partition) {
+  return Fail(kind, "UNKNOWN_TOPIC_OR_PART",
+              "no partition " + std::to_string(partition) + " of topic " + std::string(topic));
+}
+
+std::optional<std::string> Copy(std::optional<std::string_view> bytes) {
+  if (!bytes) return std::nullopt;
+  return std::string(*bytes);
+}
+
+// FNV-1a: the double's partitioner only has to be deterministic, not librdkafka's.
+int32_t PartitionOfKey(std::string_view key, int32_t partitions) {
+  uint32_t hash = 2166136261u;
+  for (unsigned char c : key) hash = (hash ^ c) * 16777619u;
+  return static_cast<int32_t>(hash % static_cast<uint32_t>(partitions));
+}
+
+// Visits `map` in key order starting after `after` and wrapping around, until
+// `visit` returns true: round-robin delivery that is the same on every run.
+template <class Map, class Visit>
+bool VisitRoundRobin(Map& map, const std::optional<typename Map::key_type>& after, Visit visit) {
+  const auto start = after ? map.upper_bound(*after) : map.begin();
+  for (auto it = start; it != map.end(); ++it) {
+    if (visit(it->first, it->second)) return true;
+  }
+  for (auto it = map.begin(); it != start; ++it) {
+    if (visit(it->first, it->second)) return true;
+  }
+  return false;
+}
+
+template <class Map>
+std::vector<int32_t> Keys(const Map& map) {
+  std::vector<int32_t> keys;
+  for (const auto& [key, value] : map) keys.push_back(key);
+  return keys;
+}
+
+}  // namespace
+
+// --- Time -------------------------------------------------------------------------
+
+class StrictKafkaClock final : public base::Clock {
+ public:
+  StrictKafkaClock(StrictCluster& cluster, int64_t start_wall_ms)
+      : cluster_(cluster), start_wall_ms_(start_wall_ms) {}
+  int64_t WallMs() const override { return start_wall_ms_ + SteadyMs(); }
+  int64_t SteadyMs() const override { return elapsed_ms_.load(); }
+  // Code under test that sleeps moves the whole simulated world, timers included.
+  void Sleep(std::chrono::milliseconds duration) override;
+  void Move(std::chrono::milliseconds duration) { elapsed_ms_ += duration.count(); }
+
+ private:
+  StrictCluster& cluster_;
+  const int64_t start_wall_ms_;
+  // Atomic so that reading the time never needs the cluster's mutex (listeners and
+  // the code under test read it while the mutex may be held elsewhere).
+  std::atomic<int64_t> elapsed_ms_{0};
+};
+
+// --- The cluster's state and rules -----------------------------------------------
+
+class StrictCluster {
+ public:
+  struct Entry {
+    int64_t offset = 0;
+    EntryState state = EntryState::kCommitted;
+    std::optional<std::string> key;
+    std::optional<std::string> value;
+    std::vector<kafka::Header> headers;
+    int64_t timestamp_ms = -1;
+    std::string transactional_id;
+  };
+
+  struct Partition {
+    int64_t log_start = 0;
+    std::deque<Entry> entries;  // entries[i].offset == log_start + i
+    // The open transactions that wrote here → the offset of their first record here:
+    // what pins the last stable offset.
+    std::map<std::string, int64_t> open_transactions;
+
+    int64_t HighWatermark() const { return log_start + static_cast<int64_t>(entries.size()); }
+    int64_t LastStableOffset() const {
+      if (open_transactions.empty()) return HighWatermark();
+      int64_t first = HighWatermark();
+      for (const auto& [id, offset] : open_transactions) first = std::min(first, offset);
+      return std::max(first, log_start);  // as the broker does once retention passed it
+    }
+    Entry& At(int64_t offset) { return entries[static_cast<size_t>(offset - log_start)]; }
+    const Entry& At(int64_t offset) const {
+      return entries[static_cast<size_t>(offset - log_start)];
+    }
+  };
+
+  // A transaction as its coordinator knows it: it exists from the first record or
+  // offsets added (BeginTransaction is local to the client, as in librdkafka).
+  struct Transaction {
+    int64_t started_ms = 0;
+    std::chrono::milliseconds timeout{0};
+    std::set<TopicPartition> partitions;
+    std::map<std::string, std::map<TopicPartition, int64_t>> offsets;  // group → offsets
+  };
+
+  struct Coordinator {
+    int32_t epoch = -1;
+    std::optional<Transaction> ongoing;
+  };
+
+  // A member as the group coordinator sees it. `owned` is the broker's assignment;
+  // the other sets say which part of it the member has not acted on yet.
+  struct Member {
+    std::string instance;
+    int64_t last_heard_ms = 0;
+    std::set<int32_t> owned;
+    std::set<int32_t> assign_pending;  // owned; OnAssigned not delivered yet
+    std::set<int32_t> revoke_pending;  // owned, moving elsewhere; OnRevoked not delivered yet
+    std::set<int32_t> revoke_told;     // OnRevoked running; still owned until it returns
+
+    size_t Kept() const { return owned.size() - revoke_pending.size() - revoke_told.size(); }
+    bool Revoking(int32_t p) const { return revoke_pending.count(p) + revoke_told.count(p) > 0; }
+  };
+
+  struct Group {
+    std::string topic;
+    int32_t generation = 0;
+    std::map<std::string, Member> members;  // by member id
+    std::map<TopicPartition, int64_t> committed;
+  };
+
+  struct Injection {
+    Call call;
+    KafkaError error;
+    int remaining = 0;
+    std::string instance;
+  };
+
+  explicit StrictCluster(int64_t start_wall_ms) : clock(*this, start_wall_ms) {}
+
+  StrictKafkaClock clock;  // not guarded: its reading is atomic
+  // Everything below the mutex is guarded by it; the helpers expect it held.
+  std::mutex mu;
+  std::chrono::milliseconds session_timeout{10'000};
+  std::map<std::string, std::vector<Partition>> topics;
+  std::map<std::string, Group> groups;
+  std::map<std::string, Coordinator> coordinators;  // by transactional.id
+  std::map<std::string, int> incarnations;          // instance → restarts so far
+  std::vector<Injection> injections;
+  uint64_t members_joined = 0;
+
+  int64_t NowMs() const { return clock.SteadyMs(); }
+
+  Partition* FindPartition(std::string_view topic, int32_t partition) {
+    const auto it = topics.find(std::string(topic));
+    if (it == topics.end() || partition < 0) return nullptr;
+    if (static_cast<size_t>(partition) >= it->second.size()) return nullptr;
+    return &it->second[static_cast<size_t>(partition)];
+  }
+
+  bool IsCrashed(const std::string& instance, int incarnation) const {
+    const auto it = incarnations.find(instance);
+    return it != incarnations.end() && it->second != incarnation;
+  }
+
+  std::optional<KafkaError> TakeInjection(Call call, const std::string& instance);
+  int64_t Append(Partition& partition, Entry entry);
+  KafkaError AppendRecord(const kafka::OutgoingRecord& record, const std::string& transactional_id,
+                          TopicPartition* where);
+  Transaction& Ongoing(const std::string& transactional_id, std::chrono::milliseconds timeout);
+  bool HasPendingOffsets(const std::string& group, const TopicPartition& where) const;
+  void EndTransaction(const std::string& transactional_id, bool commit);
+  std::string Join(Group& group, const std::string& instance);
+  void BumpAndRebalance(Group& group);
+  void Advance(std::chrono::milliseconds duration);  // takes the mutex
+
+ private:
+  void Settle(Partition& partition, const std::string& transactional_id, bool commit);
+  void Rebalance(Group& group);
+  std::map<std::string, size_t> Quotas(const Group& group, int32_t partitions) const;
+  void TrimToQuota(Member& member, size_t quota);
+  void Offer(Group& group, const std::map<std::string, size_t>& quotas, int32_t partition);
+  void ExpireTransactions();
+  void ExpireSessions();
+};
+
+void StrictKafkaClock::Sleep(std::chrono::milliseconds duration) {
+  cluster_.Advance(duration);
+}
+
+std::optional<KafkaError> StrictCluster::TakeInjection(Call call, const std::string& instance) {
+  for (auto it = injections.begin(); it != injections.end(); ++it) {
+    if (it->call != call || (!it->instance.empty() && it->instance != instance)) continue;
+    KafkaError error = it->error;
+    if (--it->remaining <= 0) injections.erase(it);
+    return error;
+  }
+  return std::nullopt;
+}
+
+int64_t StrictCluster::Append(Partition& partition, Entry entry) {
+  entry.offset = partition.HighWatermark();
+  if (entry.timestamp_ms < 0) entry.timestamp_ms = clock.WallMs();
+  partition.entries.push_back(std::move(entry));
+  return partition.entries.back().offset;
+}
+
+KafkaError StrictCluster::AppendRecord(const kafka::OutgoingRecord& record,
+                                       const std::string& transactional_id, TopicPartition* where) {
+  const auto topic = topics.find(std::string(record.topic));
+  if (topic == topics.end()) return UnknownPartition(ErrorKind::kFailed, record.topic, 0);
+  int32_t partition = record.partition;
+  if (partition == kafka::kAnyPartition) {
+    const auto count = static_cast<int32_t>(topic->second.size());
+    partition = record.key ? PartitionOfKey(*record.key, count) : 0;
+  }
+  Partition* log = FindPartition(record.topic, partition);
+  if (log == nullptr) return UnknownPartition(ErrorKind::kFailed, record.topic, partition);
+  Entry entry;
+  entry.state = transactional_id.empty() ? EntryState::kCommitted : EntryState::kOpen;
+  entry.key = Copy(record.key);
+  entry.value = Copy(record.value);
+  entry.headers = record.headers;
+  entry.transactional_id = transactional_id;
+  const int64_t offset = Append(*log, std::move(entry));
+  if (!transactional_id.empty()) log->open_transactions.emplace(transactional_id, offset);
+  if (where != nullptr) *where = {std::string(record.topic), partition};
+  return {};
+}
+
+StrictCluster::Transaction& StrictCluster::Ongoing(const std::string& transactional_id,
+                                                   std::chrono::milliseconds timeout) {
+  Coordinator& coordinator = coordinators[transactional_id];
+  if (!coordinator.ongoing) {
+    coordinator.ongoing.emplace();
+    coordinator.ongoing->started_ms = NowMs();
+    coordinator.ongoing->timeout = timeout;
+  }
+  return *coordinator.ongoing;
+}
+
+bool StrictCluster::HasPendingOffsets(const std::string& group, const TopicPartition& where) const {
+  for (const auto& [id, coordinator] : coordinators) {
+    if (!coordinator.ongoing) continue;
+    const auto offsets = coordinator.ongoing->offsets.find(group);
+    if (offsets != coordinator.ongoing->offsets.end() && offsets->second.count(where) > 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void StrictCluster::EndTransaction(const std::string& transactional_id, bool commit) {
+  Coordinator& coordinator = coordinators[transactional_id];
+  if (!coordinator.ongoing) return;
+  for (const auto& [topic, partition] : coordinator.ongoing->partitions) {
+    if (Partition* log = FindPartition(topic, partition)) Settle(*log, transactional_id, commit);
+  }
+  if (commit) {
+    for (const auto& [group, offsets] : coordinator.ongoing->offsets) {
+      for (const auto& [where, offset] : offsets) groups[group].committed[where] = offset;
+    }
+  }
+  coordinator.ongoing.reset();
+}
+
+// Decides the transaction's records on one partition and writes its marker, which
+// releases the last stable offset.
+void StrictCluster::Settle(Partition& partition, const std::string& transactional_id, bool commit) {
+  const auto first = partition.open_transactions.find(transactional_id);
+  if (first == partition.open_transactions.end()) return;
+  const int64_t from = std::max(first->second, partition.log_start);
+  partition.open_transactions.erase(first);
+  for (int64_t offset = from; offset < partition.HighWatermark(); ++offset) {
+    Entry& entry = partition.At(offset);
+    if (entry.state == EntryState::kOpen && entry.transactional_id == transactional_id) {
+      entry.state = commit ? EntryState::kCommitted : EntryState::kAborted;
+    }
+  }
+  Entry marker;
+  marker.state = EntryState::kMarker;
+  marker.value = commit ? "COMMIT" : "ABORT";
+  marker.transactional_id = transactional_id;
+  Append(partition, std::move(marker));
+}
+
+std::string StrictCluster::Join(Group& group, const std::string& instance) {
+  std::string id = instance + "#" + std::to_string(++members_joined);
+  Member& member = group.members[id];
+  member.instance = instance;
+  member.last_heard_ms = NowMs();
+  BumpAndRebalance(group);
+  return id;
+}
+
+void StrictCluster::BumpAndRebalance(Group& group) {
+  ++group.generation;
+  Rebalance(group);
+}
+
+// Balanced and sticky: every member ends with floor or ceil(P/n) partitions, keeps
+// what it has within that, and what moves is first revoked from its owner; only a
+// free partition is offered, to the least-loaded member (lowest id on ties).
+void StrictCluster::Rebalance(Group& group) {
+  if (group.members.empty()) return;
+  const auto topic = topics.find(group.topic);
+  const int32_t partitions = topic == topics.end() ? 0 : static_cast<int32_t>(topic->second.size());
+  const std::map<std::string, size_t> quotas = Quotas(group, partitions);
+  for (auto& [id, member] : group.members) TrimToQuota(member, quotas.at(id));
+  for (int32_t partition = 0; partition < partitions; ++partition) {
+    const bool owned = std::any_of(group.members.begin(), group.members.end(),
+                                   [&](const auto& m) { return m.second.owned.count(partition); });
+    if (!owned) Offer(group, quotas, partition);
+  }
+}
+
+// The ceil(P/n) slots go to the members holding most already, so that fewer move.
+std::map<std::string, size_t> StrictCluster::Quotas(const Group& group, int32_t partitions) const {
+  const size_t members = group.members.size();
+  const size_t base = static_cast<size_t>(partitions) / members;
+  const size_t extra = static_cast<size_t>(partitions) % members;
+  std::vector<std::pair<size_t, std::string>> by_load;
+  for (const auto& [id, member] : group.members) by_load.emplace_back(member.Kept(), id);
+  std::stable_sort(by_load.begin(), by_load.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::map<std::string, size_t> quotas;
+  for (size_t i = 0; i < by_load.size(); ++i) quotas[by_load[i].second] = base + (i < extra);
+  return quotas;
+}
+
+// Gives up first what the member has not been told about yet: taking that back
+// needs no revocation round.
+void StrictCluster::TrimToQuota(Member& member, size_t quota) {
+  std::vector<int32_t> kept;
+  for (int32_t p : member.owned) {
+    if (!member.Revoking(p) && member.assign_pending.count(p) == 0) kept.push_back(p);
+  }
+  kept.insert(kept.end(), member.assign_pending.begin(), member.assign_pending.end());
+  for (size_t i = quota; i < kept.size(); ++i) {
+    if (member.assign_pending.erase(kept[i]) > 0) {
+      member.owned.erase(kept[i]);
+    } else {
+      member.revoke_pending.insert(kept[i]);
+    }
+  }
+}
+
+void StrictCluster::Offer(Group& group, const std::map<std::string, size_t>& quotas,
+                          int32_t partition) {
+  Member* best = nullptr;
+  for (auto& [id, member] : group.members) {
+    if (member.Kept() >= quotas.at(id)) continue;
+    if (best == nullptr || member.Kept() < best->Kept()) best = &member;
+  }
+  if (best == nullptr) return;
+  best->owned.insert(partition);
+  best->assign_pending.insert(partition);
+}
+
+void StrictCluster::Advance(std::chrono::milliseconds duration) {
+  std::lock_guard lock(mu);
+  clock.Move(std::max(duration, std::chrono::milliseconds(0)));
+  ExpireTransactions();
+  ExpireSessions();
+}
+
+// The coordinator aborts and bumps the epoch, so the owner is fenced (KIP-360 as
+// Kafka 2.5+ and librdkafka 2.0 report it: PRODUCER_FENCED).
+void StrictCluster::ExpireTransactions() {
+  for (auto& [id, coordinator] : coordinators) {
+    if (!coordinator.ongoing) continue;
+    if (NowMs() - coordinator.ongoing->started_ms <= coordinator.ongoing->timeout.count()) continue;
+    EndTransaction(id, false);
+    ++coordinator.epoch;
+  }
+}
+
+void StrictCluster::ExpireSessions() {
+  for (auto& [name, group] : groups) {
+    const size_t before = group.members.size();
+    std::erase_if(group.members, [&](const auto& m) {
+      return NowMs() - m.second.last_heard_ms > session_timeout.count();
+    });
+    if (group.members.size() != before) BumpAndRebalance(group);
+  }
+}
+
+// --- Messages: each owns a heap copy of what it shows ---------------------------
+
+namespace {
+
+struct Payload {
+  std::string topic;
+  std::optional<std::string> key;
+  std::optional<std::string> value;
+  std::vector<kafka::Header> headers;
+};
+
+void ReleasePayload(void* handle) {
+  delete static_cast<Payload*>(handle);
+}
+
+std::vector<kafka::Header> PayloadHeaders(const void* handle) {
+  return static_cast<const Payload*>(handle)->headers;
+}
+
+const Message::Ops kPayloadOps{&ReleasePayload, &PayloadHeaders};
+
+Message NewMessage(MessageKind kind, std::unique_ptr<Payload> payload, int32_t partition,
+                   int64_t offset, int64_t timestamp_ms) {
+  Payload* owned = payload.release();
+  Message message(owned, &kPayloadOps);
+  message.kind = kind;
+  message.topic = owned->topic;
+  message.partition = partition;
+  message.offset = offset;
+  message.timestamp_ms = timestamp_ms;
+  if (owned->key) message.key = std::string_view(*owned->key);
+  if (owned->value) message.value = std::string_view(*owned->value);
+  return message;
+}
+
+Message RecordMessage(const std::string& topic, int32_t partition,
+                      const StrictCluster::Entry& entry) {
+  auto payload = std::make_unique<Payload>(Payload{topic, entry.key, entry.value, entry.headers});
+  return NewMessage(MessageKind::kRecord, std::move(payload), partition, entry.offset,
+                    entry.timestamp_ms);
+}
+
+Message EventMessage(MessageKind kind, const std::string& topic, int32_t partition,
+                     int64_t offset) {
+  auto payload = std::make_unique<Payload>();
+  payload->topic = topic;
+  return NewMessage(kind, std::move(payload), partition, offset, -1);
+}
+
+// Moves `position` past what read_committed skips (markers, aborted records) up to
+// `end`; true when it stopped at a record to deliver.
+bool SkipToDeliverable(const StrictCluster::Partition& partition, int64_t& position, int64_t end) {
+  for (; position < end; ++position) {
+    if (partition.At(position).state == EntryState::kCommitted) return true;
+  }
+  return false;
+}
+
+// --- Clients ---------------------------------------------------------------------
+
+// What every client of an instance carries: the cluster, and which incarnation of
+// the instance made it (a crash ends an incarnation).
+struct Identity {
+  std::shared_ptr<StrictCluster> cluster;
+  std::string instance;
+  int incarnation = 0;
+
+  bool crashed() const { return cluster->IsCrashed(instance, incarnation); }  // mutex held
+};
+
+class StrictGroupMetadata final : public kafka::GroupMetadata {
+ public:
+  StrictGroupMetadata(std::string group, std::string member, int32_t gen)
+      : group_id(std::move(group)), member_id(std::move(member)), generation(gen) {}
+  const std::string group_id;
+  const std::string member_id;
+  const int32_t generation;
+};
+
+class StrictPlainProducer final : public kafka::PlainProducer {
+ public:
+  explicit StrictPlainProducer(Identity identity) : id_(std::move(identity)) {}
+
+  KafkaError Produce(const kafka::OutgoingRecord& record) override {
+    std::lock_guard lock(id_.cluster->mu);
+    if (id_.crashed()) return Crashed();
+    if (auto injected = id_.cluster->TakeInjection(Call::kPlainProduce, id_.instance)) {
+      return *injected;
+    }
+    return id_.cluster->AppendRecord(record, "", nullptr);
+  }
+  void Poll() override {}
+  void Flush(std::chrono::milliseconds) override {}
+
+ private:
+  const Identity id_;
+};
+
+}  // namespace
+
+// --- Transactional producer ------------------------------------------------------
+
+namespace {
+
+class StrictTransactionalProducer final : public kafka::TransactionalProducer {
+ public:
+  StrictTransactionalProducer(Identity identity, std::string transactional_id,
+                              std::chrono::milliseconds timeout)
+      : id_(std::move(identity)),
+        transactional_id_(std::move(transactional_id)),
+        timeout_(timeout) {}
+
+  KafkaError InitTransactions(std::chrono::milliseconds) override {
+    std::lock_guard lock(id_.cluster->mu);
+    return Sticky(Init());
+  }
+  KafkaError BeginTransaction() override {
+    std::lock_guard lock(id_.cluster->mu);
+    return Sticky(Begin());
+  }
+  KafkaError Produce(const kafka::OutgoingRecord& record) override {
+    std::lock_guard lock(id_.cluster->mu);
+    return Sticky(Append(record));
+  }
+  KafkaError SendOffsets(std::string_view topic, const std::vector<kafka::PartitionOffset>& offsets,
+                         const kafka::GroupMetadata& group, std::chrono::milliseconds) override {
+    std::lock_guard lock(id_.cluster->mu);
+    return Sticky(AddOffsets(topic, offsets, group));
+  }
+  KafkaError CommitTransaction(std::chrono::milliseconds) override {
+    std::lock_guard lock(id_.cluster->mu);
+    return Sticky(End(true));
+  }
+  KafkaError AbortTransaction(std::chrono::milliseconds) override {
+    std::lock_guard lock(id_.cluster->mu);
+    return Sticky(End(false));
+  }
+  void Poll() override {}
+
+ private:
+  KafkaError Gate(Call call);
+  KafkaError Init();
+  KafkaError Begin();
+  KafkaError Append(const kafka::OutgoingRecord& record);
+  KafkaError AddOffsets(std::string_view topic, const std::vector<kafka::PartitionOffset>& offsets,
+                        const kafka::GroupMetadata& group);
+  KafkaError End(bool commit);
+  KafkaError CheckMember(const StrictGroupMetadata& metadata);
+
+  // The interface's promise: after kProducerFenced or kFatal the producer is unusable.
+  KafkaError Sticky(KafkaError error) {
+    if (error.kind == ErrorKind::kProducerFenced || error.kind == ErrorKind::kFatal) {
+      unusable_ = error;
+    }
+    return error;
+  }
+  static KafkaError RequiresAbort() {
+    return Fail(ErrorKind::kAbortable, "TXN_REQUIRES_ABORT",
+                "an earlier error requires the transaction to be aborted");
+  }
+
+  const Identity id_;
+  const std::string transactional_id_;
+  const std::chrono::milliseconds timeout_;
+  // Guarded by the cluster's mutex.
+  int32_t epoch_ = -1;  // -1: InitTransactions has not succeeded
+  bool in_transaction_ = false;
+  bool must_abort_ = false;
+  std::optional<KafkaError> unusable_;
+};
+
+// What every transactional call checks first, in the order a client meets it.
+KafkaError StrictTransactionalProducer::Gate(Call call) {
+  if (id_.crashed()) return Crashed();
+  if (unusable_) return *unusable_;
+  if (auto injected = id_.cluster->TakeInjection(call, id_.instance)) {
+    const bool abortable =
+        injected->kind == ErrorKind::kAbortable || injected->kind == ErrorKind::kGroupFenced;
+    const bool in_transaction_call =
+        call == Call::kProduce || call == Call::kSendOffsets || call == Call::kCommitTransaction;
+    if (abortable && in_transaction_call && in_transaction_) must_abort_ = true;
+    return *injected;
+  }
+  if (epoch_ >= 0 && id_.cluster->coordinators[transactional_id_].epoch != epoch_) {
+    return Fail(ErrorKind::kProducerFenced, "PRODUCER_FENCED",
+                "transactional.id " + transactional_id_ +
+                    " has a newer epoch: a newer producer, or a transaction timed out");
+  }
+  return {};
+}
+
+KafkaError StrictTransactionalProducer::Init() {
+  if (auto error = Gate(Call::kInitTransactions)) return error;
+  if (epoch_ >= 0) return InvalidTxnState("InitTransactions called twice");
+  id_.cluster->EndTransaction(transactional_id_, false);
+  epoch_ = ++id_.cluster->coordinators[transactional_id_].epoch;
+  return {};
+}
+
+KafkaError StrictTransactionalProducer::Begin() {
+  if (auto error = Gate(Call::kBeginTransaction)) return error;
+  if (epoch_ < 0) return InvalidTxnState("BeginTransaction before InitTransactions");
+  if (in_transaction_) return InvalidTxnState("BeginTransaction inside a transaction");
+  in_transaction_ = true;
+  must_abort_ = false;
+  return {};
+}
+
+KafkaError StrictTransactionalProducer::Append(const kafka::OutgoingRecord& record) {
+  if (auto error = Gate(Call::kProduce)) return error;
+  if (!in_transaction_) return InvalidTxnState("Produce outside a transaction");
+  if (must_abort_) return RequiresAbort();
+  TopicPartition where;
+  if (auto error = id_.cluster->AppendRecord(record, transactional_id_, &where)) {
+    must_abort_ = true;
+    error.kind = ErrorKind::kAbortable;
+    return error;
+  }
+  id_.cluster->Ongoing(transactional_id_, timeout_).partitions.insert(where);
+  return {};
+}
+
+KafkaError StrictTransactionalProducer::AddOffsets(
+    std::string_view topic, const std::vector<kafka::PartitionOffset>& offsets,
+    const kafka::GroupMetadata& group) {
+  if (auto error = Gate(Call::kSendOffsets)) return error;
+  if (!in_transaction_) return InvalidTxnState("SendOffsets outside a transaction");
+  if (must_abort_) return RequiresAbort();
+  const auto* metadata = dynamic_cast<const StrictGroupMetadata*>(&group);
+  if (metadata == nullptr) {
+    return Fail(ErrorKind::kFatal, "INVALID_ARG", "group metadata not made by StrictKafka");
+  }
+  if (auto error = CheckMember(*metadata)) {
+    must_abort_ = true;
+    return error;
+  }
+  auto& kept = id_.cluster->Ongoing(transactional_id_, timeout_).offsets[metadata->group_id];
+  for (const auto& [partition, offset] : offsets) kept[{std::string(topic), partition}] = offset;
+  return {};
+}
+
+// KIP-447: the group coordinator refuses offsets from a member the group has moved on
+// without, so a zombie cannot commit over its successor.
+KafkaError StrictTransactionalProducer::CheckMember(const StrictGroupMetadata& metadata) {
+  const auto group = id_.cluster->groups.find(metadata.group_id);
+  if (group == id_.cluster->groups.end() || group->second.members.count(metadata.member_id) == 0) {
+    return Fail(ErrorKind::kGroupFenced, "UNKNOWN_MEMBER_ID",
+                "member '" + metadata.member_id + "' is not in group " + metadata.group_id);
+  }
+  if (group->second.generation != metadata.generation) {
+    return Fail(ErrorKind::kGroupFenced, "ILLEGAL_GENERATION",
+                "generation " + std::to_string(metadata.generation) + " is not the group's " +
+                    std::to_string(group->second.generation));
+  }
+  return {};
+}
+
+KafkaError StrictTransactionalProducer::End(bool commit) {
+  if (auto error = Gate(commit ? Call::kCommitTransaction : Call::kAbortTransaction)) return error;
+  if (!in_transaction_) return InvalidTxnState("no transaction to end");
+  if (commit && must_abort_) return RequiresAbort();
+  id_.cluster->EndTransaction(transactional_id_, commit);
+  in_transaction_ = false;
+  must_abort_ = false;
+  return {};
+}
+
+// --- Partition reader ------------------------------------------------------------
+
+class StrictPartitionReader final : public kafka::PartitionReader {
+ public:
+  explicit StrictPartitionReader(Identity identity) : id_(std::move(identity)) {}
+
+  KafkaError Assign(const std::vector<kafka::TopicPartitionOffset>& partitions) override;
+  KafkaError Seek(const kafka::TopicPartitionOffset& position) override;
+  std::optional<Message> Poll(std::chrono::milliseconds) override;
+  void Close() override {
+    std::lock_guard lock(id_.cluster->mu);
+    closed_ = true;
+    assigned_.clear();
+  }
+
+ private:
+  struct Position {
+    int64_t next = 0;
+    std::optional<int64_t> reported_end;
+  };
+
+  // Where an assignment or seek starts; nullopt for an offset it cannot mean.
+  static std::optional<int64_t> Start(const StrictCluster::Partition& partition, int64_t offset) {
+    if (offset >= 0) return offset;
+    if (offset == kafka::kOffsetBeginning) return partition.log_start;
+    if (offset == kafka::kOffsetEnd) return partition.LastStableOffset();
+    return std::nullopt;
+  }
+  KafkaError Check(Call call);
+  std::optional<Message> Next(const TopicPartition& where, Position& position);
+
+  const Identity id_;
+  // Guarded by the cluster's mutex.
+  std::map<TopicPartition, Position> assigned_;
+  std::optional<TopicPartition> last_polled_;
+  bool closed_ = false;
+};
+
+KafkaError StrictPartitionReader::Check(Call call) {
+  if (id_.crashed()) return Crashed();
+  if (auto injected = id_.cluster->TakeInjection(call, id_.instance)) return *injected;
+  if (closed_) return Fail(ErrorKind::kFailed, "CLOSED", "the reader is closed");
+  return {};
+}
+
+KafkaError StrictPartitionReader::Assign(
+    const std::vector<kafka::TopicPartitionOffset>& partitions) {
+  std::lock_guard lock(id_.cluster->mu);
+  if (auto error = Check(Call::kReaderAssign)) return error;
+  std::map<TopicPartition, Position> next;
+  for (const auto& [topic, partition, offset] : partitions) {
+    const auto* log = id_.cluster->FindPartition(topic, partition);
+    if (log == nullptr) return UnknownPartition(ErrorKind::kFailed, topic, partition);
+    const auto start = Start(*log, offset);
+    if (!start)
+      return Fail(ErrorKind::kFailed, "INVALID_ARG", "bad offset " + std::to_string(offset));
+    next[{topic, partition}] = Position{*start, std::nullopt};
+  }
+  assigned_ = std::move(next);
+  last_polled_.reset();
+  return {};
+}
+
+// A seek starts the partition over, so its end is reported again (librdkafka resets
+// its end-of-partition flag on seek too).
+KafkaError StrictPartitionReader::Seek(const kafka::TopicPartitionOffset& position) {
+  std::lock_guard lock(id_.cluster->mu);
+  if (auto error = Check(Call::kSeek)) return error;
+  const auto it = assigned_.find({position.topic, position.partition});
+  if (it == assigned_.end()) {
+    return Fail(ErrorKind::kFailed, "UNKNOWN_PARTITION", "seek on a partition not assigned");
+  }
+  const auto start =
+      Start(*id_.cluster->FindPartition(position.topic, position.partition), position.offset);
+  if (!start) return Fail(ErrorKind::kFailed, "INVALID_ARG", "bad offset");
+  it->second = Position{*start, std::nullopt};
+  return {};
+}
+
+std::optional<Message> StrictPartitionReader::Poll(std::chrono::milliseconds) {
+  std::lock_guard lock(id_.cluster->mu);
+  if (id_.crashed() || closed_) return std::nullopt;
+  std::optional<Message> message;
+  VisitRoundRobin(assigned_, last_polled_, [&](const TopicPartition& where, Position& position) {
+    message = Next(where, position);
+    if (message) last_polled_ = where;
+    return message.has_value();
+  });
+  return message;
+}
+
+std::optional<Message> StrictPartitionReader::Next(const TopicPartition& where,
+                                                   Position& position) {
+  const auto& log = *id_.cluster->FindPartition(where.first, where.second);
+  // auto.offset.reset=earliest: a lost position silently restarts at the log start.
+  if (position.next < log.log_start || position.next > log.HighWatermark()) {
+    position.next = log.log_start;
+  }
+  const int64_t end = log.LastStableOffset();
+  if (SkipToDeliverable(log, position.next, end)) {
+    return RecordMessage(where.first, where.second, log.At(position.next++));
+  }
+  if (position.next != end || position.reported_end == end) return std::nullopt;
+  position.reported_end = end;
+  return EventMessage(MessageKind::kPartitionEnd, where.first, where.second, end);
+}
+
+// --- Group consumer --------------------------------------------------------------
+
+class StrictGroupConsumer final : public kafka::GroupConsumer {
+ public:
+  StrictGroupConsumer(Identity identity, kafka::GroupConsumerSpec spec)
+      : id_(std::move(identity)), spec_(std::move(spec)) {}
+  // Without Close, a live process's consumer still leaves (librdkafka closes on
+  // destroy); a crashed one stays in the group until its session times out.
+  ~StrictGroupConsumer() override {
+    std::lock_guard lock(id_.cluster->mu);
+    if (!id_.crashed() && !closed_) Leave();
+  }
+
+  KafkaError Subscribe(kafka::RebalanceListener* listener) override;
+  std::optional<Message> Poll(std::chrono::milliseconds) override;
+  KafkaError IncrementalAssign(const std::vector<kafka::PartitionOffset>& partitions) override;
+  KafkaError IncrementalUnassign(const std::vector<int32_t>& partitions) override;
+  KafkaError Seek(const std::vector<kafka::PartitionOffset>& positions) override;
+  KafkaError Pause(const std::vector<int32_t>& partitions) override {
+    return SetPaused(partitions, true);
+  }
+  KafkaError Resume(const std::vector<int32_t>& partitions) override {
+    return SetPaused(partitions, false);
+  }
+  bool AssignmentLost() override;
+  std::unique_ptr<kafka::GroupMetadata> Metadata() override;
+  int64_t CachedHighWatermark(int32_t partition) override;
+  KafkaError QueryWatermarks(int32_t partition, int64_t& low, int64_t& high,
+                             std::chrono::milliseconds) override;
+  void Close() override;
+
+ private:
+  struct Fetch {
+    int64_t position = 0;
+    bool paused = false;
+    // While the position is still to be read from the group's committed offsets: the
+    // (negative) offset the assignment asked for.
+    std::optional<int64_t> from_committed;
+    std::optional<int64_t> lost_position;  // to report as kOffsetOutOfRange
+    bool stopped = false;                  // reported out of range: waits for a seek
+  };
+  // A rebalance callback, taken under the mutex and run without it.
+  struct Callback {
+    enum Kind : uint8_t { kNone, kLost, kRevoked, kAssigned } kind = kNone;
+    std::vector<int32_t> partitions;
+    kafka::RebalanceListener* listener = nullptr;
+  };
+
+  StrictCluster& cluster() const { return *id_.cluster; }
+  StrictCluster::Group& group() const { return cluster().groups[spec_.group_id]; }
+  StrictCluster::Member* member() const;
+  KafkaError Usable();
+  void Touch();
+  Callback TakeCallback();
+  void Run(const Callback& callback);
+  void AfterRevoked(const std::vector<int32_t>& partitions);
+  void AfterLost();
+  std::optional<Message> NextMessage();
+  std::optional<Message> NextFrom(int32_t partition, Fetch& fetch);
+  Fetch StartFetch(const StrictCluster::Partition& log, int64_t offset) const;
+  bool ResolveCommitted(const StrictCluster::Partition& log, int32_t partition, Fetch& fetch);
+  KafkaError SetPaused(const std::vector<int32_t>& partitions, bool paused);
+  void Leave();
+
+  const Identity id_;
+  const kafka::GroupConsumerSpec spec_;
+  // Guarded by the cluster's mutex.
+  kafka::RebalanceListener* listener_ = nullptr;
+  std::string member_id_;  // the id the group gave this consumer last; "" while rejoining
+  int32_t seen_generation_ = -1;
+  bool closed_ = false;
+  bool losing_ = false;  // inside OnRevoked(lost=true)
+  std::map<int32_t, Fetch> assigned_;
+  std::optional<int32_t> last_polled_;
+};
+
+StrictCluster::Member* StrictGroupConsumer::member() const {
+  if (member_id_.empty()) return nullptr;
+  auto& members = group().members;
+  const auto it = members.find(member_id_);
+  return it == members.end() ? nullptr : &it->second;
+}
+
+// Any call is a sign of life, as the real client's heartbeats are.
+void StrictGroupConsumer::Touch() {
+  if (StrictCluster::Member* m = member()) {
+    m->last_heard_ms = cluster().NowMs();
+    seen_generation_ = group().generation;
+  }
+}
+
+KafkaError StrictGroupConsumer::Usable() {
+  if (id_.crashed()) return Crashed();
+  if (closed_) return Fail(ErrorKind::kFailed, "CLOSED", "the consumer is closed");
+  Touch();
+  return {};
+}
+
+KafkaError StrictGroupConsumer::Subscribe(kafka::RebalanceListener* listener) {
+  std::lock_guard lock(cluster().mu);
+  if (auto error = Usable()) return error;
+  if (listener_ != nullptr) return Fail(ErrorKind::kFailed, "STATE", "already subscribed");
+  StrictCluster::Group& g = group();
+  if (g.members.empty()) g.topic = spec_.topic;
+  if (g.topic != spec_.topic) {
+    return Fail(ErrorKind::kFailed, "INCONSISTENT_GROUP_PROTOCOL",
+                "group " + spec_.group_id + " consumes " + g.topic);
+  }
+  listener_ = listener;
+  member_id_ = cluster().Join(g, id_.instance);
+  Touch();
+  return {};
+}
+
+std::optional<Message> StrictGroupConsumer::Poll(std::chrono::milliseconds) {
+  for (;;) {
+    Callback callback;
+    {
+      std::lock_guard lock(cluster().mu);
+      if (id_.crashed() || closed_ || listener_ == nullptr) return std::nullopt;
+      Touch();
+      callback = TakeCallback();
+      if (callback.kind == Callback::kNone) return NextMessage();
+    }
+    Run(callback);
+  }
+}
+
+// Loss first (nothing else matters to a member the group dropped), then revocations
+// (they unblock other members), then assignments.
+StrictGroupConsumer::Callback StrictGroupConsumer::TakeCallback() {
+  if (!member_id_.empty() && member() == nullptr) {
+    member_id_.clear();
+    losing_ = true;
+    return {Callback::kLost, Keys(assigned_), listener_};
+  }
+  StrictCluster::Member* m = member();
+  if (m == nullptr) return {};
+  if (!m->revoke_pending.empty()) {
+    Callback callback{
+        Callback::kRevoked, {m->revoke_pending.begin(), m->revoke_pending.end()}, listener_};
+    m->revoke_told.insert(m->revoke_pending.begin(), m->revoke_pending.end());
+    m->revoke_pending.clear();
+    return callback;
+  }
+  if (!m->assign_pending.empty()) {
+    Callback callback{
+        Callback::kAssigned, {m->assign_pending.begin(), m->assign_pending.end()}, listener_};
+    m->assign_pending.clear();
+    return callback;
+  }
+  return {};
+}
+
+void StrictGroupConsumer::Run(const Callback& callback) {
+  switch (callback.kind) {
+    case Callback::kLost:
+      if (!callback.partitions.empty()) callback.listener->OnRevoked(callback.partitions, true);
+      AfterLost();
+      break;
+    case Callback::kRevoked:
+      callback.listener->OnRevoked(callback.partitions, false);
+      AfterRevoked(callback.partitions);
+      break;
+    case Callback::kAssigned:
+      callback.listener->OnAssigned(callback.partitions);
+      break;
+    case Callback::kNone:
+      break;
+  }
+}
+
+// The member rejoins without the revoked partitions whatever the listener did (the
+// broker only sees what the member reports owning), which completes the first
+// cooperative phase: a new generation, and the partitions go to their new owner.
+void StrictGroupConsumer::AfterRevoked(const std::vector<int32_t>& partitions) {
+  std::lock_guard lock(cluster().mu);
+  for (int32_t p : partitions) assigned_.erase(p);
+  StrictCluster::Member* m = member();
+  if (m == nullptr) return;  // expelled meanwhile: the partitions were freed with it
+  for (int32_t p : partitions) {
+    m->revoke_told.erase(p);
+    m->owned.erase(p);
+  }
+  cluster().BumpAndRebalance(group());
+}
+
+void StrictGroupConsumer::AfterLost() {
+  std::lock_guard lock(cluster().mu);
+  losing_ = false;
+  assigned_.clear();
+  last_polled_.reset();
+  if (id_.crashed() || closed_) return;
+  member_id_ = cluster().Join(group(), id_.instance);
+  Touch();
+}
+
+std::optional<Message> StrictGroupConsumer::NextMessage() {
+  std::optional<Message> message;
+  VisitRoundRobin(assigned_, last_polled_, [&](int32_t partition, Fetch& fetch) {
+    if (fetch.paused || fetch.stopped) return false;
+    message = NextFrom(partition, fetch);
+    if (message) last_polled_ = partition;
+    return message.has_value();
+  });
+  return message;
+}
+
+std::optional<Message> StrictGroupConsumer::NextFrom(int32_t partition, Fetch& fetch) {
+  const auto& log = *cluster().FindPartition(spec_.topic, partition);
+  if (fetch.from_committed && !ResolveCommitted(log, partition, fetch)) return std::nullopt;
+  if (!fetch.lost_position &&
+      (fetch.position < log.log_start || fetch.position > log.HighWatermark())) {
+    if (spec_.error_on_lost_position) {
+      fetch.lost_position = fetch.position;
+    } else {
+      fetch.position = log.log_start;
+    }
+  }
+  if (fetch.lost_position) {  // auto.offset.reset=error: say so once, then wait for a seek
+    const int64_t lost = *fetch.lost_position;
+    fetch.lost_position.reset();
+    fetch.stopped = true;
+    return EventMessage(MessageKind::kOffsetOutOfRange, spec_.topic, partition, lost);
+  }
+  if (!SkipToDeliverable(log, fetch.position, log.LastStableOffset())) return std::nullopt;
+  return RecordMessage(spec_.topic, partition, log.At(fetch.position++));
+}
+
+StrictGroupConsumer::Fetch StrictGroupConsumer::StartFetch(const StrictCluster::Partition& log,
+                                                           int64_t offset) const {
+  Fetch fetch;
+  if (offset >= 0) {
+    fetch.position = offset;
+  } else if (offset == kafka::kOffsetBeginning) {
+    fetch.position = log.log_start;
+  } else if (offset == kafka::kOffsetEnd) {
+    fetch.position = log.LastStableOffset();  // read_committed's end
+  } else {
+    fetch.from_committed = offset;
+  }
+  return fetch;
+}
+
+// KIP-447 (require_stable): while a transaction holds offsets of the partition not
+// committed yet, the committed offset is unstable and the consumer waits (librdkafka
+// retries UNSTABLE_OFFSET_COMMIT); reading it earlier would redo what that
+// transaction is about to commit. False while it waits.
+bool StrictGroupConsumer::ResolveCommitted(const StrictCluster::Partition& log, int32_t partition,
+                                           Fetch& fetch) {
+  const TopicPartition where{spec_.topic, partition};
+  if (cluster().HasPendingOffsets(spec_.group_id, where)) return false;
+  const int64_t asked = *fetch.from_committed;
+  fetch.from_committed.reset();
+  if (const auto committed = group().committed.find(where); committed != group().committed.end()) {
+    fetch.position = committed->second;
+  } else if (spec_.error_on_lost_position) {
+    fetch.lost_position = asked;  // nothing committed: the same as a lost position
+  } else {
+    fetch.position = log.log_start;
+  }
+  return true;
+}
+
+// Refuses a partition the group has not given this member: fetching it would be the
+// double processing the group exists to prevent.
+KafkaError StrictGroupConsumer::IncrementalAssign(
+    const std::vector<kafka::PartitionOffset>& partitions) {
+  std::lock_guard lock(cluster().mu);
+  if (auto error = Usable()) return error;
+  const StrictCluster::Member* m = member();
+  std::map<int32_t, Fetch> added;
+  for (const auto& [partition, offset] : partitions) {
+    const auto* log = cluster().FindPartition(spec_.topic, partition);
+    if (log == nullptr) return UnknownPartition(ErrorKind::kFailed, spec_.topic, partition);
+    if (m == nullptr || m->owned.count(partition) == 0) {
+      return Fail(ErrorKind::kFailed, "NOT_OWNED",
+                  "partition " + std::to_string(partition) + " is not this member's");
+    }
+    if (assigned_.count(partition) > 0 || added.count(partition) > 0) {
+      return Fail(ErrorKind::kFailed, "CONFLICT", "partition already assigned");
+    }
+    added[partition] = StartFetch(*log, offset);
+  }
+  assigned_.merge(added);
+  return {};
+}
+
+KafkaError StrictGroupConsumer::IncrementalUnassign(const std::vector<int32_t>& partitions) {
+  std::lock_guard lock(cluster().mu);
+  if (auto error = Usable()) return error;
+  for (int32_t p : partitions) {
+    if (assigned_.count(p) == 0) {
+      return Fail(ErrorKind::kFailed, "INVALID_ARG",
+                  "partition " + std::to_string(p) + " is not in the current assignment");
+    }
+  }
+  for (int32_t p : partitions) assigned_.erase(p);
+  return {};
+}
+
+KafkaError StrictGroupConsumer::Seek(const std::vector<kafka::PartitionOffset>& positions) {
+  std::lock_guard lock(cluster().mu);
+  if (auto error = Usable()) return error;
+  if (auto injected = cluster().TakeInjection(Call::kSeek, id_.instance)) return *injected;
+  for (const auto& [partition, offset] : positions) {
+    if (assigned_.count(partition) == 0) {
+      return Fail(ErrorKind::kFailed, "UNKNOWN_PARTITION", "seek on a partition not assigned");
+    }
+    if (offset < 0 && offset != kafka::kOffsetBeginning && offset != kafka::kOffsetEnd) {
+      return Fail(ErrorKind::kFailed, "INVALID_ARG", "bad offset " + std::to_string(offset));
+    }
+  }
+  for (const auto& [partition, offset] : positions) {
+    Fetch& fetch = assigned_[partition];
+    const auto& log = *cluster().FindPartition(spec_.topic, partition);
+    fetch.position = offset == kafka::kOffsetBeginning ? log.log_start
+                     : offset == kafka::kOffsetEnd     ? log.LastStableOffset()
+                                                       : offset;
+    fetch.from_committed.reset();
+    fetch.lost_position.reset();
+    fetch.stopped = false;
+  }
+  return {};
+}
+
+// Partitions not assigned are ignored, as librdkafka only flags them per partition.
+KafkaError StrictGroupConsumer::SetPaused(const std::vector<int32_t>& partitions, bool paused) {
+  std::lock_guard lock(cluster().mu);
+  if (auto error = Usable()) return error;
+  for (int32_t p : partitions) {
+    if (const auto it = assigned_.find(p); it != assigned_.end()) it->second.paused = paused;
+  }
+  return {};
+}
+
+bool StrictGroupConsumer::AssignmentLost() {
+  std::lock_guard lock(cluster().mu);
+  if (id_.crashed()) return false;
+  Touch();
+  return losing_;
+}
+
+// A live member carries the group's current generation (the real client rejoins in
+// the background); one the group dropped still carries what it saw last.
+std::unique_ptr<kafka::GroupMetadata> StrictGroupConsumer::Metadata() {
+  std::lock_guard lock(cluster().mu);
+  if (!id_.crashed()) Touch();
+  const int32_t generation = member() != nullptr ? group().generation : seen_generation_;
+  return std::make_unique<StrictGroupMetadata>(spec_.group_id, member_id_, generation);
+}
+
+int64_t StrictGroupConsumer::CachedHighWatermark(int32_t partition) {
+  std::lock_guard lock(cluster().mu);
+  if (id_.crashed()) return -1;
+  Touch();
+  const auto* log = cluster().FindPartition(spec_.topic, partition);
+  return log == nullptr ? -1 : log->HighWatermark();
+}
+
+KafkaError StrictGroupConsumer::QueryWatermarks(int32_t partition, int64_t& low, int64_t& high,
+                                                std::chrono::milliseconds) {
+  std::lock_guard lock(cluster().mu);
+  if (auto error = Usable()) return error;
+  const auto* log = cluster().FindPartition(spec_.topic, partition);
+  if (log == nullptr) return UnknownPartition(ErrorKind::kFailed, spec_.topic, partition);
+  low = log->log_start;
+  high = log->LastStableOffset();  // read_committed asks for the stable end
+  return {};
+}
+
+void StrictGroupConsumer::Close() {
+  std::vector<int32_t> held;
+  kafka::RebalanceListener* listener = nullptr;
+  {
+    std::lock_guard lock(cluster().mu);
+    if (id_.crashed() || closed_) return;
+    Touch();
+    held = Keys(assigned_);
+    listener = listener_;
+  }
+  if (listener != nullptr && !held.empty()) listener->OnRevoked(held, false);
+  std::lock_guard lock(cluster().mu);
+  if (id_.crashed() || closed_) return;
+  assigned_.clear();
+  closed_ = true;
+  Leave();
+}
+
+void StrictGroupConsumer::Leave() {
+  if (member() == nullptr) return;
+  group().members.erase(member_id_);
+  cluster().BumpAndRebalance(group());
+}
+
+// --- The factory -----------------------------------------------------------------
+
+class StrictClients final : public kafka::Clients {
+ public:
+  explicit StrictClients(Identity identity) : id_(std::move(identity)) {}
+
+  filter::Result<std::unique_ptr<kafka::GroupConsumer>> NewGroupConsumer(
+      const kafka::GroupConsumerSpec& spec) override {
+    if (Dead()) return filter::Error{"crashed"};
+    return std::unique_ptr<kafka::GroupConsumer>(std::make_unique<StrictGroupConsumer>(id_, spec));
+  }
+  filter::Result<std::unique_ptr<kafka::TransactionalProducer>> NewTransactionalProducer(
+      const std::string& transactional_id, std::chrono::milliseconds transaction_timeout) override {
+    if (Dead()) return filter::Error{"crashed"};
+    return std::unique_ptr<kafka::TransactionalProducer>(
+        std::make_unique<StrictTransactionalProducer>(id_, transactional_id, transaction_timeout));
+  }
+  filter::Result<std::unique_ptr<kafka::PartitionReader>> NewPartitionReader(
+      const std::string&) override {
+    if (Dead()) return filter::Error{"crashed"};
+    return std::unique_ptr<kafka::PartitionReader>(std::make_unique<StrictPartitionReader>(id_));
+  }
+  filter::Result<std::unique_ptr<kafka::PlainProducer>> NewPlainProducer() override {
+    if (Dead()) return filter::Error{"crashed"};
+    return std::unique_ptr<kafka::PlainProducer>(std::make_unique<StrictPlainProducer>(id_));
+  }
+  filter::Result<std::map<std::string, int>> PartitionCounts(std::chrono::milliseconds) override;
+  filter::Result<int64_t> HighWatermark(const std::string& topic, int32_t partition,
+                                        std::chrono::milliseconds) override;
+
+ private:
+  bool Dead() const {
+    std::lock_guard lock(id_.cluster->mu);
+    return id_.crashed();
+  }
+
+  const Identity id_;
+};
+
+filter::Result<std::map<std::string, int>> StrictClients::PartitionCounts(
+    std::chrono::milliseconds) {
+  std::lock_guard lock(id_.cluster->mu);
+  if (id_.crashed()) return filter::Error{"crashed"};
+  if (auto injected = id_.cluster->TakeInjection(Call::kPartitionCounts, id_.instance)) {
+    return filter::Error{injected->ToString()};
+  }
+  std::map<std::string, int> counts;
+  for (const auto& [name, partitions] : id_.cluster->topics) {
+    counts[name] = static_cast<int>(partitions.size());
+  }
+  return counts;
+}
+
+filter::Result<int64_t> StrictClients::HighWatermark(const std::string& topic, int32_t partition,
+                                                     std::chrono::milliseconds) {
+  std::lock_guard lock(id_.cluster->mu);
+  if (id_.crashed()) return filter::Error{"crashed"};
+  if (auto injected = id_.cluster->TakeInjection(Call::kHighWatermark, id_.instance)) {
+    return filter::Error{injected->ToString()};
+  }
+  const auto* log = id_.cluster->FindPartition(topic, partition);
+  if (log == nullptr)
+    return filter::Error{UnknownPartition(ErrorKind::kFailed, topic, partition).ToString()};
+  return log->HighWatermark();
+}
+
+}  // namespace
+
+// --- StrictKafka -----------------------------------------------------------------
+
+StrictKafka::StrictKafka(int64_t start_wall_ms)
+    : cluster_(std::make_shared<StrictCluster>(start_wall_ms)) {}
+
+StrictKafka::~StrictKafka() = default;
+
+base::Clock& StrictKafka::clock() {
+  return cluster_->clock;
+}
+
+void StrictKafka::Advance(std::chrono::milliseconds duration) {
+  cluster_->Advance(duration);
+}
+
+void StrictKafka::set_session_timeout(std::chrono::milliseconds timeout) {
+  std::lock_guard lock(cluster_->mu);
+  cluster_->session_timeout = timeout;
+}
+
+KafkaError StrictKafka::CreateTopic(const std::string& name, int partitions) {
+  std::lock_guard lock(cluster_->mu);
+  if (partitions <= 0) return Fail(ErrorKind::kFailed, "INVALID_PARTITIONS", name);
+  if (!cluster_->topics.emplace(name, static_cast<size_t>(partitions)).second) {
+    return Fail(ErrorKind::kFailed, "TOPIC_ALREADY_EXISTS", name);
+  }
+  // Groups waiting for the topic see it in their next metadata refresh.
+  for (auto& [id, group] : cluster_->groups) {
+    if (group.topic == name && !group.members.empty()) cluster_->BumpAndRebalance(group);
+  }
+  return {};
+}
+
+KafkaError StrictKafka::DeleteRecordsBefore(const std::string& topic, int32_t partition,
+                                            int64_t offset) {
+  std::lock_guard lock(cluster_->mu);
+  auto* log = cluster_->FindPartition(topic, partition);
+  if (log == nullptr) return UnknownPartition(ErrorKind::kFailed, topic, partition);
+  if (offset < 0 || offset > log->HighWatermark()) {
+    return Fail(ErrorKind::kFailed, "OFFSET_OUT_OF_RANGE", std::to_string(offset));
+  }
+  while (log->log_start < offset) {
+    log->entries.pop_front();
+    ++log->log_start;
+  }
+  return {};
+}
+
+std::unique_ptr<kafka::Clients> StrictKafka::ClientsFor(std::string instance) {
+  std::lock_guard lock(cluster_->mu);
+  const int incarnation = cluster_->incarnations[instance];
+  return std::make_unique<StrictClients>(Identity{cluster_, std::move(instance), incarnation});
+}
+
+void StrictKafka::Crash(const std::string& instance) {
+  std::lock_guard lock(cluster_->mu);
+  ++cluster_->incarnations[instance];
+}
+
+void StrictKafka::InjectError(Call call, KafkaError error, int times, std::string instance) {
+  std::lock_guard lock(cluster_->mu);
+  if (times <= 0) return;
+  cluster_->injections.push_back({call, std::move(error), times, std::move(instance)});
+}
+
+std::vector<StrictKafka::StoredEntry> StrictKafka::Entries(const std::string& topic,
+                                                           int32_t partition) const {
+  std::lock_guard lock(cluster_->mu);
+  std::vector<StoredEntry> entries;
+  if (const auto* log = cluster_->FindPartition(topic, partition)) {
+    for (const auto& e : log->entries) {
+      entries.push_back({e.offset, e.state, e.key, e.value, e.timestamp_ms, e.transactional_id});
+    }
+  }
+  return entries;
+}
+
+std::vector<std::string> StrictKafka::CommittedValues(const std::string& topic,
+                                                      int32_t partition) const {
+  std::lock_guard lock(cluster_->mu);
+  std::vector<std::string> values;
+  if (const auto* log = cluster_->FindPartition(topic, partition)) {
+    for (const auto& e : log->entries) {
+      if (e.state == EntryState::kCommitted) values.push_back(e.value.value_or(""));
+    }
+  }
+  return values;
+}
+
+std::optional<int64_t> StrictKafka::CommittedOffset(const std::string& group,
+                                                    const std::string& topic,
+                                                    int32_t partition) const {
+  std::lock_guard lock(cluster_->mu);
+  const auto g = cluster_->groups.find(group);
+  if (g == cluster_->groups.end()) return std::nullopt;
+  const auto it = g->second.committed.find({topic, partition});
+  if (it == g->second.committed.end()) return std::nullopt;
+  return it->second;
+}
+
+int64_t StrictKafka::HighWatermark(const std::string& topic, int32_t partition) const {
+  std::lock_guard lock(cluster_->mu);
+  const auto* log = cluster_->FindPartition(topic, partition);
+  return log == nullptr ? -1 : log->HighWatermark();
+}
+
+int64_t StrictKafka::LastStableOffset(const std::string& topic, int32_t partition) const {
+  std::lock_guard lock(cluster_->mu);
+  const auto* log = cluster_->FindPartition(topic, partition);
+  return log == nullptr ? -1 : log->LastStableOffset();
+}
+
+int64_t StrictKafka::LogStart(const std::string& topic, int32_t partition) const {
+  std::lock_guard lock(cluster_->mu);
+  const auto* log = cluster_->FindPartition(topic, partition);
+  return log == nullptr ? -1 : log->log_start;
+}
+
+int32_t StrictKafka::Generation(const std::string& group) const {
+  std::lock_guard lock(cluster_->mu);
+  const auto g = cluster_->groups.find(group);
+  return g == cluster_->groups.end() ? 0 : g->second.generation;
+}
+
+std::map<int32_t, std::string> StrictKafka::Owners(const std::string& group) const {
+  std::lock_guard lock(cluster_->mu);
+  std::map<int32_t, std::string> owners;
+  const auto g = cluster_->groups.find(group);
+  if (g == cluster_->groups.end()) return owners;
+  for (const auto& [id, member] : g->second.members) {
+    for (int32_t p : member.owned) owners[p] = member.instance;
+  }
+  return owners;
+}
+
+std::vector<std::string> StrictKafka::Members(const std::string& group) const {
+  std::lock_guard lock(cluster_->mu);
+  std::vector<std::string> ids;
+  const auto g = cluster_->groups.find(group);
+  if (g == cluster_->groups.end()) return ids;
+  for (const auto& [id, member] : g->second.members) ids.push_back(id);
+  return ids;
+}
+
+KafkaError StrictKafka::ProduceForTest(const std::string& topic, int32_t partition,
+                                       std::optional<std::string> key,
+                                       std::optional<std::string> value,
+                                       std::vector<kafka::Header> headers, int64_t timestamp_ms) {
+  std::lock_guard lock(cluster_->mu);
+  kafka::OutgoingRecord record;
+  record.topic = topic;
+  record.partition = partition;
+  record.headers = std::move(headers);
+  if (key) record.key = *key;
+  if (value) record.value = *value;
+  TopicPartition where;
+  if (auto error = cluster_->AppendRecord(record, "", &where)) return error;
+  if (timestamp_ms >= 0) {
+    auto* log = cluster_->FindPartition(where.first, where.second);
+    log->entries.back().timestamp_ms = timestamp_ms;
+  }
+  return {};
+}
+
+}  // namespace oncecount::testing

@@ -1,0 +1,162 @@
+// StrictKafka: an in-memory Kafka cluster for tests that enforces what a real broker
+// (Kafka 2.5+, KIP-447) enforces on transactional, read_committed, cooperative
+// consumer-group clients, on simulated time. Tests hand ClientsFor(instance) to the
+// code under test in place of the librdkafka clients and script the interleavings a
+// real cluster makes hard to reproduce: a producer fenced by its successor, a
+// transaction aborted by the coordinator after its timeout, a member expelled after
+// its session timeout whose offsets are then refused, a read_committed reader held
+// back by the last stable offset, records lost to retention, a process killed in the
+// middle of a transaction.
+//
+// What it models: partitions as logs of data records and transaction markers; the
+// high watermark, the last stable offset and the log start; per transactional.id a
+// coordinator (epoch, the open transaction); per group a membership with
+// generations, session timeouts and a deterministic balanced-sticky assignment
+// handed over in the two cooperative phases; committed offsets stored only when the
+// transaction carrying them commits. Nothing in it waits for real time: Advance
+// moves the clock and runs the timers (transaction and session timeouts).
+//
+// Where the clients are stricter or more precise than the interface says:
+// - A group consumer may IncrementalAssign only partitions the group gave its member
+//   (else kFailed "NOT_OWNED"), and IncrementalUnassign only assigned ones. Offsets:
+//   >= 0 the position, kOffsetBeginning the log start, kOffsetEnd the last stable
+//   offset, any other negative the group's committed offset (none: one
+//   kOffsetOutOfRange message carrying that negative offset, as for a lost position,
+//   unless the spec asks for no error, then the log start). The committed offset is
+//   read at the first Poll that needs it, and not while a transaction holds offsets
+//   of that partition not committed yet (KIP-447 require_stable): the partition
+//   delivers nothing until that transaction ends.
+// - A revocation completes when OnRevoked returns: the partitions leave the
+//   consumer's assignment then, unassigned or not, and go to their new owner.
+// - Any call on a GroupConsumer counts as a heartbeat; one not heard from for longer
+//   than the session timeout is expelled at the next Advance.
+// - A transaction's timeout runs from its first record or offsets, not from
+//   BeginTransaction, which (as in librdkafka) the coordinator never hears of: an
+//   empty transaction never times out and commits trivially.
+// - A PartitionReader reports its partition's end again after a Seek.
+//
+// Test code only. Thread-safety: every method of StrictKafka and of every client it
+// creates may be called from any thread (one mutex guards the whole cluster). The
+// rebalance listener runs on the thread that polls, without the mutex held, so it
+// may call back into its consumer. Messages own a copy of their bytes and do not
+// refer to the cluster: they may be destroyed on any thread, after everything else.
+// Clients keep the cluster's state (and the clock) alive, so they may outlive the
+// StrictKafka too.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "processor/base/clock.h"
+#include "processor/kafka/clients.h"
+
+namespace oncecount::testing {
+
+class StrictCluster;  // the state and rules; defined in strict_kafka.cc
+
+class StrictKafka {
+ public:
+  // The calls errors can be injected into.
+  enum class Call : uint8_t {
+    kInitTransactions,
+    kBeginTransaction,
+    kProduce,  // TransactionalProducer::Produce
+    kSendOffsets,
+    kCommitTransaction,
+    kAbortTransaction,
+    kHighWatermark,  // Clients::HighWatermark
+    kReaderAssign,
+    kPartitionCounts,
+    kSeek,          // GroupConsumer::Seek and PartitionReader::Seek
+    kPlainProduce,  // PlainProducer::Produce (kept apart so heartbeats do not eat kProduce)
+  };
+
+  // One entry of a partition's log as the broker stores it.
+  struct StoredEntry {
+    enum State : uint8_t {
+      kCommitted,  // a committed or non-transactional record: read_committed delivers it
+      kAborted,
+      kOpen,  // a record of a transaction still open
+      // A control entry (value "COMMIT" or "ABORT"): it occupies an offset and is
+      // never delivered.
+      kMarker,
+    };
+    int64_t offset = 0;
+    State state = kCommitted;
+    std::optional<std::string> key;
+    std::optional<std::string> value;
+    int64_t timestamp_ms = -1;
+    std::string transactional_id;  // empty: not transactional
+  };
+
+  static constexpr int64_t kDefaultStartWallMs = 1'700'000'000'000;
+
+  explicit StrictKafka(int64_t start_wall_ms = kDefaultStartWallMs);
+  ~StrictKafka();
+  StrictKafka(const StrictKafka&) = delete;
+  StrictKafka& operator=(const StrictKafka&) = delete;
+
+  // --- Time --------------------------------------------------------------------
+  // SteadyMs: ms advanced since creation; WallMs: start_wall_ms + that; Sleep: Advance.
+  base::Clock& clock();
+  // Moves time, then aborts the transactions open longer than their timeout and
+  // expels the members not heard from for longer than the session timeout.
+  void Advance(std::chrono::milliseconds duration);
+  void set_session_timeout(std::chrono::milliseconds timeout);  // default 10 s
+
+  // --- Topics ------------------------------------------------------------------
+  kafka::KafkaError CreateTopic(const std::string& name, int partitions);
+  // Retention: moves the log start to `offset` (at most the high watermark).
+  kafka::KafkaError DeleteRecordsBefore(const std::string& topic, int32_t partition,
+                                        int64_t offset);
+
+  // --- Instances ---------------------------------------------------------------
+  // The clients of one simulated process. Several calls with the same name are the
+  // same process until it crashes; after Crash, new calls are its restart.
+  std::unique_ptr<kafka::Clients> ClientsFor(std::string instance);
+  // SIGKILL: the instance's clients stop acting (their calls fail with kFatal
+  // "crashed" and change nothing), but the broker does not know yet: its members stay
+  // until their session times out, its transactions until their timeout.
+  void Crash(const std::string& instance);
+
+  // --- Faults ------------------------------------------------------------------
+  // The next `times` `call`s (of `instance`'s clients only, when not empty) return
+  // `error` and change nothing, except: kAbortable or kGroupFenced on kProduce,
+  // kSendOffsets or kCommitTransaction leave the open transaction abortable only, and
+  // kProducerFenced or kFatal leave the producer unusable (as the interface says).
+  void InjectError(Call call, kafka::KafkaError error, int times = 1, std::string instance = "");
+
+  // --- Introspection -----------------------------------------------------------
+  // The retained log (from the log start), markers and open records included.
+  std::vector<StoredEntry> Entries(const std::string& topic, int32_t partition) const;
+  // The values a read_committed reader would get from the log start, ignoring where
+  // the last stable offset holds it now (null values read as "").
+  std::vector<std::string> CommittedValues(const std::string& topic, int32_t partition) const;
+  std::optional<int64_t> CommittedOffset(const std::string& group, const std::string& topic,
+                                         int32_t partition) const;
+  // -1 for a partition that does not exist.
+  int64_t HighWatermark(const std::string& topic, int32_t partition) const;
+  int64_t LastStableOffset(const std::string& topic, int32_t partition) const;
+  int64_t LogStart(const std::string& topic, int32_t partition) const;
+  int32_t Generation(const std::string& group) const;  // 0 for a group never joined
+  // Partition → instance of the member the broker gives it to now (including a
+  // partition whose revocation or assignment the member has not acted on yet).
+  std::map<int32_t, std::string> Owners(const std::string& group) const;
+  std::vector<std::string> Members(const std::string& group) const;  // live member ids
+  // A non-transactional record (kafka::kAnyPartition: the producers' partitioner);
+  // timestamp_ms -1: the clock's wall time.
+  kafka::KafkaError ProduceForTest(const std::string& topic, int32_t partition,
+                                   std::optional<std::string> key, std::optional<std::string> value,
+                                   std::vector<kafka::Header> headers = {},
+                                   int64_t timestamp_ms = -1);
+
+ private:
+  std::shared_ptr<StrictCluster> cluster_;
+};
+
+}  // namespace oncecount::testing

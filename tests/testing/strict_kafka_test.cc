@@ -1,0 +1,612 @@
+#include "tests/testing/strict_kafka.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace oncecount::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using kafka::ErrorKind;
+using kafka::KafkaError;
+using kafka::Message;
+using kafka::MessageKind;
+using State = StrictKafka::StoredEntry::State;
+
+// What the service passes to IncrementalAssign to resume at the group's offset.
+constexpr int64_t kCommittedOffset = -1001;
+constexpr auto kTimeout = 1s;
+
+template <class T>
+T Take(filter::Result<T> result) {
+  EXPECT_TRUE(result.ok()) << result.error();
+  return std::move(result).value();
+}
+
+// A message as one line, so that tests compare whole deliveries.
+std::string Describe(const Message& message) {
+  const std::string where =
+      std::to_string(message.partition) + "@" + std::to_string(message.offset);
+  switch (message.kind) {
+    case MessageKind::kRecord:
+      return where + " " + std::string(message.value.value_or("<null>"));
+    case MessageKind::kPartitionEnd:
+      return where + " end";
+    case MessageKind::kOffsetOutOfRange:
+      return where + " out-of-range";
+    default:
+      return where + " " + message.error;
+  }
+}
+
+// Polls until nothing is left (Poll never waits in the double).
+template <class Client>
+std::vector<std::string> Drain(Client& client) {
+  std::vector<std::string> seen;
+  for (int i = 0; i < 1000; ++i) {
+    std::optional<Message> message = client.Poll(0ms);
+    if (!message) break;
+    seen.push_back(Describe(*message));
+  }
+  return seen;
+}
+
+kafka::OutgoingRecord Record(std::string_view topic, int32_t partition, std::string_view value) {
+  kafka::OutgoingRecord record;
+  record.topic = topic;
+  record.partition = partition;
+  record.value = value;
+  return record;
+}
+
+// Does what the service's listener must: assign what it is given at the committed
+// offset, unassign what is taken, and remember what happened.
+class Listener : public kafka::RebalanceListener {
+ public:
+  void OnAssigned(const std::vector<int32_t>& partitions) override {
+    events.push_back("assigned" + List(partitions));
+    std::vector<kafka::PartitionOffset> offsets;
+    for (int32_t p : partitions) offsets.push_back({p, kCommittedOffset});
+    EXPECT_TRUE(consumer->IncrementalAssign(offsets).ok());
+  }
+  void OnRevoked(const std::vector<int32_t>& partitions, bool lost) override {
+    events.push_back((lost ? "lost" : "revoked") + List(partitions));
+    lost_during_callback = consumer->AssignmentLost();
+    EXPECT_TRUE(consumer->IncrementalUnassign(partitions).ok());
+  }
+
+  kafka::GroupConsumer* consumer = nullptr;
+  std::vector<std::string> events;
+  bool lost_during_callback = false;
+
+ private:
+  static std::string List(const std::vector<int32_t>& partitions) {
+    std::string s;
+    for (int32_t p : partitions) s += " " + std::to_string(p);
+    return s;
+  }
+};
+
+// A group member of one instance with its listener.
+struct Member {
+  std::unique_ptr<kafka::GroupConsumer> consumer;
+  std::unique_ptr<Listener> listener = std::make_unique<Listener>();
+};
+
+Member Subscribed(kafka::Clients& clients, const std::string& topic = "input",
+                  const std::string& group = "counting") {
+  Member member;
+  member.consumer = Take(clients.NewGroupConsumer({.topic = topic, .group_id = group}));
+  member.listener->consumer = member.consumer.get();
+  EXPECT_TRUE(member.consumer->Subscribe(member.listener.get()).ok());
+  return member;
+}
+
+std::unique_ptr<kafka::TransactionalProducer> Initialized(kafka::Clients& clients,
+                                                          const std::string& id,
+                                                          std::chrono::milliseconds timeout = 60s) {
+  auto producer = Take(clients.NewTransactionalProducer(id, timeout));
+  EXPECT_TRUE(producer->InitTransactions(kTimeout).ok());
+  return producer;
+}
+
+std::unique_ptr<kafka::PartitionReader> ReaderFrom(kafka::Clients& clients,
+                                                   const std::string& topic, int32_t partition,
+                                                   int64_t offset = 0) {
+  auto reader = Take(clients.NewPartitionReader("test"));
+  EXPECT_TRUE(reader->Assign({{topic, partition, offset}}).ok());
+  return reader;
+}
+
+// --- Transactions -----------------------------------------------------------------
+
+TEST(StrictKafka, ASecondInitTransactionsFencesTheFirstProducerAndAbortsItsOpenTransaction) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("out", 1).ok());
+  auto clients = kafka.ClientsFor("a");
+  auto first = Initialized(*clients, "shard-0");
+  ASSERT_TRUE(first->BeginTransaction().ok());
+  ASSERT_TRUE(first->Produce(Record("out", 0, "from the first")).ok());
+  EXPECT_EQ(kafka.LastStableOffset("out", 0), 0);
+
+  auto second = Initialized(*kafka.ClientsFor("b"), "shard-0");
+
+  const auto entries = kafka.Entries("out", 0);
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].state, State::kAborted);
+  EXPECT_EQ(entries[1].state, State::kMarker);
+  EXPECT_EQ(entries[1].value, "ABORT");
+  EXPECT_EQ(kafka.LastStableOffset("out", 0), 2);
+  const KafkaError fenced = first->CommitTransaction(kTimeout);
+  EXPECT_EQ(fenced.kind, ErrorKind::kProducerFenced);
+  EXPECT_EQ(fenced.code, "PRODUCER_FENCED");
+  EXPECT_EQ(first->AbortTransaction(kTimeout).kind, ErrorKind::kProducerFenced);
+  EXPECT_EQ(first->BeginTransaction().kind, ErrorKind::kProducerFenced);
+  EXPECT_TRUE(second->BeginTransaction().ok());
+  EXPECT_TRUE(second->Produce(Record("out", 0, "from the second")).ok());
+  EXPECT_TRUE(second->CommitTransaction(kTimeout).ok());
+  EXPECT_EQ(kafka.CommittedValues("out", 0), std::vector<std::string>{"from the second"});
+}
+
+TEST(StrictKafka, BeginTransactionBeforeInitTransactionsIsAFatalStateError) {
+  StrictKafka kafka;
+  auto producer = Take(kafka.ClientsFor("a")->NewTransactionalProducer("t", 60s));
+  const KafkaError error = producer->BeginTransaction();
+  EXPECT_EQ(error.kind, ErrorKind::kFatal);
+  EXPECT_EQ(error.code, "INVALID_TXN_STATE");
+  // Fatal means unusable, as the interface promises.
+  EXPECT_EQ(producer->InitTransactions(kTimeout).kind, ErrorKind::kFatal);
+}
+
+TEST(StrictKafka, ProducingToAnUnknownPartitionLeavesTheTransactionAbortableOnly) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("out", 1).ok());
+  auto producer = Initialized(*kafka.ClientsFor("a"), "t");
+  ASSERT_TRUE(producer->BeginTransaction().ok());
+  ASSERT_TRUE(producer->Produce(Record("out", 0, "kept back")).ok());
+  EXPECT_EQ(producer->Produce(Record("out", 7, "nowhere")).kind, ErrorKind::kAbortable);
+  EXPECT_EQ(producer->CommitTransaction(kTimeout).kind, ErrorKind::kAbortable);
+  EXPECT_TRUE(producer->AbortTransaction(kTimeout).ok());
+  EXPECT_TRUE(kafka.CommittedValues("out", 0).empty());
+  ASSERT_TRUE(producer->BeginTransaction().ok());
+  ASSERT_TRUE(producer->Produce(Record("out", 0, "again")).ok());
+  EXPECT_TRUE(producer->CommitTransaction(kTimeout).ok());
+  EXPECT_EQ(kafka.CommittedValues("out", 0), std::vector<std::string>{"again"});
+}
+
+TEST(StrictKafka, ATransactionLeftOpenByACrashedInstanceIsAbortedAfterItsTimeout) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("out", 1).ok());
+  auto clients = kafka.ClientsFor("a");
+  auto producer = Initialized(*clients, "shard-0", 30s);
+  ASSERT_TRUE(producer->BeginTransaction().ok());
+  ASSERT_TRUE(producer->Produce(Record("out", 0, "half done")).ok());
+  kafka.ProduceForTest("out", 0, std::nullopt, "after it");
+
+  kafka.Crash("a");
+  EXPECT_EQ(producer->CommitTransaction(kTimeout).code, "crashed");
+  kafka.Advance(30s);
+  EXPECT_EQ(kafka.LastStableOffset("out", 0), 0) << "open until the timeout has passed";
+  kafka.Advance(1ms);
+
+  EXPECT_EQ(kafka.LastStableOffset("out", 0), 3);
+  EXPECT_EQ(kafka.Entries("out", 0)[0].state, State::kAborted);
+  EXPECT_EQ(kafka.Entries("out", 0)[2].value, "ABORT");
+  auto reader = ReaderFrom(*kafka.ClientsFor("b"), "out", 0);
+  EXPECT_EQ(Drain(*reader), (std::vector<std::string>{"0@1 after it", "0@3 end"}));
+  producer.reset();  // destroying a crashed instance's objects is safe at any time
+  clients.reset();
+}
+
+TEST(StrictKafka, ATransactionTimeoutFencesTheProducerThatOwnedIt) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("out", 1).ok());
+  auto producer = Initialized(*kafka.ClientsFor("a"), "t", 10s);
+  ASSERT_TRUE(producer->BeginTransaction().ok());
+  ASSERT_TRUE(producer->Produce(Record("out", 0, "too slow")).ok());
+  kafka.Advance(11s);
+  EXPECT_EQ(producer->CommitTransaction(kTimeout).kind, ErrorKind::kProducerFenced);
+  EXPECT_EQ(kafka.Entries("out", 0)[0].state, State::kAborted);
+}
+
+TEST(StrictKafka, AnEmptyTransactionDoesNotTimeOutAndCommitsTrivially) {
+  StrictKafka kafka;
+  auto producer = Initialized(*kafka.ClientsFor("a"), "t", 10s);
+  ASSERT_TRUE(producer->BeginTransaction().ok());
+  kafka.Advance(1min);  // the coordinator knows of no transaction until something is added
+  EXPECT_TRUE(producer->CommitTransaction(kTimeout).ok());
+}
+
+// --- read_committed reading ------------------------------------------------------
+
+TEST(StrictKafka, ReadCommittedReaderStopsAtTheLastStableOffsetAndGoesOnOnceItCommits) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("log", 1).ok());
+  auto clients = kafka.ClientsFor("a");
+  kafka.ProduceForTest("log", 0, std::nullopt, "before");
+  auto producer = Initialized(*clients, "t");
+  ASSERT_TRUE(producer->BeginTransaction().ok());
+  ASSERT_TRUE(producer->Produce(Record("log", 0, "in the transaction")).ok());
+  kafka.ProduceForTest("log", 0, std::nullopt, "behind the transaction");
+  EXPECT_EQ(kafka.HighWatermark("log", 0), 3);
+  EXPECT_EQ(kafka.LastStableOffset("log", 0), 1);
+  auto reader = ReaderFrom(*clients, "log", 0, kafka::kOffsetBeginning);
+
+  EXPECT_EQ(Drain(*reader), (std::vector<std::string>{"0@0 before", "0@1 end"}));
+  ASSERT_TRUE(producer->CommitTransaction(kTimeout).ok());
+
+  EXPECT_EQ(Drain(*reader), (std::vector<std::string>{"0@1 in the transaction",
+                                                      "0@2 behind the transaction", "0@4 end"}));
+}
+
+TEST(StrictKafka, ReadCommittedReadersNeverDeliverRecordsOfAbortedTransactions) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("log", 1).ok());
+  auto clients = kafka.ClientsFor("a");
+  auto producer = Initialized(*clients, "t");
+  ASSERT_TRUE(producer->BeginTransaction().ok());
+  ASSERT_TRUE(producer->Produce(Record("log", 0, "aborted")).ok());
+  ASSERT_TRUE(producer->AbortTransaction(kTimeout).ok());
+  ASSERT_TRUE(producer->BeginTransaction().ok());
+  ASSERT_TRUE(producer->Produce(Record("log", 0, "committed")).ok());
+  ASSERT_TRUE(producer->CommitTransaction(kTimeout).ok());
+
+  auto reader = ReaderFrom(*clients, "log", 0);
+  EXPECT_EQ(Drain(*reader), (std::vector<std::string>{"0@2 committed", "0@4 end"}));
+  EXPECT_EQ(kafka.CommittedValues("log", 0), std::vector<std::string>{"committed"});
+}
+
+TEST(StrictKafka, PartitionEndComesAtTheLastStableOffsetAndAgainOnlyAfterItMoves) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("log", 2).ok());
+  auto clients = kafka.ClientsFor("a");
+  kafka.ProduceForTest("log", 0, std::nullopt, "a");
+  auto reader = Take(clients->NewPartitionReader("test"));
+  ASSERT_TRUE(reader->Assign({{"log", 0, 0}, {"log", 1, 0}}).ok());
+
+  EXPECT_EQ(Drain(*reader), (std::vector<std::string>{"0@0 a", "1@0 end", "0@1 end"}));
+  EXPECT_TRUE(Drain(*reader).empty()) << "an end is reported once";
+  auto producer = Initialized(*clients, "t");
+  ASSERT_TRUE(producer->BeginTransaction().ok());
+  ASSERT_TRUE(producer->Produce(Record("log", 0, "pending")).ok());
+  EXPECT_TRUE(Drain(*reader).empty()) << "the end has not moved: the transaction pins it";
+  ASSERT_TRUE(producer->AbortTransaction(kTimeout).ok());
+  EXPECT_EQ(Drain(*reader), std::vector<std::string>{"0@3 end"});
+  ASSERT_TRUE(reader->Seek({"log", 0, 0}).ok());
+  EXPECT_EQ(Drain(*reader), (std::vector<std::string>{"0@0 a", "0@3 end"}));
+}
+
+TEST(StrictKafka, RetentionMakesAPartitionReaderJumpToTheLogStart) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("log", 1).ok());
+  for (const char* value : {"a", "b", "c"}) kafka.ProduceForTest("log", 0, std::nullopt, value);
+  auto reader = ReaderFrom(*kafka.ClientsFor("a"), "log", 0, 0);
+  ASSERT_TRUE(kafka.DeleteRecordsBefore("log", 0, 2).ok());
+  EXPECT_EQ(kafka.LogStart("log", 0), 2);
+  EXPECT_EQ(Drain(*reader), (std::vector<std::string>{"0@2 c", "0@3 end"}));
+}
+
+TEST(StrictKafka, MessagesOwnTheirBytesAndOutliveTheCluster) {
+  std::optional<Message> message;
+  {
+    StrictKafka kafka;
+    ASSERT_TRUE(kafka.CreateTopic("log", 1).ok());
+    kafka.ProduceForTest("log", 0, "key", "value", {{"h", "v"}}, 42);
+    auto reader = ReaderFrom(*kafka.ClientsFor("a"), "log", 0);
+    message = reader->Poll(0ms);
+  }
+  ASSERT_TRUE(message.has_value());
+  std::thread([m = std::move(*message)] {
+    EXPECT_EQ(m.topic, "log");
+    EXPECT_EQ(m.key, "key");
+    EXPECT_EQ(m.value, "value");
+    EXPECT_EQ(m.timestamp_ms, 42);
+    EXPECT_EQ(m.Headers(), (std::vector<kafka::Header>{{"h", "v"}}));
+  }).join();
+}
+
+// --- Consumer groups -------------------------------------------------------------
+
+TEST(StrictKafka, TheFirstMemberIsOfferedEveryPartitionAndConsumesReadCommitted) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("input", 2).ok());
+  kafka.ProduceForTest("input", 0, std::nullopt, "x");
+  kafka.ProduceForTest("input", 1, std::nullopt, "y");
+  auto clients = kafka.ClientsFor("a");
+  Member a = Subscribed(*clients);
+  EXPECT_EQ(kafka.Generation("counting"), 1);
+  // Nothing committed yet: auto.offset.reset=error says so once per partition.
+  EXPECT_EQ(Drain(*a.consumer),
+            (std::vector<std::string>{"0@-1001 out-of-range", "1@-1001 out-of-range"}));
+  EXPECT_EQ(a.listener->events, std::vector<std::string>{"assigned 0 1"});
+  ASSERT_TRUE(a.consumer->Seek({{0, kafka::kOffsetBeginning}, {1, 0}}).ok());
+  EXPECT_EQ(Drain(*a.consumer), (std::vector<std::string>{"0@0 x", "1@0 y"}));
+  EXPECT_EQ(kafka.Owners("counting"), (std::map<int32_t, std::string>{{0, "a"}, {1, "a"}}));
+}
+
+TEST(StrictKafka, CooperativeRebalanceHandsAPartitionToTheNewMemberOnlyAfterTheOldOwnerRevokedIt) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("input", 2).ok());
+  Member a = Subscribed(*kafka.ClientsFor("a"));
+  Drain(*a.consumer);
+  ASSERT_EQ(a.listener->events, std::vector<std::string>{"assigned 0 1"});
+
+  Member b = Subscribed(*kafka.ClientsFor("b"));
+  EXPECT_EQ(kafka.Generation("counting"), 2);
+  Drain(*b.consumer);
+  EXPECT_TRUE(b.listener->events.empty()) << "partition 1 is still a's";
+  EXPECT_EQ(kafka.Owners("counting"), (std::map<int32_t, std::string>{{0, "a"}, {1, "a"}}));
+
+  Drain(*a.consumer);
+  EXPECT_EQ(a.listener->events, (std::vector<std::string>{"assigned 0 1", "revoked 1"}));
+  EXPECT_EQ(kafka.Generation("counting"), 3) << "the revocation completed a round";
+  EXPECT_EQ(kafka.Owners("counting"), (std::map<int32_t, std::string>{{0, "a"}, {1, "b"}}));
+  Drain(*b.consumer);
+  EXPECT_EQ(b.listener->events, std::vector<std::string>{"assigned 1"});
+  EXPECT_EQ(a.consumer->IncrementalAssign({{1, 0}}).code, "NOT_OWNED");
+}
+
+TEST(StrictKafka, AssignmentIsBalancedAndSticky) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("input", 5).ok());
+  Member a = Subscribed(*kafka.ClientsFor("a"));
+  Drain(*a.consumer);
+  Member b = Subscribed(*kafka.ClientsFor("b"));
+  Member c = Subscribed(*kafka.ClientsFor("c"));
+  for (int round = 0; round < 3; ++round) {
+    for (Member* m : {&a, &b, &c}) Drain(*m->consumer);
+  }
+  EXPECT_EQ(kafka.Owners("counting"),
+            (std::map<int32_t, std::string>{{0, "a"}, {1, "a"}, {2, "b"}, {3, "c"}, {4, "b"}}))
+      << "a keeps its lowest two; the rest go one by one to the least loaded";
+  c.consumer->Close();
+  for (Member* m : {&a, &b}) Drain(*m->consumer);
+  EXPECT_EQ(kafka.Owners("counting"),
+            (std::map<int32_t, std::string>{{0, "a"}, {1, "a"}, {2, "b"}, {3, "a"}, {4, "b"}}))
+      << "only c's partition moves";
+}
+
+TEST(StrictKafka, CloseRevokesThroughTheListenerAndLeavesTheGroup) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("input", 1).ok());
+  Member a = Subscribed(*kafka.ClientsFor("a"));
+  Drain(*a.consumer);
+  a.consumer->Close();
+  EXPECT_EQ(a.listener->events, (std::vector<std::string>{"assigned 0", "revoked 0"}));
+  EXPECT_TRUE(kafka.Members("counting").empty());
+  EXPECT_EQ(kafka.Generation("counting"), 2);
+}
+
+TEST(StrictKafka, AnExpelledMembersNextPollReportsTheLossAndRejoins) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("input", 1).ok());
+  Member a = Subscribed(*kafka.ClientsFor("a"));
+  Drain(*a.consumer);
+  kafka.Advance(10s);
+  EXPECT_EQ(kafka.Members("counting").size(), 1u) << "expelled only after the session timeout";
+  kafka.Advance(1ms);
+  EXPECT_TRUE(kafka.Members("counting").empty());
+  EXPECT_EQ(kafka.Generation("counting"), 2);
+
+  Drain(*a.consumer);
+
+  EXPECT_EQ(a.listener->events, (std::vector<std::string>{"assigned 0", "lost 0", "assigned 0"}));
+  EXPECT_TRUE(a.listener->lost_during_callback);
+  EXPECT_FALSE(a.consumer->AssignmentLost());
+  EXPECT_EQ(kafka.Generation("counting"), 3);
+  ASSERT_EQ(kafka.Members("counting").size(), 1u);
+  EXPECT_NE(kafka.Members("counting")[0], "a#1") << "it rejoins as a new member";
+}
+
+TEST(StrictKafka, AMemberThatKeepsPollingStaysInTheGroup) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("input", 1).ok());
+  Member a = Subscribed(*kafka.ClientsFor("a"));
+  for (int i = 0; i < 10; ++i) {
+    Drain(*a.consumer);
+    kafka.Advance(5s);
+  }
+  EXPECT_EQ(kafka.Generation("counting"), 1);
+}
+
+TEST(StrictKafka, ACrashedInstancesMemberKeepsItsPartitionsUntilItsSessionTimesOut) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("input", 2).ok());
+  Member a = Subscribed(*kafka.ClientsFor("a"));
+  Drain(*a.consumer);
+  kafka.Crash("a");
+  Member b = Subscribed(*kafka.ClientsFor("b"));
+  EXPECT_EQ(a.consumer->Seek({{0, 0}}).code, "crashed");
+  a.consumer.reset();  // its destruction must not leave the group
+
+  kafka.Advance(5s);
+  Drain(*b.consumer);
+  EXPECT_TRUE(b.listener->events.empty()) << "a never revokes: it is dead";
+  kafka.Advance(6s);
+  Drain(*b.consumer);
+  EXPECT_EQ(b.listener->events, std::vector<std::string>{"assigned 0 1"});
+  EXPECT_EQ(kafka.Owners("counting"), (std::map<int32_t, std::string>{{0, "b"}, {1, "b"}}));
+}
+
+TEST(StrictKafka, RetentionMakesAGroupConsumerReportOffsetOutOfRange) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("input", 1).ok());
+  for (const char* value : {"a", "b", "c"}) kafka.ProduceForTest("input", 0, std::nullopt, value);
+  Member m = Subscribed(*kafka.ClientsFor("a"));
+  Drain(*m.consumer);
+  ASSERT_TRUE(m.consumer->Seek({{0, 1}}).ok());
+  ASSERT_TRUE(kafka.DeleteRecordsBefore("input", 0, 2).ok());
+
+  EXPECT_EQ(Drain(*m.consumer), std::vector<std::string>{"0@1 out-of-range"});
+  kafka.ProduceForTest("input", 0, std::nullopt, "d");
+  EXPECT_TRUE(Drain(*m.consumer).empty()) << "stopped until sought";
+  ASSERT_TRUE(m.consumer->Seek({{0, kafka::kOffsetBeginning}}).ok());
+  EXPECT_EQ(Drain(*m.consumer), (std::vector<std::string>{"0@2 c", "0@3 d"}));
+}
+
+TEST(StrictKafka, PausedPartitionsDeliverNothingAndKeepTheirPosition) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("input", 1).ok());
+  kafka.ProduceForTest("input", 0, std::nullopt, "a");
+  Member m = Subscribed(*kafka.ClientsFor("a"));
+  Drain(*m.consumer);
+  ASSERT_TRUE(m.consumer->Seek({{0, 0}}).ok());
+  ASSERT_TRUE(m.consumer->Pause({0}).ok());
+  EXPECT_TRUE(Drain(*m.consumer).empty());
+  ASSERT_TRUE(m.consumer->Resume({0}).ok());
+  EXPECT_EQ(Drain(*m.consumer), std::vector<std::string>{"0@0 a"});
+}
+
+// --- KIP-447: offsets in transactions --------------------------------------------
+
+// One member of "counting" on "input" and the producer that commits its work.
+struct Pipeline {
+  explicit Pipeline(StrictKafka& kafka) : clients(kafka.ClientsFor("a")) {
+    EXPECT_TRUE(kafka.CreateTopic("input", 1).ok());
+    EXPECT_TRUE(kafka.CreateTopic("out", 1).ok());
+    member = Subscribed(*clients);
+    Drain(*member.consumer);
+    producer = Initialized(*clients, "shard-0");
+    EXPECT_TRUE(producer->BeginTransaction().ok());
+    EXPECT_TRUE(producer->Produce(Record("out", 0, "result")).ok());
+  }
+  KafkaError SendOffsets(const kafka::GroupMetadata& metadata) {
+    return producer->SendOffsets("input", {{0, 5}}, metadata, kTimeout);
+  }
+
+  std::unique_ptr<kafka::Clients> clients;
+  Member member;
+  std::unique_ptr<kafka::TransactionalProducer> producer;
+};
+
+TEST(StrictKafka, CommittedOffsetsAreStoredOnlyWhenTheTransactionCommits) {
+  StrictKafka kafka;
+  Pipeline pipeline(kafka);
+  ASSERT_TRUE(pipeline.SendOffsets(*pipeline.member.consumer->Metadata()).ok());
+  EXPECT_EQ(kafka.CommittedOffset("counting", "input", 0), std::nullopt);
+  ASSERT_TRUE(pipeline.producer->AbortTransaction(kTimeout).ok());
+  EXPECT_EQ(kafka.CommittedOffset("counting", "input", 0), std::nullopt);
+
+  ASSERT_TRUE(pipeline.producer->BeginTransaction().ok());
+  ASSERT_TRUE(pipeline.SendOffsets(*pipeline.member.consumer->Metadata()).ok());
+  ASSERT_TRUE(pipeline.producer->CommitTransaction(kTimeout).ok());
+  EXPECT_EQ(kafka.CommittedOffset("counting", "input", 0), 5);
+}
+
+TEST(StrictKafka, SendOffsetsOfAMemberExpelledAfterItsSessionTimeoutIsRefusedAndTheCommitFails) {
+  StrictKafka kafka;
+  Pipeline pipeline(kafka);
+  const auto metadata = pipeline.member.consumer->Metadata();
+  kafka.Advance(11s);  // the member did not poll: the group expels it
+
+  const KafkaError refused = pipeline.SendOffsets(*metadata);
+
+  EXPECT_EQ(refused.kind, ErrorKind::kGroupFenced);
+  EXPECT_EQ(refused.code, "UNKNOWN_MEMBER_ID");
+  EXPECT_EQ(pipeline.producer->CommitTransaction(kTimeout).kind, ErrorKind::kAbortable);
+  ASSERT_TRUE(pipeline.producer->AbortTransaction(kTimeout).ok());
+  EXPECT_EQ(kafka.CommittedOffset("counting", "input", 0), std::nullopt);
+  EXPECT_TRUE(kafka.CommittedValues("out", 0).empty());
+}
+
+TEST(StrictKafka, SendOffsetsWithTheGenerationOfBeforeARebalanceIsRefused) {
+  StrictKafka kafka;
+  Pipeline pipeline(kafka);
+  const auto stale = pipeline.member.consumer->Metadata();
+  Member other = Subscribed(*kafka.ClientsFor("b"));
+
+  const KafkaError refused = pipeline.SendOffsets(*stale);
+
+  EXPECT_EQ(refused.kind, ErrorKind::kGroupFenced);
+  EXPECT_EQ(refused.code, "ILLEGAL_GENERATION");
+  EXPECT_EQ(pipeline.producer->CommitTransaction(kTimeout).kind, ErrorKind::kAbortable);
+  ASSERT_TRUE(pipeline.producer->AbortTransaction(kTimeout).ok());
+  ASSERT_TRUE(pipeline.producer->BeginTransaction().ok());
+  EXPECT_TRUE(pipeline.SendOffsets(*pipeline.member.consumer->Metadata()).ok())
+      << "a live member carries the current generation";
+}
+
+TEST(StrictKafka, ANewOwnerWaitsForTheTransactionHoldingOffsetsOfItsPartition) {
+  StrictKafka kafka;
+  Pipeline pipeline(kafka);
+  for (const char* value : {"a", "b", "c", "d", "e", "f"}) {
+    kafka.ProduceForTest("input", 0, std::nullopt, value);
+  }
+  ASSERT_TRUE(pipeline.SendOffsets(*pipeline.member.consumer->Metadata()).ok());
+  pipeline.member.consumer->Close();  // its transaction stays open
+  Member next = Subscribed(*kafka.ClientsFor("b"));
+
+  EXPECT_TRUE(Drain(*next.consumer).empty()) << "the committed offset is unstable";
+  EXPECT_EQ(next.listener->events, std::vector<std::string>{"assigned 0"});
+  ASSERT_TRUE(pipeline.producer->CommitTransaction(kTimeout).ok());
+
+  EXPECT_EQ(Drain(*next.consumer), std::vector<std::string>{"0@5 f"});
+}
+
+// --- Fault injection and crashes -------------------------------------------------
+
+TEST(StrictKafka, InjectedErrorsAreReturnedTheGivenNumberOfTimes) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("out", 1).ok());
+  auto clients = kafka.ClientsFor("a");
+  kafka.InjectError(StrictKafka::Call::kHighWatermark,
+                    {ErrorKind::kRetriable, "REQUEST_TIMED_OUT", ""}, 2);
+  EXPECT_FALSE(clients->HighWatermark("out", 0, kTimeout).ok());
+  EXPECT_FALSE(clients->HighWatermark("out", 0, kTimeout).ok());
+  EXPECT_TRUE(clients->HighWatermark("out", 0, kTimeout).ok());
+
+  auto producer = Initialized(*clients, "t");
+  kafka.InjectError(StrictKafka::Call::kBeginTransaction,
+                    {ErrorKind::kRetriable, "COORDINATOR_LOAD_IN_PROGRESS", ""});
+  EXPECT_EQ(producer->BeginTransaction().kind, ErrorKind::kRetriable);
+  ASSERT_TRUE(producer->BeginTransaction().ok()) << "the injected error changed nothing";
+  kafka.InjectError(StrictKafka::Call::kCommitTransaction, {ErrorKind::kAbortable, "X", ""});
+  ASSERT_TRUE(producer->Produce(Record("out", 0, "v")).ok());
+  EXPECT_EQ(producer->CommitTransaction(kTimeout).kind, ErrorKind::kAbortable);
+  EXPECT_EQ(producer->CommitTransaction(kTimeout).code, "TXN_REQUIRES_ABORT");
+  EXPECT_TRUE(producer->AbortTransaction(kTimeout).ok());
+}
+
+TEST(StrictKafka, AnInjectedErrorForOneInstanceSparesTheOthers) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("out", 1).ok());
+  kafka.InjectError(StrictKafka::Call::kPartitionCounts, {ErrorKind::kFailed, "X", ""}, 1, "b");
+  EXPECT_TRUE(kafka.ClientsFor("a")->PartitionCounts(kTimeout).ok());
+  EXPECT_FALSE(kafka.ClientsFor("b")->PartitionCounts(kTimeout).ok());
+  EXPECT_EQ(kafka.ClientsFor("b")->PartitionCounts(kTimeout)->at("out"), 1);
+}
+
+TEST(StrictKafka, AnInjectedFenceMakesTheProducerUnusable) {
+  StrictKafka kafka;
+  auto producer = Initialized(*kafka.ClientsFor("a"), "t");
+  kafka.InjectError(StrictKafka::Call::kBeginTransaction,
+                    {ErrorKind::kProducerFenced, "PRODUCER_FENCED", ""});
+  EXPECT_EQ(producer->BeginTransaction().kind, ErrorKind::kProducerFenced);
+  EXPECT_EQ(producer->BeginTransaction().kind, ErrorKind::kProducerFenced);
+}
+
+TEST(StrictKafka, ARestartedInstanceGetsWorkingClients) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("out", 1).ok());
+  auto before = kafka.ClientsFor("a");
+  kafka.Crash("a");
+  EXPECT_FALSE(before->NewPlainProducer().ok());
+  auto producer = Take(kafka.ClientsFor("a")->NewPlainProducer());
+  EXPECT_TRUE(producer->Produce(Record("out", 0, "heartbeat")).ok());
+}
+
+TEST(StrictKafka, TheClockMovesOnlyWhenAdvancedAndSleepAdvancesIt) {
+  StrictKafka kafka(1'000);
+  EXPECT_EQ(kafka.clock().SteadyMs(), 0);
+  EXPECT_EQ(kafka.clock().WallMs(), 1'000);
+  kafka.Advance(250ms);
+  kafka.clock().Sleep(50ms);
+  EXPECT_EQ(kafka.clock().SteadyMs(), 300);
+  EXPECT_EQ(kafka.clock().WallMs(), 1'300);
+}
+
+}  // namespace
+}  // namespace oncecount::testing
