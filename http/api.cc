@@ -395,6 +395,7 @@ class Api {
     j.Key("transactions_committed").Uint(v.transactions_committed);
     j.Key("transactions_aborted").Uint(v.transactions_aborted);
     j.Key("input_lost").Uint(v.input_lost);
+    j.Key("restore_retries").Uint(v.restore_retries);
     j.Key("published_at_ms").Int(v.published_at_ms);
     j.Key("replica_lag_ms");
     if (v.replica_lag_ms < 0) {
@@ -489,6 +490,10 @@ class Api {
                "Input messages that retention removed before the shard applied them (lost "
                "events; alert on any increase).",
                [](const ShardView& v) { return MetricValue(v.input_lost); });
+    e.PerShard(s, "oncecount_restore_retries_total", "counter",
+               "Failed restores of the shard on this instance, each retried with back-off "
+               "(the reason is the shard's failure in /v1/stats and /readyz).",
+               [](const ShardView& v) { return MetricValue(v.restore_retries); });
     e.PerShard(s, "oncecount_input_lag_messages", "gauge",
                "Input messages not yet applied: high watermark minus input offset.",
                [](const ShardView& v) { return MetricValue(v.lag()); });

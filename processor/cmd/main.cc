@@ -133,9 +133,11 @@ int main(int argc, char** argv) {
   oncecount::cmd::ServeOptions serve;
   CLI::App* srv = app.add_subcommand("serve", "run the processor and the HTTP API");
   srv->add_option("--config", serve.config_file, "the YAML configuration file")->required();
-  srv->add_option("--instance-id", serve.instance_id,
-                  "this instance's name, unique in the group and stable across restarts "
-                  "(default: <hostname>-<http port>)");
+  srv->add_option(
+      "--instance-id", serve.instance_id,
+      "this instance's name, unique in the group and stable across restarts "
+      "(default: <hostname>-<http port>, with the listen address unless it is a wildcard; "
+      "with port 0, <hostname>-<random>)");
   oncecount::cmd::DemoOptions demo;
   CLI::App* dem = app.add_subcommand(
       "demo", "embedded Kafka, the processor, the HTTP API and a stream of events with retries");

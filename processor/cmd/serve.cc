@@ -1,12 +1,21 @@
 #include "processor/cmd/serve.h"
 
 #include <ostream>
+#include <random>
 
 #include "processor/cmd/service_runtime.h"
 #include "processor/cmd/service_topics.h"
 #include "processor/kafka/embedded_cluster.h"
 
 namespace oncecount::cmd {
+namespace {
+
+uint64_t RandomSeed() {
+  std::random_device device;
+  return (static_cast<uint64_t>(device()) << 32) ^ device();
+}
+
+}  // namespace
 
 int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   const config::ConfigResult loaded =
@@ -29,9 +38,10 @@ int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
     bootstrap = embedded->bootstrap_servers();
     err << "serve: embedded Kafka cluster at " << bootstrap << " (in memory only)\n";
   }
-  RuntimeOptions ro{c, bootstrap,
-                    o.instance_id.empty() ? DefaultInstanceId(c.http.listen) : o.instance_id,
-                    LineLogger(err)};
+  RuntimeOptions ro{
+      c, bootstrap,
+      o.instance_id.empty() ? DefaultInstanceId(c.http.listen, RandomSeed()) : o.instance_id,
+      LineLogger(err)};
   auto started = ServiceRuntime::Start(std::move(ro));
   if (auto* error = std::get_if<std::string>(&started)) {
     err << "serve: " << *error << "\n";

@@ -6,6 +6,8 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <cctype>
+#include <cstdio>
 #include <mutex>
 #include <ostream>
 
@@ -45,12 +47,33 @@ void NameThisThread(const std::string& name) {
 
 }  // namespace
 
-std::string DefaultInstanceId(const std::string& http_listen) {
+std::string DefaultInstanceId(const std::string& http_listen, uint64_t random) {
   char host[256] = {0};
   if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  std::string id = host[0] ? host : "oncecount";
   const size_t colon = http_listen.rfind(':');
+  const std::string address = colon == std::string::npos ? "" : http_listen.substr(0, colon);
   const std::string port = colon == std::string::npos ? "0" : http_listen.substr(colon + 1);
-  return std::string(host[0] ? host : "oncecount") + "-" + port;
+  if (port == "0") {
+    // Any free port: two instances of one host would share "<host>-0". A random
+    // suffix keeps them apart (the id is then not stable across restarts).
+    char suffix[17];
+    std::snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(random));
+    return id + "-" + suffix;
+  }
+  // Two live instances cannot listen on one address and port; on different
+  // addresses of one host they can, so a specific address is part of the id.
+  if (!address.empty() && address != "0.0.0.0" && address != "[::]") {
+    id += "-";
+    for (char c : address) {
+      if (std::isalnum(static_cast<unsigned char>(c)) != 0) {
+        id += c;
+      } else if (c == '.' || c == ':') {
+        id += '_';
+      }
+    }
+  }
+  return id + "-" + port;
 }
 
 std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start(

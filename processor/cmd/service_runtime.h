@@ -75,10 +75,12 @@ class ServiceRuntime {
   bool stopped_ = false;
 };
 
-// Unique among the instances of one host and stable across restarts, so that a
-// restarted instance reuses its transactional.id and fences its previous life:
-// "<hostname>-<http port>".
-std::string DefaultInstanceId(const std::string& http_listen);
+// Unique among the live instances of one host, so that no two share a
+// transactional.id: "<hostname>-<http port>", with the listen address when it is
+// not a wildcard ("<hostname>-127_0_0_1-8080"). Stable across restarts, so that a
+// restarted instance fences its previous life, except with port 0 (any free port),
+// where "<hostname>-<16 hex digits of `random`>" keeps instances apart.
+std::string DefaultInstanceId(const std::string& http_listen, uint64_t random);
 
 // Waits until SIGTERM or SIGINT arrives (main keeps them blocked; returns the
 // signal) or `done` turns true (returns 0).
