@@ -14,7 +14,6 @@ filter::Result<ReadResult> ReadPartitions(Clients& clients, base::Clock& clock,
   if (partitions.empty()) return result;
   const int64_t deadline = clock.SteadyMs() + wait_limit.count();
   std::map<int32_t, int64_t> target;  // the high watermark when the read began
-  std::map<int32_t, int64_t> stable;  // how far the reader has got (its end)
   std::vector<TopicPartitionOffset> assignment;
   for (int32_t p : partitions) {
     auto high = clients.HighWatermark(topic, p, wait_limit);
@@ -38,8 +37,8 @@ filter::Result<ReadResult> ReadPartitions(Clients& clients, base::Clock& clock,
       const int32_t p = *open.begin();
       return filter::Error{
           "timed out reading " + topic + "/" + std::to_string(p) + ": the reader is at offset " +
-          std::to_string(std::max(stable[p], result[p].next_offset)) +
-          " and needs to reach the high watermark " + std::to_string(target[p]) +
+          std::to_string(result[p].next_offset) + " and needs to reach the high watermark " +
+          std::to_string(target[p]) +
           "; a transaction begun before it is still open (an owner that died inside a "
           "transaction holds it until kafka.transaction_timeout_ms)"};
     }
@@ -56,7 +55,6 @@ filter::Result<ReadResult> ReadPartitions(Clients& clients, base::Clock& clock,
       out.next_offset = m->offset + 1;
       reached = out.next_offset;
     } else if (m->kind == MessageKind::kPartitionEnd) {
-      stable[m->partition] = m->offset;
       out.next_offset = std::max(out.next_offset, m->offset);
       reached = m->offset;
     } else if (m->kind == MessageKind::kFatal || m->kind == MessageKind::kError) {

@@ -395,7 +395,6 @@ struct Processor::Impl final : kafka::RebalanceListener {
     if (!e) e = consumer->Resume({p});
     if (e) {
       // The shard cannot read its input: take it back and try again later.
-      Log("shard " + std::to_string(p) + ": " + e.ToString());
       return RestoreFailed(p, "cannot resume its input: " + e.ToString());
     }
     Publish(p, slot);
