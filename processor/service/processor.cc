@@ -259,27 +259,38 @@ struct Processor::Impl final : kafka::RebalanceListener {
     return due;
   }
 
-  // Restores every shard whose restore is due, claims them in one transaction, and
-  // hands them to their workers.
+  // Retries the restores that are due (after a failure, an abort, or the group
+  // moving on) and starts their input where their changelog says.
   void RestoreDue() {
     std::vector<int32_t> due = DueRestores();
     if (due.empty() || !fatal.empty() || stopping) return;
+    for (const auto& [p, position] : RestoreAndClaim(due)) {
+      if (kafka::KafkaError e = StartInputAt(p, position)) {
+        RestoreFailed(p, "cannot resume its input: " + e.ToString());
+      }
+    }
+  }
+
+  // Restores `partitions`, claims them in one transaction and hands them to their
+  // workers; returns the input position of each shard that runs now.
+  std::map<int32_t, int64_t> RestoreAndClaim(const std::vector<int32_t>& partitions) {
     Commit();  // a claim needs a transaction of its own
-    if (!fatal.empty()) return;
+    if (!fatal.empty()) return {};
     const int64_t start = clock.SteadyMs();
-    std::vector<RestoredShard> restored = TakeOver(due);
+    std::vector<RestoredShard> restored = TakeOver(partitions);
     std::vector<int32_t> cold;
-    for (int32_t p : due) {
+    for (int32_t p : partitions) {
       if (std::none_of(restored.begin(), restored.end(),
                        [p](const RestoredShard& r) { return r.claim.partition == p; })) {
         cold.push_back(p);
       }
     }
     RestoreCold(cold, restored);
-    if (restored.empty()) return;
-    Claim(restored);
-    Log("restored " + std::to_string(restored.size()) + " shard(s) in " +
+    if (restored.empty()) return {};
+    std::map<int32_t, int64_t> positions = Claim(restored);
+    Log("restored " + std::to_string(positions.size()) + " shard(s) in " +
         std::to_string(clock.SteadyMs() - start) + " ms");
+    return positions;
   }
 
   // Hot replicas brought up to the changelog's end; the others restore cold.
@@ -351,7 +362,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
 
   // Writes the claims with the shards' input positions and the group's metadata, so
   // that a broker refuses the claim of a member the group has left behind.
-  void Claim(std::vector<RestoredShard>& restored) {
+  std::map<int32_t, int64_t> Claim(std::vector<RestoredShard>& restored) {
     TxnContent content;
     content.offsets_topic = o.input_topic;
     std::vector<std::string> encoded(restored.size());
@@ -367,16 +378,22 @@ struct Processor::Impl final : kafka::RebalanceListener {
     content.group = group.get();
     const TxnResult result = Transaction(*producer, clock, kCallTimeout).Run(content);
     if (result.outcome != TxnOutcome::kCommitted) {
-      if (result.outcome == TxnOutcome::kFatal)
-        return OnTransactionFailed(result, partitions, "claim");
-      for (int32_t p : partitions)
+      if (result.outcome == TxnOutcome::kFatal) {
+        OnTransactionFailed(result, partitions, "claim");
+        return {};
+      }
+      for (int32_t p : partitions) {
         RestoreFailed(p, "its claim was refused: " + result.error.ToString());
-      return;
+      }
+      return {};
     }
-    for (RestoredShard& r : restored) Resume(r);
+    std::map<int32_t, int64_t> positions;
+    for (RestoredShard& r : restored) positions[r.claim.partition] = Adopt(r);
+    return positions;
   }
 
-  void Resume(RestoredShard& r) {
+  // Hands a claimed shard to its worker; returns where its input resumes.
+  int64_t Adopt(RestoredShard& r) {
     const int32_t p = r.claim.partition;
     ShardSlot& slot = shards[p];
     const int64_t position = r.state->position();
@@ -391,37 +408,53 @@ struct Processor::Impl final : kafka::RebalanceListener {
     base.target_fpp = o.dedup.target_fpp;
     slot.state_view = r.state->MakeView(std::move(base), clock.WallMs());
     WorkerOf(p).Adopt(std::move(r.state));
-    kafka::KafkaError e = consumer->Seek({{p, position}});
-    if (!e) e = consumer->Resume({p});
-    if (e) {
-      // The shard cannot read its input: take it back and try again later.
-      return RestoreFailed(p, "cannot resume its input: " + e.ToString());
-    }
     Publish(p, slot);
+    return position;
+  }
+
+  // Makes the consumer read partition p from `position` on. A seek is not enough: a
+  // partition assigned paused at kOffsetEnd may still be resolving that logical
+  // offset, and the answer arriving after a seek would override it (input skipped);
+  // a partition whose position retention removed has a stopped fetcher, which cannot
+  // seek. Assigning it again at an absolute offset drops both.
+  kafka::KafkaError StartInputAt(int32_t p, int64_t position) {
+    kafka::KafkaError e = consumer->IncrementalUnassign({p});
+    if (!e) e = consumer->IncrementalAssign({{p, position}});
+    if (!e) e = consumer->Resume({p});
+    return e;
   }
 
   // --- Rebalances ----------------------------------------------------------------
 
   void OnAssigned(const std::vector<int32_t>& partitions) override {
     assignment_seen = true;
+    board.SetAssignmentKnown(true);
+    std::map<int32_t, int64_t> positions;
+    if (!stopping) {
+      Log("assigned " + std::to_string(partitions.size()) + " partition(s)");
+      for (int32_t p : partitions) {
+        ShardSlot& slot = shards[p];
+        slot = ShardSlot{};
+        Publish(p, slot);
+      }
+      positions = RestoreAndClaim(partitions);
+    }
     // Every partition the group gives us is assigned, so that the group revokes it
-    // from us before anyone else gets it; until its restore it stays paused.
+    // from us before anyone else gets it. A shard that is not restored yet is
+    // paused until a retry restores it (RestoreDue).
     std::vector<kafka::PartitionOffset> assign;
-    for (int32_t p : partitions) assign.push_back({p, kafka::kOffsetEnd});
+    std::vector<int32_t> paused;
+    for (int32_t p : partitions) {
+      const auto it = positions.find(p);
+      assign.push_back({p, it != positions.end() ? it->second : kafka::kOffsetEnd});
+      if (it == positions.end()) paused.push_back(p);
+    }
     if (kafka::KafkaError e = consumer->IncrementalAssign(assign)) {
       fatal = e.ToString();
       return;
     }
-    if (kafka::KafkaError e = consumer->Pause(partitions)) Log(e.ToString());
-    board.SetAssignmentKnown(true);
-    if (stopping) return;
-    Log("assigned " + std::to_string(partitions.size()) + " partition(s)");
-    for (int32_t p : partitions) {
-      ShardSlot& slot = shards[p];
-      slot = ShardSlot{};
-      slot.next_restore_ms = clock.SteadyMs();
-      Publish(p, slot);
-    }
+    if (paused.empty()) return;
+    if (kafka::KafkaError e = consumer->Pause(paused)) Log(e.ToString());
   }
 
   void OnRevoked(const std::vector<int32_t>& partitions, bool lost) override {
@@ -484,11 +517,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
     Log("shard " + std::to_string(p) + ": input offsets " + std::to_string(from) + ".." +
         std::to_string(low - 1) + " were removed by retention before they were applied: " +
         std::to_string(lost) + " messages lost; going on at offset " + std::to_string(low));
-    // The error stopped the partition's fetcher, and a stopped partition cannot seek:
-    // assign it again at the new start.
-    kafka::KafkaError e = consumer->IncrementalUnassign({p});
-    if (!e) e = consumer->IncrementalAssign({{p, low}});
-    if (e) return RestoreFailed(p, "cannot go on after lost input: " + e.ToString());
+    if (kafka::KafkaError e = StartInputAt(p, low)) {
+      return RestoreFailed(p, "cannot go on after lost input: " + e.ToString());
+    }
     Publish(p, it->second);
   }
 

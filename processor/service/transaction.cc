@@ -21,11 +21,10 @@ TxnResult Transaction::Fail(kafka::KafkaError error) {
   if (error.kind == ErrorKind::kProducerFenced || error.kind == ErrorKind::kFatal) {
     return {TxnOutcome::kFatal, std::move(error)};
   }
-  // Whatever else failed (retries exhausted included), the transaction must end.
-  const kafka::KafkaError aborted = producer_.AbortTransaction(timeout_);
-  if (aborted && aborted.kind != ErrorKind::kRetriable) {
-    return {TxnOutcome::kFatal, aborted};
-  }
+  // Whatever else failed (retries exhausted included), the transaction must end: a
+  // transaction left open would make every later begin fail.
+  const kafka::KafkaError aborted = Retry([&] { return producer_.AbortTransaction(timeout_); });
+  if (aborted) return {TxnOutcome::kFatal, aborted};
   if (error.kind == ErrorKind::kGroupFenced) return {TxnOutcome::kAssignmentGone, std::move(error)};
   return {TxnOutcome::kAborted, std::move(error)};
 }
