@@ -144,7 +144,9 @@ class StrictCluster {
   // the other sets say which part of it the member has not acted on yet.
   struct Member {
     std::string instance;
-    int64_t last_heard_ms = 0;
+    int incarnation = 0;
+    int64_t last_heard_ms = 0;   // the last heartbeat (the client's background thread)
+    int64_t last_polled_ms = 0;  // the last call of the application
     std::set<int32_t> owned;
     std::set<int32_t> assign_pending;  // owned; OnAssigned not delivered yet
     std::set<int32_t> revoke_pending;  // owned, moving elsewhere; OnRevoked not delivered yet
@@ -166,6 +168,8 @@ class StrictCluster {
     KafkaError error;
     int remaining = 0;
     std::string instance;
+    bool crash = false;  // the call crashes its instance instead
+    int skip = 0;        // matching calls to let through first
   };
 
   explicit StrictCluster(int64_t start_wall_ms) : clock(*this, start_wall_ms) {}
@@ -174,6 +178,8 @@ class StrictCluster {
   // Everything below the mutex is guarded by it; the helpers expect it held.
   std::mutex mu;
   std::chrono::milliseconds session_timeout{10'000};
+  std::chrono::milliseconds max_poll_interval{300'000};
+  std::set<std::string> frozen;  // instances whose threads do not run
   std::map<std::string, std::vector<Partition>> topics;
   std::map<std::string, Group> groups;
   std::map<std::string, Coordinator> coordinators;  // by transactional.id
@@ -202,7 +208,7 @@ class StrictCluster {
   Transaction& Ongoing(const std::string& transactional_id, std::chrono::milliseconds timeout);
   bool HasPendingOffsets(const std::string& group, const TopicPartition& where) const;
   void EndTransaction(const std::string& transactional_id, bool commit);
-  std::string Join(Group& group, const std::string& instance);
+  std::string Join(Group& group, const std::string& instance, int incarnation);
   void BumpAndRebalance(Group& group);
   void Advance(std::chrono::milliseconds duration);  // takes the mutex
 
@@ -213,6 +219,7 @@ class StrictCluster {
   void TrimToQuota(Member& member, size_t quota);
   void Offer(Group& group, const std::map<std::string, size_t>& quotas, int32_t partition);
   void ExpireTransactions();
+  void Heartbeat();
   void ExpireSessions();
 };
 
@@ -223,7 +230,12 @@ void StrictKafkaClock::Sleep(std::chrono::milliseconds duration) {
 std::optional<KafkaError> StrictCluster::TakeInjection(Call call, const std::string& instance) {
   for (auto it = injections.begin(); it != injections.end(); ++it) {
     if (it->call != call || (!it->instance.empty() && it->instance != instance)) continue;
+    if (it->skip > 0) {
+      --it->skip;
+      return std::nullopt;
+    }
     KafkaError error = it->error;
+    if (it->crash) ++incarnations[instance];
     if (--it->remaining <= 0) injections.erase(it);
     return error;
   }
@@ -316,11 +328,13 @@ void StrictCluster::Settle(Partition& partition, const std::string& transactiona
   Append(partition, std::move(marker));
 }
 
-std::string StrictCluster::Join(Group& group, const std::string& instance) {
+std::string StrictCluster::Join(Group& group, const std::string& instance, int incarnation) {
   std::string id = instance + "#" + std::to_string(++members_joined);
   Member& member = group.members[id];
   member.instance = instance;
+  member.incarnation = incarnation;
   member.last_heard_ms = NowMs();
+  member.last_polled_ms = NowMs();
   BumpAndRebalance(group);
   return id;
 }
@@ -391,7 +405,9 @@ void StrictCluster::Offer(Group& group, const std::map<std::string, size_t>& quo
 
 void StrictCluster::Advance(std::chrono::milliseconds duration) {
   std::lock_guard lock(mu);
+  Heartbeat();
   clock.Move(std::max(duration, std::chrono::milliseconds(0)));
+  Heartbeat();
   ExpireTransactions();
   ExpireSessions();
 }
@@ -407,11 +423,28 @@ void StrictCluster::ExpireTransactions() {
   }
 }
 
+// The clients' background threads heartbeat for every live process that is not
+// frozen, whatever its application thread does (a heartbeat goes out far more often
+// than a session timeout, so one at each end of an Advance is as good as all).
+void StrictCluster::Heartbeat() {
+  for (auto& [name, group] : groups) {
+    for (auto& [id, member] : group.members) {
+      if (!IsCrashed(member.instance, member.incarnation) && !frozen.contains(member.instance)) {
+        member.last_heard_ms = NowMs();
+      }
+    }
+  }
+}
+
+// A member leaves when its heartbeats stop for a session timeout (the process died
+// or froze), or when its application stops polling for max.poll.interval.ms (the
+// client leaves the group itself).
 void StrictCluster::ExpireSessions() {
   for (auto& [name, group] : groups) {
     const size_t before = group.members.size();
     std::erase_if(group.members, [&](const auto& m) {
-      return NowMs() - m.second.last_heard_ms > session_timeout.count();
+      return NowMs() - m.second.last_heard_ms > session_timeout.count() ||
+             NowMs() - m.second.last_polled_ms > max_poll_interval.count();
     });
     if (group.members.size() != before) BumpAndRebalance(group);
   }
@@ -878,6 +911,7 @@ StrictCluster::Member* StrictGroupConsumer::member() const {
 void StrictGroupConsumer::Touch() {
   if (StrictCluster::Member* m = member()) {
     m->last_heard_ms = cluster().NowMs();
+    m->last_polled_ms = cluster().NowMs();
     seen_generation_ = group().generation;
   }
 }
@@ -900,7 +934,7 @@ KafkaError StrictGroupConsumer::Subscribe(kafka::RebalanceListener* listener) {
                 "group " + spec_.group_id + " consumes " + g.topic);
   }
   listener_ = listener;
-  member_id_ = cluster().Join(g, id_.instance);
+  member_id_ = cluster().Join(g, id_.instance, id_.incarnation);
   Touch();
   return {};
 }
@@ -984,7 +1018,7 @@ void StrictGroupConsumer::AfterLost() {
   assigned_.clear();
   last_polled_.reset();
   if (id_.crashed() || closed_) return;
-  member_id_ = cluster().Join(group(), id_.instance);
+  member_id_ = cluster().Join(group(), id_.instance, id_.incarnation);
   Touch();
 }
 
@@ -1274,6 +1308,11 @@ void StrictKafka::set_session_timeout(std::chrono::milliseconds timeout) {
   cluster_->session_timeout = timeout;
 }
 
+void StrictKafka::set_max_poll_interval(std::chrono::milliseconds interval) {
+  std::lock_guard lock(cluster_->mu);
+  cluster_->max_poll_interval = interval;
+}
+
 KafkaError StrictKafka::CreateTopic(const std::string& name, int partitions) {
   std::lock_guard lock(cluster_->mu);
   if (partitions <= 0) return Fail(ErrorKind::kFailed, "INVALID_PARTITIONS", name);
@@ -1308,6 +1347,16 @@ std::unique_ptr<kafka::Clients> StrictKafka::ClientsFor(std::string instance) {
   return std::make_unique<StrictClients>(Identity{cluster_, std::move(instance), incarnation});
 }
 
+void StrictKafka::Freeze(const std::string& instance) {
+  std::lock_guard lock(cluster_->mu);
+  cluster_->frozen.insert(instance);
+}
+
+void StrictKafka::Thaw(const std::string& instance) {
+  std::lock_guard lock(cluster_->mu);
+  cluster_->frozen.erase(instance);
+}
+
 void StrictKafka::Crash(const std::string& instance) {
   std::lock_guard lock(cluster_->mu);
   ++cluster_->incarnations[instance];
@@ -1317,6 +1366,11 @@ void StrictKafka::InjectError(Call call, KafkaError error, int times, std::strin
   std::lock_guard lock(cluster_->mu);
   if (times <= 0) return;
   cluster_->injections.push_back({call, std::move(error), times, std::move(instance)});
+}
+
+void StrictKafka::CrashAt(Call call, std::string instance, int skip) {
+  std::lock_guard lock(cluster_->mu);
+  cluster_->injections.push_back({call, Crashed(), 1, std::move(instance), true, skip});
 }
 
 std::vector<StrictKafka::StoredEntry> StrictKafka::Entries(const std::string& topic,

@@ -28,8 +28,11 @@
 //   delivers nothing until that transaction ends.
 // - A revocation completes when OnRevoked returns: the partitions leave the
 //   consumer's assignment then, unassigned or not, and go to their new owner.
-// - Any call on a GroupConsumer counts as a heartbeat; one not heard from for longer
-//   than the session timeout is expelled at the next Advance.
+// - Group liveness is the real client's: a background thread heartbeats for every
+//   live process that is not frozen (Freeze: a GC pause, a stopped VM), so a member
+//   leaves after a session timeout without heartbeats (crashed or frozen) or once its
+//   application has not called its consumer for max.poll.interval.ms; either shows
+//   at the next Advance.
 // - A transaction's timeout runs from its first record or offsets, not from
 //   BeginTransaction, which (as in librdkafka) the coordinator never hears of: an
 //   empty transaction never times out and commits trivially.
@@ -105,9 +108,10 @@ class StrictKafka {
   // SteadyMs: ms advanced since creation; WallMs: start_wall_ms + that; Sleep: Advance.
   base::Clock& clock();
   // Moves time, then aborts the transactions open longer than their timeout and
-  // expels the members not heard from for longer than the session timeout.
+  // expels the members whose session timed out or that stopped polling.
   void Advance(std::chrono::milliseconds duration);
-  void set_session_timeout(std::chrono::milliseconds timeout);  // default 10 s
+  void set_session_timeout(std::chrono::milliseconds timeout);     // default 10 s
+  void set_max_poll_interval(std::chrono::milliseconds interval);  // default 300 s
 
   // --- Topics ------------------------------------------------------------------
   kafka::KafkaError CreateTopic(const std::string& name, int partitions);
@@ -123,6 +127,10 @@ class StrictKafka {
   // "crashed" and change nothing), but the broker does not know yet: its members stay
   // until their session times out, its transactions until their timeout.
   void Crash(const std::string& instance);
+  // A process that stops running (its heartbeats too) and later goes on as if
+  // nothing happened: the zombie of the fencing literature.
+  void Freeze(const std::string& instance);
+  void Thaw(const std::string& instance);
 
   // --- Faults ------------------------------------------------------------------
   // The next `times` `call`s (of `instance`'s clients only, when not empty) return
@@ -130,6 +138,9 @@ class StrictKafka {
   // kSendOffsets or kCommitTransaction leave the open transaction abortable only, and
   // kProducerFenced or kFatal leave the producer unusable (as the interface says).
   void InjectError(Call call, kafka::KafkaError error, int times = 1, std::string instance = "");
+  // SIGKILL at a chosen point: `instance`'s next `call` (after `skip` of them went
+  // through) crashes the instance, as Crash would, before the call has any effect.
+  void CrashAt(Call call, std::string instance, int skip = 0);
 
   // --- Introspection -----------------------------------------------------------
   // The retained log (from the log start), markers and open records included.

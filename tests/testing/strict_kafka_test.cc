@@ -385,12 +385,14 @@ TEST(StrictKafka, AnExpelledMembersNextPollReportsTheLossAndRejoins) {
   ASSERT_TRUE(kafka.CreateTopic("input", 1).ok());
   Member a = Subscribed(*kafka.ClientsFor("a"));
   Drain(*a.consumer);
+  kafka.Freeze("a");
   kafka.Advance(10s);
   EXPECT_EQ(kafka.Members("counting").size(), 1u) << "expelled only after the session timeout";
   kafka.Advance(1ms);
   EXPECT_TRUE(kafka.Members("counting").empty());
   EXPECT_EQ(kafka.Generation("counting"), 2);
 
+  kafka.Thaw("a");
   Drain(*a.consumer);
 
   EXPECT_EQ(a.listener->events, (std::vector<std::string>{"assigned 0", "lost 0", "assigned 0"}));
@@ -410,6 +412,19 @@ TEST(StrictKafka, AMemberThatKeepsPollingStaysInTheGroup) {
     kafka.Advance(5s);
   }
   EXPECT_EQ(kafka.Generation("counting"), 1);
+}
+
+TEST(StrictKafka, ALiveMemberBusyOutsideItsConsumerKeepsItsSessionUntilMaxPollInterval) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("input", 1).ok());
+  kafka.set_max_poll_interval(60s);
+  Member a = Subscribed(*kafka.ClientsFor("a"));
+  Drain(*a.consumer);
+  kafka.Advance(59s);  // a long restore: the background thread heartbeats meanwhile
+  EXPECT_EQ(kafka.Members("counting").size(), 1u);
+  EXPECT_EQ(kafka.Generation("counting"), 1);
+  kafka.Advance(2s);
+  EXPECT_TRUE(kafka.Members("counting").empty()) << "it stopped polling for too long";
 }
 
 TEST(StrictKafka, ACrashedInstancesMemberKeepsItsPartitionsUntilItsSessionTimesOut) {
@@ -500,7 +515,9 @@ TEST(StrictKafka, SendOffsetsOfAMemberExpelledAfterItsSessionTimeoutIsRefusedAnd
   StrictKafka kafka;
   Pipeline pipeline(kafka);
   const auto metadata = pipeline.member.consumer->Metadata();
-  kafka.Advance(11s);  // the member did not poll: the group expels it
+  kafka.Freeze("a");
+  kafka.Advance(11s);  // no heartbeats: the group expels it
+  kafka.Thaw("a");
 
   const KafkaError refused = pipeline.SendOffsets(*metadata);
 
@@ -586,6 +603,26 @@ TEST(StrictKafka, AnInjectedFenceMakesTheProducerUnusable) {
                     {ErrorKind::kProducerFenced, "PRODUCER_FENCED", ""});
   EXPECT_EQ(producer->BeginTransaction().kind, ErrorKind::kProducerFenced);
   EXPECT_EQ(producer->BeginTransaction().kind, ErrorKind::kProducerFenced);
+}
+
+TEST(StrictKafka, CrashAtKillsTheInstanceAtTheChosenCallBeforeItTakesEffect) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("out", 1).ok());
+  auto producer = Initialized(*kafka.ClientsFor("a"), "t", 10s);
+  auto bystander = Initialized(*kafka.ClientsFor("b"), "u", 10s);
+  kafka.CrashAt(StrictKafka::Call::kProduce, "a", /*skip=*/1);
+  ASSERT_TRUE(producer->BeginTransaction().ok());
+  ASSERT_TRUE(producer->Produce(Record("out", 0, "first")).ok());
+  EXPECT_EQ(producer->Produce(Record("out", 0, "second")).code, "crashed");
+  EXPECT_EQ(producer->CommitTransaction(kTimeout).code, "crashed");
+  ASSERT_TRUE(bystander->BeginTransaction().ok());
+  EXPECT_TRUE(bystander->Produce(Record("out", 0, "other")).ok()) << "only a's calls crash";
+  EXPECT_TRUE(bystander->CommitTransaction(kTimeout).ok());
+
+  ASSERT_EQ(kafka.Entries("out", 0).size(), 3u) << "the crashing call wrote nothing";
+  EXPECT_EQ(kafka.Entries("out", 0)[0].state, State::kOpen);
+  kafka.Advance(11s);
+  EXPECT_EQ(kafka.CommittedValues("out", 0), (std::vector<std::string>{"other"}));
 }
 
 TEST(StrictKafka, ARestartedInstanceGetsWorkingClients) {

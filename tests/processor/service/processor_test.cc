@@ -1,0 +1,466 @@
+// Processor under a real broker's transactional rules: whole instances (processor,
+// shard workers on their own threads) on the StrictKafka double, on simulated time,
+// with the interleavings a real cluster produces and the embedded cluster cannot:
+// an owner killed at each step of a commit, a member the group moved on without that
+// commits anyway, a second failover while the first dead owner's transaction still
+// holds the last stable offset, aborts, restores that fail, a fenced producer.
+//
+// Every test ends with the same two questions a user asks: does the changelog (what
+// any later owner restores) hold each event exactly once, and did every claim take
+// a new epoch?
+#include "processor/service/processor.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "processor/changelog/changelog_record.h"
+#include "processor/service/restore.h"
+#include "processor/service/shard_worker.h"
+#include "processor/shard/shard_view.h"
+#include "tests/testing/strict_kafka.h"
+
+namespace oncecount::service {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::StrictKafka;
+using Call = StrictKafka::Call;
+
+constexpr int32_t kPartitions = 2;
+constexpr auto kTransactionTimeout = 10s;
+
+filter::DedupSpec Dedup() {
+  filter::DedupSpec spec;
+  spec.expected_rate = 1000;
+  spec.window = filter::Millis{600'000};  // far longer than any test: no id is forgotten
+  spec.target_fpp = 1e-6;
+  return spec;
+}
+
+StrictKafka& NewCluster(std::unique_ptr<StrictKafka>& holder) {
+  holder = std::make_unique<StrictKafka>();
+  EXPECT_TRUE(holder->CreateTopic("events", kPartitions).ok());
+  EXPECT_TRUE(holder->CreateTopic("events.changelog", kPartitions).ok());
+  EXPECT_TRUE(holder->CreateTopic("events.dlq", 1).ok());
+  return *holder;
+}
+
+// The events clients send: event i of a test has the idempotency id "client/<i>",
+// goes to partition i % kPartitions and adds 1 to counter "n<i % 3>".
+void Send(StrictKafka& kafka, int from, int to) {
+  for (int i = from; i < to; ++i) {
+    const std::string value = "{\"counter\":\"n" + std::to_string(i % 3) + "\",\"delta\":1}";
+    ASSERT_TRUE(
+        kafka.ProduceForTest("events", i % kPartitions, "client/" + std::to_string(i), value).ok());
+  }
+}
+
+// What the counters must read once events [0, n) were each sent at least once.
+std::map<std::string, int64_t> Expected(int n) {
+  std::map<std::string, int64_t> counts;
+  for (int i = 0; i < n; ++i) ++counts["n" + std::to_string(i % 3)];
+  return counts;
+}
+
+// The counters a new owner restores from the committed changelog, all shards summed.
+std::map<std::string, int64_t> CountsInChangelog(StrictKafka& kafka) {
+  std::map<std::string, int64_t> counts;
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    auto restored = RestoreCold(p, kafka.CommittedValues("events.changelog", p), Dedup());
+    EXPECT_TRUE(restored.ok()) << "shard " << p << ": " << restored.error();
+    if (!restored.ok()) continue;
+    for (const auto& [name, value] : restored.value().state->counters()) counts[name] += value;
+  }
+  return counts;
+}
+
+// The epochs of the committed claims of shard p, in log order.
+std::vector<uint64_t> ClaimEpochs(StrictKafka& kafka, int32_t p) {
+  std::vector<uint64_t> epochs;
+  for (const std::string& value : kafka.CommittedValues("events.changelog", p)) {
+    auto record = changelog::DecodeRecord(value);
+    EXPECT_TRUE(record.ok()) << record.error();
+    if (!record.ok()) continue;
+    if (const auto* claim = std::get_if<changelog::ClaimRecord>(&record.value())) {
+      epochs.push_back(claim->epoch);
+    }
+  }
+  return epochs;
+}
+
+void ExpectEveryClaimTookANewEpoch(StrictKafka& kafka) {
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    const std::vector<uint64_t> epochs = ClaimEpochs(kafka, p);
+    EXPECT_FALSE(epochs.empty()) << "shard " << p << " was never claimed";
+    for (size_t i = 1; i < epochs.size(); ++i) {
+      EXPECT_LT(epochs[i - 1], epochs[i]) << "shard " << p << ": claim " << i;
+    }
+  }
+}
+
+// The group committed every input record: nothing is left to count twice or lose.
+void ExpectAllInputCommitted(StrictKafka& kafka) {
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    EXPECT_EQ(kafka.CommittedOffset("oncecount", "events", p), kafka.HighWatermark("events", p))
+        << "shard " << p;
+  }
+}
+
+// One oncecount process: its processor stepped by the test, two shard workers on
+// their own threads, its Kafka clients from the double. `process` names the process
+// for the double (Crash, CrashAt, InjectError); `instance_id` names its
+// transactional.id.
+class Instance {
+ public:
+  Instance(StrictKafka& kafka, std::string process, std::string instance_id = "")
+      : kafka_(kafka), process_(std::move(process)), clients_(kafka.ClientsFor(process_)) {
+    for (int i = 0; i < 2; ++i) {
+      WorkerOptions wo;
+      wo.input_topic = "events";
+      wo.target_fpp = Dedup().target_fpp;
+      wo.now_ms = [&kafka] { return kafka.clock().WallMs(); };
+      workers_.push_back(std::make_unique<ShardWorker>(std::move(wo)));
+    }
+    std::vector<ShardWorker*> workers;
+    for (auto& w : workers_) {
+      workers.push_back(w.get());
+      threads_.emplace_back([w = w.get()] { w->Run(); });
+    }
+    ProcessorOptions po;
+    po.clients = clients_.get();
+    po.clock = &kafka.clock();
+    po.instance_id = instance_id.empty() ? process_ : instance_id;
+    po.commit_interval = 1h;  // the test commits (CommitNow); claims happen anyway
+    po.transaction_timeout = kTransactionTimeout;
+    po.dedup = Dedup();
+    po.log = [this](const std::string& line) { log_ += line + "\n"; };
+    auto made = Processor::Create(std::move(po), board_, workers);
+    if (auto* error = std::get_if<std::string>(&made)) {
+      ADD_FAILURE() << process_ << ": " << *error;
+      return;
+    }
+    processor_ = std::move(std::get<std::unique_ptr<Processor>>(made));
+    const std::string started = processor_->Start();
+    EXPECT_EQ(started, "");
+  }
+
+  ~Instance() {
+    if (processor_ && !dead_) finish_error_ = processor_->Finish();
+    processor_.reset();
+    for (auto& w : workers_) w->Close();
+    for (std::thread& t : threads_) t.join();
+  }
+  Instance(const Instance&) = delete;
+  Instance& operator=(const Instance&) = delete;
+
+  // One turn of the processor's loop; false once it hit a fatal error.
+  bool Step() { return processor_ && !dead_ && processor_->Step(0ms); }
+  void Commit() {
+    if (processor_ && !dead_) processor_->CommitNow();
+  }
+  // SIGKILL: what the process had not committed is gone with it, and it never
+  // leaves the group or ends its transactions (the broker times them out).
+  void Kill() {
+    kafka_.Crash(process_);
+    dead_ = true;
+  }
+  // After a step that made the double crash the process (CrashAt).
+  void MarkKilled() { dead_ = true; }
+  std::string Finish() {
+    dead_ = true;  // Finish only once
+    return processor_ ? processor_->Finish() : "no processor";
+  }
+
+  std::shared_ptr<const shard::ShardView> View(int32_t p) const {
+    for (const auto& view : board_.Read().shards) {
+      if (view->partition == p) return view;
+    }
+    return nullptr;
+  }
+  bool Runs(int32_t p) const {
+    auto view = View(p);
+    return view && view->phase == shard::ShardPhase::kRunning;
+  }
+  bool RunsAll() const {
+    for (int32_t p = 0; p < kPartitions; ++p) {
+      if (!Runs(p)) return false;
+    }
+    return true;
+  }
+  const std::string& log() const { return log_; }
+
+ private:
+  StrictKafka& kafka_;
+  const std::string process_;
+  std::unique_ptr<kafka::Clients> clients_;
+  shard::StateBoard board_;
+  std::vector<std::unique_ptr<ShardWorker>> workers_;
+  std::vector<std::thread> threads_;
+  std::unique_ptr<Processor> processor_;
+  std::string log_;
+  std::string finish_error_;
+  bool dead_ = false;
+};
+
+// Steps every instance and moves simulated time by `tick` until `done` holds;
+// false after `limit` of simulated time.
+template <class Done>
+bool RunUntil(StrictKafka& kafka, std::vector<Instance*> instances, Done done,
+              std::chrono::milliseconds limit = 120s, std::chrono::milliseconds tick = 100ms) {
+  const int64_t deadline = kafka.clock().SteadyMs() + limit.count();
+  while (kafka.clock().SteadyMs() < deadline) {
+    for (Instance* instance : instances) instance->Step();
+    if (done()) return true;
+    kafka.Advance(tick);
+  }
+  return done();
+}
+
+// Steps an instance until it has routed everything the double holds for it, then
+// commits it.
+void StepAndCommit(Instance& instance) {
+  for (int i = 0; i < 3; ++i) instance.Step();
+  instance.Commit();
+}
+
+// --- An owner killed in the middle of a commit ------------------------------------
+
+class KilledMidCommit : public ::testing::TestWithParam<Call> {};
+
+TEST_P(KilledMidCommit, CountsEveryEventOnceAfterTheNextOwnerTakesOver) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  auto a = std::make_unique<Instance>(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {a.get()}, [&] { return a->RunsAll(); })) << a->log();
+  Send(kafka, 0, 100);
+  StepAndCommit(*a);
+  Send(kafka, 100, 200);
+  Send(kafka, 0, 50);  // retries of events already counted
+  for (int i = 0; i < 3; ++i) a->Step();
+  kafka.CrashAt(GetParam(), "a");
+  a->Commit();
+  a->MarkKilled();
+
+  // The clients retry what was not acknowledged, and go on.
+  Send(kafka, 100, 200);
+  Send(kafka, 200, 260);
+  Instance b(kafka, "b");
+  ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return b.RunsAll(); })) << b.log();
+  StepAndCommit(b);
+
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(260));
+  EXPECT_EQ(
+      b.View(0)->counters->Find("n0").value_or(0) + b.View(1)->counters->Find("n0").value_or(0),
+      Expected(260)["n0"])
+      << "the new owner serves what its changelog holds";
+  ExpectEveryClaimTookANewEpoch(kafka);
+  ExpectAllInputCommitted(kafka);
+}
+
+std::string StepName(const ::testing::TestParamInfo<Call>& step) {
+  switch (step.param) {
+    case Call::kBeginTransaction:
+      return "AtBeginTransaction";
+    case Call::kProduce:
+      return "AtProduce";
+    case Call::kSendOffsets:
+      return "AtSendOffsets";
+    default:
+      return "AtCommitTransaction";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryStep, KilledMidCommit,
+                         ::testing::Values(Call::kBeginTransaction, Call::kProduce,
+                                           Call::kSendOffsets, Call::kCommitTransaction),
+                         StepName);
+
+// --- A zombie -------------------------------------------------------------------
+
+TEST(Processor, AMemberTheGroupMovedOnWithoutNeverCutsBackItsSuccessorsWork) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(); })) << a.log();
+  Send(kafka, 0, 100);
+  StepAndCommit(a);
+  Send(kafka, 100, 150);
+  for (int i = 0; i < 3; ++i) a.Step();  // applied, not committed
+
+  // a freezes (a long GC pause, a stopped VM): its session expires and b takes every
+  // shard over, counts more and commits.
+  kafka.Freeze("a");
+  Instance b(kafka, "b");
+  ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return b.RunsAll(); })) << b.log();
+  Send(kafka, 150, 250);
+  StepAndCommit(b);
+  ASSERT_EQ(CountsInChangelog(kafka), Expected(250));
+
+  // a wakes up and commits before it hears that it lost its shards: the broker
+  // refuses its offsets, and a drops the shards without claiming them again.
+  kafka.Thaw("a");
+  a.Commit();
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    ASSERT_NE(a.View(p), nullptr);
+    EXPECT_EQ(a.View(p)->phase, shard::ShardPhase::kFailed) << "shard " << p;
+    EXPECT_NE(a.View(p)->failure.find("the group moved on without this instance"),
+              std::string::npos)
+        << a.View(p)->failure;
+  }
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(250)) << "b's batches stand";
+
+  // a rejoins and the group balances the shards between them again.
+  ASSERT_TRUE(RunUntil(kafka, {&a, &b},
+                       [&] { return (a.Runs(0) && b.Runs(1)) || (a.Runs(1) && b.Runs(0)); }))
+      << a.log() << b.log();
+  Send(kafka, 250, 300);
+  Send(kafka, 100, 200);  // retries
+  StepAndCommit(a);
+  StepAndCommit(b);
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(300));
+  ExpectEveryClaimTookANewEpoch(kafka);
+  ExpectAllInputCommitted(kafka);
+}
+
+// --- Failovers while a dead owner's transaction is open --------------------------
+
+TEST(Processor, ASecondFailoverWhileADeadOwnersTransactionIsOpenNeverReusesAnEpoch) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  // Sessions end long before transactions time out: the next owner is assigned the
+  // shards while the dead owner's transaction still holds the last stable offset.
+  kafka.set_session_timeout(3s);
+  auto a = std::make_unique<Instance>(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {a.get()}, [&] { return a->RunsAll(); })) << a->log();
+  Send(kafka, 0, 100);
+  StepAndCommit(*a);
+  Send(kafka, 100, 200);
+  for (int i = 0; i < 3; ++i) a->Step();
+  kafka.CrashAt(Call::kCommitTransaction, "a");  // its batches and offsets stay open
+  a->Commit();
+  a->MarkKilled();
+  const int64_t a_died_ms = kafka.clock().SteadyMs();
+
+  auto b = std::make_unique<Instance>(kafka, "b");
+  ASSERT_TRUE(RunUntil(kafka, {b.get()}, [&] { return b->RunsAll(); })) << b->log();
+  EXPECT_GE(kafka.clock().SteadyMs() - a_died_ms, 10'000)
+      << "b claimed before a's transaction was decided";
+  StepAndCommit(*b);
+  Send(kafka, 200, 300);
+  for (int i = 0; i < 3; ++i) b->Step();
+  kafka.CrashAt(Call::kSendOffsets, "b");  // its batches stay open
+  b->Commit();
+  b->MarkKilled();
+
+  Instance c(kafka, "c");
+  ASSERT_TRUE(RunUntil(kafka, {&c}, [&] { return c.RunsAll(); })) << c.log();
+  Send(kafka, 0, 320);  // every client retries everything
+  StepAndCommit(c);
+
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(320));
+  ExpectEveryClaimTookANewEpoch(kafka);
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    EXPECT_EQ(ClaimEpochs(kafka, p), (std::vector<uint64_t>{1, 2, 3})) << "shard " << p;
+  }
+  ExpectAllInputCommitted(kafka);
+}
+
+// --- Aborts and failed restores ---------------------------------------------------
+
+TEST(Processor, AnAbortedCommitRestoresTheShardsAndCountsTheirInputOnce) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(); })) << a.log();
+  Send(kafka, 0, 100);
+  StepAndCommit(a);
+  Send(kafka, 100, 200);
+  for (int i = 0; i < 3; ++i) a.Step();
+  kafka.InjectError(Call::kCommitTransaction,
+                    {kafka::ErrorKind::kAbortable, "INVALID_PRODUCER_ID_MAPPING", "injected"});
+  a.Commit();
+  EXPECT_FALSE(a.Runs(0));
+  EXPECT_EQ(a.View(0)->transactions_aborted, 1u);
+
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(); })) << a.log();
+  Send(kafka, 150, 220);
+  StepAndCommit(a);
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(220));
+  ExpectEveryClaimTookANewEpoch(kafka);
+  ExpectAllInputCommitted(kafka);
+}
+
+TEST(Processor, ARestoreThatFailsIsRetriedWithGrowingBackOffAndShownUntilItWorks) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  kafka.InjectError(Call::kHighWatermark,
+                    {kafka::ErrorKind::kRetriable, "REQUEST_TIMED_OUT", "injected"}, 2, "a");
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(
+      kafka, {&a}, [&] { return a.View(0) != nullptr; }, 1s))
+      << a.log();
+  auto failed = a.View(0);
+  EXPECT_EQ(failed->phase, shard::ShardPhase::kFailed);
+  EXPECT_NE(failed->failure.find("REQUEST_TIMED_OUT"), std::string::npos) << failed->failure;
+  EXPECT_EQ(failed->restore_retries, 1u);
+
+  const int64_t first_failure_ms = kafka.clock().SteadyMs();
+  ASSERT_TRUE(RunUntil(
+      kafka, {&a}, [&] { return a.RunsAll(); }, 10s))
+      << a.log();
+  // Two failed attempts: retried after 1 s, then after 2 s more.
+  EXPECT_GE(kafka.clock().SteadyMs() - first_failure_ms, 3000);
+  EXPECT_EQ(a.View(0)->restore_retries, 2u);
+  EXPECT_EQ(a.View(0)->failure, "");
+  Send(kafka, 0, 50);
+  StepAndCommit(a);
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(50));
+  ExpectAllInputCommitted(kafka);
+}
+
+TEST(Processor, AClaimTheBrokerRefusesIsRetriedAndNeverLeavesTwoClaimsOfOneEpoch) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  kafka.InjectError(Call::kSendOffsets,
+                    {kafka::ErrorKind::kGroupFenced, "ILLEGAL_GENERATION", "injected"}, 1, "a");
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(
+      kafka, {&a}, [&] { return a.RunsAll(); }, 10s))
+      << a.log();
+  EXPECT_NE(a.log().find("its claim was refused"), std::string::npos) << a.log();
+  Send(kafka, 0, 50);
+  StepAndCommit(a);
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(50));
+  ExpectEveryClaimTookANewEpoch(kafka);
+}
+
+// --- A fenced producer --------------------------------------------------------------
+
+TEST(Processor, AProducerFencedByASecondProcessWithItsIdEndsTheInstanceWithAClearError) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance first(kafka, "first", "shared-id");
+  ASSERT_TRUE(RunUntil(kafka, {&first}, [&] { return first.RunsAll(); })) << first.log();
+  Send(kafka, 0, 50);
+  StepAndCommit(first);
+
+  // A second process started with the same instance id: its init_transactions fences
+  // the first one's producer.
+  Instance second(kafka, "second", "shared-id");
+  Send(kafka, 50, 100);
+  for (int i = 0; i < 3; ++i) first.Step();
+  first.Commit();
+  EXPECT_FALSE(first.Step());
+  const std::string error = first.Finish();
+  EXPECT_NE(error.find("PRODUCER_FENCED"), std::string::npos) << error;
+  EXPECT_NE(error.find("shared-id"), std::string::npos) << error;
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(50)) << "the fenced batch never counts";
+}
+
+}  // namespace
+}  // namespace oncecount::service
