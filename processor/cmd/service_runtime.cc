@@ -119,8 +119,7 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
   rt->url_ = "http://" + endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
 
   replica::ReplicatorOptions ro;
-  ro.bootstrap_servers = options.bootstrap_servers;
-  ro.properties = c.kafka.properties;
+  ro.clients = rt->clients_.get();
   ro.changelog_topic = po.changelog_topic;
   if (c.processing.standby_replicas > 0) ro.members_topic = c.kafka.MembersTopic();
   ro.group_id = c.kafka.group_id;

@@ -1,20 +1,17 @@
 #include "processor/replica/replicator.h"
 
-#include <librdkafka/rdkafka.h>
-
 #include <algorithm>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include "processor/changelog/lineage.h"
-#include "processor/kafka/client_config.h"
+#include "processor/kafka/topics.h"
 #include "processor/replica/member_record.h"
 #include "processor/replica/membership.h"
 
 namespace oncecount::replica {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // How often replicas reconsider whether they are hot (membership changes).
 constexpr int64_t kRolesEveryMs = 200;
@@ -25,13 +22,6 @@ constexpr int64_t kFilterDetailEveryMs = 1000;
 // A replica that failed (its changelog lacks batches) tries again after this long.
 constexpr int64_t kRetryFailedAfterMs = 10000;
 
-struct ListDeleter {
-  void operator()(rd_kafka_topic_partition_list_t* l) const {
-    rd_kafka_topic_partition_list_destroy(l);
-  }
-};
-using PartitionList = std::unique_ptr<rd_kafka_topic_partition_list_t, ListDeleter>;
-
 struct Replica {
   enum class Mode : uint8_t { kCollecting, kFollowing, kFailed };
   Mode mode = Mode::kCollecting;
@@ -39,7 +29,7 @@ struct Replica {
   std::unique_ptr<changelog::LineageBuilder> collecting;
   std::unique_ptr<shard::ShardState> state;
   std::optional<changelog::LineageFollower> follower;
-  int64_t next_offset = RD_KAFKA_OFFSET_BEGINNING;
+  int64_t next_offset = kafka::kOffsetBeginning;
   bool at_end = false;
   int64_t since_ms = 0;  // when the current build began, or when it last caught up
   std::string failure;
@@ -53,17 +43,21 @@ struct Replica {
 
 struct Replicator::Impl {
   ReplicatorOptions o;
+  base::Clock& clock;
   shard::StateBoard& board;
-  rd_kafka_t* consumer = nullptr;
-  rd_kafka_t* members_producer = nullptr;
+  std::unique_ptr<kafka::PartitionReader> reader;  // the changelog and the members topic
+  std::unique_ptr<kafka::PlainProducer> members_producer;
   int32_t partitions = 0;
   std::map<int32_t, Replica> replicas;
   std::set<int32_t> actives;
   std::optional<Membership> membership;
-  int64_t members_next_offset = RD_KAFKA_OFFSET_BEGINNING;
+  int64_t members_next_offset = kafka::kOffsetBeginning;
   int64_t started_ms = 0;
   bool assignment_changed = true;
   bool heartbeat_soon = true;
+  int64_t next_heartbeat_ms = 0;
+  int64_t next_roles_ms = 0;
+  std::string fatal;
 
   // Commands from other threads.
   struct TakeCommand {
@@ -76,13 +70,13 @@ struct Replicator::Impl {
   std::mutex commands_mu;
   std::vector<std::variant<TakeCommand, FollowCommand>> commands;
   bool closed = false;  // Run has ended: commands are answered at once
+  // The thread that runs the loop; Take called on it runs at once.
+  std::atomic<std::thread::id> owner{};
 
-  Impl(ReplicatorOptions options, shard::StateBoard& b) : o(std::move(options)), board(b) {}
-
-  ~Impl() {
-    if (consumer != nullptr) rd_kafka_destroy(consumer);
-    if (members_producer != nullptr) rd_kafka_destroy(members_producer);
-  }
+  Impl(ReplicatorOptions options, shard::StateBoard& b)
+      : o(std::move(options)),
+        clock(o.clock != nullptr ? *o.clock : base::DefaultClock()),
+        board(b) {}
 
   void Log(const std::string& line) const {
     if (o.log) o.log(line);
@@ -91,59 +85,27 @@ struct Replicator::Impl {
   // --- Set-up --------------------------------------------------------------------
 
   std::string CreateClients() {
-    const kafka::Settings connection = {{"bootstrap.servers", o.bootstrap_servers}};
-    kafka::Settings defaults = connection;
-    defaults.push_back({"auto.offset.reset", "earliest"});
-    defaults.push_back({"fetch.wait.max.ms", "20"});
-    defaults.push_back({"queued.min.messages", "1000000"});
-    auto conf = kafka::MakeClientConfig(defaults, o.properties,
-                                        {{"group.id", o.group_id + "-replica-" + o.instance_id},
-                                         {"enable.auto.commit", "false"},
-                                         {"enable.auto.offset.store", "false"},
-                                         {"enable.partition.eof", "true"},
-                                         {"isolation.level", "read_committed"}});
-    if (auto* e = std::get_if<std::string>(&conf)) return *e;
-    char error[512];
-    rd_kafka_conf_t* cconf = std::get<rd_kafka_conf_t*>(conf);
-    consumer = rd_kafka_new(RD_KAFKA_CONSUMER, cconf, error, sizeof error);
-    if (consumer == nullptr) {
-      rd_kafka_conf_destroy(cconf);
-      return std::string("cannot create the changelog follower: ") + error;
-    }
-    rd_kafka_poll_set_consumer(consumer);
+    auto r = o.clients->NewPartitionReader("replica-" + o.group_id + "-" + o.instance_id);
+    if (!r) return "cannot create the changelog follower: " + r.error();
+    reader = std::move(r.value());
     if (o.members_topic.empty()) return {};
-    auto pconf = kafka::MakeClientConfig(connection, o.properties,
-                                         {{"enable.idempotence", "true"}, {"linger.ms", "0"}});
-    if (auto* e = std::get_if<std::string>(&pconf)) return *e;
-    rd_kafka_conf_t* p = std::get<rd_kafka_conf_t*>(pconf);
-    members_producer = rd_kafka_new(RD_KAFKA_PRODUCER, p, error, sizeof error);
-    if (members_producer == nullptr) {
-      rd_kafka_conf_destroy(p);
-      return std::string("cannot create the members producer: ") + error;
-    }
+    auto p = o.clients->NewPlainProducer();
+    if (!p) return "cannot create the members producer: " + p.error();
+    members_producer = std::move(p.value());
     membership.emplace(o.instance_id, o.member_timeout);
     return {};
   }
 
   std::string CheckTopics() {
-    const rd_kafka_metadata_t* md = nullptr;
-    const rd_kafka_resp_err_t e = rd_kafka_metadata(consumer, 1, nullptr, &md, 10000);
-    if (e) return std::string("cannot read the cluster's metadata: ") + rd_kafka_err2str(e);
-    std::map<std::string, int> counts;
-    for (int i = 0; i < md->topic_cnt; ++i) {
-      if (md->topics[i].err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-        counts[md->topics[i].topic] = md->topics[i].partition_cnt;
-      }
+    std::vector<kafka::RequiredTopic> required = {{o.changelog_topic, ""}};
+    if (!o.members_topic.empty()) {
+      required.push_back({o.members_topic,
+                          "create it with one partition (standbys need it), or set "
+                          "processing.standby_replicas: 0"});
     }
-    rd_kafka_metadata_destroy(md);
-    if (!counts.contains(o.changelog_topic))
-      return "topic " + o.changelog_topic + " does not exist";
-    partitions = counts[o.changelog_topic];
-    if (!o.members_topic.empty() && !counts.contains(o.members_topic)) {
-      return "topic " + o.members_topic +
-             " does not exist; create it with one partition (standbys need it), or set "
-             "processing.standby_replicas: 0";
-    }
+    auto counts = kafka::RequireTopics(*o.clients, required, std::chrono::milliseconds(10000));
+    if (!counts) return counts.error();
+    partitions = counts.value()[o.changelog_topic];
     return {};
   }
 
@@ -193,7 +155,7 @@ struct Replicator::Impl {
 
   // --- Replicas ------------------------------------------------------------------
 
-  int64_t Now() const { return o.now_ms(); }
+  int64_t Now() const { return clock.WallMs(); }
 
   void StartCollecting(int32_t p, bool hot) {
     Replica& r = replicas[p];
@@ -207,40 +169,29 @@ struct Replicator::Impl {
   void Rebuild(int32_t p, Replica& r, const std::string& why) {
     Log("replica " + std::to_string(p) + ": rebuilding (" + why + ")");
     StartCollecting(p, r.hot);
-    Seek(p, RD_KAFKA_OFFSET_BEGINNING);
-  }
-
-  void Seek(int32_t p, int64_t offset) {
-    PartitionList list(rd_kafka_topic_partition_list_new(1));
-    rd_kafka_topic_partition_list_add(list.get(), o.changelog_topic.c_str(), p)->offset = offset;
-    rd_kafka_error_t* e = rd_kafka_seek_partitions(consumer, list.get(), 5000);
-    if (e != nullptr) {
-      Log("replica " + std::to_string(p) + ": seek failed: " + rd_kafka_error_string(e));
-      rd_kafka_error_destroy(e);
+    if (kafka::KafkaError e = reader->Seek({o.changelog_topic, p, kafka::kOffsetBeginning})) {
+      Log("replica " + std::to_string(p) + ": seek failed: " + e.ToString());
       assignment_changed = true;  // assigning again starts it over as well
     }
   }
 
   void Reassign() {
-    PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(replicas.size()) + 1));
+    std::vector<kafka::TopicPartitionOffset> assignment;
     for (const auto& [p, r] : replicas) {
-      if (r.mode == Replica::Mode::kFailed) continue;
-      rd_kafka_topic_partition_list_add(list.get(), o.changelog_topic.c_str(), p)->offset =
-          r.next_offset;
+      if (r.mode != Replica::Mode::kFailed)
+        assignment.push_back({o.changelog_topic, p, r.next_offset});
     }
-    if (membership) {
-      rd_kafka_topic_partition_list_add(list.get(), o.members_topic.c_str(), 0)->offset =
-          members_next_offset;
+    if (membership) assignment.push_back({o.members_topic, 0, members_next_offset});
+    if (kafka::KafkaError e = reader->Assign(assignment)) {
+      Log("replicas: cannot assign the changelog: " + e.ToString());
     }
-    const rd_kafka_resp_err_t e = rd_kafka_assign(consumer, list.get());
-    if (e) Log(std::string("replicas: cannot assign the changelog: ") + rd_kafka_err2str(e));
     assignment_changed = false;
   }
 
-  void OnChangelogRecord(int32_t p, Replica& r, const rd_kafka_message_t& m) {
+  void OnChangelogRecord(int32_t p, Replica& r, const kafka::Message& m) {
     r.next_offset = m.offset + 1;
     r.at_end = false;
-    const std::string_view bytes(static_cast<const char*>(m.payload), m.len);
+    const std::string_view bytes = m.value.value_or(std::string_view());
     if (r.mode == Replica::Mode::kCollecting) {
       r.collecting->Add(bytes);
       return;
@@ -269,7 +220,7 @@ struct Replicator::Impl {
   }
 
   void FinishCollecting(int32_t p, Replica& r) {
-    const auto start = Clock::now();
+    const int64_t start_ms = clock.SteadyMs();
     filter::Result<changelog::RestorePlan> plan = std::move(*r.collecting).Finish();
     r.collecting.reset();
     if (!plan) return Fail(p, r, plan.error());
@@ -284,9 +235,7 @@ struct Replicator::Impl {
     Log("replica " + std::to_string(p) + (r.hot ? " (standby)" : " (counters only)") +
         ": built from " + std::to_string(plan->batches.size()) + " batches" +
         (plan->snapshot ? " after snapshot " + std::to_string(plan->snapshot_seq) : "") + " in " +
-        std::to_string(
-            std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count()) +
-        " ms");
+        std::to_string(clock.SteadyMs() - start_ms) + " ms");
   }
 
   void Fail(int32_t p, Replica& r, const std::string& why) {
@@ -326,7 +275,7 @@ struct Replicator::Impl {
   }
 
   void Heartbeat(bool leaving) {
-    if (members_producer == nullptr) return;
+    if (!members_producer) return;
     MemberRecord m;
     m.instance_id = o.instance_id;
     m.api_url = o.api_url;
@@ -335,19 +284,17 @@ struct Replicator::Impl {
     m.sent_at_ms = Now();
     m.leaving = leaving;
     const std::string bytes = EncodeMemberRecord(m);
-    const rd_kafka_resp_err_t e = rd_kafka_producev(
-        members_producer, RD_KAFKA_V_TOPIC(o.members_topic.c_str()), RD_KAFKA_V_PARTITION(0),
-        RD_KAFKA_V_KEY(o.instance_id.data(), o.instance_id.size()),
-        RD_KAFKA_V_VALUE(const_cast<char*>(bytes.data()), bytes.size()),
-        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
-    if (e) Log(std::string("members: cannot send a heartbeat: ") + rd_kafka_err2str(e));
-    rd_kafka_poll(members_producer, 0);
+    if (kafka::KafkaError e =
+            members_producer->Produce({o.members_topic, 0, o.instance_id, bytes, {}})) {
+      Log("members: cannot send a heartbeat: " + e.ToString());
+    }
+    members_producer->Poll();
     heartbeat_soon = false;
   }
 
-  void OnMemberRecord(const rd_kafka_message_t& m) {
+  void OnMemberRecord(const kafka::Message& m) {
     members_next_offset = m.offset + 1;
-    auto record = DecodeMemberRecord(std::string_view(static_cast<const char*>(m.payload), m.len));
+    auto record = DecodeMemberRecord(m.value.value_or(std::string_view()));
     if (record && membership) membership->Observe(record.value(), Now());
   }
 
@@ -403,63 +350,75 @@ struct Replicator::Impl {
 
   // --- The loop ------------------------------------------------------------------
 
-  std::string Run(const std::atomic<bool>& stop) {
+  void Start() {
+    owner.store(std::this_thread::get_id());
     started_ms = Now();
     board.SetPartitionCount(partitions);
-    {
-      const int64_t now = Now();
-      for (int32_t p = 0; p < partitions; ++p) {
-        if (!actives.contains(p) && !replicas.contains(p)) StartCollecting(p, WantsHot(p, now));
-      }
+    for (int32_t p = 0; p < partitions; ++p) {
+      if (!actives.contains(p) && !replicas.contains(p))
+        StartCollecting(p, WantsHot(p, started_ms));
     }
-    int64_t next_heartbeat = 0;
-    int64_t next_roles = 0;
-    std::string fatal;
-    while (!stop.load() && fatal.empty()) {
-      RunCommands();
-      if (assignment_changed) Reassign();
-      for (int i = 0; i < 4096; ++i) {
-        rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer, i == 0 ? 10 : 0);
-        if (m == nullptr) break;
-        const std::string topic = m->rkt ? rd_kafka_topic_name(m->rkt) : "";
-        if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR || m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-          if (topic == o.members_topic) {
-            if (!m->err) OnMemberRecord(*m);
-          } else if (auto it = replicas.find(m->partition); it != replicas.end()) {
-            if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-              OnEnd(it->first, it->second);
-            } else {
-              OnChangelogRecord(it->first, it->second, *m);
-            }
-          }
-        } else {
-          Log(std::string("replicas: ") + rd_kafka_message_errstr(m));
-          if (m->err == RD_KAFKA_RESP_ERR__FATAL)
-            fatal = "the changelog follower hit a fatal error";
-        }
-        rd_kafka_message_destroy(m);
-      }
-      const int64_t now = Now();
-      if (membership && (heartbeat_soon || now >= next_heartbeat)) {
-        Heartbeat(false);
-        next_heartbeat = now + o.heartbeat.count();
-      }
-      if (members_producer != nullptr) rd_kafka_poll(members_producer, 0);
-      if (now >= next_roles) {
-        UpdateRoles(now);
-        RetryFailed(now);
-        next_roles = now + kRolesEveryMs;
-      }
-      PublishDue(now);
+  }
+
+  bool Step(std::chrono::milliseconds poll_timeout) {
+    RunCommands();
+    if (assignment_changed) Reassign();
+    for (int i = 0; i < 4096 && fatal.empty(); ++i) {
+      std::optional<kafka::Message> m =
+          reader->Poll(i == 0 ? poll_timeout : std::chrono::milliseconds(0));
+      if (!m) break;
+      OnMessage(*m);
     }
+    const int64_t now = Now();
+    if (membership && (heartbeat_soon || now >= next_heartbeat_ms)) {
+      Heartbeat(false);
+      next_heartbeat_ms = now + o.heartbeat.count();
+    }
+    if (members_producer) members_producer->Poll();
+    if (now >= next_roles_ms) {
+      UpdateRoles(now);
+      RetryFailed(now);
+      next_roles_ms = now + kRolesEveryMs;
+    }
+    PublishDue(now);
+    return fatal.empty();
+  }
+
+  void OnMessage(const kafka::Message& m) {
+    switch (m.kind) {
+      case kafka::MessageKind::kRecord:
+      case kafka::MessageKind::kPartitionEnd:
+        break;
+      case kafka::MessageKind::kFatal:
+        fatal = "the changelog follower hit a fatal error: " + m.error;
+        [[fallthrough]];
+      default:
+        Log("replicas: " + m.error);
+        return;
+    }
+    const bool end = m.kind == kafka::MessageKind::kPartitionEnd;
+    if (m.topic == o.members_topic) {
+      if (!end) OnMemberRecord(m);
+      return;
+    }
+    auto it = replicas.find(m.partition);
+    if (it == replicas.end()) return;
+    if (end) {
+      OnEnd(it->first, it->second);
+    } else {
+      OnChangelogRecord(it->first, it->second, m);
+    }
+  }
+
+  std::string Finish() {
     {
       std::lock_guard lock(commands_mu);
       closed = true;
     }
     RunCommands();  // answer what came in meanwhile
     Heartbeat(true);
-    if (members_producer != nullptr) rd_kafka_flush(members_producer, 2000);
-    rd_kafka_consumer_close(consumer);
+    if (members_producer) members_producer->Flush(std::chrono::milliseconds(2000));
+    reader->Close();
     return fatal;
   }
 
@@ -478,31 +437,45 @@ Replicator::~Replicator() = default;
 
 std::variant<std::unique_ptr<Replicator>, std::string> Replicator::Create(
     ReplicatorOptions options, shard::StateBoard& board) {
-  if (options.bootstrap_servers.empty()) return std::string("no bootstrap servers");
+  if (options.clients == nullptr) return std::string("no Kafka clients");
   if (options.instance_id.empty()) return std::string("no instance id");
   if (options.standby_replicas > 0 && options.members_topic.empty()) {
     return std::string("standbys need a members topic");
   }
-  if (!options.now_ms) {
-    options.now_ms = [] {
-      return std::chrono::duration_cast<std::chrono::milliseconds>(
-                 std::chrono::system_clock::now().time_since_epoch())
-          .count();
-    };
-  }
   auto impl = std::make_unique<Impl>(std::move(options), board);
-  if (std::string e = impl->CreateClients(); !e.empty()) return e;
   if (std::string e = impl->CheckTopics(); !e.empty()) return e;
+  if (std::string e = impl->CreateClients(); !e.empty()) return e;
   return std::unique_ptr<Replicator>(new Replicator(std::move(impl)));
 }
 
 std::string Replicator::Run() {
-  return impl_->Run(stop_);
+  Start();
+  while (!stop_.load() && Step()) {
+  }
+  return Finish();
+}
+
+void Replicator::Start() {
+  impl_->Start();
+}
+
+bool Replicator::Step(std::chrono::milliseconds poll_timeout) {
+  return impl_->Step(poll_timeout);
+}
+
+std::string Replicator::Finish() {
+  return impl_->Finish();
 }
 
 std::map<int32_t, Handoff> Replicator::Take(const std::vector<int32_t>& partitions) {
   Impl::TakeCommand command;
   command.partitions = partitions;
+  if (impl_->owner.load() == std::this_thread::get_id()) {
+    // The processor and the replicator share a thread (tests that script both):
+    // what was posted before runs first, as it would on the replicator's thread.
+    impl_->RunCommands();
+    return impl_->TakeNow(partitions);
+  }
   auto result = command.done.get_future();
   {
     std::lock_guard lock(impl_->commands_mu);

@@ -23,9 +23,11 @@
 // Replicas publish views on the StateBoard with role standby or replica, the lag
 // behind the changelog's end, and the staleness of what they answer.
 //
-// Thread-safety: Run executes on the replicator's own thread (created by main),
-// which owns the consumer, the members producer and every replica. Take, Follow
-// and Stop may be called from any thread; Take waits for the replicator.
+// Thread-safety: Run (or Start, Step and Finish) executes on the replicator's own
+// thread (created by main), which owns the changelog reader, the members producer
+// and every replica. Take, Follow and Stop may be called from any thread; Take
+// waits for that thread to run its next Step (on that thread itself, it runs at
+// once: tests step a processor and a replicator on one thread).
 #pragma once
 
 #include <atomic>
@@ -40,16 +42,18 @@
 #include <variant>
 #include <vector>
 
+#include "processor/base/clock.h"
 #include "processor/changelog/lineage_follower.h"
 #include "processor/filter/filter_factory.h"
+#include "processor/kafka/clients.h"
 #include "processor/shard/shard_state.h"
 #include "processor/shard/shard_view.h"
 
 namespace oncecount::replica {
 
 struct ReplicatorOptions {
-  std::string bootstrap_servers;
-  std::map<std::string, std::string> properties;  // kafka.properties, passed as is
+  kafka::Clients* clients = nullptr;  // required; outlives the replicator
+  base::Clock* clock = nullptr;       // null: the system clock
   std::string changelog_topic = "events.changelog";
   std::string members_topic;  // empty: no membership, no hot standbys
   std::string group_id = "oncecount";
@@ -61,7 +65,6 @@ struct ReplicatorOptions {
   std::chrono::milliseconds member_timeout{5000};
   // A replica's view is published at most this often while it changes.
   std::chrono::milliseconds publish_every{25};
-  std::function<int64_t()> now_ms;  // wall clock, ms since the epoch
   std::function<void(const std::string&)> log;
 };
 
@@ -86,6 +89,13 @@ class Replicator {
   // goodbye on the members topic. Returns "" or the error that ended it.
   std::string Run();
   void Stop() { stop_.store(true); }
+
+  // Run in steps, for tests that script the loop: Start starts following; each
+  // Step runs the commands from other threads, reads for at most `poll_timeout` and
+  // publishes (false once a fatal error happened); Finish is Run's goodbye.
+  void Start();
+  bool Step(std::chrono::milliseconds poll_timeout = std::chrono::milliseconds(10));
+  std::string Finish();
 
   // Stops following `partitions` (this instance owns them now) and returns the hot
   // replicas among them that had caught up with their changelog.

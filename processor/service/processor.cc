@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "processor/kafka/partition_reader.h"
+#include "processor/kafka/topics.h"
 #include "processor/replica/replicator.h"
 #include "processor/service/restore.h"
 #include "processor/service/shard_worker.h"
@@ -100,15 +101,13 @@ struct Processor::Impl final : kafka::RebalanceListener {
   }
 
   std::string CheckTopics() {
-    auto counts = o.clients->PartitionCounts(std::chrono::milliseconds(10000));
+    const std::string create =
+        "create it (the changelog with as many partitions as " + o.input_topic + ")";
+    auto counts = kafka::RequireTopics(
+        *o.clients, {{o.input_topic, create}, {o.dlq_topic, create}, {o.changelog_topic, create}},
+        std::chrono::milliseconds(10000));
     if (!counts) return counts.error();
     std::map<std::string, int>& partitions = counts.value();
-    for (const std::string& t : {o.input_topic, o.dlq_topic, o.changelog_topic}) {
-      if (!partitions.contains(t)) {
-        return "topic " + t + " does not exist; create it (the changelog with as many " +
-               "partitions as " + o.input_topic + ")";
-      }
-    }
     if (partitions[o.changelog_topic] != partitions[o.input_topic]) {
       return "topic " + o.changelog_topic + " has " +
              std::to_string(partitions[o.changelog_topic]) + " partitions; it needs " +

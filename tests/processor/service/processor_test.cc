@@ -15,32 +15,22 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "processor/changelog/changelog_record.h"
 #include "processor/service/restore.h"
-#include "processor/service/shard_worker.h"
-#include "processor/shard/shard_view.h"
-#include "tests/testing/strict_kafka.h"
+#include "tests/testing/strict_instance.h"
 
 namespace oncecount::service {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::RunUntil;
 using testing::StrictKafka;
 using Call = StrictKafka::Call;
+using Instance = testing::StrictInstance;
 
 constexpr int32_t kPartitions = 2;
-constexpr auto kTransactionTimeout = 10s;
-
-filter::DedupSpec Dedup() {
-  filter::DedupSpec spec;
-  spec.expected_rate = 1000;
-  spec.window = filter::Millis{600'000};  // far longer than any test: no id is forgotten
-  spec.target_fpp = 1e-6;
-  return spec;
-}
 
 StrictKafka& NewCluster(std::unique_ptr<StrictKafka>& holder) {
   holder = std::make_unique<StrictKafka>();
@@ -71,7 +61,8 @@ std::map<std::string, int64_t> Expected(int n) {
 std::map<std::string, int64_t> CountsInChangelog(StrictKafka& kafka) {
   std::map<std::string, int64_t> counts;
   for (int32_t p = 0; p < kPartitions; ++p) {
-    auto restored = RestoreCold(p, kafka.CommittedValues("events.changelog", p), Dedup());
+    auto restored =
+        RestoreCold(p, kafka.CommittedValues("events.changelog", p), testing::TestDedup());
     EXPECT_TRUE(restored.ok()) << "shard " << p << ": " << restored.error();
     if (!restored.ok()) continue;
     for (const auto& [name, value] : restored.value().state->counters()) counts[name] += value;
@@ -111,123 +102,6 @@ void ExpectAllInputCommitted(StrictKafka& kafka) {
   }
 }
 
-// One oncecount process: its processor stepped by the test, two shard workers on
-// their own threads, its Kafka clients from the double. `process` names the process
-// for the double (Crash, CrashAt, InjectError); `instance_id` names its
-// transactional.id.
-class Instance {
- public:
-  Instance(StrictKafka& kafka, std::string process, std::string instance_id = "")
-      : kafka_(kafka), process_(std::move(process)), clients_(kafka.ClientsFor(process_)) {
-    for (int i = 0; i < 2; ++i) {
-      WorkerOptions wo;
-      wo.input_topic = "events";
-      wo.target_fpp = Dedup().target_fpp;
-      wo.now_ms = [&kafka] { return kafka.clock().WallMs(); };
-      workers_.push_back(std::make_unique<ShardWorker>(std::move(wo)));
-    }
-    std::vector<ShardWorker*> workers;
-    for (auto& w : workers_) {
-      workers.push_back(w.get());
-      threads_.emplace_back([w = w.get()] { w->Run(); });
-    }
-    ProcessorOptions po;
-    po.clients = clients_.get();
-    po.clock = &kafka.clock();
-    po.instance_id = instance_id.empty() ? process_ : instance_id;
-    po.commit_interval = 1h;  // the test commits (CommitNow); claims happen anyway
-    po.transaction_timeout = kTransactionTimeout;
-    po.dedup = Dedup();
-    po.log = [this](const std::string& line) { log_ += line + "\n"; };
-    auto made = Processor::Create(std::move(po), board_, workers);
-    if (auto* error = std::get_if<std::string>(&made)) {
-      ADD_FAILURE() << process_ << ": " << *error;
-      return;
-    }
-    processor_ = std::move(std::get<std::unique_ptr<Processor>>(made));
-    const std::string started = processor_->Start();
-    EXPECT_EQ(started, "");
-  }
-
-  ~Instance() {
-    if (processor_ && !dead_) finish_error_ = processor_->Finish();
-    processor_.reset();
-    for (auto& w : workers_) w->Close();
-    for (std::thread& t : threads_) t.join();
-  }
-  Instance(const Instance&) = delete;
-  Instance& operator=(const Instance&) = delete;
-
-  // One turn of the processor's loop; false once it hit a fatal error.
-  bool Step() { return processor_ && !dead_ && processor_->Step(0ms); }
-  void Commit() {
-    if (processor_ && !dead_) processor_->CommitNow();
-  }
-  // SIGKILL: what the process had not committed is gone with it, and it never
-  // leaves the group or ends its transactions (the broker times them out).
-  void Kill() {
-    kafka_.Crash(process_);
-    dead_ = true;
-  }
-  // After a step that made the double crash the process (CrashAt).
-  void MarkKilled() { dead_ = true; }
-  std::string Finish() {
-    dead_ = true;  // Finish only once
-    return processor_ ? processor_->Finish() : "no processor";
-  }
-
-  std::shared_ptr<const shard::ShardView> View(int32_t p) const {
-    for (const auto& view : board_.Read().shards) {
-      if (view->partition == p) return view;
-    }
-    return nullptr;
-  }
-  bool Runs(int32_t p) const {
-    auto view = View(p);
-    return view && view->phase == shard::ShardPhase::kRunning;
-  }
-  bool RunsAll() const {
-    for (int32_t p = 0; p < kPartitions; ++p) {
-      if (!Runs(p)) return false;
-    }
-    return true;
-  }
-  const std::string& log() const { return log_; }
-
- private:
-  StrictKafka& kafka_;
-  const std::string process_;
-  std::unique_ptr<kafka::Clients> clients_;
-  shard::StateBoard board_;
-  std::vector<std::unique_ptr<ShardWorker>> workers_;
-  std::vector<std::thread> threads_;
-  std::unique_ptr<Processor> processor_;
-  std::string log_;
-  std::string finish_error_;
-  bool dead_ = false;
-};
-
-// Steps every instance and moves simulated time by `tick` until `done` holds;
-// false after `limit` of simulated time.
-template <class Done>
-bool RunUntil(StrictKafka& kafka, std::vector<Instance*> instances, Done done,
-              std::chrono::milliseconds limit = 120s, std::chrono::milliseconds tick = 100ms) {
-  const int64_t deadline = kafka.clock().SteadyMs() + limit.count();
-  while (kafka.clock().SteadyMs() < deadline) {
-    for (Instance* instance : instances) instance->Step();
-    if (done()) return true;
-    kafka.Advance(tick);
-  }
-  return done();
-}
-
-// Steps an instance until it has routed everything the double holds for it, then
-// commits it.
-void StepAndCommit(Instance& instance) {
-  for (int i = 0; i < 3; ++i) instance.Step();
-  instance.Commit();
-}
-
 // --- An owner killed in the middle of a commit ------------------------------------
 
 class KilledMidCommit : public ::testing::TestWithParam<Call> {};
@@ -236,9 +110,9 @@ TEST_P(KilledMidCommit, CountsEveryEventOnceAfterTheNextOwnerTakesOver) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
   auto a = std::make_unique<Instance>(kafka, "a");
-  ASSERT_TRUE(RunUntil(kafka, {a.get()}, [&] { return a->RunsAll(); })) << a->log();
+  ASSERT_TRUE(RunUntil(kafka, {a.get()}, [&] { return a->RunsAll(kPartitions); })) << a->log();
   Send(kafka, 0, 100);
-  StepAndCommit(*a);
+  a->StepAndCommit();
   Send(kafka, 100, 200);
   Send(kafka, 0, 50);  // retries of events already counted
   for (int i = 0; i < 3; ++i) a->Step();
@@ -250,8 +124,8 @@ TEST_P(KilledMidCommit, CountsEveryEventOnceAfterTheNextOwnerTakesOver) {
   Send(kafka, 100, 200);
   Send(kafka, 200, 260);
   Instance b(kafka, "b");
-  ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return b.RunsAll(); })) << b.log();
-  StepAndCommit(b);
+  ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return b.RunsAll(kPartitions); })) << b.log();
+  b.StepAndCommit();
 
   EXPECT_EQ(CountsInChangelog(kafka), Expected(260));
   EXPECT_EQ(
@@ -286,9 +160,9 @@ TEST(Processor, AMemberTheGroupMovedOnWithoutNeverCutsBackItsSuccessorsWork) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
   Instance a(kafka, "a");
-  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(); })) << a.log();
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
   Send(kafka, 0, 100);
-  StepAndCommit(a);
+  a.StepAndCommit();
   Send(kafka, 100, 150);
   for (int i = 0; i < 3; ++i) a.Step();  // applied, not committed
 
@@ -296,9 +170,9 @@ TEST(Processor, AMemberTheGroupMovedOnWithoutNeverCutsBackItsSuccessorsWork) {
   // shard over, counts more and commits.
   kafka.Freeze("a");
   Instance b(kafka, "b");
-  ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return b.RunsAll(); })) << b.log();
+  ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return b.RunsAll(kPartitions); })) << b.log();
   Send(kafka, 150, 250);
-  StepAndCommit(b);
+  b.StepAndCommit();
   ASSERT_EQ(CountsInChangelog(kafka), Expected(250));
 
   // a wakes up and commits before it hears that it lost its shards: the broker
@@ -320,8 +194,8 @@ TEST(Processor, AMemberTheGroupMovedOnWithoutNeverCutsBackItsSuccessorsWork) {
       << a.log() << b.log();
   Send(kafka, 250, 300);
   Send(kafka, 100, 200);  // retries
-  StepAndCommit(a);
-  StepAndCommit(b);
+  a.StepAndCommit();
+  b.StepAndCommit();
   EXPECT_EQ(CountsInChangelog(kafka), Expected(300));
   ExpectEveryClaimTookANewEpoch(kafka);
   ExpectAllInputCommitted(kafka);
@@ -336,9 +210,9 @@ TEST(Processor, ASecondFailoverWhileADeadOwnersTransactionIsOpenNeverReusesAnEpo
   // shards while the dead owner's transaction still holds the last stable offset.
   kafka.set_session_timeout(3s);
   auto a = std::make_unique<Instance>(kafka, "a");
-  ASSERT_TRUE(RunUntil(kafka, {a.get()}, [&] { return a->RunsAll(); })) << a->log();
+  ASSERT_TRUE(RunUntil(kafka, {a.get()}, [&] { return a->RunsAll(kPartitions); })) << a->log();
   Send(kafka, 0, 100);
-  StepAndCommit(*a);
+  a->StepAndCommit();
   Send(kafka, 100, 200);
   for (int i = 0; i < 3; ++i) a->Step();
   kafka.CrashAt(Call::kCommitTransaction, "a");  // its batches and offsets stay open
@@ -347,10 +221,10 @@ TEST(Processor, ASecondFailoverWhileADeadOwnersTransactionIsOpenNeverReusesAnEpo
   const int64_t a_died_ms = kafka.clock().SteadyMs();
 
   auto b = std::make_unique<Instance>(kafka, "b");
-  ASSERT_TRUE(RunUntil(kafka, {b.get()}, [&] { return b->RunsAll(); })) << b->log();
+  ASSERT_TRUE(RunUntil(kafka, {b.get()}, [&] { return b->RunsAll(kPartitions); })) << b->log();
   EXPECT_GE(kafka.clock().SteadyMs() - a_died_ms, 10'000)
       << "b claimed before a's transaction was decided";
-  StepAndCommit(*b);
+  b->StepAndCommit();
   Send(kafka, 200, 300);
   for (int i = 0; i < 3; ++i) b->Step();
   kafka.CrashAt(Call::kSendOffsets, "b");  // its batches stay open
@@ -358,9 +232,9 @@ TEST(Processor, ASecondFailoverWhileADeadOwnersTransactionIsOpenNeverReusesAnEpo
   b->MarkKilled();
 
   Instance c(kafka, "c");
-  ASSERT_TRUE(RunUntil(kafka, {&c}, [&] { return c.RunsAll(); })) << c.log();
+  ASSERT_TRUE(RunUntil(kafka, {&c}, [&] { return c.RunsAll(kPartitions); })) << c.log();
   Send(kafka, 0, 320);  // every client retries everything
-  StepAndCommit(c);
+  c.StepAndCommit();
 
   EXPECT_EQ(CountsInChangelog(kafka), Expected(320));
   ExpectEveryClaimTookANewEpoch(kafka);
@@ -376,9 +250,9 @@ TEST(Processor, AnAbortedCommitRestoresTheShardsAndCountsTheirInputOnce) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
   Instance a(kafka, "a");
-  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(); })) << a.log();
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
   Send(kafka, 0, 100);
-  StepAndCommit(a);
+  a.StepAndCommit();
   Send(kafka, 100, 200);
   for (int i = 0; i < 3; ++i) a.Step();
   kafka.InjectError(Call::kCommitTransaction,
@@ -387,9 +261,9 @@ TEST(Processor, AnAbortedCommitRestoresTheShardsAndCountsTheirInputOnce) {
   EXPECT_FALSE(a.Runs(0));
   EXPECT_EQ(a.View(0)->transactions_aborted, 1u);
 
-  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(); })) << a.log();
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
   Send(kafka, 150, 220);
-  StepAndCommit(a);
+  a.StepAndCommit();
   EXPECT_EQ(CountsInChangelog(kafka), Expected(220));
   ExpectEveryClaimTookANewEpoch(kafka);
   ExpectAllInputCommitted(kafka);
@@ -411,14 +285,14 @@ TEST(Processor, ARestoreThatFailsIsRetriedWithGrowingBackOffAndShownUntilItWorks
 
   const int64_t first_failure_ms = kafka.clock().SteadyMs();
   ASSERT_TRUE(RunUntil(
-      kafka, {&a}, [&] { return a.RunsAll(); }, 10s))
+      kafka, {&a}, [&] { return a.RunsAll(kPartitions); }, 10s))
       << a.log();
   // Two failed attempts: retried after 1 s, then after 2 s more.
   EXPECT_GE(kafka.clock().SteadyMs() - first_failure_ms, 3000);
   EXPECT_EQ(a.View(0)->restore_retries, 2u);
   EXPECT_EQ(a.View(0)->failure, "");
   Send(kafka, 0, 50);
-  StepAndCommit(a);
+  a.StepAndCommit();
   EXPECT_EQ(CountsInChangelog(kafka), Expected(50));
   ExpectAllInputCommitted(kafka);
 }
@@ -430,11 +304,11 @@ TEST(Processor, AClaimTheBrokerRefusesIsRetriedAndNeverLeavesTwoClaimsOfOneEpoch
                     {kafka::ErrorKind::kGroupFenced, "ILLEGAL_GENERATION", "injected"}, 1, "a");
   Instance a(kafka, "a");
   ASSERT_TRUE(RunUntil(
-      kafka, {&a}, [&] { return a.RunsAll(); }, 10s))
+      kafka, {&a}, [&] { return a.RunsAll(kPartitions); }, 10s))
       << a.log();
   EXPECT_NE(a.log().find("its claim was refused"), std::string::npos) << a.log();
   Send(kafka, 0, 50);
-  StepAndCommit(a);
+  a.StepAndCommit();
   EXPECT_EQ(CountsInChangelog(kafka), Expected(50));
   ExpectEveryClaimTookANewEpoch(kafka);
 }
@@ -445,9 +319,9 @@ TEST(Processor, AProducerFencedByASecondProcessWithItsIdEndsTheInstanceWithAClea
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
   Instance first(kafka, "first", "shared-id");
-  ASSERT_TRUE(RunUntil(kafka, {&first}, [&] { return first.RunsAll(); })) << first.log();
+  ASSERT_TRUE(RunUntil(kafka, {&first}, [&] { return first.RunsAll(kPartitions); })) << first.log();
   Send(kafka, 0, 50);
-  StepAndCommit(first);
+  first.StepAndCommit();
 
   // A second process started with the same instance id: its init_transactions fences
   // the first one's producer.

@@ -1,0 +1,125 @@
+#include "tests/testing/strict_instance.h"
+
+#include <gtest/gtest.h>
+
+namespace oncecount::testing {
+
+using namespace std::chrono_literals;
+
+filter::DedupSpec TestDedup() {
+  filter::DedupSpec spec;
+  spec.expected_rate = 1000;
+  spec.window = filter::Millis{600'000};
+  spec.target_fpp = 1e-6;
+  return spec;
+}
+
+StrictInstance::StrictInstance(StrictKafka& kafka, StrictInstanceOptions options)
+    : kafka_(kafka), options_(std::move(options)), clients_(kafka.ClientsFor(options_.process)) {
+  const std::string instance_id =
+      options_.instance_id.empty() ? options_.process : options_.instance_id;
+  std::vector<service::ShardWorker*> workers;
+  for (int i = 0; i < 2; ++i) {
+    service::WorkerOptions wo;
+    wo.input_topic = "events";
+    wo.target_fpp = TestDedup().target_fpp;
+    wo.now_ms = [&kafka] { return kafka.clock().WallMs(); };
+    workers_.push_back(std::make_unique<service::ShardWorker>(std::move(wo)));
+    workers.push_back(workers_.back().get());
+    threads_.emplace_back([w = workers.back()] { w->Run(); });
+  }
+  auto log = [this](const std::string& line) { log_ += line + "\n"; };
+  if (options_.replicas) {
+    replica::ReplicatorOptions ro;
+    ro.clients = clients_.get();
+    ro.clock = &kafka.clock();
+    ro.changelog_topic = "events.changelog";
+    if (options_.standby_replicas > 0) ro.members_topic = "events.members";
+    ro.instance_id = instance_id;
+    ro.api_url = "http://" + options_.process;
+    ro.standby_replicas = options_.standby_replicas;
+    ro.dedup = TestDedup();
+    ro.log = log;
+    auto made = replica::Replicator::Create(std::move(ro), board_);
+    if (auto* error = std::get_if<std::string>(&made)) {
+      ADD_FAILURE() << options_.process << ": " << *error;
+      return;
+    }
+    replicator_ = std::move(std::get<std::unique_ptr<replica::Replicator>>(made));
+    replicator_->Start();
+  }
+  service::ProcessorOptions po;
+  po.clients = clients_.get();
+  po.clock = &kafka.clock();
+  po.instance_id = instance_id;
+  po.commit_interval = 1h;  // the test commits (Commit); claims happen anyway
+  po.transaction_timeout = options_.transaction_timeout;
+  po.dedup = TestDedup();
+  po.log = log;
+  auto made = service::Processor::Create(std::move(po), board_, workers, replicator_.get());
+  if (auto* error = std::get_if<std::string>(&made)) {
+    ADD_FAILURE() << options_.process << ": " << *error;
+    return;
+  }
+  processor_ = std::move(std::get<std::unique_ptr<service::Processor>>(made));
+  EXPECT_EQ(processor_->Start(), "");
+}
+
+StrictInstance::~StrictInstance() {
+  if (processor_ && !dead_) processor_->Finish();
+  if (replicator_ && !dead_) replicator_->Finish();
+  processor_.reset();
+  replicator_.reset();
+  for (auto& w : workers_) w->Close();
+  for (std::thread& t : threads_) t.join();
+}
+
+bool StrictInstance::Step() {
+  if (!processor_ || dead_) return false;
+  if (replicator_) replicator_->Step(0ms);
+  return processor_->Step(0ms);
+}
+
+void StrictInstance::StepAndCommit() {
+  for (int i = 0; i < 3; ++i) Step();
+  Commit();
+}
+
+void StrictInstance::Commit() {
+  if (processor_ && !dead_) processor_->CommitNow();
+}
+
+void StrictInstance::Kill() {
+  kafka_.Crash(options_.process);
+  dead_ = true;
+}
+
+std::string StrictInstance::Finish() {
+  if (!processor_ || dead_) return "no running processor";
+  dead_ = true;  // once only
+  std::string error = processor_->Finish();
+  if (replicator_) replicator_->Finish();
+  return error;
+}
+
+std::shared_ptr<const shard::ShardView> StrictInstance::View(int32_t p) const {
+  for (const auto& view : board_.Read().shards) {
+    if (view->partition == p) return view;
+  }
+  return nullptr;
+}
+
+bool StrictInstance::Runs(int32_t p) const {
+  auto view = View(p);
+  return view && view->role == shard::ShardRole::kActive &&
+         view->phase == shard::ShardPhase::kRunning;
+}
+
+bool StrictInstance::RunsAll(int32_t partitions) const {
+  for (int32_t p = 0; p < partitions; ++p) {
+    if (!Runs(p)) return false;
+  }
+  return true;
+}
+
+}  // namespace oncecount::testing

@@ -1,0 +1,101 @@
+// StrictInstance: one oncecount process for tests on the StrictKafka double — its
+// processor, two shard workers on their own threads and, when asked, its replicator
+// — with the processor and the replicator stepped by the test on its own thread, on
+// the double's simulated time. Tests script several of them against one cluster:
+// failovers, SIGKILL at a chosen call, frozen members, hand-offs to standbys.
+//
+// The cluster it expects: topics "events" and "events.changelog" with the same
+// partition count, "events.dlq", and "events.members" (one partition) for standbys.
+//
+// Test code only. Thread-safety: every method on the test's thread.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "processor/filter/filter_factory.h"
+#include "processor/replica/replicator.h"
+#include "processor/service/processor.h"
+#include "processor/service/shard_worker.h"
+#include "processor/shard/shard_view.h"
+#include "tests/testing/strict_kafka.h"
+
+namespace oncecount::testing {
+
+struct StrictInstanceOptions {
+  std::string process;      // the process's name for the double (Crash, CrashAt, ...)
+  std::string instance_id;  // names its transactional.id; empty: the process's name
+  std::chrono::milliseconds transaction_timeout{10000};
+  // With a replicator: follows the shards it does not own; standbys need "events.members".
+  bool replicas = false;
+  int64_t standby_replicas = 0;
+};
+
+// The dedup settings every instance of a test uses: a window far longer than any
+// test, so that no id is forgotten while time is simulated.
+filter::DedupSpec TestDedup();
+
+class StrictInstance {
+ public:
+  StrictInstance(StrictKafka& kafka, StrictInstanceOptions options);
+  StrictInstance(StrictKafka& kafka, std::string process, std::string instance_id = "")
+      : StrictInstance(kafka, StrictInstanceOptions{std::move(process), std::move(instance_id)}) {}
+  // A live process shuts down cleanly (commits, leaves the group); a killed one just
+  // goes away.
+  ~StrictInstance();
+  StrictInstance(const StrictInstance&) = delete;
+  StrictInstance& operator=(const StrictInstance&) = delete;
+
+  // One turn of the processor's loop (and the replicator's); false once the
+  // processor hit a fatal error, or the process is dead.
+  bool Step();
+  // Steps a few times, so that the instance routes what the double holds for it,
+  // then commits.
+  void StepAndCommit();
+  void Commit();
+  // SIGKILL: what the process had not committed is gone with it; it never leaves the
+  // group or ends its transactions (the broker times them out).
+  void Kill();
+  // The double crashed the process (CrashAt): the test stops driving it.
+  void MarkKilled() { dead_ = true; }
+  // The processor's clean shutdown; returns its error ("" on a clean stop).
+  std::string Finish();
+
+  // The view this instance publishes for shard p (active, standby or replica).
+  std::shared_ptr<const shard::ShardView> View(int32_t p) const;
+  bool Runs(int32_t p) const;  // an active, running shard
+  bool RunsAll(int32_t partitions) const;
+  const std::string& log() const { return log_; }
+
+ private:
+  StrictKafka& kafka_;
+  const StrictInstanceOptions options_;
+  std::unique_ptr<kafka::Clients> clients_;
+  shard::StateBoard board_;
+  std::vector<std::unique_ptr<service::ShardWorker>> workers_;
+  std::vector<std::thread> threads_;
+  std::unique_ptr<replica::Replicator> replicator_;
+  std::unique_ptr<service::Processor> processor_;
+  std::string log_;
+  bool dead_ = false;
+};
+
+// Steps every instance and moves simulated time by `tick` until `done` holds;
+// false after `limit` of simulated time.
+template <class Done>
+bool RunUntil(StrictKafka& kafka, const std::vector<StrictInstance*>& instances, Done done,
+              std::chrono::milliseconds limit = std::chrono::seconds(120),
+              std::chrono::milliseconds tick = std::chrono::milliseconds(100)) {
+  const int64_t deadline = kafka.clock().SteadyMs() + limit.count();
+  while (kafka.clock().SteadyMs() < deadline) {
+    for (StrictInstance* instance : instances) instance->Step();
+    if (done()) return true;
+    kafka.Advance(tick);
+  }
+  return done();
+}
+
+}  // namespace oncecount::testing
