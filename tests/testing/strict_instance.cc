@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "processor/changelog/changelog_record.h"
+#include "processor/service/restore.h"
+
 namespace oncecount::testing {
 
 using namespace std::chrono_literals;
@@ -12,6 +15,15 @@ filter::DedupSpec TestDedup() {
   spec.window = filter::Millis{600'000};
   spec.target_fpp = 1e-6;
   return spec;
+}
+
+StrictKafka& NewCluster(std::unique_ptr<StrictKafka>& holder) {
+  holder = std::make_unique<StrictKafka>();
+  EXPECT_TRUE(holder->CreateTopic("events", kServicePartitions).ok());
+  EXPECT_TRUE(holder->CreateTopic("events.changelog", kServicePartitions).ok());
+  EXPECT_TRUE(holder->CreateTopic("events.dlq", 1).ok());
+  EXPECT_TRUE(holder->CreateTopic("events.members", 1).ok());
+  return *holder;
 }
 
 StrictInstance::StrictInstance(StrictKafka& kafka, StrictInstanceOptions options)
@@ -120,6 +132,65 @@ bool StrictInstance::RunsAll(int32_t partitions) const {
     if (!Runs(p)) return false;
   }
   return true;
+}
+
+// --- Events and checks ----------------------------------------------------------
+
+void Send(StrictKafka& kafka, int from, int to) {
+  for (int i = from; i < to; ++i) {
+    const std::string value = "{\"counter\":\"n" + std::to_string(i % 3) + "\",\"delta\":1}";
+    ASSERT_TRUE(
+        kafka.ProduceForTest("events", i % kServicePartitions, "client/" + std::to_string(i), value)
+            .ok());
+  }
+}
+
+std::map<std::string, int64_t> Expected(int n) {
+  std::map<std::string, int64_t> counts;
+  for (int i = 0; i < n; ++i) ++counts["n" + std::to_string(i % 3)];
+  return counts;
+}
+
+std::map<std::string, int64_t> CountsInChangelog(StrictKafka& kafka) {
+  std::map<std::string, int64_t> counts;
+  for (int32_t p = 0; p < kServicePartitions; ++p) {
+    auto restored =
+        service::RestoreCold(p, kafka.CommittedValues("events.changelog", p), TestDedup());
+    EXPECT_TRUE(restored.ok()) << "shard " << p << ": " << restored.error();
+    if (!restored.ok()) continue;
+    for (const auto& [name, value] : restored.value().state->counters()) counts[name] += value;
+  }
+  return counts;
+}
+
+std::vector<uint64_t> ClaimEpochs(StrictKafka& kafka, int32_t p) {
+  std::vector<uint64_t> epochs;
+  for (const std::string& value : kafka.CommittedValues("events.changelog", p)) {
+    auto record = changelog::DecodeRecord(value);
+    EXPECT_TRUE(record.ok()) << record.error();
+    if (!record.ok()) continue;
+    if (const auto* claim = std::get_if<changelog::ClaimRecord>(&record.value())) {
+      epochs.push_back(claim->epoch);
+    }
+  }
+  return epochs;
+}
+
+void ExpectEveryClaimTookANewEpoch(StrictKafka& kafka) {
+  for (int32_t p = 0; p < kServicePartitions; ++p) {
+    const std::vector<uint64_t> epochs = ClaimEpochs(kafka, p);
+    EXPECT_FALSE(epochs.empty()) << "shard " << p << " was never claimed";
+    for (size_t i = 1; i < epochs.size(); ++i) {
+      EXPECT_LT(epochs[i - 1], epochs[i]) << "shard " << p << ": claim " << i;
+    }
+  }
+}
+
+void ExpectAllInputCommitted(StrictKafka& kafka) {
+  for (int32_t p = 0; p < kServicePartitions; ++p) {
+    EXPECT_EQ(kafka.CommittedOffset("oncecount", "events", p), kafka.HighWatermark("events", p))
+        << "shard " << p;
+  }
 }
 
 }  // namespace oncecount::testing

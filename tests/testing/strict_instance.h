@@ -4,13 +4,18 @@
 // the double's simulated time. Tests script several of them against one cluster:
 // failovers, SIGKILL at a chosen call, frozen members, hand-offs to standbys.
 //
-// The cluster it expects: topics "events" and "events.changelog" with the same
-// partition count, "events.dlq", and "events.members" (one partition) for standbys.
+// The cluster it expects (NewCluster): topics "events" and "events.changelog" with
+// kServicePartitions partitions, "events.dlq", and "events.members" for standbys.
+// Below the instance: the events scenarios send and the checks every scenario ends
+// with — does the changelog (what any later owner restores) hold each event exactly
+// once, did every claim take a new epoch, is every input record committed?
 //
 // Test code only. Thread-safety: every method on the test's thread.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -24,6 +29,11 @@
 #include "tests/testing/strict_kafka.h"
 
 namespace oncecount::testing {
+
+inline constexpr int32_t kServicePartitions = 2;
+
+// A cluster with the service's topics (see above) in `holder`.
+StrictKafka& NewCluster(std::unique_ptr<StrictKafka>& holder);
 
 struct StrictInstanceOptions {
   std::string process;      // the process's name for the double (Crash, CrashAt, ...)
@@ -97,5 +107,28 @@ bool RunUntil(StrictKafka& kafka, const std::vector<StrictInstance*>& instances,
   }
   return done();
 }
+
+// Steps every instance for `duration` of simulated time.
+inline void RunFor(StrictKafka& kafka, const std::vector<StrictInstance*>& instances,
+                   std::chrono::milliseconds duration) {
+  RunUntil(
+      kafka, instances, [] { return false; }, duration);
+}
+
+// --- Events and checks ----------------------------------------------------------
+
+// Sends events [from, to): event i has the idempotency id "client/<i>", goes to
+// partition i % kServicePartitions and adds 1 to counter "n<i % 3>". Sending an
+// event again is a client's retry.
+void Send(StrictKafka& kafka, int from, int to);
+// What the counters must read once events [0, n) were each sent at least once.
+std::map<std::string, int64_t> Expected(int n);
+// The counters a new owner restores from the committed changelog, shards summed.
+std::map<std::string, int64_t> CountsInChangelog(StrictKafka& kafka);
+// The epochs of the committed claims of shard p, in log order.
+std::vector<uint64_t> ClaimEpochs(StrictKafka& kafka, int32_t p);
+void ExpectEveryClaimTookANewEpoch(StrictKafka& kafka);
+// The group committed every input record: nothing is left to count twice or lose.
+void ExpectAllInputCommitted(StrictKafka& kafka);
 
 }  // namespace oncecount::testing

@@ -17,8 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "processor/changelog/changelog_record.h"
-#include "processor/service/restore.h"
 #include "tests/testing/strict_instance.h"
 
 namespace oncecount::service {
@@ -30,77 +28,14 @@ using testing::StrictKafka;
 using Call = StrictKafka::Call;
 using Instance = testing::StrictInstance;
 
-constexpr int32_t kPartitions = 2;
-
-StrictKafka& NewCluster(std::unique_ptr<StrictKafka>& holder) {
-  holder = std::make_unique<StrictKafka>();
-  EXPECT_TRUE(holder->CreateTopic("events", kPartitions).ok());
-  EXPECT_TRUE(holder->CreateTopic("events.changelog", kPartitions).ok());
-  EXPECT_TRUE(holder->CreateTopic("events.dlq", 1).ok());
-  return *holder;
-}
-
-// The events clients send: event i of a test has the idempotency id "client/<i>",
-// goes to partition i % kPartitions and adds 1 to counter "n<i % 3>".
-void Send(StrictKafka& kafka, int from, int to) {
-  for (int i = from; i < to; ++i) {
-    const std::string value = "{\"counter\":\"n" + std::to_string(i % 3) + "\",\"delta\":1}";
-    ASSERT_TRUE(
-        kafka.ProduceForTest("events", i % kPartitions, "client/" + std::to_string(i), value).ok());
-  }
-}
-
-// What the counters must read once events [0, n) were each sent at least once.
-std::map<std::string, int64_t> Expected(int n) {
-  std::map<std::string, int64_t> counts;
-  for (int i = 0; i < n; ++i) ++counts["n" + std::to_string(i % 3)];
-  return counts;
-}
-
-// The counters a new owner restores from the committed changelog, all shards summed.
-std::map<std::string, int64_t> CountsInChangelog(StrictKafka& kafka) {
-  std::map<std::string, int64_t> counts;
-  for (int32_t p = 0; p < kPartitions; ++p) {
-    auto restored =
-        RestoreCold(p, kafka.CommittedValues("events.changelog", p), testing::TestDedup());
-    EXPECT_TRUE(restored.ok()) << "shard " << p << ": " << restored.error();
-    if (!restored.ok()) continue;
-    for (const auto& [name, value] : restored.value().state->counters()) counts[name] += value;
-  }
-  return counts;
-}
-
-// The epochs of the committed claims of shard p, in log order.
-std::vector<uint64_t> ClaimEpochs(StrictKafka& kafka, int32_t p) {
-  std::vector<uint64_t> epochs;
-  for (const std::string& value : kafka.CommittedValues("events.changelog", p)) {
-    auto record = changelog::DecodeRecord(value);
-    EXPECT_TRUE(record.ok()) << record.error();
-    if (!record.ok()) continue;
-    if (const auto* claim = std::get_if<changelog::ClaimRecord>(&record.value())) {
-      epochs.push_back(claim->epoch);
-    }
-  }
-  return epochs;
-}
-
-void ExpectEveryClaimTookANewEpoch(StrictKafka& kafka) {
-  for (int32_t p = 0; p < kPartitions; ++p) {
-    const std::vector<uint64_t> epochs = ClaimEpochs(kafka, p);
-    EXPECT_FALSE(epochs.empty()) << "shard " << p << " was never claimed";
-    for (size_t i = 1; i < epochs.size(); ++i) {
-      EXPECT_LT(epochs[i - 1], epochs[i]) << "shard " << p << ": claim " << i;
-    }
-  }
-}
-
-// The group committed every input record: nothing is left to count twice or lose.
-void ExpectAllInputCommitted(StrictKafka& kafka) {
-  for (int32_t p = 0; p < kPartitions; ++p) {
-    EXPECT_EQ(kafka.CommittedOffset("oncecount", "events", p), kafka.HighWatermark("events", p))
-        << "shard " << p;
-  }
-}
+constexpr int32_t kPartitions = testing::kServicePartitions;
+using testing::ClaimEpochs;
+using testing::CountsInChangelog;
+using testing::ExpectAllInputCommitted;
+using testing::Expected;
+using testing::ExpectEveryClaimTookANewEpoch;
+using testing::NewCluster;
+using testing::Send;
 
 // --- An owner killed in the middle of a commit ------------------------------------
 

@@ -1,0 +1,165 @@
+// Replicator under a real broker's transactional rules: instances with replicas on
+// the StrictKafka double, on simulated time. A replica reads the changelog
+// read_committed, so it never shows an aborted batch and stops where an open
+// transaction holds the last stable offset; a standby handed over to the processor
+// is brought up to the high watermark seen at the hand-over before it claims.
+#include "processor/replica/replicator.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "tests/testing/strict_instance.h"
+
+namespace oncecount::replica {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::CountsInChangelog;
+using testing::ExpectAllInputCommitted;
+using testing::Expected;
+using testing::ExpectEveryClaimTookANewEpoch;
+using testing::NewCluster;
+using testing::RunUntil;
+using testing::Send;
+using testing::StrictInstance;
+using testing::StrictInstanceOptions;
+using testing::StrictKafka;
+using Call = StrictKafka::Call;
+
+StrictInstanceOptions WithStandby(std::string process) {
+  StrictInstanceOptions o;
+  o.process = std::move(process);
+  o.replicas = true;
+  o.standby_replicas = 1;
+  return o;
+}
+
+// The shard each instance runs, once the group gave one to each.
+struct Split {
+  int32_t a_runs = -1;
+  int32_t b_runs = -1;
+};
+
+bool SplitBetween(const StrictInstance& a, const StrictInstance& b, Split& split) {
+  for (int32_t p = 0; p < testing::kServicePartitions; ++p) {
+    if (a.Runs(p)) split.a_runs = p;
+    if (b.Runs(p)) split.b_runs = p;
+  }
+  return split.a_runs >= 0 && split.b_runs >= 0 && split.a_runs != split.b_runs;
+}
+
+int64_t CounterIn(const StrictInstance& instance, int32_t p, const std::string& name) {
+  auto view = instance.View(p);
+  return view ? view->counters->Find(name).value_or(0) : -1;
+}
+
+// A replica's view of a shard caught up with what its active committed.
+bool CaughtUp(const StrictInstance& replica, const StrictInstance& active, int32_t p) {
+  auto mine = replica.View(p);
+  auto theirs = active.View(p);
+  return mine && theirs && mine->phase == shard::ShardPhase::kRunning &&
+         mine->role == shard::ShardRole::kStandby && mine->replica_lag_ms == 0 &&
+         mine->counters->counters() == theirs->counters->counters();
+}
+
+TEST(Replicator, AStandbyFollowsOnlyCommittedBatchesAndTakesOverAfterTheDeadOwnersTransactionEnds) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  // The group gives b the dead owner's shard while its transaction is still open.
+  kafka.set_session_timeout(3s);
+  auto a = std::make_unique<StrictInstance>(kafka, WithStandby("a"));
+  StrictInstance b(kafka, WithStandby("b"));
+  Split split;
+  ASSERT_TRUE(RunUntil(kafka, {a.get(), &b}, [&] { return SplitBetween(*a, b, split); }))
+      << a->log() << b.log();
+  const int32_t p = split.a_runs;
+  Send(kafka, 0, 100);
+  a->StepAndCommit();
+  b.StepAndCommit();
+  ASSERT_TRUE(RunUntil(
+      kafka, {a.get(), &b}, [&] { return CaughtUp(b, *a, p); }, 10s))
+      << b.log();
+  const int64_t committed_n0 = CounterIn(*a, p, "n0");
+
+  // An aborted batch of a's never reaches b's standby.
+  Send(kafka, 100, 160);
+  for (int i = 0; i < 3; ++i) a->Step();
+  kafka.InjectError(Call::kCommitTransaction, {kafka::ErrorKind::kAbortable, "X", "injected"}, 1,
+                    "a");
+  a->Commit();
+  for (int i = 0; i < 5; ++i) b.Step();
+  EXPECT_EQ(CounterIn(b, p, "n0"), committed_n0);
+
+  // a restores, counts the events again, and dies with its next batch open.
+  ASSERT_TRUE(RunUntil(
+      kafka, {a.get(), &b}, [&] { return a->Runs(p); }, 10s))
+      << a->log();
+  a->StepAndCommit();
+  ASSERT_TRUE(RunUntil(
+      kafka, {a.get(), &b}, [&] { return CaughtUp(b, *a, p); }, 10s))
+      << b.log();
+  Send(kafka, 160, 220);
+  for (int i = 0; i < 3; ++i) a->Step();
+  kafka.CrashAt(Call::kCommitTransaction, "a");
+  a->Commit();
+  a->MarkKilled();
+  const int64_t died_ms = kafka.clock().SteadyMs();
+
+  ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return b.RunsAll(testing::kServicePartitions); }))
+      << b.log();
+  EXPECT_NE(b.log().find("taken over from its standby replica"), std::string::npos) << b.log();
+  EXPECT_GE(kafka.clock().SteadyMs() - died_ms, 10'000)
+      << "b claimed before a's open transaction was decided";
+  Send(kafka, 0, 240);  // the clients retry everything
+  b.StepAndCommit();
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(240));
+  ExpectEveryClaimTookANewEpoch(kafka);
+  ExpectAllInputCommitted(kafka);
+}
+
+TEST(Replicator, AReplicaStopsWhereAnOpenTransactionHoldsTheChangelogAndGoesOnWhenItEnds) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  // Sessions outlive the transaction: the dead owner keeps its shard while its
+  // transaction times out, and the replica's view is all there is to read.
+  kafka.set_session_timeout(30s);
+  auto a = std::make_unique<StrictInstance>(kafka, WithStandby("a"));
+  StrictInstance b(kafka, WithStandby("b"));
+  Split split;
+  ASSERT_TRUE(RunUntil(kafka, {a.get(), &b}, [&] { return SplitBetween(*a, b, split); }))
+      << a->log() << b.log();
+  const int32_t p = split.a_runs;
+  Send(kafka, 0, 100);
+  a->StepAndCommit();
+  ASSERT_TRUE(RunUntil(
+      kafka, {a.get(), &b}, [&] { return CaughtUp(b, *a, p); }, 10s))
+      << b.log();
+  const int64_t before = CounterIn(b, p, "n0");
+
+  Send(kafka, 100, 200);
+  for (int i = 0; i < 3; ++i) a->Step();
+  kafka.CrashAt(Call::kCommitTransaction, "a");
+  Send(kafka, 200, 202);  // keeps the shard's input moving: b still sees nothing new
+  a->Commit();
+  a->MarkKilled();
+  ASSERT_GT(kafka.HighWatermark("events.changelog", p),
+            kafka.LastStableOffset("events.changelog", p));
+  testing::RunFor(kafka, {&b}, 9s);
+  EXPECT_EQ(CounterIn(b, p, "n0"), before) << "an open batch is not committed state";
+
+  // The coordinator aborts the transaction: the batch never counts, and the shard's
+  // next owner (b, once a's session ends) counts those events itself.
+  ASSERT_TRUE(RunUntil(
+      kafka, {&b}, [&] { return b.RunsAll(testing::kServicePartitions); }, 60s))
+      << b.log();
+  EXPECT_EQ(CounterIn(b, p, "n0"), before) << "the aborted batch never counts";
+  b.StepAndCommit();
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(202));
+  ExpectEveryClaimTookANewEpoch(kafka);
+}
+
+}  // namespace
+}  // namespace oncecount::replica
