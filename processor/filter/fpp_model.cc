@@ -4,6 +4,16 @@
 #include <cmath>
 
 namespace oncecount::filter {
+namespace {
+
+// log(x!) for j >= 0. std::lgamma writes the global `signgam`, a data race when
+// shards on several threads compute their models at once; lgamma_r does not.
+double LogFactorial(double j) {
+  int sign = 0;
+  return ::lgamma_r(j + 1, &sign);
+}
+
+}  // namespace
 
 double ClassicBloomFpp(double bits, int hashes, double inserted) {
   if (inserted <= 0 || bits <= 0) return 0.0;
@@ -25,7 +35,7 @@ double BlockedBloomFpp(double bits, int hashes, double inserted, uint32_t block_
   double total = 0;
   for (int64_t j = lo; j <= hi; ++j) {
     const double jd = static_cast<double>(j);
-    const double log_weight = jd * std::log(lambda) - lambda - std::lgamma(jd + 1);
+    const double log_weight = jd * std::log(lambda) - lambda - LogFactorial(jd);
     const double set_fraction = -std::expm1(jd * k * miss_per_bit);
     total += std::exp(log_weight) * std::pow(set_fraction, k);
   }
