@@ -14,13 +14,15 @@ using filter::ByteWriter;
 using filter::Error;
 
 constexpr char kMagic[4] = {'O', 'C', 'C', 'L'};
-constexpr size_t kHeaderBytes = 28;
+constexpr size_t kHeaderBytes = 36;         // format 3
+constexpr size_t kFormat2HeaderBytes = 28;  // no claim id
 constexpr size_t kChecksumBytes = 8;
 constexpr size_t kMaxCounterName = 256;
 
 enum class RecordType : uint8_t { kBatch = 1, kClaim = 2, kSnapshotChunk = 3 };
 
-void WriteHeader(ByteWriter& w, RecordType type, int32_t partition, uint64_t epoch, uint64_t seq) {
+void WriteHeader(ByteWriter& w, RecordType type, int32_t partition, uint64_t epoch, uint64_t seq,
+                 uint64_t claim) {
   for (char c : kMagic) w.U8(static_cast<uint8_t>(c));
   w.U16(kChangelogFormatVersion);
   w.U8(static_cast<uint8_t>(type));
@@ -28,6 +30,7 @@ void WriteHeader(ByteWriter& w, RecordType type, int32_t partition, uint64_t epo
   w.U32(static_cast<uint32_t>(partition));
   w.U64(epoch);
   w.U64(seq);
+  w.U64(claim);
 }
 
 void WriteStats(ByteWriter& w, const ShardStats& s) {
@@ -132,7 +135,7 @@ void EncodeRecord(const Record& record, std::string& out) {
           type = RecordType::kSnapshotChunk;
           seq = r.seq;
         }
-        WriteHeader(w, type, r.partition, r.epoch, seq);
+        WriteHeader(w, type, r.partition, r.epoch, seq, r.claim);
         EncodeBody(r, w);
       },
       record);
@@ -140,7 +143,9 @@ void EncodeRecord(const Record& record, std::string& out) {
 }
 
 filter::Result<Record> DecodeRecord(std::string_view bytes) {
-  if (bytes.size() < kHeaderBytes + kChecksumBytes) return Error{"changelog record: too short"};
+  if (bytes.size() < kFormat2HeaderBytes + kChecksumBytes) {
+    return Error{"changelog record: too short"};
+  }
   if (bytes.size() > kMaxRecordBytes + kHeaderBytes + kChecksumBytes) {
     return Error{"changelog record: too large"};
   }
@@ -154,7 +159,7 @@ filter::Result<Record> DecodeRecord(std::string_view bytes) {
   }
   ByteReader r(covered.substr(4));
   const uint16_t version = r.U16();
-  if (version != kChangelogFormatVersion) {
+  if (version < kOldestReadableChangelogFormat || version > kChangelogFormatVersion) {
     return Error{"changelog record: unsupported format version " + std::to_string(version)};
   }
   const auto type = static_cast<RecordType>(r.U8());
@@ -162,14 +167,16 @@ filter::Result<Record> DecodeRecord(std::string_view bytes) {
   const auto partition = static_cast<int32_t>(r.U32());
   const uint64_t epoch = r.U64();
   const uint64_t seq = r.U64();
+  const uint64_t claim = version >= 3 ? r.U64() : 0;
+  if (!r.ok()) return Error{"changelog record: truncated header"};
   switch (type) {
     case RecordType::kBatch:
-      return DecodeBatch(r, BatchRecord{partition, epoch, seq, 0, 0, 0, {}, {}, {}});
+      return DecodeBatch(r, BatchRecord{partition, epoch, seq, 0, 0, 0, {}, {}, {}, claim});
     case RecordType::kClaim:
       if (!r.done()) return Error{"claim: trailing bytes"};
-      return Record{ClaimRecord{partition, epoch, seq}};
+      return Record{ClaimRecord{partition, epoch, seq, claim}};
     case RecordType::kSnapshotChunk: {
-      SnapshotChunk c{partition, epoch, seq, 0, 0, {}};
+      SnapshotChunk c{partition, epoch, seq, 0, 0, {}, claim};
       c.index = r.U32();
       c.count = r.U32();
       c.bytes = std::string(r.Bytes(kMaxRecordBytes));

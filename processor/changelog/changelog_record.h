@@ -11,7 +11,11 @@
 //             bit-identical filters and the same counters.
 //   Claim     a new owner (or an owner recovering from an aborted transaction)
 //             takes the shard at `epoch`, continuing from batch `base_seq`. Batches
-//             of older epochs that follow it are a zombie's and are ignored.
+//             of older epochs that follow it are a zombie's and are ignored. Each
+//             claim has a random id that the owner's batches and snapshots carry:
+//             if two claims of one epoch ever appeared (a restore that read less
+//             than it should), readers keep the first and ignore the second with
+//             everything written under it (lineage.h).
 //   Snapshot  one chunk of the shard's whole state after batch `seq`, written in the
 //             same transaction as that batch, so that restoring does not need the
 //             whole history.
@@ -20,14 +24,19 @@
 //
 //   offset  size  field
 //   0       4     magic "OCCL"
-//   4       2     format version (2; version 1 batches had no seal time)
+//   4       2     format version (3)
 //   6       1     record type (1 batch, 2 claim, 3 snapshot chunk)
 //   7       1     reserved, 0
 //   8       4     partition
 //   12      8     epoch
 //   20      8     seq (batch: its own; claim: base_seq; snapshot: the batch it follows)
-//   28      ...   body (per type; see changelog_record.cc)
+//   28      8     claim id (a claim: its own; others: the claim they are written under)
+//   36      ...   body (per type; see changelog_record.cc)
 //   end-8   8     XXH3-64 of every byte before it
+//
+// Format 2 (read, never written) is the same without the claim id: its body starts
+// at 28 and its records decode with claim id 0, "unknown", which readers accept as
+// belonging to whichever claim holds its epoch. Format 1 is not read.
 //
 // A record that fails any check decodes to an Error; readers skip it and count it.
 // tests/processor/changelog/changelog_record_test.cc pins the bytes.
@@ -46,7 +55,9 @@
 
 namespace oncecount::changelog {
 
-inline constexpr uint16_t kChangelogFormatVersion = 2;
+inline constexpr uint16_t kChangelogFormatVersion = 3;
+// The oldest format still read.
+inline constexpr uint16_t kOldestReadableChangelogFormat = 2;
 inline constexpr size_t kDlqReasons = 7;
 
 // Per-shard event statistics; in a batch they are the increments of that batch.
@@ -84,6 +95,7 @@ struct BatchRecord {
   std::vector<FilterSegment> segments;
   std::vector<CounterUpdate> counters;
   ShardStats stats;
+  uint64_t claim = 0;  // the id of the claim it was written under (0: unknown, format 2)
   friend bool operator==(const BatchRecord&, const BatchRecord&) = default;
 };
 
@@ -91,6 +103,7 @@ struct ClaimRecord {
   int32_t partition = 0;
   uint64_t epoch = 0;
   uint64_t base_seq = 0;  // the last batch of the lineage the claimer continues
+  uint64_t claim = 0;     // its random id (0: unknown, format 2)
   friend bool operator==(const ClaimRecord&, const ClaimRecord&) = default;
 };
 
@@ -101,6 +114,7 @@ struct SnapshotChunk {
   uint32_t index = 0;
   uint32_t count = 1;
   std::string bytes;
+  uint64_t claim = 0;  // the id of the claim it was written under (0: unknown, format 2)
   friend bool operator==(const SnapshotChunk&, const SnapshotChunk&) = default;
 };
 

@@ -45,28 +45,29 @@ void LineageBuilder::DropAfter(uint64_t seq, uint64_t older_than_epoch) {
 }
 
 void LineageBuilder::OnBatch(BatchRecord batch) {
-  if (batch.epoch < epoch_ || batch.seq == 0) {
+  const ClaimRule::Fit fit = claims_.Of(batch.epoch, batch.claim);
+  if (fit == ClaimRule::Fit::kOlderEpoch || fit == ClaimRule::Fit::kOtherClaim || batch.seq == 0) {
     ++ignored_;
     return;
   }
-  epoch_ = batch.epoch;
+  if (fit == ClaimRule::Fit::kNewerEpoch) claims_.Adopt(batch.epoch, batch.claim);
   DropAfter(batch.seq - 1, batch.epoch);
   const uint64_t seq = batch.seq;
   chain_.insert_or_assign(seq, std::move(batch));
 }
 
 void LineageBuilder::OnClaim(const ClaimRecord& claim) {
-  if (claim.epoch <= epoch_ && epoch_ != 0) {
+  if (!claims_.Claim(claim.epoch, claim.claim)) {
     ++ignored_;
     return;
   }
-  epoch_ = claim.epoch;
   claimed_base_ = claim.base_seq;
   DropAfter(claim.base_seq, claim.epoch);
 }
 
 void LineageBuilder::OnChunk(SnapshotChunk chunk) {
-  if (chunk.epoch < epoch_) {
+  const ClaimRule::Fit fit = claims_.Of(chunk.epoch, chunk.claim);
+  if (fit == ClaimRule::Fit::kOlderEpoch || fit == ClaimRule::Fit::kOtherClaim) {
     ++ignored_;
     return;
   }
@@ -93,7 +94,8 @@ uint64_t LineageBuilder::last_seq() const {
 
 filter::Result<RestorePlan> LineageBuilder::Finish() && {
   RestorePlan plan;
-  plan.epoch = epoch_;
+  plan.epoch = claims_.epoch();
+  plan.claim = claims_.claim();
   plan.ignored_records = ignored_;
   plan.last_seq = last_seq();
   for (auto it = snapshots_.rbegin(); it != snapshots_.rend(); ++it) {

@@ -4,6 +4,8 @@
 // that the newest owner continues:
 //
 //  - a batch of an epoch older than the newest seen is a zombie's and is ignored;
+//  - within an epoch only its first claim counts (claim_rule.h): a second claim of
+//    the same epoch, and whatever is written under its id, is ignored;
 //  - a batch of epoch e with seq s supersedes any batch with seq >= s of an older
 //    epoch (an aborted attempt that a reader could still see);
 //  - a claim (E, base) raises the epoch to E and drops every batch and snapshot
@@ -24,12 +26,14 @@
 #include <vector>
 
 #include "processor/changelog/changelog_record.h"
+#include "processor/changelog/claim_rule.h"
 #include "processor/filter/result.h"
 
 namespace oncecount::changelog {
 
 struct RestorePlan {
   uint64_t epoch = 0;                   // the newest epoch seen; a new claim uses epoch + 1
+  uint64_t claim = 0;                   // the id of the claim that holds it (0: unknown)
   uint64_t last_seq = 0;                // the lineage's last batch (0: empty)
   std::optional<std::string> snapshot;  // the state after batch snapshot_seq
   uint64_t snapshot_seq = 0;
@@ -45,7 +49,7 @@ class LineageBuilder {
 
   // What a claimer needs before it writes its claim: the newest epoch seen and the
   // lineage's last batch so far.
-  uint64_t epoch() const { return epoch_; }
+  uint64_t epoch() const { return claims_.epoch(); }
   uint64_t last_seq() const;
 
  private:
@@ -62,7 +66,7 @@ class LineageBuilder {
   void OnChunk(SnapshotChunk chunk);
   void DropAfter(uint64_t seq, uint64_t older_than_epoch);
 
-  uint64_t epoch_ = 0;
+  ClaimRule claims_;
   uint64_t claimed_base_ = 0;
   std::map<uint64_t, BatchRecord> chain_;  // by seq
   std::vector<Snapshot> snapshots_;        // in log order; the last may be partial

@@ -11,21 +11,24 @@ LineageFollower::Step LineageFollower::Next(const Record& record) {
 }
 
 LineageFollower::Step LineageFollower::OnBatch(const BatchRecord& batch) {
-  if (batch.epoch < epoch_ || batch.seq == 0) return Step::kSkip;  // a zombie's
+  const ClaimRule::Fit fit = claims_.Of(batch.epoch, batch.claim);
+  // A zombie's, or written under a refused second claim of the epoch.
+  if (fit == ClaimRule::Fit::kOlderEpoch || fit == ClaimRule::Fit::kOtherClaim) return Step::kSkip;
+  if (batch.seq == 0) return Step::kSkip;
   if (batch.seq <= applied_) {
     // The same epoch: history the state holds. A newer one rewrote that history.
-    return batch.epoch > epoch_ ? Step::kRebuild : Step::kSkip;
+    return fit == ClaimRule::Fit::kNewerEpoch ? Step::kRebuild : Step::kSkip;
   }
   if (batch.seq != applied_ + 1) return Step::kRebuild;  // batches are missing
-  epoch_ = std::max(epoch_, batch.epoch);
+  if (fit == ClaimRule::Fit::kNewerEpoch) claims_.Adopt(batch.epoch, batch.claim);
   applied_ = batch.seq;
   return Step::kApply;
 }
 
 LineageFollower::Step LineageFollower::OnClaim(const ClaimRecord& claim) {
-  // An older claim, or the one that started the current epoch: nothing new.
-  if (claim.epoch <= epoch_) return Step::kSkip;
-  epoch_ = claim.epoch;
+  // An older claim, the one that started the current epoch, or a refused second
+  // claim of it: nothing new.
+  if (!claims_.Claim(claim.epoch, claim.claim)) return Step::kSkip;
   return claim.base_seq == applied_ ? Step::kSkip : Step::kRebuild;
 }
 

@@ -7,7 +7,8 @@
 //
 //  - kApply: the batch continues the state's lineage (seq = applied + 1); the
 //    follower has moved on to it;
-//  - kSkip: nothing to do: a zombie's batch (older epoch), a batch the state holds
+//  - kSkip: nothing to do: a zombie's batch (older epoch), a batch written under a
+//    refused second claim of the epoch (claim_rule.h), a batch the state holds
 //    already (re-read history), a snapshot chunk, or a claim that continues from
 //    the state's last batch;
 //  - kRebuild: the lineage went another way than the state: a new owner's claim
@@ -24,6 +25,7 @@
 #include <cstdint>
 
 #include "processor/changelog/changelog_record.h"
+#include "processor/changelog/claim_rule.h"
 
 namespace oncecount::changelog {
 
@@ -32,13 +34,14 @@ class LineageFollower {
   enum class Step : uint8_t { kApply, kSkip, kRebuild };
 
   // Follows a state that holds every batch up to `applied_seq`, in a lineage whose
-  // newest epoch is `epoch` (a restore's RestorePlan, or a state's own).
-  LineageFollower(uint64_t epoch, uint64_t applied_seq) : epoch_(epoch), applied_(applied_seq) {}
+  // newest epoch is `epoch`, held by claim `claim` (a restore's RestorePlan).
+  LineageFollower(uint64_t epoch, uint64_t applied_seq, uint64_t claim)
+      : claims_(epoch, claim), applied_(applied_seq) {}
 
   Step Next(const Record& record);
 
   // The newest epoch seen: a new owner claims epoch() + 1.
-  uint64_t epoch() const { return epoch_; }
+  uint64_t epoch() const { return claims_.epoch(); }
   // The last batch applied: a new owner's claim continues from it.
   uint64_t applied_seq() const { return applied_; }
 
@@ -46,7 +49,7 @@ class LineageFollower {
   Step OnBatch(const BatchRecord& batch);
   Step OnClaim(const ClaimRecord& claim);
 
-  uint64_t epoch_;
+  ClaimRule claims_;
   uint64_t applied_;
 };
 

@@ -85,7 +85,7 @@ struct Replicator::Impl {
   // --- Set-up --------------------------------------------------------------------
 
   std::string CreateClients() {
-    auto r = o.clients->NewPartitionReader("replica-" + o.group_id + "-" + o.instance_id);
+    auto r = o.clients->NewPartitionReader("replica-" + o.instance_id);
     if (!r) return "cannot create the changelog follower: " + r.error();
     reader = std::move(r.value());
     if (o.members_topic.empty()) return {};
@@ -230,7 +230,7 @@ struct Replicator::Impl {
     r.state = std::move(state).value();
     for (const changelog::BatchRecord& b : plan->batches) r.state->Replay(b);
     if (!r.hot) r.state->ForgetFilter();
-    r.follower.emplace(plan->epoch, plan->last_seq);
+    r.follower.emplace(plan->epoch, plan->last_seq, plan->claim);
     r.mode = Replica::Mode::kFollowing;
     Log("replica " + std::to_string(p) + (r.hot ? " (standby)" : " (counters only)") +
         ": built from " + std::to_string(plan->batches.size()) + " batches" +

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
 #include <set>
 #include <vector>
 
@@ -65,6 +66,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   bool stopping = false;  // shutting down: assignments are taken, not served
   int64_t last_commit_ms = 0;
   int64_t next_refresh_ms = 0;
+  std::mt19937_64 claim_ids;
 
   Impl(ProcessorOptions options, shard::StateBoard& b, std::vector<ShardWorker*> w,
        replica::Replicator* r)
@@ -73,13 +75,22 @@ struct Processor::Impl final : kafka::RebalanceListener {
         board(b),
         workers(std::move(w)),
         replicator(r),
-        staged(workers.size()) {
+        staged(workers.size()),
+        claim_ids(o.claim_seed != 0 ? o.claim_seed : std::random_device{}()) {
     if (o.restore_wait.count() <= 0) o.restore_wait = 2 * o.transaction_timeout;
     last_commit_ms = clock.SteadyMs();
   }
 
   ShardWorker& WorkerOf(int32_t partition) {
     return *workers[static_cast<size_t>(partition) % workers.size()];
+  }
+
+  // A claim's id: random, so that two claims of one epoch (which reading the
+  // changelog to its high watermark rules out) could still be told apart.
+  uint64_t NewClaimId() {
+    uint64_t id = 0;
+    while (id == 0) id = claim_ids();
+    return id;
   }
 
   void Log(const std::string& line) const {
@@ -312,7 +323,8 @@ struct Processor::Impl final : kafka::RebalanceListener {
       return out;
     }
     for (auto& [p, h] : handoffs) {
-      std::optional<RestoredShard> r = CatchUp(p, std::move(h), read.value()[p].records);
+      std::optional<RestoredShard> r =
+          CatchUp(p, std::move(h), read.value()[p].records, NewClaimId());
       if (!r) {
         Log("shard " + std::to_string(p) +
             ": its replica cannot follow the changelog's tail; restoring from scratch");
@@ -335,7 +347,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
       const ShardSlot& slot = shards[p];
       std::optional<OwnCommit> own;
       if (slot.after_abort) own = OwnCommit{slot.epoch, slot.committed_seq};
-      auto r = service::RestoreCold(p, read.value()[p].records, o.dedup, own);
+      auto r = service::RestoreCold(p, read.value()[p].records, o.dedup, NewClaimId(), own);
       if (!r) {
         RestoreFailed(p, r.error());
         continue;

@@ -71,6 +71,8 @@ struct ProcessorOptions {
   // First back-off after a failed restore; it doubles up to restore_backoff_max.
   std::chrono::milliseconds restore_backoff{1000};
   std::chrono::milliseconds restore_backoff_max{30000};
+  // Seeds the random ids of this instance's claims (0: from std::random_device).
+  uint64_t claim_seed = 0;
   // One line per notable event (assignment, restore, abort); may be empty.
   std::function<void(const std::string&)> log;
 };

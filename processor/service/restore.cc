@@ -6,13 +6,13 @@
 namespace oncecount::service {
 
 filter::Result<RestoredShard> RestoreCold(int32_t p, const std::vector<std::string>& records,
-                                          const filter::DedupSpec& dedup,
+                                          const filter::DedupSpec& dedup, uint64_t claim_id,
                                           std::optional<OwnCommit> own_committed) {
   changelog::LineageBuilder lineage;
   for (const std::string& r : records) lineage.Add(std::string_view(r));
   uint64_t base = lineage.last_seq();
   if (own_committed && lineage.epoch() == own_committed->epoch) base = own_committed->seq;
-  const changelog::ClaimRecord claim{p, lineage.epoch() + 1, base};
+  const changelog::ClaimRecord claim{p, lineage.epoch() + 1, base, claim_id};
   lineage.Add(changelog::Record{claim});
   auto plan = std::move(lineage).Finish();
   if (!plan) return filter::Error{plan.error()};
@@ -20,7 +20,7 @@ filter::Result<RestoredShard> RestoreCold(int32_t p, const std::vector<std::stri
                               : shard::ShardState::Create(p, dedup, filter::Millis{0});
   if (!state) return filter::Error{state.error()};
   for (const changelog::BatchRecord& b : plan->batches) state.value()->Replay(b);
-  state.value()->SetEpoch(claim.epoch);
+  state.value()->SetClaim(claim.epoch, claim.claim);
   std::string summary =
       "restored " + std::to_string(plan->batches.size()) + " batches" +
       (plan->snapshot ? " after snapshot " + std::to_string(plan->snapshot_seq) : "") + ", epoch " +
@@ -29,7 +29,7 @@ filter::Result<RestoredShard> RestoreCold(int32_t p, const std::vector<std::stri
 }
 
 std::optional<RestoredShard> CatchUp(int32_t p, replica::Handoff h,
-                                     const std::vector<std::string>& tail) {
+                                     const std::vector<std::string>& tail, uint64_t claim_id) {
   size_t applied = 0;
   for (const std::string& bytes : tail) {
     auto record = changelog::DecodeRecord(bytes);
@@ -42,8 +42,8 @@ std::optional<RestoredShard> CatchUp(int32_t p, replica::Handoff h,
       return std::nullopt;
     }
   }
-  const changelog::ClaimRecord claim{p, h.follower.epoch() + 1, h.follower.applied_seq()};
-  h.state->SetEpoch(claim.epoch);
+  const changelog::ClaimRecord claim{p, h.follower.epoch() + 1, h.follower.applied_seq(), claim_id};
+  h.state->SetClaim(claim.epoch, claim.claim);
   std::string summary =
       "taken over from its standby replica at batch " + std::to_string(claim.base_seq) + " (" +
       std::to_string(applied) + " batches from the changelog's tail), epoch " +

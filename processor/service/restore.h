@@ -9,10 +9,11 @@
 //    records after its position (LineageFollower); nullopt when the tail takes a
 //    turn the replica cannot follow, and the shard must restore cold.
 //
-// Either way the claim takes the newest epoch seen plus one and continues from the
-// lineage's last batch. After an aborted transaction of its own, an owner continues
-// from the batch it last committed instead (`own_committed`): that cuts its aborted
-// attempt for readers that could still see it (the embedded cluster shows aborted
+// Either way the claim takes the newest epoch seen plus one, continues from the
+// lineage's last batch, and carries `claim_id` (random, non-zero, chosen by the
+// caller), which the shard's later batches and snapshots carry too. After an aborted transaction of
+// its own, an owner continues from the batch it last committed instead (`own_committed`): that cuts
+// its aborted attempt for readers that could still see it (the embedded cluster shows aborted
 // records) — but only while nobody claimed the shard after it, since cutting back
 // a newer owner's batches would undo their work.
 //
@@ -48,10 +49,10 @@ struct OwnCommit {
 
 filter::Result<RestoredShard> RestoreCold(int32_t partition,
                                           const std::vector<std::string>& records,
-                                          const filter::DedupSpec& dedup,
+                                          const filter::DedupSpec& dedup, uint64_t claim_id,
                                           std::optional<OwnCommit> own_committed = std::nullopt);
 
 std::optional<RestoredShard> CatchUp(int32_t partition, replica::Handoff handoff,
-                                     const std::vector<std::string>& tail);
+                                     const std::vector<std::string>& tail, uint64_t claim_id);
 
 }  // namespace oncecount::service

@@ -12,15 +12,15 @@ namespace {
 constexpr int64_t kFilterDetailEveryMs = 1000;
 
 // Snapshot chunk records of a shard's state after batch `seq`.
-std::vector<std::string> SnapshotRecords(int32_t partition, uint64_t epoch, uint64_t seq,
-                                         const std::string& bytes) {
+std::vector<std::string> SnapshotRecords(int32_t partition, uint64_t epoch, uint64_t claim,
+                                         uint64_t seq, const std::string& bytes) {
   const size_t chunk = changelog::kSnapshotChunkBytes;
   const auto count = static_cast<uint32_t>((bytes.size() + chunk - 1) / chunk);
   std::vector<std::string> records(count);
   for (uint32_t i = 0; i < count; ++i) {
-    changelog::EncodeRecord(
-        changelog::SnapshotChunk{partition, epoch, seq, i, count, bytes.substr(i * chunk, chunk)},
-        records[i]);
+    changelog::EncodeRecord(changelog::SnapshotChunk{partition, epoch, seq, i, count,
+                                                     bytes.substr(i * chunk, chunk), claim},
+                            records[i]);
   }
   return records;
 }
@@ -179,7 +179,7 @@ void ShardWorker::Execute(SealCommand& c) {
             std::max(o_.snapshot_after_bytes, shard.last_snapshot_bytes) ||
         now - shard.last_snapshot_ms >= o_.snapshot_after.count()) {
       const std::string bytes = state.EncodeSnapshot(epoch);
-      s.snapshot = SnapshotRecords(p, epoch, batch->seq, bytes);
+      s.snapshot = SnapshotRecords(p, epoch, state.claim(), batch->seq, bytes);
       shard.bytes_since_snapshot = 0;
       shard.last_snapshot_bytes = bytes.size();
       shard.last_snapshot_ms = now;

@@ -115,6 +115,7 @@ std::optional<changelog::BatchRecord> ShardState::PendingBatch(uint64_t epoch) c
   changelog::BatchRecord batch;
   batch.partition = partition_;
   batch.epoch = epoch;
+  batch.claim = claim_;
   batch.seq = sealed_seq() + 1;
   batch.input_from = pending_from_;
   batch.input_to = position_;

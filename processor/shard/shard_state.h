@@ -85,8 +85,11 @@ class ShardState {
 
   // Replays a committed batch of the changelog (restore and standbys).
   void Replay(const changelog::BatchRecord& batch);
-  // A new owner's claim: later batches carry this epoch.
-  void SetEpoch(uint64_t epoch) { epoch_ = epoch; }
+  // A new owner's claim: later batches and snapshots carry its epoch and id.
+  void SetClaim(uint64_t epoch, uint64_t claim) {
+    epoch_ = epoch;
+    claim_ = claim;
+  }
   // Drops the filter and keeps the counters, position and statistics: a replica that
   // only answers queries. Later batches replay their counters alone; such a state
   // can no longer become an active shard.
@@ -102,6 +105,7 @@ class ShardState {
   int32_t partition() const { return partition_; }
   int64_t position() const { return position_; }  // next input offset to apply
   uint64_t epoch() const { return epoch_; }
+  uint64_t claim() const { return claim_; }  // the id of the claim it runs under
   uint64_t committed_seq() const { return committed_seq_; }
   // The last batch sealed: committed_seq() + 1 while a batch is in flight.
   uint64_t sealed_seq() const { return committed_seq_ + (in_flight_ ? 1 : 0); }
@@ -136,6 +140,7 @@ class ShardState {
   std::unordered_map<std::string, int64_t> counters_;
   int64_t position_ = kUnknownOffset;
   uint64_t epoch_ = 0;
+  uint64_t claim_ = 0;
   uint64_t committed_seq_ = 0;
   changelog::ShardStats stats_;
 

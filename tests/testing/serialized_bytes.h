@@ -23,6 +23,16 @@ inline std::string Hex(std::string_view bytes) {
   return hex;
 }
 
+// The bytes a Hex dump shows (pinned bytes of an older format, decoded again).
+inline std::string FromHex(std::string_view hex) {
+  auto digit = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+  std::string bytes;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    bytes.push_back(static_cast<char>(digit(hex[i]) * 16 + digit(hex[i + 1])));
+  }
+  return bytes;
+}
+
 // Reads `size` bytes at `offset` as a little-endian integer.
 inline uint64_t Le(std::string_view bytes, size_t offset, size_t size) {
   uint64_t v = 0;

@@ -155,7 +155,8 @@ std::map<std::string, int64_t> CountsInChangelog(StrictKafka& kafka) {
   std::map<std::string, int64_t> counts;
   for (int32_t p = 0; p < kServicePartitions; ++p) {
     auto restored =
-        service::RestoreCold(p, kafka.CommittedValues("events.changelog", p), TestDedup());
+        service::RestoreCold(p, kafka.CommittedValues("events.changelog", p), TestDedup(),
+                             /*claim_id=*/1);
     EXPECT_TRUE(restored.ok()) << "shard " << p << ": " << restored.error();
     if (!restored.ok()) continue;
     for (const auto& [name, value] : restored.value().state->counters()) counts[name] += value;

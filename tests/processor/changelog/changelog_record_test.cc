@@ -24,7 +24,7 @@ namespace {
 // (changelog_record.cc), written out here independently of the codec.
 constexpr size_t kVersionAt = 4;
 constexpr size_t kTypeAt = 6;
-constexpr size_t kHeaderBytes = 28;
+constexpr size_t kHeaderBytes = 36;
 constexpr size_t kChecksumBytes = 8;
 constexpr size_t kBatchSegmentCountAt = kHeaderBytes + 24;  // after input range, seal time
 
@@ -34,6 +34,7 @@ std::string Encoded(const Record& record) {
   return out;
 }
 
+using oncecount::testing::FromHex;
 using oncecount::testing::Hex;
 using oncecount::testing::Le;
 using oncecount::testing::PutLe;
@@ -48,6 +49,7 @@ BatchRecord SampleBatch() {
   b.input_from = 1000;
   b.input_to = 1017;
   b.sealed_at_ms = 1'700'000'001'234;
+  b.claim = 0xfeedface12345678;
   b.segments = {{1'700'000'000'000, {0x0123456789abcdefULL, 1, 0xffffffffffffffffULL}},
                 {1'700'000'000'250, {}},
                 {1'700'000'000'900, {99}}};
@@ -128,28 +130,30 @@ TEST(ChangelogRecord, AppendsToWhatTheOutputAlreadyHolds) {
 // The bytes are the changelog's on-disk format: a change here breaks every
 // existing changelog and needs a new format version.
 TEST(ChangelogRecord, PinsTheBytesOfAClaim) {
-  const std::string bytes = Encoded(ClaimRecord{3, 2, 5});
+  const std::string bytes = Encoded(ClaimRecord{3, 2, 5, 0x1122334455667788});
   EXPECT_EQ(Hex(bytes),
             "4f43434c"          // 0: magic "OCCL"
-            "0200"              // 4: format version 2
+            "0300"              // 4: format version 3
             "02"                // 6: type 2, claim
             "00"                // 7: reserved
             "03000000"          // 8: partition 3
             "0200000000000000"  // 12: epoch 2
             "0500000000000000"  // 20: base_seq 5
-                                // 28: no body
-            "4d7178660b4c2b59"  // 28: XXH3-64 of bytes 0..27
+            "8877665544332211"  // 28: claim id
+                                // 36: no body
+            "8f3e8c057845c64a"  // 36: XXH3-64 of bytes 0..35
   );
   // The same fields, read back by offset as the layout comment places them.
-  ASSERT_EQ(bytes.size(), 36u);
+  ASSERT_EQ(bytes.size(), 44u);
   EXPECT_EQ(bytes.substr(0, 4), "OCCL");
-  EXPECT_EQ(Le(bytes, 4, 2), 2u);
+  EXPECT_EQ(Le(bytes, 4, 2), 3u);
   EXPECT_EQ(Le(bytes, 6, 1), 2u);
   EXPECT_EQ(Le(bytes, 7, 1), 0u);
   EXPECT_EQ(Le(bytes, 8, 4), 3u);
   EXPECT_EQ(Le(bytes, 12, 8), 2u);
   EXPECT_EQ(Le(bytes, 20, 8), 5u);
-  EXPECT_EQ(Le(bytes, 28, 8), XXH3_64bits(bytes.data(), 28));
+  EXPECT_EQ(Le(bytes, 28, 8), 0x1122334455667788u);
+  EXPECT_EQ(Le(bytes, 36, 8), XXH3_64bits(bytes.data(), 36));
 }
 
 TEST(ChangelogRecord, PinsTheBytesOfABatch) {
@@ -157,6 +161,7 @@ TEST(ChangelogRecord, PinsTheBytesOfABatch) {
   batch.partition = 1;
   batch.epoch = 2;
   batch.seq = 3;
+  batch.claim = 0xc1;
   batch.input_from = 10;
   batch.input_to = 12;
   batch.sealed_at_ms = 2000;
@@ -168,44 +173,100 @@ TEST(ChangelogRecord, PinsTheBytesOfABatch) {
   const std::string bytes = Encoded(batch);
   EXPECT_EQ(Hex(bytes),
             "4f43434c"          // 0: magic "OCCL"
-            "0200"              // 4: format version 2
+            "0300"              // 4: format version 3
             "01"                // 6: type 1, batch
             "00"                // 7: reserved
             "01000000"          // 8: partition 1
             "0200000000000000"  // 12: epoch 2
             "0300000000000000"  // 20: seq 3
-            "0a00000000000000"  // 28: input_from 10
-            "0c00000000000000"  // 36: input_to 12
-            "d007000000000000"  // 44: sealed_at_ms 2000
-            "01000000"          // 52: one segment
-            "e803000000000000"  // 56:   time_ms 1000
-            "01000000"          // 64:   one hash
-            "ab00000000000000"  // 68:   0xab
-            "01000000"          // 76: one counter
-            "01000000"          // 80:   name length 1
-            "61"                // 84:   "a"
-            "0500000000000000"  // 85:   value 5
-            "0100000000000000"  // 93: applied 1
-            "0100000000000000"  // 101: duplicates 1
-            "0000000000000000"  // 109: near-edge duplicates 0
-            "0000000000000000"  // 117: dead-lettered missing_key
-            "0000000000000000"  // 125:   key_too_long
-            "0100000000000000"  // 133:   invalid_json 1
-            "0000000000000000"  // 141:   missing_counter
-            "0000000000000000"  // 149:   invalid_counter
-            "0000000000000000"  // 157:   invalid_delta
-            "0000000000000000"  // 165:   overflow
-            "7e07ec10119219ae"  // 173: XXH3-64 of bytes 0..172
+            "c100000000000000"  // 28: claim id 0xc1
+            "0a00000000000000"  // 36: input_from 10
+            "0c00000000000000"  // 44: input_to 12
+            "d007000000000000"  // 52: sealed_at_ms 2000
+            "01000000"          // 60: one segment
+            "e803000000000000"  // 64:   time_ms 1000
+            "01000000"          // 72:   one hash
+            "ab00000000000000"  // 76:   0xab
+            "01000000"          // 84: one counter
+            "01000000"          // 88:   name length 1
+            "61"                // 92:   "a"
+            "0500000000000000"  // 93:   value 5
+            "0100000000000000"  // 101: applied 1
+            "0100000000000000"  // 109: duplicates 1
+            "0000000000000000"  // 117: near-edge duplicates 0
+            "0000000000000000"  // 125: dead-lettered missing_key
+            "0000000000000000"  // 133:   key_too_long
+            "0100000000000000"  // 141:   invalid_json 1
+            "0000000000000000"  // 149:   missing_counter
+            "0000000000000000"  // 157:   invalid_counter
+            "0000000000000000"  // 165:   invalid_delta
+            "0000000000000000"  // 173:   overflow
+            "249f5563014c1823"  // 181: XXH3-64 of bytes 0..180
   );
-  ASSERT_EQ(bytes.size(), 181u);
+  ASSERT_EQ(bytes.size(), 189u);
   EXPECT_EQ(bytes.substr(0, 4), "OCCL");
-  EXPECT_EQ(Le(bytes, 4, 2), 2u);
+  EXPECT_EQ(Le(bytes, 4, 2), 3u);
   EXPECT_EQ(Le(bytes, 6, 1), 1u);
   EXPECT_EQ(Le(bytes, 8, 4), 1u);
   EXPECT_EQ(Le(bytes, 12, 8), 2u);
   EXPECT_EQ(Le(bytes, 20, 8), 3u);
-  EXPECT_EQ(Le(bytes, 44, 8), 2000u);
-  EXPECT_EQ(Le(bytes, 173, 8), XXH3_64bits(bytes.data(), 173));
+  EXPECT_EQ(Le(bytes, 28, 8), 0xc1u);
+  EXPECT_EQ(Le(bytes, 52, 8), 2000u);
+  EXPECT_EQ(Le(bytes, 181, 8), XXH3_64bits(bytes.data(), 181));
+}
+
+// Format 2, as the service wrote it before claim ids: still read, with claim id 0.
+TEST(ChangelogRecord, ReadsTheClaimsAndBatchesOfFormat2) {
+  const std::string claim = FromHex(
+      "4f43434c"
+      "0200"
+      "02"
+      "00"
+      "03000000"
+      "0200000000000000"
+      "0500000000000000"
+      "4d7178660b4c2b59");
+  EXPECT_EQ(DecodedAs<ClaimRecord>(claim), (ClaimRecord{3, 2, 5, 0}));
+
+  const std::string batch = FromHex(
+      "4f43434c"
+      "0200"
+      "01"
+      "00"
+      "01000000"
+      "0200000000000000"
+      "0300000000000000"
+      "0a00000000000000"
+      "0c00000000000000"
+      "d007000000000000"
+      "01000000"
+      "e803000000000000"
+      "01000000"
+      "ab00000000000000"
+      "01000000"
+      "01000000"
+      "61"
+      "0500000000000000"
+      "0100000000000000"
+      "0100000000000000"
+      "0000000000000000"
+      "0000000000000000"
+      "0000000000000000"
+      "0100000000000000"
+      "0000000000000000"
+      "0000000000000000"
+      "0000000000000000"
+      "0000000000000000"
+      "7e07ec10119219ae");
+  const BatchRecord decoded = DecodedAs<BatchRecord>(batch);
+  EXPECT_EQ(decoded.epoch, 2u);
+  EXPECT_EQ(decoded.seq, 3u);
+  EXPECT_EQ(decoded.claim, 0u);
+  EXPECT_EQ(decoded.input_from, 10);
+  EXPECT_EQ(decoded.input_to, 12);
+  EXPECT_EQ(decoded.sealed_at_ms, 2000);
+  EXPECT_EQ(decoded.counters, (std::vector<CounterUpdate>{{"a", 5}}));
+  EXPECT_EQ(decoded.stats.dead_lettered[2], 1u);
 }
 
 TEST(ChangelogRecord, RejectsEverySingleByteCorruptionOfABatch) {
@@ -237,7 +298,7 @@ TEST(ChangelogRecord, RejectsAWrongMagic) {
 }
 
 TEST(ChangelogRecord, RejectsAnotherFormatVersion) {
-  for (uint64_t version : {0, 1, 3, 0xffff}) {
+  for (uint64_t version : {0, 1, 4, 0xffff}) {
     const auto decoded = DecodeRecord(WithField(Encoded(SampleBatch()), kVersionAt, 2, version));
     ASSERT_FALSE(decoded.ok()) << version;
     EXPECT_TRUE(Mentions(decoded.error(), "version " + std::to_string(version)));

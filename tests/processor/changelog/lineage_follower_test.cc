@@ -17,18 +17,19 @@ using Step = LineageFollower::Step;
 
 constexpr int32_t kPartition = 2;
 
-BatchRecord Batch(uint64_t epoch, uint64_t seq) {
+BatchRecord Batch(uint64_t epoch, uint64_t seq, uint64_t claim = 0) {
   BatchRecord b;
   b.partition = kPartition;
   b.epoch = epoch;
   b.seq = seq;
+  b.claim = claim;
   b.input_from = static_cast<int64_t>(seq * 10);
   b.input_to = static_cast<int64_t>(seq * 10 + 10);
   return b;
 }
 
-ClaimRecord Claim(uint64_t epoch, uint64_t base_seq) {
-  return ClaimRecord{kPartition, epoch, base_seq};
+ClaimRecord Claim(uint64_t epoch, uint64_t base_seq, uint64_t claim = 0) {
+  return ClaimRecord{kPartition, epoch, base_seq, claim};
 }
 
 std::string Encoded(const Record& record) {
@@ -38,7 +39,7 @@ std::string Encoded(const Record& record) {
 }
 
 TEST(LineageFollower, AppliesTheNextBatchesOfItsOwnersEpoch) {
-  LineageFollower f(1, 0);
+  LineageFollower f(1, 0, 0);
   EXPECT_EQ(f.Next(Claim(1, 0)), Step::kSkip) << "the claim that started the epoch";
   EXPECT_EQ(f.Next(Batch(1, 1)), Step::kApply);
   EXPECT_EQ(f.Next(Batch(1, 2)), Step::kApply);
@@ -47,7 +48,7 @@ TEST(LineageFollower, AppliesTheNextBatchesOfItsOwnersEpoch) {
 }
 
 TEST(LineageFollower, FollowsANewOwnerThatContinuesFromItsLastBatch) {
-  LineageFollower f(1, 3);
+  LineageFollower f(1, 3, 0);
   EXPECT_EQ(f.Next(Claim(2, 3)), Step::kSkip);
   EXPECT_EQ(f.epoch(), 2u);
   EXPECT_EQ(f.Next(Batch(2, 4)), Step::kApply);
@@ -55,7 +56,7 @@ TEST(LineageFollower, FollowsANewOwnerThatContinuesFromItsLastBatch) {
 }
 
 TEST(LineageFollower, IgnoresAZombiesBatchesAfterANewOwnersClaim) {
-  LineageFollower f(1, 3);
+  LineageFollower f(1, 3, 0);
   ASSERT_EQ(f.Next(Claim(2, 3)), Step::kSkip);
   EXPECT_EQ(f.Next(Batch(1, 4)), Step::kSkip) << "the old owner, fenced in the changelog";
   EXPECT_EQ(f.Next(Batch(2, 4)), Step::kApply);
@@ -66,27 +67,27 @@ TEST(LineageFollower, IgnoresAZombiesBatchesAfterANewOwnersClaim) {
 // An owner's transaction aborted after a replica had read its batch (the embedded
 // cluster shows aborted records); the owner's new claim goes back before it.
 TEST(LineageFollower, RebuildsWhenAClaimCutsBackABatchItApplied) {
-  LineageFollower f(1, 4);
+  LineageFollower f(1, 4, 0);
   ASSERT_EQ(f.Next(Batch(1, 5)), Step::kApply);
   EXPECT_EQ(f.Next(Claim(2, 4)), Step::kRebuild);
 }
 
 TEST(LineageFollower, RebuildsWhenBatchesAreMissing) {
-  LineageFollower f(1, 4);
+  LineageFollower f(1, 4, 0);
   EXPECT_EQ(f.Next(Batch(1, 6)), Step::kRebuild);
-  LineageFollower g(1, 4);
+  LineageFollower g(1, 4, 0);
   EXPECT_EQ(g.Next(Claim(2, 6)), Step::kRebuild) << "the claimer saw batches we did not";
 }
 
 TEST(LineageFollower, RebuildsWhenANewerEpochRewritesABatchItHolds) {
-  LineageFollower f(1, 5);
+  LineageFollower f(1, 5, 0);
   EXPECT_EQ(f.Next(Batch(2, 5)), Step::kRebuild);
 }
 
 // A replica handed back to the follower (after a revocation) re-reads the
 // partition from its start: everything it holds already is skipped.
 TEST(LineageFollower, SkipsHistoryItHoldsWhenReadingThePartitionAgain) {
-  LineageFollower f(2, 4);
+  LineageFollower f(2, 4, 0);
   EXPECT_EQ(f.Next(Claim(1, 0)), Step::kSkip);
   for (uint64_t seq : {1, 2}) EXPECT_EQ(f.Next(Batch(1, seq)), Step::kSkip);
   EXPECT_EQ(f.Next(Claim(2, 2)), Step::kSkip);
@@ -95,13 +96,25 @@ TEST(LineageFollower, SkipsHistoryItHoldsWhenReadingThePartitionAgain) {
 }
 
 TEST(LineageFollower, SkipsSnapshotChunks) {
-  LineageFollower f(1, 1);
+  LineageFollower f(1, 1, 0);
   EXPECT_EQ(f.Next(SnapshotChunk{kPartition, 1, 1, 0, 1, "state"}), Step::kSkip);
   EXPECT_EQ(f.applied_seq(), 1u);
 }
 
+TEST(LineageFollower, SkipsASecondClaimOfItsEpochAndTheBatchesWrittenUnderIt) {
+  LineageFollower f(1, 1, 0xf1);
+  EXPECT_EQ(f.Next(Claim(1, 0, 0x5e)), Step::kSkip);
+  EXPECT_EQ(f.Next(Batch(1, 2, 0x5e)), Step::kSkip);
+  EXPECT_EQ(f.Next(Batch(1, 1, 0x5e)), Step::kSkip);
+  EXPECT_EQ(f.Next(Batch(1, 2, 0xf1)), Step::kApply);
+  EXPECT_EQ(f.applied_seq(), 2u);
+  EXPECT_EQ(f.Next(Claim(2, 2, 0xab)), Step::kSkip);
+  EXPECT_EQ(f.Next(Batch(2, 3, 0xab)), Step::kApply);
+}
+
 // Random histories as owners write them — claims, batches, transactions that
-// abort after their batch was written, zombies that write after being fenced —
+// abort after their batch was written, zombies that write after being fenced, and
+// a second claimer of an epoch already claimed that writes under its own id —
 // read by a replica that follows record by record and rebuilds with a
 // LineageBuilder over what it read so far whenever told to. At every point it holds
 // exactly the batches a restore from the same records would replay.
@@ -112,24 +125,34 @@ TEST(LineageFollower, AlwaysHoldsTheBatchesARestoreFromTheSameRecordsWouldReplay
     SCOPED_TRACE("history " + std::to_string(history));
     std::vector<std::string> log;  // encoded, as the partition holds it
     uint64_t epoch = 0;
+    uint64_t claim = 0;      // the id of the owner's claim
     uint64_t committed = 0;  // the last batch of the committed lineage
     uint64_t zombie_epoch = 0;
+    uint64_t zombie_claim = 0;
     for (int step = 0; step < 40; ++step) {
-      const unsigned kind = rng() % 10;
+      const unsigned kind = rng() % 12;
       if (kind == 0 || epoch == 0) {  // a new owner
         zombie_epoch = epoch;
-        log.push_back(Encoded(Claim(++epoch, committed)));
+        zombie_claim = claim;
+        claim = rng() | 1;
+        log.push_back(Encoded(Claim(++epoch, committed, claim)));
       } else if (kind == 1) {  // an attempt that aborts: its batch is visible
-        log.push_back(Encoded(Batch(epoch, committed + 1)));
-        log.push_back(Encoded(Claim(++epoch, committed)));
+        log.push_back(Encoded(Batch(epoch, committed + 1, claim)));
+        claim = rng() | 1;
+        log.push_back(Encoded(Claim(++epoch, committed, claim)));
       } else if (kind == 2 && zombie_epoch > 0) {  // a fenced owner writes on
-        log.push_back(Encoded(Batch(zombie_epoch, committed + 1 + rng() % 2)));
+        log.push_back(Encoded(Batch(zombie_epoch, committed + 1 + rng() % 2, zombie_claim)));
+      } else if (kind == 3) {  // a second claimer of the epoch, and its batch
+        const uint64_t rogue = rng() | 1;
+        const uint64_t base = committed - (committed > 0 ? rng() % 2 : 0);
+        log.push_back(Encoded(Claim(epoch, base, rogue)));
+        log.push_back(Encoded(Batch(epoch, base + 1, rogue)));
       } else {
-        log.push_back(Encoded(Batch(epoch, ++committed)));
+        log.push_back(Encoded(Batch(epoch, ++committed, claim)));
       }
     }
     std::vector<std::pair<uint64_t, uint64_t>> replica;  // (seq, epoch) applied
-    LineageFollower follower(0, 0);
+    LineageFollower follower(0, 0, 0);
     for (size_t i = 0; i < log.size(); ++i) {
       LineageBuilder restore;
       for (size_t j = 0; j <= i; ++j) restore.Add(log[j]);
@@ -147,7 +170,7 @@ TEST(LineageFollower, AlwaysHoldsTheBatchesARestoreFromTheSameRecordsWouldReplay
         replica.emplace_back(b.seq, b.epoch);
       } else if (step == Step::kRebuild) {
         replica = expected;
-        follower = LineageFollower(restore_epoch, plan->last_seq);
+        follower = LineageFollower(restore_epoch, plan->last_seq, plan->claim);
         ++rebuilds;
       }
       ASSERT_EQ(replica, expected) << "after record " << i;

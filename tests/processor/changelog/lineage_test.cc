@@ -187,6 +187,47 @@ TEST(Lineage, IgnoresAClaimThatIsNotNewerThanTheEpochSeen) {
   EXPECT_EQ(plan.ignored_records, 2u);
 }
 
+// A claimer that read less of the changelog than it should could write a second
+// claim of an epoch already claimed. Every reader keeps the first claim's lineage
+// and ignores the second claim and everything written under its id.
+TEST(Lineage, KeepsTheFirstClaimOfAnEpochAndIgnoresASecondOneWithItsBatchesAndSnapshots) {
+  constexpr uint64_t kFirst = 0xf1, kSecond = 0x5e;
+  auto under = [](auto record, uint64_t claim) {
+    record.claim = claim;
+    return record;
+  };
+  LineageBuilder builder;
+  Feed(builder, under(Claim(1, 0), kFirst));
+  Feed(builder, under(Batch(1, 1), kFirst));
+  Feed(builder, under(Claim(1, 0), kSecond));  // the same epoch, another claimer
+  Feed(builder, under(Batch(1, 1), kSecond));
+  Feed(builder, under(Batch(1, 2), kSecond));
+  for (SnapshotChunk c : Snapshot(1, 2, {"second's"})) Feed(builder, under(c, kSecond));
+  Feed(builder, under(Batch(1, 2), kFirst));
+  EXPECT_EQ(builder.last_seq(), 2u);
+  const RestorePlan plan = Planned(std::move(builder));
+  ASSERT_EQ(plan.batches.size(), 2u);
+  EXPECT_EQ(plan.batches[0], under(Batch(1, 1), kFirst));
+  EXPECT_EQ(plan.batches[1], under(Batch(1, 2), kFirst));
+  EXPECT_FALSE(plan.snapshot.has_value());
+  EXPECT_EQ(plan.claim, kFirst);
+  EXPECT_EQ(plan.ignored_records, 4u);  // the second claim, its two batches and its chunk
+}
+
+TEST(Lineage, RecordsWithoutAClaimIdBelongToWhicheverClaimHoldsTheirEpoch) {
+  LineageBuilder builder;
+  Feed(builder, Claim(1, 0));  // format 2: no claim id
+  Feed(builder, Batch(1, 1));
+  ClaimRecord upgraded = Claim(2, 1);  // the first owner of format 3
+  upgraded.claim = 0x77;
+  Feed(builder, upgraded);
+  Feed(builder, Batch(2, 2));  // a format-2 record of that epoch still counts
+  const RestorePlan plan = Planned(std::move(builder));
+  EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{1, 1}, {2, 2}}));
+  EXPECT_EQ(plan.claim, 0x77u);
+  EXPECT_EQ(plan.ignored_records, 0u);
+}
+
 TEST(Lineage, IgnoresABatchWithSeqZero) {
   LineageBuilder builder;
   Feed(builder, Batch(1, 0));

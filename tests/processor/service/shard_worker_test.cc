@@ -114,7 +114,7 @@ std::unique_ptr<shard::ShardState> FreshShard(int32_t partition, uint64_t epoch 
   spec.window = filter::Millis{10'000};
   auto made = shard::ShardState::Create(partition, spec, filter::Millis{0});
   EXPECT_TRUE(made.ok());
-  made.value()->SetEpoch(epoch);
+  made.value()->SetClaim(epoch, 0xc1a1 + epoch);
   return std::move(made).value();
 }
 

@@ -552,7 +552,7 @@ TEST_P(ShardStateByMode, RestoringFromASnapshotAndLaterBatchesStillCatchesEarlie
   ASSERT_NE(restored, nullptr);
   for (const BatchRecord& b : later) restored->Replay(b);
   ExpectSameState(*active, *restored);
-  restored->SetEpoch(2);
+  restored->SetClaim(2, 0x2c1a);
 
   // Retries of events applied before the snapshot, within the window.
   const int64_t retry_at = 1000 + offset * 10 + 500;
