@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -178,6 +179,51 @@ TEST(Processor, ASecondFailoverWhileADeadOwnersTransactionIsOpenNeverReusesAnEpo
   }
   ExpectAllInputCommitted(kafka);
 }
+
+// --- How long a failover takes --------------------------------------------------
+
+struct Timeouts {
+  std::chrono::milliseconds session;
+  std::chrono::milliseconds transaction;
+};
+
+class FailoverTime : public ::testing::TestWithParam<Timeouts> {};
+
+// The owner dies with a transaction open. The group gives its shards away after the
+// session timeout; the new owner's restore then waits for the transaction to be
+// aborted, transaction timeout after it began. Failover takes whichever is later
+// (plus the 100 ms steps of this test): max(session, transaction timeout).
+TEST_P(FailoverTime, IsTheLaterOfTheSessionTimeoutAndTheTransactionTimeout) {
+  const Timeouts t = GetParam();
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  kafka.set_session_timeout(t.session);
+  testing::StrictInstanceOptions a_options;
+  a_options.process = "a";
+  a_options.transaction_timeout = t.transaction;
+  auto a = std::make_unique<Instance>(kafka, a_options);
+  ASSERT_TRUE(RunUntil(kafka, {a.get()}, [&] { return a->RunsAll(kPartitions); })) << a->log();
+  Send(kafka, 0, 100);
+  for (int i = 0; i < 3; ++i) a->Step();
+  kafka.CrashAt(Call::kCommitTransaction, "a");
+  a->Commit();
+  a->MarkKilled();
+  const int64_t died_ms = kafka.clock().SteadyMs();
+
+  Instance b(kafka, "b");
+  ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return b.RunsAll(kPartitions); })) << b.log();
+  const int64_t failover_ms = kafka.clock().SteadyMs() - died_ms;
+  const int64_t expected_ms = std::max(t.session, t.transaction).count();
+  EXPECT_GE(failover_ms, expected_ms);
+  EXPECT_LE(failover_ms, expected_ms + 300);
+  RecordProperty("failover_ms", std::to_string(failover_ms));
+  b.StepAndCommit();
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(100));
+}
+
+INSTANTIATE_TEST_SUITE_P(SessionAndTransactionTimeouts, FailoverTime,
+                         ::testing::Values(Timeouts{3s, 10s}, Timeouts{10s, 10s}, Timeouts{10s, 3s},
+                                           Timeouts{45s, 10s}, Timeouts{6s, 60s}));
 
 // --- Aborts and failed restores ---------------------------------------------------
 
