@@ -6,10 +6,10 @@
 #include <set>
 #include <vector>
 
-#include "processor/kafka/partition_reader.h"
 #include "processor/kafka/topics.h"
 #include "processor/replica/replicator.h"
 #include "processor/service/restore.h"
+#include "processor/service/shard_loader.h"
 #include "processor/service/shard_worker.h"
 #include "processor/service/transaction.h"
 #include "processor/shard/shard_state.h"
@@ -67,6 +67,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   int64_t last_commit_ms = 0;
   int64_t next_refresh_ms = 0;
   std::mt19937_64 claim_ids;
+  ShardLoader loader;
 
   Impl(ProcessorOptions options, shard::StateBoard& b, std::vector<ShardWorker*> w,
        replica::Replicator* r)
@@ -76,13 +77,26 @@ struct Processor::Impl final : kafka::RebalanceListener {
         workers(std::move(w)),
         replicator(r),
         staged(workers.size()),
-        claim_ids(o.claim_seed != 0 ? o.claim_seed : std::random_device{}()) {
-    if (o.restore_wait.count() <= 0) o.restore_wait = 2 * o.transaction_timeout;
+        claim_ids(o.claim_seed != 0 ? o.claim_seed : std::random_device{}()),
+        loader(LoaderOptions()) {
     last_commit_ms = clock.SteadyMs();
   }
 
   ShardWorker& WorkerOf(int32_t partition) {
     return *workers[static_cast<size_t>(partition) % workers.size()];
+  }
+
+  ShardLoaderOptions LoaderOptions() {
+    ShardLoaderOptions l;
+    l.clients = o.clients;
+    l.clock = &clock;
+    l.changelog_topic = o.changelog_topic;
+    l.wait = o.restore_wait.count() > 0 ? o.restore_wait : 2 * o.transaction_timeout;
+    l.dedup = o.dedup;
+    l.replicator = replicator;
+    l.new_claim_id = [this] { return NewClaimId(); };
+    l.log = o.log;
+    return l;
   }
 
   // A claim's id: random, so that two claims of one epoch (which reading the
@@ -287,73 +301,18 @@ struct Processor::Impl final : kafka::RebalanceListener {
     Commit();  // a claim needs a transaction of its own
     if (!fatal.empty()) return {};
     const int64_t start = clock.SteadyMs();
-    std::vector<RestoredShard> restored = TakeOver(partitions);
-    std::vector<int32_t> cold;
+    std::map<int32_t, OwnCommit> own;
     for (int32_t p : partitions) {
-      if (std::none_of(restored.begin(), restored.end(),
-                       [p](const RestoredShard& r) { return r.claim.partition == p; })) {
-        cold.push_back(p);
-      }
+      const ShardSlot& slot = shards[p];
+      if (slot.after_abort) own[p] = OwnCommit{slot.epoch, slot.committed_seq};
     }
-    RestoreCold(cold, restored);
-    if (restored.empty()) return {};
-    std::map<int32_t, int64_t> positions = Claim(restored);
+    LoadResult loaded = loader.Load(partitions, own);
+    for (const auto& [p, why] : loaded.failed) RestoreFailed(p, why);
+    if (loaded.restored.empty()) return {};
+    std::map<int32_t, int64_t> positions = Claim(loaded.restored);
     Log("restored " + std::to_string(positions.size()) + " shard(s) in " +
         std::to_string(clock.SteadyMs() - start) + " ms");
     return positions;
-  }
-
-  // Hot replicas brought up to the changelog's end; the others restore cold.
-  std::vector<RestoredShard> TakeOver(const std::vector<int32_t>& due) {
-    std::vector<RestoredShard> out;
-    if (replicator == nullptr) return out;
-    std::map<int32_t, replica::Handoff> handoffs = replicator->Take(due);
-    if (handoffs.empty()) return out;
-    std::vector<int32_t> taken;
-    std::map<int32_t, int64_t> from;
-    for (const auto& [p, h] : handoffs) {
-      taken.push_back(p);
-      from[p] = h.next_offset;
-    }
-    auto read =
-        kafka::ReadPartitions(*o.clients, clock, o.changelog_topic, taken, o.restore_wait, from);
-    if (!read) {
-      Log("cannot read the changelog after the replicas (" + read.error() +
-          "); restoring from scratch");
-      return out;
-    }
-    for (auto& [p, h] : handoffs) {
-      std::optional<RestoredShard> r =
-          CatchUp(p, std::move(h), read.value()[p].records, NewClaimId());
-      if (!r) {
-        Log("shard " + std::to_string(p) +
-            ": its replica cannot follow the changelog's tail; restoring from scratch");
-        continue;
-      }
-      out.push_back(std::move(*r));
-    }
-    return out;
-  }
-
-  void RestoreCold(const std::vector<int32_t>& partitions, std::vector<RestoredShard>& out) {
-    if (partitions.empty()) return;
-    auto read =
-        kafka::ReadPartitions(*o.clients, clock, o.changelog_topic, partitions, o.restore_wait);
-    if (!read) {
-      for (int32_t p : partitions) RestoreFailed(p, read.error());
-      return;
-    }
-    for (int32_t p : partitions) {
-      const ShardSlot& slot = shards[p];
-      std::optional<OwnCommit> own;
-      if (slot.after_abort) own = OwnCommit{slot.epoch, slot.committed_seq};
-      auto r = service::RestoreCold(p, read.value()[p].records, o.dedup, NewClaimId(), own);
-      if (!r) {
-        RestoreFailed(p, r.error());
-        continue;
-      }
-      out.push_back(std::move(r.value()));
-    }
   }
 
   void RestoreFailed(int32_t p, const std::string& why) {

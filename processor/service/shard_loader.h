@@ -1,0 +1,70 @@
+// ShardLoader: the restore role of the processor. It brings assigned shards back
+// from their changelog: from the hot replica the replicator hands over when it has
+// one (CatchUp over the changelog's tail after the replica's position), else cold
+// from the whole partition (RestoreCold). Either read goes up to the high watermark
+// seen when it began (partition_reader.h), so no claim written before is missed.
+//
+// It writes nothing: the processor claims what it returns (in one transaction with
+// the input offsets) and hands the shards to their workers. A shard that could not
+// be read or rebuilt comes back as failed, with the reason, to be retried.
+//
+// Thread-safety: the processor's thread; Load blocks while it reads (the clock's
+// Sleep between empty polls).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "processor/base/clock.h"
+#include "processor/filter/filter_factory.h"
+#include "processor/kafka/clients.h"
+#include "processor/service/restore.h"
+
+namespace oncecount::replica {
+class Replicator;
+}  // namespace oncecount::replica
+namespace oncecount::service {
+
+struct ShardLoaderOptions {
+  kafka::Clients* clients = nullptr;  // required
+  base::Clock* clock = nullptr;       // required
+  std::string changelog_topic;
+  // How long a read waits for the changelog's open transactions to be decided.
+  std::chrono::milliseconds wait{20000};
+  filter::DedupSpec dedup;                    // for a shard whose changelog is empty
+  replica::Replicator* replicator = nullptr;  // null: every shard restores cold
+  std::function<uint64_t()> new_claim_id;     // required: random, non-zero
+  std::function<void(const std::string&)> log;
+};
+
+struct LoadResult {
+  std::vector<RestoredShard> restored;    // each with the claim to write
+  std::map<int32_t, std::string> failed;  // partition → why
+};
+
+class ShardLoader {
+ public:
+  explicit ShardLoader(ShardLoaderOptions options) : o_(std::move(options)) {}
+
+  // Restores `partitions`. `own` holds, for shards this instance owned until its own
+  // transaction aborted, the epoch it held and the batch it last committed (see
+  // restore.h).
+  LoadResult Load(const std::vector<int32_t>& partitions,
+                  const std::map<int32_t, OwnCommit>& own = {});
+
+ private:
+  std::vector<RestoredShard> TakeOver(const std::vector<int32_t>& partitions);
+  void RestoreCold(const std::vector<int32_t>& partitions, const std::map<int32_t, OwnCommit>& own,
+                   LoadResult& out);
+  void Log(const std::string& line) const {
+    if (o_.log) o_.log(line);
+  }
+
+  ShardLoaderOptions o_;
+};
+
+}  // namespace oncecount::service

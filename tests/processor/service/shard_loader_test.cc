@@ -1,0 +1,158 @@
+// ShardLoader on the strict Kafka double: which changelog records a restore reads,
+// how long it waits for transactions still open, and what it reports when it cannot.
+#include "processor/service/shard_loader.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "processor/changelog/changelog_record.h"
+#include "tests/testing/strict_kafka.h"
+
+namespace oncecount::service {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::StrictKafka;
+
+constexpr char kChangelog[] = "events.changelog";
+
+changelog::BatchRecord Batch(uint64_t epoch, uint64_t seq, uint64_t claim, int64_t value) {
+  changelog::BatchRecord b;
+  b.partition = 0;
+  b.epoch = epoch;
+  b.seq = seq;
+  b.claim = claim;
+  b.input_from = static_cast<int64_t>(seq - 1) * 10;
+  b.input_to = static_cast<int64_t>(seq) * 10;
+  b.counters = {{"n", value}};
+  return b;
+}
+
+// An owner writing its changelog partition in transactions, as the processor does.
+class Owner {
+ public:
+  Owner(StrictKafka& kafka, const std::string& name, std::chrono::milliseconds timeout)
+      : clients_(kafka.ClientsFor(name)) {
+    auto made = clients_->NewTransactionalProducer("oncecount-" + name, timeout);
+    EXPECT_TRUE(made.ok());
+    producer_ = std::move(made.value());
+    EXPECT_TRUE(producer_->InitTransactions(1s).ok());
+  }
+  // Writes `records` in one transaction, committed or left open.
+  void Write(const std::vector<changelog::Record>& records, bool commit = true) {
+    ASSERT_TRUE(producer_->BeginTransaction().ok());
+    for (const changelog::Record& r : records) {
+      std::string bytes;
+      changelog::EncodeRecord(r, bytes);
+      ASSERT_TRUE(producer_->Produce({kChangelog, 0, std::nullopt, bytes, {}}).ok());
+    }
+    if (commit) {
+      ASSERT_TRUE(producer_->CommitTransaction(1s).ok());
+    }
+  }
+
+ private:
+  std::unique_ptr<kafka::Clients> clients_;
+  std::unique_ptr<kafka::TransactionalProducer> producer_;
+};
+
+class ShardLoaderTest : public ::testing::Test {
+ protected:
+  ShardLoaderTest() { EXPECT_TRUE(kafka_.CreateTopic(kChangelog, 1).ok()); }
+
+  ShardLoader Loader(std::chrono::milliseconds wait) {
+    ShardLoaderOptions o;
+    o.clients = clients_.get();
+    o.clock = &kafka_.clock();
+    o.changelog_topic = kChangelog;
+    o.wait = wait;
+    o.dedup.expected_rate = 1000;
+    o.dedup.window = filter::Millis{60'000};
+    o.new_claim_id = [this] { return ++claim_ids_; };
+    return ShardLoader(o);
+  }
+
+  StrictKafka kafka_;
+  std::unique_ptr<kafka::Clients> clients_ = kafka_.ClientsFor("loader");
+  uint64_t claim_ids_ = 100;
+};
+
+TEST_F(ShardLoaderTest, RestoresAnEmptyChangelogAsAFreshShardClaimedAtEpochOne) {
+  LoadResult loaded = Loader(20s).Load({0});
+  ASSERT_EQ(loaded.restored.size(), 1u);
+  EXPECT_TRUE(loaded.failed.empty());
+  EXPECT_EQ(loaded.restored[0].claim, (changelog::ClaimRecord{0, 1, 0, 101}));
+  EXPECT_EQ(loaded.restored[0].state->claim(), 101u);
+  EXPECT_TRUE(loaded.restored[0].state->counters().empty());
+}
+
+TEST_F(ShardLoaderTest, WaitsForATransactionOpenWhenTheReadBeganAndClaimsAfterTheNewestEpoch) {
+  Owner first(kafka_, "first", 10s);
+  first.Write({changelog::ClaimRecord{0, 1, 0, 11}, Batch(1, 1, 11, 5)});
+  // The first owner died with a batch open; its successor claimed and committed
+  // after it. A read that stopped at the last stable offset would see epoch 1 only.
+  first.Write({Batch(1, 2, 11, 99)}, /*commit=*/false);
+  Owner second(kafka_, "second", 10s);
+  second.Write({changelog::ClaimRecord{0, 2, 1, 22}, Batch(2, 2, 22, 7)});
+  ASSERT_LT(kafka_.LastStableOffset(kChangelog, 0), kafka_.HighWatermark(kChangelog, 0));
+
+  const int64_t start_ms = kafka_.clock().SteadyMs();
+  LoadResult loaded = Loader(20s).Load({0});
+  const int64_t waited_ms = kafka_.clock().SteadyMs() - start_ms;
+
+  ASSERT_EQ(loaded.restored.size(), 1u) << (loaded.failed.empty() ? "" : loaded.failed.at(0));
+  EXPECT_GE(waited_ms, 10'000) << "the open transaction decided the read's end";
+  EXPECT_LE(waited_ms, 10'100);
+  EXPECT_EQ(loaded.restored[0].claim.epoch, 3u);
+  EXPECT_EQ(loaded.restored[0].claim.base_seq, 2u);
+  EXPECT_EQ(loaded.restored[0].state->counters().at("n"), 7);
+  EXPECT_EQ(loaded.restored[0].state->position(), 20);
+}
+
+TEST_F(ShardLoaderTest, FailsNamingTheOffsetThatHoldsItBackOnceItHasWaitedItsLimit) {
+  Owner owner(kafka_, "owner", 60s);
+  owner.Write({changelog::ClaimRecord{0, 1, 0, 11}, Batch(1, 1, 11, 5)});
+  owner.Write({Batch(1, 2, 11, 6)}, /*commit=*/false);
+
+  LoadResult loaded = Loader(5s).Load({0});
+
+  EXPECT_TRUE(loaded.restored.empty());
+  ASSERT_EQ(loaded.failed.count(0), 1u);
+  EXPECT_NE(loaded.failed.at(0).find("needs to reach the high watermark 4"), std::string::npos)
+      << loaded.failed.at(0);
+}
+
+TEST_F(ShardLoaderTest, AfterItsOwnAbortContinuesFromItsLastCommitOnlyWhileNobodyClaimedAfterIt) {
+  Owner owner(kafka_, "owner", 10s);
+  owner.Write({changelog::ClaimRecord{0, 1, 0, 11}, Batch(1, 1, 11, 5)});
+
+  LoadResult mine = Loader(5s).Load({0}, {{0, OwnCommit{1, 1}}});
+  ASSERT_EQ(mine.restored.size(), 1u);
+  EXPECT_EQ(mine.restored[0].claim.base_seq, 1u);
+
+  Owner successor(kafka_, "successor", 10s);
+  successor.Write({changelog::ClaimRecord{0, 2, 1, 22}, Batch(2, 2, 22, 8)});
+  LoadResult after = Loader(5s).Load({0}, {{0, OwnCommit{1, 1}}});
+  ASSERT_EQ(after.restored.size(), 1u);
+  EXPECT_EQ(after.restored[0].claim.epoch, 3u);
+  EXPECT_EQ(after.restored[0].claim.base_seq, 2u) << "the successor's batch is not cut back";
+  EXPECT_EQ(after.restored[0].state->counters().at("n"), 8);
+}
+
+TEST_F(ShardLoaderTest, ReportsAChangelogThatLostBatchesAsFailed) {
+  Owner owner(kafka_, "owner", 10s);
+  owner.Write({changelog::ClaimRecord{0, 1, 0, 11}, Batch(1, 1, 11, 5), Batch(1, 2, 11, 6)});
+  ASSERT_TRUE(kafka_.DeleteRecordsBefore(kChangelog, 0, 2).ok());  // retention took batch 1
+
+  LoadResult loaded = Loader(5s).Load({0});
+
+  EXPECT_TRUE(loaded.restored.empty());
+  ASSERT_EQ(loaded.failed.count(0), 1u);
+  EXPECT_NE(loaded.failed.at(0).find("lacks batch 1"), std::string::npos) << loaded.failed.at(0);
+}
+
+}  // namespace
+}  // namespace oncecount::service
