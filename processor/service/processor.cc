@@ -9,6 +9,7 @@
 #include "processor/kafka/topics.h"
 #include "processor/replica/replicator.h"
 #include "processor/service/restore.h"
+#include "processor/service/router.h"
 #include "processor/service/shard_loader.h"
 #include "processor/service/shard_worker.h"
 #include "processor/service/transaction.h"
@@ -20,9 +21,6 @@ namespace {
 constexpr std::chrono::milliseconds kCallTimeout{30000};
 // Messages taken from the consumer between two looks at the clock and the commit timer.
 constexpr int kBurst = 2048;
-// Messages handed to a worker at a time: enough to amortize the mailbox, few enough
-// that workers start early.
-constexpr size_t kHandOver = 512;
 
 // One assigned shard, as the processor sees it: its state lives on a worker while it
 // runs; the processor knows where it is in its life and what goes into its views.
@@ -34,8 +32,7 @@ struct ShardSlot {
   uint64_t committed_seq = 0;  // the last changelog batch committed
   uint64_t transactions_committed = 0;
   uint64_t transactions_aborted = 0;
-  uint64_t routed_since_commit = 0;  // messages handed to the worker since the last seal
-  uint64_t input_lost = 0;           // input messages retention removed before they were applied
+  uint64_t input_lost = 0;  // input messages retention removed before they were applied
   // Restores: failed attempts in a row, when the next may start (steady clock), and
   // whether it continues from our own last commit (after our abort).
   uint64_t restore_failures = 0;
@@ -58,10 +55,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   std::unique_ptr<kafka::TransactionalProducer> producer;
   std::map<int32_t, ShardSlot> shards;
   std::string fatal;
-  // Messages routed to each worker, handed over kHandOver at a time.
-  std::vector<std::vector<kafka::Message>> staged;
-  uint64_t routed_since_commit = 0;
-  bool commit_soon = false;  // a shard's batch reached max_batch_events
+  Router router;
   bool assignment_seen = false;
   bool stopping = false;  // shutting down: assignments are taken, not served
   int64_t last_commit_ms = 0;
@@ -76,15 +70,13 @@ struct Processor::Impl final : kafka::RebalanceListener {
         board(b),
         workers(std::move(w)),
         replicator(r),
-        staged(workers.size()),
+        router(workers, o.max_batch_events),
         claim_ids(o.claim_seed != 0 ? o.claim_seed : std::random_device{}()),
         loader(LoaderOptions()) {
     last_commit_ms = clock.SteadyMs();
   }
 
-  ShardWorker& WorkerOf(int32_t partition) {
-    return *workers[static_cast<size_t>(partition) % workers.size()];
-  }
+  ShardWorker& WorkerOf(int32_t partition) { return router.WorkerOf(partition); }
 
   ShardLoaderOptions LoaderOptions() {
     ShardLoaderOptions l;
@@ -149,22 +141,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     // A paused shard's input may still arrive from before the pause: its restore
     // seeks back to the position its changelog records.
     if (it == shards.end() || it->second.phase != shard::ShardPhase::kRunning) return;
-    ShardSlot& slot = it->second;
-    if (++slot.routed_since_commit >= o.max_batch_events) commit_soon = true;
-    ++routed_since_commit;
-    const size_t w = static_cast<size_t>(m.partition) % workers.size();
-    staged[w].push_back(std::move(m));
-    if (staged[w].size() >= kHandOver) HandOver(w);
-  }
-
-  void HandOver(size_t worker) {
-    if (staged[worker].empty()) return;
-    workers[worker]->Apply(std::move(staged[worker]));
-    staged[worker].clear();
-  }
-
-  void HandOverAll() {
-    for (size_t w = 0; w < workers.size(); ++w) HandOver(w);
+    router.Route(std::move(m));
   }
 
   // --- Commits ---------------------------------------------------------------------------
@@ -183,11 +160,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // letters and input offsets, in one transaction.
   void Commit() {
     if (!fatal.empty() || consumer->AssignmentLost()) return;  // the revocation drops the work
-    HandOverAll();
+    router.HandOverAll();
     last_commit_ms = clock.SteadyMs();
-    commit_soon = false;
-    routed_since_commit = 0;
-    for (auto& [p, slot] : shards) slot.routed_since_commit = 0;
+    router.Sealed();
     std::vector<SealedShard> sealed = SealAll();
     if (sealed.empty()) return;
     TxnContent content;
@@ -550,13 +525,13 @@ struct Processor::Impl final : kafka::RebalanceListener {
         case kafka::MessageKind::kPartitionEnd:
           break;
       }
-      if (commit_soon) break;
+      if (router.commit_due()) break;
     }
-    HandOverAll();
+    router.HandOverAll();
     producer->Poll();
     const int64_t now = clock.SteadyMs();
-    if (routed_since_commit > 0 &&
-        (commit_soon || now - last_commit_ms >= o.commit_interval.count())) {
+    if (router.routed_since_commit() > 0 &&
+        (router.commit_due() || now - last_commit_ms >= o.commit_interval.count())) {
       Commit();
     }
     RestoreDue();

@@ -1,0 +1,54 @@
+// Router: the routing role of the processor. It hands the input messages of running
+// shards to the worker that owns each shard (shard p lives on worker p % workers),
+// a few hundred at a time so that the mailbox's cost is amortized and workers start
+// early, and it counts what each shard got since the last commit: once one shard's
+// batch holds max_batch_events messages a commit is due, which keeps every batch far
+// below the broker's message size limit.
+//
+// Which shards are running is the processor's business: it routes only theirs.
+//
+// Thread-safety: the processor's thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "processor/kafka/clients.h"
+#include "processor/service/shard_worker.h"
+
+namespace oncecount::service {
+
+class Router {
+ public:
+  // `workers` outlive the router.
+  Router(std::vector<ShardWorker*> workers, uint64_t max_batch_events);
+
+  ShardWorker& WorkerOf(int32_t partition) const {
+    return *workers_[static_cast<size_t>(partition) % workers_.size()];
+  }
+  const std::vector<ShardWorker*>& workers() const { return workers_; }
+
+  // Stages a message of a running shard for its worker (handed over in groups).
+  void Route(kafka::Message message);
+  // Hands every staged message over (before a commit seals the batches).
+  void HandOverAll();
+
+  uint64_t routed_since_commit() const { return routed_; }
+  // A shard's batch reached max_batch_events: commit without waiting for the interval.
+  bool commit_due() const { return commit_due_; }
+  // The batches were sealed: counting starts again.
+  void Sealed();
+
+ private:
+  void HandOver(size_t worker);
+
+  std::vector<ShardWorker*> workers_;
+  uint64_t max_batch_events_;
+  std::vector<std::vector<kafka::Message>> staged_;  // per worker
+  std::map<int32_t, uint64_t> per_shard_;            // routed since the last seal
+  uint64_t routed_ = 0;
+  bool commit_due_ = false;
+};
+
+}  // namespace oncecount::service
