@@ -539,11 +539,16 @@ KafkaError ClassifyTxnError(const rd_kafka_error_s* error) {
   if (error == nullptr) return {};
   const rd_kafka_resp_err_t code = rd_kafka_error_code(error);
   KafkaError out{ErrorKind::kFailed, rd_kafka_error_name(error), rd_kafka_error_string(error)};
-  if (rd_kafka_error_is_fatal(error)) {
-    const bool fenced = code == RD_KAFKA_RESP_ERR__FENCED ||
-                        code == RD_KAFKA_RESP_ERR_PRODUCER_FENCED ||
-                        code == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH;
-    out.kind = fenced ? ErrorKind::kProducerFenced : ErrorKind::kFatal;
+  const bool fenced = code == RD_KAFKA_RESP_ERR__FENCED ||
+                      code == RD_KAFKA_RESP_ERR_PRODUCER_FENCED ||
+                      code == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH;
+  if (fenced) {
+    // librdkafka 2.0.2 reports PRODUCER_FENCED on AddOffsetsToTxn and TxnOffsetCommit
+    // as an abortable _FENCED, not a fatal one; the producer is fenced all the same,
+    // and only its abort's EndTxn would find out. Stop at once.
+    out.kind = ErrorKind::kProducerFenced;
+  } else if (rd_kafka_error_is_fatal(error)) {
+    out.kind = ErrorKind::kFatal;
   } else if (rd_kafka_error_txn_requires_abort(error)) {
     const bool group_moved = code == RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION ||
                              code == RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID ||

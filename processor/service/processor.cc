@@ -305,6 +305,18 @@ struct Processor::Impl final : kafka::RebalanceListener {
             slot.after_abort, std::chrono::milliseconds(backoff));
   }
 
+  // The input offset a claim carries: the shard's position, or for a shard that never
+  // had input the partition's oldest offset. Never a logical (negative) offset:
+  // librdkafka drops those, and a claim without offsets would reach no group
+  // coordinator, which is what refuses the claim of a member the group left behind.
+  std::optional<int64_t> ClaimOffset(const RestoredShard& r) {
+    const int64_t position = r.state->position();
+    if (position >= 0) return position;
+    int64_t low = 0, high = 0;
+    if (consumer->QueryWatermarks(r.claim.partition, low, high, kCallTimeout)) return std::nullopt;
+    return low;
+  }
+
   // Writes the claims with the shards' input positions and the group's metadata, so
   // that a broker refuses the claim of a member the group has left behind.
   std::map<int32_t, int64_t> Claim(std::vector<RestoredShard>& restored) {
@@ -313,12 +325,18 @@ struct Processor::Impl final : kafka::RebalanceListener {
     std::vector<std::string> encoded(restored.size());
     std::vector<int32_t> partitions;
     for (size_t i = 0; i < restored.size(); ++i) {
-      changelog::EncodeRecord(restored[i].claim, encoded[i]);
       const int32_t p = restored[i].claim.partition;
+      const std::optional<int64_t> offset = ClaimOffset(restored[i]);
+      if (!offset) {
+        RestoreFailed(p, "the start of its input partition is unknown");
+        continue;
+      }
+      changelog::EncodeRecord(restored[i].claim, encoded[i]);
       partitions.push_back(p);
       content.records.push_back({o.changelog_topic, p, std::nullopt, encoded[i], {}});
-      content.offsets.push_back({p, restored[i].state->position()});
+      content.offsets.push_back({p, *offset});
     }
+    if (partitions.empty()) return {};
     std::unique_ptr<kafka::GroupMetadata> group = consumer->Metadata();
     content.group = group.get();
     const TxnResult result = Transaction(*producer, clock, kCallTimeout).Run(content);
@@ -333,7 +351,12 @@ struct Processor::Impl final : kafka::RebalanceListener {
       return {};
     }
     std::map<int32_t, int64_t> positions;
-    for (RestoredShard& r : restored) positions[r.claim.partition] = Adopt(r);
+    for (RestoredShard& r : restored) {
+      const int32_t p = r.claim.partition;
+      if (std::find(partitions.begin(), partitions.end(), p) != partitions.end()) {
+        positions[p] = Adopt(r);
+      }
+    }
     return positions;
   }
 

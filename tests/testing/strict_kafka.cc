@@ -675,6 +675,13 @@ KafkaError StrictTransactionalProducer::Append(const kafka::OutgoingRecord& reco
 KafkaError StrictTransactionalProducer::AddOffsets(
     std::string_view topic, const std::vector<kafka::PartitionOffset>& offsets,
     const kafka::GroupMetadata& group) {
+  // As librdkafka does: negative (logical) offsets are dropped, and with none left
+  // nothing is sent, so the group coordinator checks nothing either.
+  if (std::none_of(offsets.begin(), offsets.end(),
+                   [](const kafka::PartitionOffset& o) { return o.offset >= 0; })) {
+    if (id_.crashed()) return Crashed();
+    return unusable_ ? *unusable_ : KafkaError{};
+  }
   if (auto error = Gate(Call::kSendOffsets)) return error;
   if (!in_transaction_) return InvalidTxnState("SendOffsets outside a transaction");
   if (must_abort_) return RequiresAbort();
@@ -687,7 +694,9 @@ KafkaError StrictTransactionalProducer::AddOffsets(
     return error;
   }
   auto& kept = id_.cluster->Ongoing(transactional_id_, timeout_).offsets[metadata->group_id];
-  for (const auto& [partition, offset] : offsets) kept[{std::string(topic), partition}] = offset;
+  for (const auto& [partition, offset] : offsets) {
+    if (offset >= 0) kept[{std::string(topic), partition}] = offset;
+  }
   return {};
 }
 

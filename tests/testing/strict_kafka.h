@@ -33,6 +33,8 @@
 //   leaves after a session timeout without heartbeats (crashed or frozen) or once its
 //   application has not called its consumer for max.poll.interval.ms; either shows
 //   at the next Advance.
+// - SendOffsets drops negative offsets, and with none left does nothing (no check of
+//   the group's metadata either), as librdkafka's send_offsets_to_transaction does.
 // - A transaction's timeout runs from its first record or offsets, not from
 //   BeginTransaction, which (as in librdkafka) the coordinator never hears of: an
 //   empty transaction never times out and commits trivially.

@@ -529,6 +529,21 @@ TEST(StrictKafka, SendOffsetsOfAMemberExpelledAfterItsSessionTimeoutIsRefusedAnd
   EXPECT_TRUE(kafka.CommittedValues("out", 0).empty());
 }
 
+TEST(StrictKafka, SendOffsetsWithOnlyLogicalOffsetsSendsNothingSoNothingIsChecked) {
+  StrictKafka kafka;
+  Pipeline pipeline(kafka);
+  const auto metadata = pipeline.member.consumer->Metadata();
+  kafka.Freeze("a");
+  kafka.Advance(11s);  // expelled: real offsets would be refused
+  kafka.Thaw("a");
+
+  EXPECT_TRUE(pipeline.producer->SendOffsets("input", {{0, kafka::kOffsetBeginning}}, *metadata,
+                                             kTimeout)
+                  .ok());
+  EXPECT_TRUE(pipeline.producer->CommitTransaction(kTimeout).ok());
+  EXPECT_EQ(kafka.CommittedOffset("counting", "input", 0), std::nullopt);
+}
+
 TEST(StrictKafka, SendOffsetsWithTheGenerationOfBeforeARebalanceIsRefused) {
   StrictKafka kafka;
   Pipeline pipeline(kafka);
