@@ -537,9 +537,9 @@ TEST(StrictKafka, SendOffsetsWithOnlyLogicalOffsetsSendsNothingSoNothingIsChecke
   kafka.Advance(11s);  // expelled: real offsets would be refused
   kafka.Thaw("a");
 
-  EXPECT_TRUE(pipeline.producer->SendOffsets("input", {{0, kafka::kOffsetBeginning}}, *metadata,
-                                             kTimeout)
-                  .ok());
+  EXPECT_TRUE(
+      pipeline.producer->SendOffsets("input", {{0, kafka::kOffsetBeginning}}, *metadata, kTimeout)
+          .ok());
   EXPECT_TRUE(pipeline.producer->CommitTransaction(kTimeout).ok());
   EXPECT_EQ(kafka.CommittedOffset("counting", "input", 0), std::nullopt);
 }
