@@ -1,7 +1,5 @@
 #include "processor/changelog/lineage_follower.h"
 
-#include <algorithm>
-
 namespace oncecount::changelog {
 
 LineageFollower::Step LineageFollower::Next(const Record& record) {

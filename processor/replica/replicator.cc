@@ -385,16 +385,12 @@ struct Replicator::Impl {
   }
 
   void OnMessage(const kafka::Message& m) {
-    switch (m.kind) {
-      case kafka::MessageKind::kRecord:
-      case kafka::MessageKind::kPartitionEnd:
-        break;
-      case kafka::MessageKind::kFatal:
-        fatal = "the changelog follower hit a fatal error: " + m.error;
-        [[fallthrough]];
-      default:
-        Log("replicas: " + m.error);
-        return;
+    if (m.kind == kafka::MessageKind::kFatal) {
+      fatal = "the changelog follower hit a fatal error: " + m.error;
+    }
+    if (m.kind != kafka::MessageKind::kRecord && m.kind != kafka::MessageKind::kPartitionEnd) {
+      Log("replicas: " + m.error);
+      return;
     }
     const bool end = m.kind == kafka::MessageKind::kPartitionEnd;
     if (m.topic == o.members_topic) {

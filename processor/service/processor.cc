@@ -49,7 +49,6 @@ struct Processor::Impl final : kafka::RebalanceListener {
   ProcessorOptions o;
   base::Clock& clock;
   shard::StateBoard& board;
-  std::vector<ShardWorker*> workers;
   replica::Replicator* replicator = nullptr;  // may be null: no replicas
   std::unique_ptr<kafka::GroupConsumer> consumer;
   std::unique_ptr<kafka::TransactionalProducer> producer;
@@ -68,9 +67,8 @@ struct Processor::Impl final : kafka::RebalanceListener {
       : o(std::move(options)),
         clock(o.clock != nullptr ? *o.clock : base::DefaultClock()),
         board(b),
-        workers(std::move(w)),
         replicator(r),
-        router(workers, o.max_batch_events),
+        router(std::move(w), o.max_batch_events),
         claim_ids(o.claim_seed != 0 ? o.claim_seed : std::random_device{}()),
         loader(LoaderOptions()) {
     last_commit_ms = clock.SteadyMs();
@@ -148,7 +146,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
 
   std::vector<SealedShard> SealAll() {
     std::vector<std::future<std::vector<SealedShard>>> parts;
-    for (ShardWorker* w : workers) parts.push_back(w->Seal());
+    for (ShardWorker* w : router.workers()) parts.push_back(w->Seal());
     std::vector<SealedShard> sealed;
     for (auto& part : parts) {
       for (SealedShard& s : part.get()) sealed.push_back(std::move(s));
@@ -187,7 +185,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   }
 
   void OnCommitted(std::vector<SealedShard>& sealed) {
-    for (ShardWorker* w : workers) w->Committed();
+    for (ShardWorker* w : router.workers()) w->Committed();
     for (SealedShard& s : sealed) {
       ShardSlot& slot = shards[s.partition];
       slot.committed_seq = s.seq;
@@ -498,7 +496,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
       const int64_t high = consumer->CachedHighWatermark(p);
       if (high >= 0) slot.high_watermark = high;
     }
-    for (ShardWorker* w : workers) {
+    for (ShardWorker* w : router.workers()) {
       for (auto& view : w->RefreshIdleViews()) {
         auto it = shards.find(view->partition);
         if (it != shards.end() && it->second.phase == shard::ShardPhase::kRunning) {
@@ -571,7 +569,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     AwaitFirstAssignment();
     consumer->Close();  // revokes our partitions (committing first)
     // Input messages still queued at the workers must be gone before the consumer is.
-    for (ShardWorker* w : workers) {
+    for (ShardWorker* w : router.workers()) {
       w->DropAll();
       w->Sync();
     }

@@ -101,6 +101,13 @@ void StrictInstance::Commit() {
   if (processor_ && !dead_) processor_->CommitNow();
 }
 
+void StrictInstance::CommitAndDieAt(StrictKafka::Call call) {
+  for (int i = 0; i < 3; ++i) Step();
+  kafka_.CrashAt(call, options_.process);
+  Commit();
+  dead_ = true;
+}
+
 void StrictInstance::Kill() {
   kafka_.Crash(options_.process);
   dead_ = true;
@@ -192,6 +199,12 @@ void ExpectAllInputCommitted(StrictKafka& kafka) {
     EXPECT_EQ(kafka.CommittedOffset("oncecount", "events", p), kafka.HighWatermark("events", p))
         << "shard " << p;
   }
+}
+
+void ExpectExactlyOnce(StrictKafka& kafka, int n) {
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(n));
+  ExpectEveryClaimTookANewEpoch(kafka);
+  ExpectAllInputCommitted(kafka);
 }
 
 }  // namespace oncecount::testing

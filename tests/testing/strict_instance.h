@@ -66,6 +66,9 @@ class StrictInstance {
   // then commits.
   void StepAndCommit();
   void Commit();
+  // Steps like StepAndCommit, but the double kills the process at `call` of that
+  // commit (before the call has any effect): SIGKILL in the middle of a commit.
+  void CommitAndDieAt(StrictKafka::Call call);
   // SIGKILL: what the process had not committed is gone with it; it never leaves the
   // group or ends its transactions (the broker times them out).
   void Kill();
@@ -130,5 +133,8 @@ std::vector<uint64_t> ClaimEpochs(StrictKafka& kafka, int32_t p);
 void ExpectEveryClaimTookANewEpoch(StrictKafka& kafka);
 // The group committed every input record: nothing is left to count twice or lose.
 void ExpectAllInputCommitted(StrictKafka& kafka);
+// All three: the changelog counts events [0, n) once each, every claim took a new
+// epoch, and every input record is committed.
+void ExpectExactlyOnce(StrictKafka& kafka, int n);
 
 }  // namespace oncecount::testing

@@ -35,6 +35,7 @@ using testing::CountsInChangelog;
 using testing::ExpectAllInputCommitted;
 using testing::Expected;
 using testing::ExpectEveryClaimTookANewEpoch;
+using testing::ExpectExactlyOnce;
 using testing::NewCluster;
 using testing::Send;
 
@@ -51,10 +52,7 @@ TEST_P(KilledMidCommit, CountsEveryEventOnceAfterTheNextOwnerTakesOver) {
   a->StepAndCommit();
   Send(kafka, 100, 200);
   Send(kafka, 0, 50);  // retries of events already counted
-  for (int i = 0; i < 3; ++i) a->Step();
-  kafka.CrashAt(GetParam(), "a");
-  a->Commit();
-  a->MarkKilled();
+  a->CommitAndDieAt(GetParam());
 
   // The clients retry what was not acknowledged, and go on.
   Send(kafka, 100, 200);
@@ -63,13 +61,11 @@ TEST_P(KilledMidCommit, CountsEveryEventOnceAfterTheNextOwnerTakesOver) {
   ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return b.RunsAll(kPartitions); })) << b.log();
   b.StepAndCommit();
 
-  EXPECT_EQ(CountsInChangelog(kafka), Expected(260));
+  ExpectExactlyOnce(kafka, 260);
   EXPECT_EQ(
       b.View(0)->counters->Find("n0").value_or(0) + b.View(1)->counters->Find("n0").value_or(0),
       Expected(260)["n0"])
       << "the new owner serves what its changelog holds";
-  ExpectEveryClaimTookANewEpoch(kafka);
-  ExpectAllInputCommitted(kafka);
 }
 
 std::string StepName(const ::testing::TestParamInfo<Call>& step) {
@@ -132,9 +128,7 @@ TEST(Processor, AMemberTheGroupMovedOnWithoutNeverCutsBackItsSuccessorsWork) {
   Send(kafka, 100, 200);  // retries
   a.StepAndCommit();
   b.StepAndCommit();
-  EXPECT_EQ(CountsInChangelog(kafka), Expected(300));
-  ExpectEveryClaimTookANewEpoch(kafka);
-  ExpectAllInputCommitted(kafka);
+  ExpectExactlyOnce(kafka, 300);
 }
 
 // --- Failovers while a dead owner's transaction is open --------------------------
@@ -150,10 +144,7 @@ TEST(Processor, ASecondFailoverWhileADeadOwnersTransactionIsOpenNeverReusesAnEpo
   Send(kafka, 0, 100);
   a->StepAndCommit();
   Send(kafka, 100, 200);
-  for (int i = 0; i < 3; ++i) a->Step();
-  kafka.CrashAt(Call::kCommitTransaction, "a");  // its batches and offsets stay open
-  a->Commit();
-  a->MarkKilled();
+  a->CommitAndDieAt(Call::kCommitTransaction);  // its batches and offsets stay open
   const int64_t a_died_ms = kafka.clock().SteadyMs();
 
   auto b = std::make_unique<Instance>(kafka, "b");
@@ -162,22 +153,17 @@ TEST(Processor, ASecondFailoverWhileADeadOwnersTransactionIsOpenNeverReusesAnEpo
       << "b claimed before a's transaction was decided";
   b->StepAndCommit();
   Send(kafka, 200, 300);
-  for (int i = 0; i < 3; ++i) b->Step();
-  kafka.CrashAt(Call::kSendOffsets, "b");  // its batches stay open
-  b->Commit();
-  b->MarkKilled();
+  b->CommitAndDieAt(Call::kSendOffsets);  // its batches stay open
 
   Instance c(kafka, "c");
   ASSERT_TRUE(RunUntil(kafka, {&c}, [&] { return c.RunsAll(kPartitions); })) << c.log();
   Send(kafka, 0, 320);  // every client retries everything
   c.StepAndCommit();
 
-  EXPECT_EQ(CountsInChangelog(kafka), Expected(320));
-  ExpectEveryClaimTookANewEpoch(kafka);
+  ExpectExactlyOnce(kafka, 320);
   for (int32_t p = 0; p < kPartitions; ++p) {
     EXPECT_EQ(ClaimEpochs(kafka, p), (std::vector<uint64_t>{1, 2, 3})) << "shard " << p;
   }
-  ExpectAllInputCommitted(kafka);
 }
 
 // --- How long a failover takes --------------------------------------------------
@@ -204,10 +190,7 @@ TEST_P(FailoverTime, IsTheLaterOfTheSessionTimeoutAndTheTransactionTimeout) {
   auto a = std::make_unique<Instance>(kafka, a_options);
   ASSERT_TRUE(RunUntil(kafka, {a.get()}, [&] { return a->RunsAll(kPartitions); })) << a->log();
   Send(kafka, 0, 100);
-  for (int i = 0; i < 3; ++i) a->Step();
-  kafka.CrashAt(Call::kCommitTransaction, "a");
-  a->Commit();
-  a->MarkKilled();
+  a->CommitAndDieAt(Call::kCommitTransaction);
   const int64_t died_ms = kafka.clock().SteadyMs();
 
   Instance b(kafka, "b");
@@ -245,9 +228,7 @@ TEST(Processor, AnAbortedCommitRestoresTheShardsAndCountsTheirInputOnce) {
   ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
   Send(kafka, 150, 220);
   a.StepAndCommit();
-  EXPECT_EQ(CountsInChangelog(kafka), Expected(220));
-  ExpectEveryClaimTookANewEpoch(kafka);
-  ExpectAllInputCommitted(kafka);
+  ExpectExactlyOnce(kafka, 220);
 }
 
 TEST(Processor, ARestoreThatFailsIsRetriedWithGrowingBackOffAndShownUntilItWorks) {
