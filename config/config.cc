@@ -152,6 +152,10 @@ const std::vector<Key>& Schema() {
        [](Config& c, const std::string& v) {
          return ParseInt(v, 1, filter::kMaxPeriod.count(), c.dedup.window_ms);
        }},
+      {"dedup", "timestamp_tolerance_ms",
+       [](Config& c, const std::string& v) {
+         return ParseInt(v, 0, 3'600'000, c.dedup.timestamp_tolerance_ms);
+       }},
       {"dedup", "target_fpp",
        [](Config& c, const std::string& v) {
          return ParseDouble(v, 0, 0.5, true, "(0, 0.5]", c.dedup.target_fpp);
@@ -210,7 +214,8 @@ constexpr double kMaxShardFilterBytes = 16.0 * (uint64_t{1} << 30);
 // Checks that the dedup filter can hold the configured window at the expected rate,
 // without building it.
 std::optional<ConfigError> CheckDedupFeasible(const DedupConfig& d) {
-  const double ids = d.expected_rate * static_cast<double>(d.window_ms) / 1000.0;
+  const int64_t window_ms = d.window_ms + d.timestamp_tolerance_ms;
+  const double ids = d.expected_rate * static_cast<double>(window_ms) / 1000.0;
   double bytes = 0;
   switch (d.mode) {
     case filter::DedupMode::kNone:
@@ -227,7 +232,7 @@ std::optional<ConfigError> CheckDedupFeasible(const DedupConfig& d) {
     }
     case filter::DedupMode::kFbf: {
       auto fbf =
-          filter::SizeFbf({d.expected_rate, filter::Millis{d.window_ms}, d.target_fpp, d.check});
+          filter::SizeFbf({d.expected_rate, filter::Millis{window_ms}, d.target_fpp, d.check});
       if (!fbf) {
         return ConfigError{"dedup.window_ms", "the filter cannot hold this window: " + fbf.error()};
       }
@@ -356,6 +361,7 @@ std::string RenderConfig(const Config& c) {
   out << YAML::Key << "dedup" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "mode" << YAML::Value << filter::ModeName(c.dedup.mode);
   out << YAML::Key << "window_ms" << YAML::Value << c.dedup.window_ms;
+  out << YAML::Key << "timestamp_tolerance_ms" << YAML::Value << c.dedup.timestamp_tolerance_ms;
   out << YAML::Key << "target_fpp" << YAML::Value << ShortestDouble(c.dedup.target_fpp);
   out << YAML::Key << "expected_rate" << YAML::Value << ShortestDouble(c.dedup.expected_rate);
   out << YAML::Key << "adaptive" << YAML::Value << c.dedup.adaptive;

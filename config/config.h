@@ -52,6 +52,10 @@ enum class ConstituentFilter : uint8_t { kBloom, kGaussian };
 struct DedupConfig {
   filter::DedupMode mode = filter::DedupMode::kFbf;
   int64_t window_ms = 60000;
+  // How far a record's timestamp may be ahead of the wall clock and still move a
+  // shard's clock; the filter remembers window_ms plus this on the shard's clock,
+  // which absorbs producers whose clocks disagree by up to this much.
+  int64_t timestamp_tolerance_ms = 1000;
   double target_fpp = 1e-6;
   double expected_rate = 10000;  // events per second per shard, for the initial sizing
   bool adaptive = true;

@@ -396,6 +396,9 @@ class Api {
     j.Key("transactions_aborted").Uint(v.transactions_aborted);
     j.Key("input_lost").Uint(v.input_lost);
     j.Key("restore_retries").Uint(v.restore_retries);
+    j.Key("event_clock_ms").Int(v.event_clock_ms);
+    j.Key("timestamps_ahead").Uint(v.timestamps_ahead);
+    j.Key("late_events").Uint(v.late_events);
     j.Key("published_at_ms").Int(v.published_at_ms);
     j.Key("replica_lag_ms");
     if (v.replica_lag_ms < 0) {
@@ -494,6 +497,21 @@ class Api {
                "Failed restores of the shard on this instance, each retried with back-off "
                "(the reason is the shard's failure in /v1/stats and /readyz).",
                [](const ShardView& v) { return MetricValue(v.restore_retries); });
+    e.PerShard(s, "oncecount_timestamps_ahead_total", "counter",
+               "Records whose timestamp was further ahead of the wall clock than "
+               "dedup.timestamp_tolerance_ms: they did not move the shard's clock (a producer "
+               "with a skewed clock). Counted by the active owner since it took the shard.",
+               [](const ShardView& v) { return MetricValue(v.timestamps_ahead); });
+    e.PerShard(s, "oncecount_late_events_total", "counter",
+               "Records older than the shard's clock by more than the window: retries of "
+               "them may be counted again. Counted by the active owner since it took the shard.",
+               [](const ShardView& v) { return MetricValue(v.late_events); });
+    e.PerShard(s, "oncecount_event_clock_seconds", "gauge",
+               "The shard's clock: the largest record timestamp applied (seconds since the "
+               "epoch).",
+               [](const ShardView& v) {
+                 return MetricValue(static_cast<double>(v.event_clock_ms) / 1000.0);
+               });
     e.PerShard(s, "oncecount_input_lag_messages", "gauge",
                "Input messages not yet applied: high watermark minus input offset.",
                [](const ShardView& v) { return MetricValue(v.lag()); });

@@ -17,7 +17,6 @@ constexpr char kMagic[4] = {'O', 'C', 'C', 'L'};
 constexpr size_t kHeaderBytes = 36;         // format 3
 constexpr size_t kFormat2HeaderBytes = 28;  // no claim id
 constexpr size_t kChecksumBytes = 8;
-constexpr size_t kMaxCounterName = 256;
 
 enum class RecordType : uint8_t { kBatch = 1, kClaim = 2, kSnapshotChunk = 3 };
 
@@ -95,7 +94,7 @@ filter::Result<Record> DecodeBatch(ByteReader& r, BatchRecord b) {
   if (!r.ok() || counters > r.remaining() / 12) return Error{"batch: bad counter count"};
   b.counters.resize(counters);
   for (CounterUpdate& c : b.counters) {
-    c.name = std::string(r.Bytes(kMaxCounterName));
+    c.name = std::string(r.Bytes(kMaxCounterNameBytes));
     c.value = r.I64();
   }
   b.stats = ReadStats(r);

@@ -123,6 +123,28 @@ using Record = std::variant<BatchRecord, ClaimRecord, SnapshotChunk>;
 // Largest record we write or accept: below the 1 MB default of message.max.bytes.
 inline constexpr size_t kMaxRecordBytes = 900 * 1024;
 inline constexpr size_t kSnapshotChunkBytes = 512 * 1024;
+// The smallest record limit a writer may be given: room for a batch of one event
+// with the longest counter name, and for a useful snapshot chunk.
+inline constexpr size_t kMinRecordBytes = 4096;
+inline constexpr size_t kMaxCounterNameBytes = 256;
+
+// Encoded sizes of the parts of a batch record, so that writers can cut batches
+// under a byte limit without encoding them (tests pin them against EncodeRecord).
+inline constexpr size_t kBatchRecordFixedBytes =
+    36 + 3 * 8 + 4 + 4 + (3 + kDlqReasons) * 8 + 8;  // header, ranges, counts, stats, checksum
+inline constexpr size_t kSegmentBytes = 8 + 4;       // time, hash count
+inline constexpr size_t kHashBytes = 8;
+constexpr size_t CounterUpdateBytes(size_t name_bytes) {
+  return 4 + name_bytes + 8;
+}
+// What one applied event can add to a batch at most: a new segment, its hash and a
+// new counter with the longest name.
+inline constexpr size_t kMaxEventBatchBytes =
+    kSegmentBytes + kHashBytes + CounterUpdateBytes(kMaxCounterNameBytes);
+// The payload a snapshot chunk record of at most `record_bytes` can carry.
+constexpr size_t SnapshotChunkPayload(size_t record_bytes) {
+  return record_bytes - (36 + 4 + 4 + 4 + 8);
+}
 
 void EncodeRecord(const Record& record, std::string& out);
 filter::Result<Record> DecodeRecord(std::string_view bytes);

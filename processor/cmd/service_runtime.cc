@@ -30,7 +30,10 @@ filter::DedupSpec DedupSpecOf(const config::DedupConfig& d) {
   spec.mode = d.mode;
   spec.check = d.check;
   spec.expected_rate = d.expected_rate;
-  spec.window = filter::Millis{d.window_ms};
+  // The filter measures time on the shard's clock (the largest record timestamp
+  // applied), which producers' clock disagreement can move ahead of a retry's own
+  // timestamp by up to the tolerance.
+  spec.window = filter::Millis{d.window_ms + d.timestamp_tolerance_ms};
   spec.target_fpp = d.target_fpp;
   spec.adaptive = d.adaptive;
   spec.constituent = d.filter == config::ConstituentFilter::kGaussian
@@ -92,6 +95,7 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
   po.instance_id = options.instance_id;
   po.commit_interval = std::chrono::milliseconds(c.processing.commit_interval_ms);
   po.dedup = DedupSpecOf(c.dedup);
+  po.max_clock_ahead = std::chrono::milliseconds(c.dedup.timestamp_tolerance_ms);
   po.log = options.log;
   const unsigned threads = c.processing.threads > 0
                                ? static_cast<unsigned>(c.processing.threads)

@@ -298,6 +298,16 @@ class Clients {
   // every transaction that began before the question decided.
   virtual filter::Result<int64_t> HighWatermark(const std::string& topic, int32_t partition,
                                                 std::chrono::milliseconds timeout) = 0;
+  // The largest record the brokers accept on `topic` (its max.message.bytes), or
+  // nullopt while that is not known. It never blocks: the first call asks the cluster
+  // in the background, later calls return the answer once it came. A cluster that
+  // cannot say (the embedded one does not implement DescribeConfigs) leaves it
+  // nullopt for good.
+  virtual std::optional<size_t> MaxMessageBytes(const std::string& topic) = 0;
 };
+
+// A record the broker refused as larger than the topic (max.message.bytes) or the
+// producer (message.max.bytes) allows; the transaction must be aborted.
+bool IsRecordTooLarge(const KafkaError& error);
 
 }  // namespace oncecount::kafka

@@ -2,6 +2,9 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <cstdlib>
+#include <mutex>
+#include <string_view>
 #include <vector>
 
 namespace oncecount::kafka {
@@ -317,9 +320,11 @@ class RdTransactionalProducer final : public TransactionalProducer {
   KafkaError CommitTransaction(std::chrono::milliseconds timeout) override {
     KafkaError e =
         Txn(rd_kafka_commit_transaction(rk_, static_cast<int>(timeout.count())), "commit");
-    // A failed delivery makes librdkafka refuse the commit as abortable; say which.
+    // A failed delivery makes librdkafka refuse the commit as abortable; say which,
+    // with the delivery's error code (a record too large, say).
     if (e && !delivery_failure_.ok() && e.kind == ErrorKind::kAbortable) {
       e.message += " (" + delivery_failure_.message + ")";
+      e.code = delivery_failure_.code;
     }
     return e;
   }
@@ -396,6 +401,7 @@ class RdKafkaClients final : public Clients {
       : connection_{{"bootstrap.servers", std::move(bootstrap)}},
         properties_(std::move(properties)) {}
   ~RdKafkaClients() override {
+    if (config_answers_ != nullptr) rd_kafka_queue_destroy(config_answers_);
     if (admin_ != nullptr) rd_kafka_destroy(admin_);
   }
 
@@ -513,7 +519,69 @@ class RdKafkaClients final : public Clients {
     return high;
   }
 
+  std::optional<size_t> MaxMessageBytes(const std::string& topic) override {
+    std::lock_guard lock(config_mu_);
+    if (!EnsureAdmin().empty()) return std::nullopt;
+    TakeConfigAnswers();
+    auto [it, first] = max_message_bytes_.try_emplace(topic, kAsked);
+    if (first) AskConfig(topic);
+    if (it->second < 0) return std::nullopt;
+    return static_cast<size_t>(it->second);
+  }
+
  private:
+  static constexpr int64_t kAsked = -1;    // asked, no answer yet
+  static constexpr int64_t kUnknown = -2;  // the cluster could not say
+
+  void AskConfig(const std::string& topic) {
+    if (config_answers_ == nullptr) config_answers_ = rd_kafka_queue_new(admin_);
+    rd_kafka_ConfigResource_t* resource =
+        rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic.c_str());
+    rd_kafka_AdminOptions_t* options =
+        rd_kafka_AdminOptions_new(admin_, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
+    char error[256];
+    rd_kafka_AdminOptions_set_request_timeout(options, 30000, error, sizeof error);
+    rd_kafka_DescribeConfigs(admin_, &resource, 1, options, config_answers_);
+    rd_kafka_AdminOptions_destroy(options);
+    rd_kafka_ConfigResource_destroy(resource);
+  }
+
+  // Reads the DescribeConfigs answers that arrived, without waiting.
+  void TakeConfigAnswers() {
+    if (config_answers_ == nullptr) return;
+    while (rd_kafka_event_t* event = rd_kafka_queue_poll(config_answers_, 0)) {
+      const rd_kafka_DescribeConfigs_result_t* result =
+          rd_kafka_event_DescribeConfigs_result(event);
+      size_t count = 0;
+      const rd_kafka_ConfigResource_t** resources =
+          result != nullptr ? rd_kafka_DescribeConfigs_result_resources(result, &count) : nullptr;
+      if (rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR || count == 0) {
+        // The request as a whole failed; it named no topic, so every open question
+        // stays unanswered for good.
+        for (auto& [topic, bytes] : max_message_bytes_) {
+          if (bytes == kAsked) bytes = kUnknown;
+        }
+      }
+      for (size_t i = 0; i < count; ++i) {
+        int64_t& bytes = max_message_bytes_[rd_kafka_ConfigResource_name(resources[i])];
+        bytes = kUnknown;
+        if (rd_kafka_ConfigResource_error(resources[i]) != RD_KAFKA_RESP_ERR_NO_ERROR) continue;
+        size_t entries = 0;
+        const rd_kafka_ConfigEntry_t** config =
+            rd_kafka_ConfigResource_configs(resources[i], &entries);
+        for (size_t j = 0; j < entries; ++j) {
+          const char* value = rd_kafka_ConfigEntry_value(config[j]);
+          if (std::string_view(rd_kafka_ConfigEntry_name(config[j])) == "max.message.bytes" &&
+              value != nullptr) {
+            bytes = std::strtoll(value, nullptr, 10);
+            if (bytes <= 0) bytes = kUnknown;
+          }
+        }
+      }
+      rd_kafka_event_destroy(event);
+    }
+  }
+
   // A consumer handle that joins no group and reads read_uncommitted: metadata and
   // high watermarks.
   std::string EnsureAdmin() {
@@ -531,6 +599,9 @@ class RdKafkaClients final : public Clients {
   Settings connection_;
   std::map<std::string, std::string> properties_;
   rd_kafka_t* admin_ = nullptr;
+  std::mutex config_mu_;  // guards the two below
+  rd_kafka_queue_t* config_answers_ = nullptr;
+  std::map<std::string, int64_t> max_message_bytes_;  // bytes, kAsked or kUnknown
 };
 
 }  // namespace

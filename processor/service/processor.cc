@@ -21,6 +21,9 @@ namespace {
 constexpr std::chrono::milliseconds kCallTimeout{30000};
 // Messages taken from the consumer between two looks at the clock and the commit timer.
 constexpr int kBurst = 2048;
+// What a record batch of one record needs beyond the record's value (batch header,
+// record framing): our records must stay this far below a topic's max.message.bytes.
+constexpr size_t kRecordFraming = 1024;
 
 // One assigned shard, as the processor sees it: its state lives on a worker while it
 // runs; the processor knows where it is in its life and what goes into its views.
@@ -61,6 +64,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
   int64_t next_refresh_ms = 0;
   std::mt19937_64 claim_ids;
   ShardLoader loader;
+  // The largest record we write; halved whenever a broker refuses one as too large
+  // (a limit we could not read, or compression and framing we did not foresee).
+  size_t record_cap = changelog::kMaxRecordBytes;
 
   Impl(ProcessorOptions options, shard::StateBoard& b, std::vector<ShardWorker*> w,
        replica::Replicator* r)
@@ -129,7 +135,29 @@ struct Processor::Impl final : kafka::RebalanceListener {
              std::to_string(partitions[o.input_topic]) + ", as many as " + o.input_topic;
     }
     board.SetPartitionCount(partitions[o.input_topic]);
+    // Asks for the topics' size limits now, so that the answers are in before the
+    // first shard is adopted.
+    RecordLimit(o.changelog_topic);
+    RecordLimit(o.dlq_topic);
     return {};
+  }
+
+  // The largest record we may write to `topic`: under its max.message.bytes (once
+  // the cluster told it) and our own cap.
+  size_t RecordLimit(const std::string& topic) {
+    size_t limit = record_cap;
+    if (const std::optional<size_t> broker = o.clients->MaxMessageBytes(topic)) {
+      limit = std::min(limit, *broker > kRecordFraming ? *broker - kRecordFraming : 0);
+    }
+    return std::max(limit, changelog::kMinRecordBytes);
+  }
+
+  shard::ShardRules ShardRules() {
+    shard::ShardRules rules;
+    rules.max_record_bytes = RecordLimit(o.changelog_topic);
+    rules.max_clock_ahead = o.max_clock_ahead;
+    rules.late_after = o.dedup.window;
+    return rules;
   }
 
   // --- Routing -------------------------------------------------------------------------
@@ -165,12 +193,16 @@ struct Processor::Impl final : kafka::RebalanceListener {
     if (sealed.empty()) return;
     TxnContent content;
     content.offsets_topic = o.input_topic;
+    const size_t dead_letter_limit = RecordLimit(o.dlq_topic);
     for (SealedShard& s : sealed) {
-      content.records.push_back({o.changelog_topic, s.partition, std::nullopt, s.batch, {}});
+      for (const std::string& batch : s.batches) {
+        content.records.push_back({o.changelog_topic, s.partition, std::nullopt, batch, {}});
+      }
       for (const std::string& chunk : s.snapshot) {
         content.records.push_back({o.changelog_topic, s.partition, std::nullopt, chunk, {}});
       }
       for (DeadLetter& d : s.dead_letters) {
+        FitDeadLetter(d, dead_letter_limit);
         content.records.push_back({o.dlq_topic, kafka::kAnyPartition, d.key, d.value, d.headers});
       }
       content.offsets.push_back({s.partition, s.next_offset});
@@ -208,6 +240,11 @@ struct Processor::Impl final : kafka::RebalanceListener {
       return;
     }
     const bool gone = result.outcome == TxnOutcome::kAssignmentGone;
+    if (kafka::IsRecordTooLarge(result.error)) {
+      record_cap = std::max(changelog::kMinRecordBytes, RecordLimit(o.changelog_topic) / 2);
+      Log("a broker refused a record as too large; records are at most " +
+          std::to_string(record_cap) + " bytes from now on");
+    }
     Log(what + " aborted: " + result.error.ToString() +
         (gone ? "; the group moved on without this instance: dropping its shards without a "
                 "claim until the group gives them back"
@@ -373,6 +410,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     shard::ShardView base;
     base.target_fpp = o.dedup.target_fpp;
     slot.state_view = r.state->MakeView(std::move(base), clock.WallMs());
+    r.state->set_rules(ShardRules());
     WorkerOf(p).Adopt(std::move(r.state));
     Publish(p, slot);
     return position;

@@ -62,8 +62,12 @@ struct ProcessorOptions {
   // owner's open transaction holds up every restore of its shards that long.
   std::chrono::milliseconds transaction_timeout{10000};
   filter::DedupSpec dedup;
-  // A commit happens early once a shard's batch holds this many filter calls, so
-  // that a batch stays far below the broker's message size limit.
+  // Record timestamps further ahead of the wall clock do not move a shard's clock
+  // (shard_state.h).
+  std::chrono::milliseconds max_clock_ahead{1000};
+  // A commit happens early once a shard has this many events pending, which bounds
+  // a transaction's size and the work an abort throws away. (Each changelog record
+  // is bounded in bytes by the topic's max.message.bytes regardless.)
   size_t max_batch_events = 50000;
   // How long a restore waits for the changelog's open transactions to be decided
   // (0: twice the transaction timeout) before it fails and is retried.

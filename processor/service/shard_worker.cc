@@ -13,8 +13,10 @@ constexpr int64_t kFilterDetailEveryMs = 1000;
 
 // Snapshot chunk records of a shard's state after batch `seq`.
 std::vector<std::string> SnapshotRecords(int32_t partition, uint64_t epoch, uint64_t claim,
-                                         uint64_t seq, const std::string& bytes) {
-  const size_t chunk = changelog::kSnapshotChunkBytes;
+                                         uint64_t seq, const std::string& bytes,
+                                         size_t max_record_bytes) {
+  const size_t chunk =
+      std::min(changelog::kSnapshotChunkBytes, changelog::SnapshotChunkPayload(max_record_bytes));
   const auto count = static_cast<uint32_t>((bytes.size() + chunk - 1) / chunk);
   std::vector<std::string> records(count);
   for (uint32_t i = 0; i < count; ++i) {
@@ -91,8 +93,8 @@ void ShardWorker::Sync() {
 // --- On the worker thread ----------------------------------------------------------
 
 void ShardWorker::Execute(ApplyCommand& c) {
-  // One clock reading is the filters' time for the whole hand-over.
-  const filter::Millis now{o_.now_ms()};
+  // One wall-clock reading bounds the record timestamps of the whole hand-over.
+  const filter::Millis wall{o_.now_ms()};
   std::vector<kafka::Message>& messages = c.messages;
   // Each shard's messages in one run (the consumer interleaves partitions), each in
   // its original order.
@@ -104,13 +106,13 @@ void ShardWorker::Execute(ApplyCommand& c) {
     size_t to = from + 1;
     while (to < messages.size() && messages[to].partition == messages[from].partition) ++to;
     auto it = shards_.find(messages[from].partition);
-    if (it != shards_.end()) ApplyRun(it->second, messages, from, to, now);
+    if (it != shards_.end()) ApplyRun(it->second, messages, from, to, wall);
     from = to;
   }
 }
 
 void ShardWorker::ApplyRun(Shard& shard, std::vector<kafka::Message>& messages, size_t from,
-                           size_t to, filter::Millis now) {
+                           size_t to, filter::Millis wall) {
   shard::ShardState& state = *shard.state;
   inputs_.clear();
   size_t first = from;
@@ -120,11 +122,12 @@ void ShardWorker::ApplyRun(Shard& shard, std::vector<kafka::Message>& messages, 
   }
   for (size_t i = first; i < to; ++i) {
     const kafka::Message& m = messages[i];
-    inputs_.push_back(shard::InputMessage{m.offset, m.key, m.value.value_or(std::string_view())});
+    inputs_.push_back(
+        shard::InputMessage{m.offset, m.key, m.value.value_or(std::string_view()), m.timestamp_ms});
   }
   if (inputs_.empty()) return;
   decisions_.resize(inputs_.size());
-  state.ApplyAll(inputs_, now, decisions_);
+  state.ApplyAll(inputs_, wall, decisions_);
   for (size_t i = 0; i < decisions_.size(); ++i) {
     if (decisions_[i].outcome == shard::Outcome::kDeadLetter) {
       shard.dead_letters.push_back(MakeDeadLetter(messages[first + i], decisions_[i].reason));
@@ -165,21 +168,25 @@ void ShardWorker::Execute(SealCommand& c) {
   for (auto& [p, shard] : shards_) {
     shard::ShardState& state = *shard.state;
     const uint64_t epoch = state.epoch();
-    std::optional<changelog::BatchRecord> batch = state.Seal(epoch, now);
-    if (!batch) continue;
+    const std::vector<changelog::BatchRecord> batches = state.Seal(epoch, now);
+    if (batches.empty()) continue;
     SealedShard s;
     s.partition = p;
-    s.seq = batch->seq;
-    changelog::EncodeRecord(*batch, s.batch);
-    s.next_offset = batch->input_to;
-    shard.bytes_since_snapshot += s.batch.size();
+    s.seq = batches.back().seq;
+    s.next_offset = batches.back().input_to;
+    s.batches.resize(batches.size());
+    for (size_t i = 0; i < batches.size(); ++i) {
+      changelog::EncodeRecord(batches[i], s.batches[i]);
+      shard.bytes_since_snapshot += s.batches[i].size();
+    }
     // A snapshot costs the filter's whole state: write one after at least as many
     // bytes of batches, so that snapshots stay within half of the changelog's bytes.
     if (shard.bytes_since_snapshot >=
             std::max(o_.snapshot_after_bytes, shard.last_snapshot_bytes) ||
         now - shard.last_snapshot_ms >= o_.snapshot_after.count()) {
       const std::string bytes = state.EncodeSnapshot(epoch);
-      s.snapshot = SnapshotRecords(p, epoch, state.claim(), batch->seq, bytes);
+      s.snapshot =
+          SnapshotRecords(p, epoch, state.claim(), s.seq, bytes, state.rules().max_record_bytes);
       shard.bytes_since_snapshot = 0;
       shard.last_snapshot_bytes = bytes.size();
       shard.last_snapshot_ms = now;

@@ -31,25 +31,18 @@
 
 #include "processor/kafka/clients.h"
 #include "processor/service/bounded_queue.h"
+#include "processor/service/dead_letter.h"
 #include "processor/shard/shard_state.h"
 #include "processor/shard/shard_view.h"
 
 namespace oncecount::service {
 
-// A message for the dead-letter topic: the original key, value and headers, plus
-// `oncecount.error` and `oncecount.source` (SPEC §1).
-struct DeadLetter {
-  std::optional<std::string> key;    // nullopt: the original had no key
-  std::optional<std::string> value;  // nullopt: the original had no value
-  std::vector<kafka::Header> headers;
-};
-
-// One shard's part of a transaction: its sealed changelog batch and everything
-// that is committed with it.
+// One shard's part of a transaction: its sealed changelog batches and everything
+// that is committed with them.
 struct SealedShard {
   int32_t partition = 0;
-  uint64_t seq = 0;                   // the batch's changelog seq
-  std::string batch;                  // the encoded changelog batch record
+  uint64_t seq = 0;                   // the changelog seq of its last batch
+  std::vector<std::string> batches;   // the encoded changelog batch records, in order
   std::vector<std::string> snapshot;  // encoded snapshot chunks, when one is due
   std::vector<DeadLetter> dead_letters;
   int64_t next_offset = 0;  // the input position after the batch
@@ -83,7 +76,7 @@ class ShardWorker {
 
   // Applies input messages (of shards this worker owns; others are dropped).
   void Apply(std::vector<kafka::Message> messages);
-  // Takes ownership of a restored shard; its claim (epoch) is already set.
+  // Takes ownership of a restored shard; its claim (epoch) and rules are already set.
   void Adopt(std::unique_ptr<shard::ShardState> state);
   // Drops shards (revoked, failed or about to be restored again).
   void Drop(std::vector<int32_t> partitions);
@@ -145,9 +138,9 @@ class ShardWorker {
   void Execute(RefreshCommand& c);
   void Execute(SyncCommand& c);
 
-  // Applies messages[from, to) of one shard, all at time `now`.
+  // Applies messages[from, to) of one shard; `wall` bounds their timestamps.
   void ApplyRun(Shard& shard, std::vector<kafka::Message>& messages, size_t from, size_t to,
-                filter::Millis now);
+                filter::Millis wall);
   DeadLetter MakeDeadLetter(const kafka::Message& m, event::DlqReason reason) const;
   std::shared_ptr<const shard::ShardView> MakeView(Shard& shard, bool force_detail);
 

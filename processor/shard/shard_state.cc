@@ -32,10 +32,67 @@ filter::Result<std::unique_ptr<ShardState>> ShardState::Create(int32_t partition
   return std::unique_ptr<ShardState>(new ShardState(partition, std::move(made.value())));
 }
 
+void ShardState::set_rules(const ShardRules& rules) {
+  rules_ = rules;
+  rules_.max_record_bytes =
+      std::clamp(rules.max_record_bytes, changelog::kMinRecordBytes, changelog::kMaxRecordBytes);
+}
+
+filter::Millis ShardState::EventTime(int64_t timestamp_ms, filter::Millis wall) {
+  int64_t t = timestamp_ms >= 0 ? timestamp_ms : wall.count();
+  if (t - wall.count() > rules_.max_clock_ahead.count()) {
+    ++clock_.ahead_of_wall;
+    t = clock_.clock_ms;
+  } else if (rules_.late_after.count() > 0 && clock_.clock_ms - t > rules_.late_after.count()) {
+    ++clock_.late;
+  }
+  clock_.clock_ms = std::max(clock_.clock_ms, t);
+  return filter::Millis{clock_.clock_ms};
+}
+
 void ShardState::AdvanceFilter(filter::Millis now) {
   if (!pending_segments_.empty() && pending_segments_.back().time_ms == now.count()) return;
   filter_->AdvanceTo(now);
   pending_segments_.push_back({now.count(), {}});
+  pending_bytes_ += changelog::kSegmentBytes;
+}
+
+size_t ShardState::MakeRoomFor(size_t events) {
+  if (pending_bytes_ + changelog::kMaxEventBatchBytes > rules_.max_record_bytes) CutBatch();
+  const size_t room = (rules_.max_record_bytes - pending_bytes_) / changelog::kMaxEventBatchBytes;
+  return std::min(events, room);
+}
+
+void ShardState::CutBatch() {
+  if (!has_pending_) return;
+  closed_batches_.push_back(OpenBatch());
+  pending_segments_.clear();
+  pending_counters_.clear();
+  pending_stats_ = {};
+  pending_bytes_ = changelog::kBatchRecordFixedBytes;
+  has_pending_ = false;
+}
+
+changelog::BatchRecord ShardState::OpenBatch() const {
+  changelog::BatchRecord batch;
+  batch.partition = partition_;
+  batch.input_from = pending_from_;
+  batch.input_to = position_;
+  batch.segments = pending_segments_;
+  batch.counters.reserve(pending_counters_.size());
+  for (const std::string& name : pending_counters_) {
+    batch.counters.push_back({name, counters_.at(name)});
+  }
+  std::sort(batch.counters.begin(), batch.counters.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  batch.stats = pending_stats_;
+  return batch;
+}
+
+changelog::ShardStats ShardState::PendingStats() const {
+  changelog::ShardStats stats = pending_stats_;
+  for (const changelog::BatchRecord& b : closed_batches_) stats.Add(b.stats);
+  return stats;
 }
 
 std::optional<filter::IdHash> ShardState::Admit(const InputMessage& message,
@@ -70,85 +127,103 @@ Decision ShardState::Conclude(event::IncrementEvent& event, filter::Verdict verd
     return {Outcome::kDeadLetter, event::DlqReason::kOverflow};
   }
   it->second = *sum;
-  pending_counters_.insert(it->first);
+  if (pending_counters_.insert(it->first).second) {
+    pending_bytes_ += changelog::CounterUpdateBytes(it->first.size());
+  }
   ++pending_stats_.applied;
   return {Outcome::kApplied, {}};
 }
 
-Decision ShardState::Apply(const InputMessage& message, filter::Millis now) {
+Decision ShardState::Apply(const InputMessage& message, filter::Millis wall) {
+  MakeRoomFor(1);
   event::IncrementEvent event;
   Decision decision;
   const std::optional<filter::IdHash> hash = Admit(message, event, decision);
   if (!hash) return decision;
-  AdvanceFilter(now);
+  AdvanceFilter(EventTime(message.timestamp_ms, wall));
   const filter::Verdict verdict = filter_->TestAndInsert(*hash);
   pending_segments_.back().hashes.push_back(hash->value);
+  pending_bytes_ += changelog::kHashBytes;
   return Conclude(event, verdict);
 }
 
-void ShardState::ApplyAll(std::span<const InputMessage> messages, filter::Millis now,
+void ShardState::ApplyAll(std::span<const InputMessage> messages, filter::Millis wall,
                           std::span<Decision> decisions) {
+  size_t done = 0;
+  while (done < messages.size()) {
+    const size_t n = MakeRoomFor(messages.size() - done);
+    ApplyFitting(messages.subspan(done, n), wall, decisions.subspan(done, n));
+    done += n;
+  }
+}
+
+void ShardState::ApplyFitting(std::span<const InputMessage> messages, filter::Millis wall,
+                              std::span<Decision> decisions) {
   scratch_events_.resize(messages.size());
   scratch_hashes_.clear();
   scratch_index_.clear();
+  scratch_times_.clear();
   for (size_t i = 0; i < messages.size(); ++i) {
     decisions[i] = {};
     if (const auto hash = Admit(messages[i], scratch_events_[i], decisions[i])) {
       scratch_hashes_.push_back(*hash);
       scratch_index_.push_back(i);
+      scratch_times_.push_back(EventTime(messages[i].timestamp_ms, wall));
     }
   }
-  if (scratch_hashes_.empty()) return;
-  AdvanceFilter(now);
   scratch_verdicts_.resize(scratch_hashes_.size());
-  filter_->TestAndInsertBatch(scratch_hashes_, scratch_verdicts_);
-  std::vector<uint64_t>& recorded = pending_segments_.back().hashes;
+  // Runs of events at one clock reading go to the filter as one batch.
+  for (size_t from = 0; from < scratch_hashes_.size();) {
+    size_t to = from + 1;
+    while (to < scratch_hashes_.size() && scratch_times_[to] == scratch_times_[from]) ++to;
+    AdvanceFilter(scratch_times_[from]);
+    const auto hashes = std::span<const filter::IdHash>(scratch_hashes_).subspan(from, to - from);
+    filter_->TestAndInsertBatch(hashes, std::span(scratch_verdicts_).subspan(from, to - from));
+    std::vector<uint64_t>& recorded = pending_segments_.back().hashes;
+    for (const filter::IdHash& h : hashes) recorded.push_back(h.value);
+    pending_bytes_ += changelog::kHashBytes * hashes.size();
+    from = to;
+  }
   for (size_t j = 0; j < scratch_hashes_.size(); ++j) {
-    recorded.push_back(scratch_hashes_[j].value);
     const size_t i = scratch_index_[j];
     decisions[i] = Conclude(scratch_events_[i], scratch_verdicts_[j]);
   }
 }
 
-std::optional<changelog::BatchRecord> ShardState::PendingBatch(uint64_t epoch) const {
-  if (!has_pending_) return std::nullopt;
-  changelog::BatchRecord batch;
-  batch.partition = partition_;
-  batch.epoch = epoch;
-  batch.claim = claim_;
-  batch.seq = sealed_seq() + 1;
-  batch.input_from = pending_from_;
-  batch.input_to = position_;
-  batch.segments = pending_segments_;
-  batch.counters.reserve(pending_counters_.size());
-  for (const std::string& name : pending_counters_) {
-    batch.counters.push_back({name, counters_.at(name)});
+std::vector<changelog::BatchRecord> ShardState::PendingBatches(uint64_t epoch) const {
+  std::vector<changelog::BatchRecord> batches = closed_batches_;
+  if (has_pending_) batches.push_back(OpenBatch());
+  for (size_t i = 0; i < batches.size(); ++i) {
+    batches[i].epoch = epoch;
+    batches[i].claim = claim_;
+    batches[i].seq = sealed_seq() + 1 + i;
   }
-  std::sort(batch.counters.begin(), batch.counters.end(),
-            [](const auto& a, const auto& b) { return a.name < b.name; });
-  batch.stats = pending_stats_;
-  return batch;
+  return batches;
 }
 
-std::optional<changelog::BatchRecord> ShardState::Seal(uint64_t epoch, int64_t sealed_at_ms) {
-  std::optional<changelog::BatchRecord> batch = PendingBatch(epoch);
-  if (!batch) return batch;
-  batch->sealed_at_ms = sealed_at_ms;
-  in_flight_ = true;
-  in_flight_stats_ = pending_stats_;
+std::vector<changelog::BatchRecord> ShardState::Seal(uint64_t epoch, int64_t sealed_at_ms) {
+  CutBatch();
+  std::vector<changelog::BatchRecord> batches = std::move(closed_batches_);
+  closed_batches_.clear();
+  if (batches.empty()) return batches;
+  in_flight_stats_ = {};
+  for (size_t i = 0; i < batches.size(); ++i) {
+    batches[i].epoch = epoch;
+    batches[i].claim = claim_;
+    batches[i].seq = committed_seq_ + 1 + i;
+    batches[i].sealed_at_ms = sealed_at_ms;
+    in_flight_stats_.Add(batches[i].stats);
+  }
+  in_flight_batches_ = batches.size();
   epoch_ = epoch;
-  pending_segments_.clear();
-  pending_counters_.clear();
-  pending_stats_ = {};
   pending_events_ = 0;
-  has_pending_ = false;
-  return batch;
+  return batches;
 }
 
 void ShardState::MarkCommitted(uint64_t epoch) {
-  if (!in_flight_ && !Seal(epoch)) return;
-  in_flight_ = false;
-  ++committed_seq_;
+  if (in_flight_batches_ == 0 && Seal(epoch).empty()) return;
+  committed_seq_ += in_flight_batches_;
+  in_flight_batches_ = 0;
   stats_.Add(in_flight_stats_);
   in_flight_stats_ = {};
 }
@@ -156,6 +231,7 @@ void ShardState::MarkCommitted(uint64_t epoch) {
 void ShardState::Replay(const changelog::BatchRecord& batch) {
   for (const changelog::FilterSegment& segment : batch.segments) {
     filter_->AdvanceTo(filter::Millis{segment.time_ms});
+    clock_.clock_ms = std::max(clock_.clock_ms, segment.time_ms);
     scratch_hashes_.resize(segment.hashes.size());
     for (size_t i = 0; i < segment.hashes.size(); ++i) {
       scratch_hashes_[i] = filter::IdHash{segment.hashes[i]};
@@ -178,14 +254,14 @@ void ShardState::ForgetFilter() {
 std::string ShardState::EncodeSnapshot(uint64_t epoch) const {
   changelog::ShardStats stats = stats_;
   stats.Add(in_flight_stats_);
-  stats.Add(pending_stats_);
+  stats.Add(PendingStats());
   std::string out;
   filter::ByteWriter w(out);
   for (char c : kSnapshotMagic) w.U8(static_cast<uint8_t>(c));
   w.U16(kSnapshotVersion);
   w.U32(static_cast<uint32_t>(partition_));
-  w.U64(has_pending_ || in_flight_ ? epoch : epoch_);
-  w.U64(sealed_seq() + (has_pending_ ? 1 : 0));
+  w.U64(has_pending() || has_batch_in_flight() ? epoch : epoch_);
+  w.U64(sealed_seq() + closed_batches_.size() + (has_pending_ ? 1 : 0));
   w.I64(position_);
   w.U64(stats.applied);
   w.U64(stats.duplicates);
@@ -263,6 +339,9 @@ std::shared_ptr<const ShardView> ShardState::MakeView(ShardView base, int64_t no
   base.near_edge_duplicates = stats.near_edge_duplicates;
   base.dead_lettered = stats.dead_lettered_total();
   base.dead_lettered_by_reason = stats.dead_lettered;
+  base.event_clock_ms = clock_.clock_ms;
+  base.timestamps_ahead = clock_.ahead_of_wall;
+  base.late_events = clock_.late;
   if (detail == FilterDetail::kRefresh) {
     base.filter = filter_->Summary();
     base.digest = filter_->Digest();

@@ -3,13 +3,26 @@
 // commit.
 //
 // An active owner feeds input messages to Apply (or ApplyAll) and, at each commit,
-// seals the pending batch (Seal), writes it in the commit's transaction and calls
-// MarkCommitted once the transaction is committed. Applying may go on while the
-// sealed batch is in flight: it builds the next batch (at most one batch is in
+// seals the pending batches (Seal), writes them in the commit's transaction and
+// calls MarkCommitted once the transaction is committed. Applying may go on while
+// the sealed batches are in flight: it builds the next ones (at most one seal is in
 // flight). A restoring owner or a standby rebuilds the same state from a snapshot
 // (FromSnapshot) and the batches after it (Replay): filter calls are replayed in the
 // same order with the same times, so the filter is bit-identical (equal Digest) at
 // the same changelog position.
+//
+// Batches are bounded in bytes (Rules::max_record_bytes): when the next event could
+// take the pending batch over the limit, the batch is cut there and a new one
+// begins, so one commit may carry several consecutive batches. Each is a whole
+// batch (its input range, its filter calls, its counters' values at its end), so
+// readers need not know they were committed together.
+//
+// Time is event time: the filter's clock is the shard's clock, the largest Kafka
+// record timestamp applied so far, never moving back. A timestamp further ahead of
+// the wall clock than Rules::max_clock_ahead (a producer with a skewed clock) does
+// not move it; such records are counted, as are records older than the clock by
+// more than Rules::late_after (retries the window may have forgotten). The clock of
+// each filter call is recorded in the batch, so replays reach the same filter.
 //
 // After an aborted transaction the state is ahead of the changelog; the owner
 // throws it away and restores again.
@@ -42,6 +55,22 @@ struct InputMessage {
   int64_t offset = 0;
   std::optional<std::string_view> key;  // nullopt: the message has no key
   std::string_view value;
+  int64_t timestamp_ms = -1;  // the Kafka record's timestamp; -1: none (the wall clock is used)
+};
+
+// How an active owner builds batches and reads record timestamps.
+struct ShardRules {
+  size_t max_record_bytes = changelog::kMaxRecordBytes;  // at least kMinRecordBytes
+  filter::Millis max_clock_ahead{1000};
+  filter::Millis late_after{0};  // 0: records are never counted as late
+};
+
+// The shard's clock and what its rules saw; kept in memory only (not in the
+// changelog): counts restart with the owner.
+struct ClockStats {
+  int64_t clock_ms = 0;        // the largest timestamp applied (0: none yet)
+  uint64_t ahead_of_wall = 0;  // records that did not move the clock: too far ahead
+  uint64_t late = 0;           // records older than the clock by more than late_after
 };
 
 enum class Outcome : uint8_t { kApplied, kDuplicate, kDeadLetter };
@@ -59,28 +88,33 @@ class ShardState {
   // The state a snapshot (EncodeSnapshot) describes; checks version and checksum.
   static filter::Result<std::unique_ptr<ShardState>> FromSnapshot(std::string_view bytes);
 
-  // Applies one input message at wall-clock time `now` (ms since the epoch).
-  Decision Apply(const InputMessage& message, filter::Millis now);
-  // Applies messages in order, all at time `now`, exactly as Apply one by one would
-  // (same decisions, same filter calls), but tests the filter in one batch so that
-  // its memory accesses overlap. `decisions` has one entry per message.
-  void ApplyAll(std::span<const InputMessage> messages, filter::Millis now,
+  // The rules of an active owner (the defaults until set).
+  void set_rules(const ShardRules& rules);
+  const ShardRules& rules() const { return rules_; }
+
+  // Applies one input message; `wall` is the owner's wall clock (ms since the epoch),
+  // which bounds how far a record's timestamp may move the shard's clock.
+  Decision Apply(const InputMessage& message, filter::Millis wall);
+  // Applies messages in order exactly as Apply one by one would (same decisions,
+  // same filter calls, same batches), but tests the filter in batches so that its
+  // memory accesses overlap. `decisions` has one entry per message.
+  void ApplyAll(std::span<const InputMessage> messages, filter::Millis wall,
                 std::span<Decision> decisions);
 
-  // The batch of everything applied since the last seal, as changelog batch
-  // `sealed_seq() + 1` of `epoch`; nullopt when nothing was applied.
-  std::optional<changelog::BatchRecord> PendingBatch(uint64_t epoch) const;
-  // How many filter calls the pending batch holds (to bound the batch's size).
+  // The batches of everything applied since the last seal, as changelog batches
+  // `sealed_seq() + 1`, `+ 2`... of `epoch`; empty when nothing was applied.
+  std::vector<changelog::BatchRecord> PendingBatches(uint64_t epoch) const;
+  // How many filter calls the pending batches hold.
   size_t pending_events() const { return pending_events_; }
-  // Ends the pending batch: returns it (as PendingBatch would, stamped with the
-  // owner's wall clock `sealed_at_ms`) and makes it the batch in flight; later
-  // applies start the next batch. Nullopt, and nothing changes, when nothing was
-  // applied. Call only while no batch is in flight.
-  std::optional<changelog::BatchRecord> Seal(uint64_t epoch, int64_t sealed_at_ms = 0);
-  bool has_batch_in_flight() const { return in_flight_; }
-  // The batch in flight is committed: it becomes part of the committed state. With
-  // nothing in flight, seals the pending batch first and commits it (one step, for
-  // owners that do not apply while committing).
+  // Ends the pending batches: returns them (as PendingBatches would, stamped with the
+  // owner's wall clock `sealed_at_ms`) and puts them in flight; later applies start
+  // the next batch. Empty, and nothing changes, when nothing was applied. Call only
+  // while nothing is in flight.
+  std::vector<changelog::BatchRecord> Seal(uint64_t epoch, int64_t sealed_at_ms = 0);
+  bool has_batch_in_flight() const { return in_flight_batches_ > 0; }
+  // The batches in flight are committed: they become part of the committed state.
+  // With nothing in flight, seals the pending batches first and commits them (one
+  // step, for owners that do not apply while committing).
   void MarkCommitted(uint64_t epoch);
 
   // Replays a committed batch of the changelog (restore and standbys).
@@ -107,9 +141,10 @@ class ShardState {
   uint64_t epoch() const { return epoch_; }
   uint64_t claim() const { return claim_; }  // the id of the claim it runs under
   uint64_t committed_seq() const { return committed_seq_; }
-  // The last batch sealed: committed_seq() + 1 while a batch is in flight.
-  uint64_t sealed_seq() const { return committed_seq_ + (in_flight_ ? 1 : 0); }
+  // The last batch sealed: committed_seq() plus the batches in flight.
+  uint64_t sealed_seq() const { return committed_seq_ + in_flight_batches_; }
   const changelog::ShardStats& stats() const { return stats_; }
+  const ClockStats& clock() const { return clock_; }
   const filter::DedupFilter& filter() const { return *filter_; }
   const std::unordered_map<std::string, int64_t>& counters() const { return counters_; }
 
@@ -125,8 +160,21 @@ class ShardState {
  private:
   ShardState(int32_t partition, std::unique_ptr<filter::DedupFilter> filter);
 
+  // The shard's clock for a record (and the clock statistics it changes).
+  filter::Millis EventTime(int64_t timestamp_ms, filter::Millis wall);
   // Starts a new filter segment when time moved since the last one.
   void AdvanceFilter(filter::Millis now);
+  // Cuts the open batch when `events` more events might not fit under the limit;
+  // returns how many events fit (at least one).
+  size_t MakeRoomFor(size_t events);
+  // Closes the open batch (a later one begins with the next event).
+  void CutBatch();
+  changelog::BatchRecord OpenBatch() const;
+  bool has_pending() const { return has_pending_ || !closed_batches_.empty(); }
+  changelog::ShardStats PendingStats() const;
+  // Applies messages that fit in the open batch.
+  void ApplyFitting(std::span<const InputMessage> messages, filter::Millis wall,
+                    std::span<Decision> decisions);
   // The first steps of Apply: position, parsing, the id's hash. Returns the hash of
   // an event to test, or nullopt with `decision` set to its dead-letter outcome.
   std::optional<filter::IdHash> Admit(const InputMessage& message, event::IncrementEvent& event,
@@ -144,23 +192,29 @@ class ShardState {
   uint64_t committed_seq_ = 0;
   changelog::ShardStats stats_;
 
-  // The batch in flight: sealed, not yet committed.
-  bool in_flight_ = false;
+  ShardRules rules_;
+  ClockStats clock_;
+
+  // The batches in flight: sealed, not yet committed.
+  uint64_t in_flight_batches_ = 0;
   changelog::ShardStats in_flight_stats_;
 
-  // Since the last seal.
+  // Since the last seal: batches already cut, then the open batch.
+  std::vector<changelog::BatchRecord> closed_batches_;
   int64_t pending_from_ = kUnknownOffset;
   std::vector<changelog::FilterSegment> pending_segments_;
   std::unordered_set<std::string> pending_counters_;
   changelog::ShardStats pending_stats_;
+  size_t pending_bytes_ = changelog::kBatchRecordFixedBytes;  // the open batch, encoded
   size_t pending_events_ = 0;
-  bool has_pending_ = false;
+  bool has_pending_ = false;  // the open batch holds something
 
   bool forgot_filter_ = false;
 
   // ApplyAll's scratch space, kept between calls.
   std::vector<event::IncrementEvent> scratch_events_;
   std::vector<filter::IdHash> scratch_hashes_;
+  std::vector<filter::Millis> scratch_times_;
   std::vector<filter::Verdict> scratch_verdicts_;
   std::vector<size_t> scratch_index_;
 };

@@ -61,6 +61,12 @@ struct ShardView {
   // Replicas: how far behind the changelog's end, in time (0 while caught up);
   // -1 on an active shard.
   int64_t replica_lag_ms = -1;
+  // The shard's clock: the largest record timestamp applied (0: none yet). Records
+  // too far ahead of the owner's wall clock to move it, and records older than it
+  // by more than the window, counted by this owner since it took the shard.
+  int64_t event_clock_ms = 0;
+  uint64_t timestamps_ahead = 0;
+  uint64_t late_events = 0;
 
   // The filter's summary and digest cost a pass over all its bits, so owners refresh
   // them at most about once a second; `digest_seq` is the changelog batch they

@@ -51,6 +51,7 @@ StrictInstance::StrictInstance(StrictKafka& kafka, StrictInstanceOptions options
     ro.api_url = "http://" + options_.process;
     ro.standby_replicas = options_.standby_replicas;
     ro.dedup = TestDedup();
+    ro.dedup.window = options_.dedup_window;
     ro.log = log;
     auto made = replica::Replicator::Create(std::move(ro), board_);
     if (auto* error = std::get_if<std::string>(&made)) {
@@ -67,6 +68,7 @@ StrictInstance::StrictInstance(StrictKafka& kafka, StrictInstanceOptions options
   po.commit_interval = 1h;  // the test commits (Commit); claims happen anyway
   po.transaction_timeout = options_.transaction_timeout;
   po.dedup = TestDedup();
+  po.dedup.window = options_.dedup_window;
   po.log = log;
   auto made = service::Processor::Create(std::move(po), board_, workers, replicator_.get());
   if (auto* error = std::get_if<std::string>(&made)) {

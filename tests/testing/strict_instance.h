@@ -35,6 +35,10 @@ inline constexpr int32_t kServicePartitions = 2;
 // A cluster with the service's topics (see above) in `holder`.
 StrictKafka& NewCluster(std::unique_ptr<StrictKafka>& holder);
 
+// The dedup settings every instance of a test uses: a window far longer than any
+// test, so that no id is forgotten while time is simulated.
+filter::DedupSpec TestDedup();
+
 struct StrictInstanceOptions {
   std::string process;      // the process's name for the double (Crash, CrashAt, ...)
   std::string instance_id;  // names its transactional.id; empty: the process's name
@@ -42,11 +46,9 @@ struct StrictInstanceOptions {
   // With a replicator: follows the shards it does not own; standbys need "events.members".
   bool replicas = false;
   int64_t standby_replicas = 0;
+  // The dedup window (on the shards' clocks, the record timestamps).
+  std::chrono::milliseconds dedup_window = TestDedup().window;
 };
-
-// The dedup settings every instance of a test uses: a window far longer than any
-// test, so that no id is forgotten while time is simulated.
-filter::DedupSpec TestDedup();
 
 class StrictInstance {
  public:

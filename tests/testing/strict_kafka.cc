@@ -37,6 +37,18 @@ KafkaError UnknownPartition(ErrorKind kind, std::string_view topic, int32_t part
               "no partition " + std::to_string(partition) + " of topic " + std::string(topic));
 }
 
+constexpr size_t kKafkaDefaultMaxMessageBytes = StrictKafka::kKafkaDefaultMaxMessageBytes;
+
+// The size of a record batch holding this one record, as the broker measures it
+// against max.message.bytes: the batch header (61 bytes), the record's own framing
+// (at most 21 bytes of varints and attributes), its key, value and headers.
+size_t RecordBatchBytes(const kafka::OutgoingRecord& record) {
+  size_t bytes = 61 + 21 + record.key.value_or("").size() + record.value.value_or("").size();
+  for (const kafka::Header& h : record.headers)
+    bytes += 10 + h.name.size() + h.value.value_or("").size();
+  return bytes;
+}
+
 std::optional<std::string> Copy(std::optional<std::string_view> bytes) {
   if (!bytes) return std::nullopt;
   return std::string(*bytes);
@@ -181,6 +193,11 @@ class StrictCluster {
   std::chrono::milliseconds max_poll_interval{300'000};
   std::set<std::string> frozen;  // instances whose threads do not run
   std::map<std::string, std::vector<Partition>> topics;
+  struct SizeLimit {
+    size_t bytes = 0;
+    bool described = true;  // DescribeConfigs tells it
+  };
+  std::map<std::string, SizeLimit> max_message_bytes;  // by topic; absent: Kafka's default
   std::map<std::string, Group> groups;
   std::map<std::string, Coordinator> coordinators;  // by transactional.id
   std::map<std::string, int> incarnations;          // instance → restarts so far
@@ -202,6 +219,10 @@ class StrictCluster {
   }
 
   std::optional<KafkaError> TakeInjection(Call call, const std::string& instance);
+  size_t MaxMessageBytes(std::string_view topic) const {
+    const auto it = max_message_bytes.find(std::string(topic));
+    return it == max_message_bytes.end() ? kKafkaDefaultMaxMessageBytes : it->second.bytes;
+  }
   int64_t Append(Partition& partition, Entry entry);
   KafkaError AppendRecord(const kafka::OutgoingRecord& record, const std::string& transactional_id,
                           TopicPartition* where);
@@ -260,6 +281,11 @@ KafkaError StrictCluster::AppendRecord(const kafka::OutgoingRecord& record,
   }
   Partition* log = FindPartition(record.topic, partition);
   if (log == nullptr) return UnknownPartition(ErrorKind::kFailed, record.topic, partition);
+  if (const size_t bytes = RecordBatchBytes(record); bytes > MaxMessageBytes(record.topic)) {
+    return Fail(ErrorKind::kFailed, "MSG_SIZE_TOO_LARGE",
+                "a record batch of " + std::to_string(bytes) + " bytes is larger than " +
+                    std::string(record.topic) + "'s max.message.bytes");
+  }
   Entry entry;
   entry.state = transactional_id.empty() ? EntryState::kCommitted : EntryState::kOpen;
   entry.key = Copy(record.key);
@@ -1258,6 +1284,13 @@ class StrictClients final : public kafka::Clients {
   filter::Result<std::map<std::string, int>> PartitionCounts(std::chrono::milliseconds) override;
   filter::Result<int64_t> HighWatermark(const std::string& topic, int32_t partition,
                                         std::chrono::milliseconds) override;
+  std::optional<size_t> MaxMessageBytes(const std::string& topic) override {
+    std::lock_guard lock(id_.cluster->mu);
+    if (id_.crashed() || id_.cluster->topics.count(topic) == 0) return std::nullopt;
+    const auto it = id_.cluster->max_message_bytes.find(topic);
+    if (it != id_.cluster->max_message_bytes.end() && !it->second.described) return std::nullopt;
+    return id_.cluster->MaxMessageBytes(topic);
+  }
 
  private:
   bool Dead() const {
@@ -1320,6 +1353,11 @@ void StrictKafka::set_session_timeout(std::chrono::milliseconds timeout) {
 void StrictKafka::set_max_poll_interval(std::chrono::milliseconds interval) {
   std::lock_guard lock(cluster_->mu);
   cluster_->max_poll_interval = interval;
+}
+
+void StrictKafka::SetMaxMessageBytes(const std::string& topic, size_t bytes, bool described) {
+  std::lock_guard lock(cluster_->mu);
+  cluster_->max_message_bytes[topic] = {bytes, described};
 }
 
 KafkaError StrictKafka::CreateTopic(const std::string& name, int partitions) {
@@ -1388,7 +1426,8 @@ std::vector<StrictKafka::StoredEntry> StrictKafka::Entries(const std::string& to
   std::vector<StoredEntry> entries;
   if (const auto* log = cluster_->FindPartition(topic, partition)) {
     for (const auto& e : log->entries) {
-      entries.push_back({e.offset, e.state, e.key, e.value, e.timestamp_ms, e.transactional_id});
+      entries.push_back(
+          {e.offset, e.state, e.key, e.value, e.timestamp_ms, e.transactional_id, e.headers});
     }
   }
   return entries;

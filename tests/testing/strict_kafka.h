@@ -97,9 +97,11 @@ class StrictKafka {
     std::optional<std::string> value;
     int64_t timestamp_ms = -1;
     std::string transactional_id;  // empty: not transactional
+    std::vector<kafka::Header> headers;
   };
 
   static constexpr int64_t kDefaultStartWallMs = 1'700'000'000'000;
+  static constexpr size_t kKafkaDefaultMaxMessageBytes = 1'048'588;
 
   explicit StrictKafka(int64_t start_wall_ms = kDefaultStartWallMs);
   ~StrictKafka();
@@ -117,6 +119,11 @@ class StrictKafka {
 
   // --- Topics ------------------------------------------------------------------
   kafka::KafkaError CreateTopic(const std::string& name, int partitions);
+  // The topic's max.message.bytes (Kafka's default, kKafkaDefaultMaxMessageBytes,
+  // until set): a record whose batch would be larger is refused with
+  // MSG_SIZE_TOO_LARGE (the transaction must abort). `described`: whether
+  // Clients::MaxMessageBytes tells it (a cluster whose configs cannot be read).
+  void SetMaxMessageBytes(const std::string& topic, size_t bytes, bool described = true);
   // Retention: moves the log start to `offset` (at most the high watermark).
   kafka::KafkaError DeleteRecordsBefore(const std::string& topic, int32_t partition,
                                         int64_t offset);

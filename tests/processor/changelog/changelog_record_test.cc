@@ -447,5 +447,34 @@ TEST(ShardStats, AddsEveryFieldAndTotalsTheDeadLetters) {
   EXPECT_EQ(a.dead_lettered_total(), 9u);
 }
 
+TEST(ChangelogRecord, SizeConstantsWritersCutBatchesByMatchTheEncoding) {
+  BatchRecord b;
+  b.segments = {{1, {1, 2}}, {2, {3}}};
+  b.counters = {{"short", 1}, {std::string(kMaxCounterNameBytes, 'n'), 2}};
+  std::string bytes;
+  EncodeRecord(b, bytes);
+  EXPECT_EQ(bytes.size(), kBatchRecordFixedBytes + 2 * kSegmentBytes + 3 * kHashBytes +
+                              CounterUpdateBytes(5) + CounterUpdateBytes(kMaxCounterNameBytes));
+  SnapshotChunk c;
+  c.bytes.assign(SnapshotChunkPayload(kMinRecordBytes), 's');
+  bytes.clear();
+  EncodeRecord(c, bytes);
+  EXPECT_EQ(bytes.size(), kMinRecordBytes);
+}
+
+TEST(ChangelogRecord, DecodesTheLargestBatchAWriterMayWrite) {
+  BatchRecord b;
+  b.segments = {
+      {1, std::vector<uint64_t>(
+              (kMaxRecordBytes - kBatchRecordFixedBytes - kSegmentBytes) / kHashBytes, 7)}};
+  std::string bytes;
+  EncodeRecord(b, bytes);
+  ASSERT_LE(bytes.size(), kMaxRecordBytes);
+  ASSERT_GT(bytes.size(), kMaxRecordBytes - kHashBytes);
+  auto decoded = DecodeRecord(bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.error();
+  EXPECT_EQ(std::get<BatchRecord>(decoded.value()), b);
+}
+
 }  // namespace
 }  // namespace oncecount::changelog

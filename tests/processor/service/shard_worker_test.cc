@@ -118,6 +118,13 @@ std::unique_ptr<shard::ShardState> FreshShard(int32_t partition, uint64_t epoch 
   return std::move(made).value();
 }
 
+// The one encoded batch of a seal that stayed under the record limit.
+const std::string& OnlyOne(const std::vector<std::string>& batches) {
+  EXPECT_EQ(batches.size(), 1u) << "the batch was cut";
+  static const std::string kNone;
+  return batches.empty() ? kNone : batches.front();
+}
+
 BatchRecord DecodedBatch(const std::string& bytes) {
   auto decoded = changelog::DecodeRecord(bytes);
   EXPECT_TRUE(decoded.ok()) << decoded.error();
@@ -150,7 +157,7 @@ TEST(ShardWorker, AppliesHandedOverMessagesAndSealsThemIntoOneChangelogBatch) {
   EXPECT_EQ(s.next_offset, 4);
   EXPECT_TRUE(s.dead_letters.empty());
   EXPECT_TRUE(s.snapshot.empty());
-  const BatchRecord batch = DecodedBatch(s.batch);
+  const BatchRecord batch = DecodedBatch(OnlyOne(s.batches));
   EXPECT_EQ(batch.epoch, 3u);
   EXPECT_EQ(batch.seq, 1u);
   EXPECT_EQ(batch.sealed_at_ms, kNowMs);
@@ -218,7 +225,7 @@ TEST(ShardWorker, AppliesNothingPostedBeforeADropToTheStateAdoptedAfterIt) {
   worker->Apply(feed.RoundTrip(0, {{"c-1/2", Event("likes", 10), {}}}));
   std::vector<SealedShard> sealed = worker->Seal().get();
   ASSERT_EQ(sealed.size(), 1u);
-  const BatchRecord batch = DecodedBatch(sealed[0].batch);
+  const BatchRecord batch = DecodedBatch(OnlyOne(sealed[0].batches));
   EXPECT_EQ(batch.epoch, 2u);
   EXPECT_EQ(batch.input_from, 1);
   EXPECT_EQ(CounterIn(*sealed[0].view, "likes"), 10);
@@ -237,7 +244,7 @@ TEST(ShardWorker, BuildsTheNextBatchWhileOneIsInFlightAndCommitsInOrder) {
   worker->Committed();
   std::vector<SealedShard> second = worker->Seal().get();
   ASSERT_EQ(second.size(), 1u);
-  const BatchRecord batch = DecodedBatch(second[0].batch);
+  const BatchRecord batch = DecodedBatch(OnlyOne(second[0].batches));
   EXPECT_EQ(batch.seq, 2u);
   EXPECT_EQ(batch.input_from, 1);
   EXPECT_EQ(batch.input_to, 3);

@@ -73,6 +73,13 @@ std::optional<int64_t> CounterOf(const ShardState& s, const std::string& name) {
   return it->second;
 }
 
+// The one pending batch (nullopt when none), for tests that stay under the limit.
+std::optional<BatchRecord> OnlyBatch(std::vector<BatchRecord> batches) {
+  EXPECT_LE(batches.size(), 1u) << "the batch was cut";
+  if (batches.empty()) return std::nullopt;
+  return std::move(batches.front());
+}
+
 size_t Reason(DlqReason reason) {
   return static_cast<size_t>(reason);
 }
@@ -231,13 +238,13 @@ TEST(ShardState, DeadLettersAnIncrementThatWouldUnderflowTheCounter) {
 
 TEST(ShardState, HasNoPendingBatchWhenNothingWasApplied) {
   auto s = NewShard();
-  EXPECT_FALSE(s->PendingBatch(1).has_value());
+  EXPECT_FALSE(OnlyBatch(s->PendingBatches(1)).has_value());
   s->MarkCommitted(1);  // nothing to commit: nothing changes
   EXPECT_EQ(s->committed_seq(), 0u);
   EXPECT_EQ(s->epoch(), 0u);
   ASSERT_EQ(s->Apply({0, "k", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
   s->MarkCommitted(1);
-  EXPECT_FALSE(s->PendingBatch(1).has_value());
+  EXPECT_FALSE(OnlyBatch(s->PendingBatches(1)).has_value());
 }
 
 TEST(ShardState, BuildsThePendingBatchOfEverythingSinceTheLastCommit) {
@@ -248,7 +255,7 @@ TEST(ShardState, BuildsThePendingBatchOfEverythingSinceTheLastCommit) {
   ASSERT_EQ(s->Apply({104, std::nullopt, Event("c", 1)}, At(20)).outcome, Outcome::kDeadLetter);
   ASSERT_EQ(s->Apply({105, "k3", Event("b", 3)}, At(30)).outcome, Outcome::kApplied);
 
-  const std::optional<BatchRecord> batch = s->PendingBatch(4);
+  const std::optional<BatchRecord> batch = OnlyBatch(s->PendingBatches(4));
   ASSERT_TRUE(batch.has_value());
   EXPECT_EQ(batch->partition, kPartition);
   EXPECT_EQ(batch->epoch, 4u);
@@ -276,7 +283,7 @@ TEST(ShardState, BuildsThePendingBatchOfEverythingSinceTheLastCommit) {
   EXPECT_EQ(batch->stats, stats);
   EXPECT_EQ(s->pending_events(), 4u);
   // Taking the pending batch changes nothing.
-  EXPECT_EQ(s->PendingBatch(4), batch);
+  EXPECT_EQ(OnlyBatch(s->PendingBatches(4)), batch);
   EXPECT_EQ(s->committed_seq(), 0u);
   EXPECT_EQ(s->stats(), ShardStats{});
 }
@@ -288,7 +295,7 @@ TEST(ShardState, PutsOnlyTheCountersTouchedSinceTheLastCommitInTheBatch) {
   s->MarkCommitted(1);
   ASSERT_EQ(s->Apply({2, "k3", Event("kept", 4)}, At(10)).outcome, Outcome::kApplied);
   ASSERT_EQ(s->Apply({3, "k1", Event("old", 1)}, At(10)).outcome, Outcome::kDuplicate);
-  const std::optional<BatchRecord> batch = s->PendingBatch(1);
+  const std::optional<BatchRecord> batch = OnlyBatch(s->PendingBatches(1));
   ASSERT_TRUE(batch.has_value());
   EXPECT_EQ(batch->seq, 2u);
   EXPECT_EQ(batch->input_from, 2);
@@ -299,7 +306,7 @@ TEST(ShardState, PutsOnlyTheCountersTouchedSinceTheLastCommitInTheBatch) {
 TEST(ShardState, MakesABatchOfDeadLettersAloneWithoutFilterCalls) {
   auto s = NewShard();
   ASSERT_EQ(s->Apply({5, "k", "nope"}, At(0)).outcome, Outcome::kDeadLetter);
-  const std::optional<BatchRecord> batch = s->PendingBatch(1);
+  const std::optional<BatchRecord> batch = OnlyBatch(s->PendingBatches(1));
   ASSERT_TRUE(batch.has_value());
   EXPECT_TRUE(batch->segments.empty());
   EXPECT_TRUE(batch->counters.empty());
@@ -327,7 +334,7 @@ TEST(ShardState, MarkCommittedAdvancesTheSeqAndFoldsTheStats) {
   EXPECT_EQ(s->pending_events(), 0u);
   ASSERT_EQ(s->Apply({2, "k2", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
   ASSERT_EQ(s->Apply({3, "k3", "{}"}, At(0)).outcome, Outcome::kDeadLetter);
-  const std::optional<BatchRecord> second = s->PendingBatch(2);
+  const std::optional<BatchRecord> second = OnlyBatch(s->PendingBatches(2));
   ASSERT_TRUE(second.has_value());
   EXPECT_EQ(second->seq, 2u);
   EXPECT_EQ(second->stats.applied, 1u);  // this batch's increments only
@@ -417,7 +424,7 @@ std::vector<BatchRecord> RunAndCommit(ShardState& active, Stream& stream, int co
   std::vector<BatchRecord> batches;
   for (int c = 0; c < commits; ++c) {
     for (int i = 0; i < per_commit; ++i) ApplyMessage(active, stream.Next());
-    std::optional<BatchRecord> batch = active.PendingBatch(epoch);
+    std::optional<BatchRecord> batch = OnlyBatch(active.PendingBatches(epoch));
     if (!batch) {
       ADD_FAILURE() << "nothing pending after " << per_commit << " messages";
       continue;
@@ -478,7 +485,7 @@ TEST_P(ShardStateByMode, ReplayingTheCommittedBatchesRebuildsTheSameState) {
     ASSERT_EQ(a.outcome, r.outcome) << "message " << i;
     ASSERT_EQ(a.reason, r.reason) << "message " << i;
   }
-  EXPECT_EQ(active->PendingBatch(1), replica->PendingBatch(1));
+  EXPECT_EQ(OnlyBatch(active->PendingBatches(1)), OnlyBatch(replica->PendingBatches(1)));
 }
 
 TEST_P(ShardStateByMode, SnapshotRoundTripsTheCommittedState) {
@@ -500,7 +507,7 @@ TEST_P(ShardStateByMode, SnapshotWithAPendingBatchStandsForTheNextSeq) {
   Stream stream(7);
   RunAndCommit(*active, stream, 2, 200, 1);
   for (int i = 0; i < 150; ++i) ApplyMessage(*active, stream.Next());
-  const std::optional<BatchRecord> pending = active->PendingBatch(3);
+  const std::optional<BatchRecord> pending = OnlyBatch(active->PendingBatches(3));
   ASSERT_TRUE(pending.has_value());
   ASSERT_EQ(pending->seq, 3u);
 
@@ -514,7 +521,7 @@ TEST_P(ShardStateByMode, SnapshotWithAPendingBatchStandsForTheNextSeq) {
   ShardStats stats = active->stats();
   stats.Add(pending->stats);
   EXPECT_EQ(restored->stats(), stats);
-  EXPECT_FALSE(restored->PendingBatch(3).has_value());
+  EXPECT_FALSE(OnlyBatch(restored->PendingBatches(3)).has_value());
 
   // It is the state the active has once the pending batch commits.
   active->MarkCommitted(3);
@@ -543,7 +550,7 @@ TEST_P(ShardStateByMode, RestoringFromASnapshotAndLaterBatchesStillCatchesEarlie
                     .outcome,
                 Outcome::kApplied);
     }
-    later.push_back(*active->PendingBatch(1));
+    later.push_back(*OnlyBatch(active->PendingBatches(1)));
     active->MarkCommitted(1);
   }
 
@@ -562,7 +569,7 @@ TEST_P(ShardStateByMode, RestoringFromASnapshotAndLaterBatchesStillCatchesEarlie
     EXPECT_EQ(d.outcome, Outcome::kDuplicate) << keys[i];
   }
   EXPECT_EQ(CounterOf(*restored, "c"), 300);
-  const std::optional<BatchRecord> batch = restored->PendingBatch(2);
+  const std::optional<BatchRecord> batch = OnlyBatch(restored->PendingBatches(2));
   ASSERT_TRUE(batch.has_value());
   EXPECT_EQ(batch->seq, 4u);
   EXPECT_EQ(batch->epoch, 2u);
@@ -601,7 +608,7 @@ TEST_P(ShardStateByMode, ApplyingInBatchesDecidesExactlyAsApplyingOneByOne) {
       ASSERT_EQ(decisions[i].reason, expected.reason) << "call " << call << ", message " << i;
     }
     if (call % 20 == 19) {
-      ASSERT_EQ(batched->PendingBatch(1), one_by_one->PendingBatch(1));
+      ASSERT_EQ(OnlyBatch(batched->PendingBatches(1)), OnlyBatch(one_by_one->PendingBatches(1)));
       batched->MarkCommitted(1);
       one_by_one->MarkCommitted(1);
     }
@@ -617,13 +624,13 @@ TEST_P(ShardStateByMode, KeepsApplyingIntoTheNextBatchWhileOneIsInFlight) {
   auto s = NewShard(GetParam());
   Stream stream(31);
   for (int i = 0; i < 100; ++i) ApplyMessage(*s, stream.Next());
-  const std::optional<BatchRecord> first = s->Seal(2);
+  const std::optional<BatchRecord> first = OnlyBatch(s->Seal(2));
   ASSERT_TRUE(first.has_value());
   EXPECT_EQ(first->seq, 1u);
   EXPECT_EQ(first->epoch, 2u);
   EXPECT_TRUE(s->has_batch_in_flight());
   EXPECT_EQ(s->pending_events(), 0u);
-  EXPECT_FALSE(s->PendingBatch(2).has_value());
+  EXPECT_FALSE(OnlyBatch(s->PendingBatches(2)).has_value());
   EXPECT_EQ(s->sealed_seq(), 1u);
   EXPECT_EQ(s->committed_seq(), 0u);
 
@@ -642,7 +649,7 @@ TEST_P(ShardStateByMode, KeepsApplyingIntoTheNextBatchWhileOneIsInFlight) {
   EXPECT_EQ(restored->filter().Digest(), s->filter().Digest());
 
   for (int i = 0; i < 50; ++i) ApplyMessage(*s, stream.Next());
-  const std::optional<BatchRecord> second = s->PendingBatch(2);
+  const std::optional<BatchRecord> second = OnlyBatch(s->PendingBatches(2));
   ASSERT_TRUE(second.has_value());
   EXPECT_EQ(second->seq, 2u);
   EXPECT_GE(second->input_from, first->input_to);  // the stream skips marker offsets
@@ -651,12 +658,13 @@ TEST_P(ShardStateByMode, KeepsApplyingIntoTheNextBatchWhileOneIsInFlight) {
   EXPECT_FALSE(s->has_batch_in_flight());
   EXPECT_EQ(s->committed_seq(), 1u);
   EXPECT_EQ(s->stats(), first->stats);
-  EXPECT_EQ(s->PendingBatch(2), second) << "the pending batch is untouched by the commit";
+  EXPECT_EQ(OnlyBatch(s->PendingBatches(2)), second)
+      << "the pending batch is untouched by the commit";
 
   // Replaying both batches reaches the live state.
   auto replica = NewShard(GetParam());
   replica->Replay(*first);
-  ASSERT_EQ(s->Seal(2), second);
+  ASSERT_EQ(OnlyBatch(s->Seal(2)), second);
   s->MarkCommitted(2);
   replica->Replay(*second);
   ExpectSameState(*s, *replica);
@@ -786,6 +794,232 @@ TEST(ShardState, MakeViewReflectsTheCommittedCountersAndStats) {
   EXPECT_EQ(view->counters->Find("a"), 7);
   EXPECT_EQ(view->events_applied, 2u);
   EXPECT_EQ(s->MakeView(base, 123457)->counters->Find("a"), 8);
+}
+
+// --- Batches bounded in bytes ---------------------------------------------------------
+
+// A counter name of `bytes` bytes, distinct per `i`.
+std::string LongName(int i, size_t bytes = 200) {
+  std::string name = "counter-" + std::to_string(i) + "-";
+  name.resize(bytes, 'x');
+  return name;
+}
+
+ShardRules SmallRecords(size_t bytes = changelog::kMinRecordBytes) {
+  ShardRules rules;
+  rules.max_record_bytes = bytes;
+  return rules;
+}
+
+TEST(ShardState, CutsTheBatchWhereTheNextEventMightNotFitAndEveryPieceFitsAndDecodes) {
+  auto s = NewShard();
+  s->set_rules(SmallRecords());
+  for (int i = 0; i < 300; ++i) {
+    ASSERT_EQ(s->Apply({i, "k" + std::to_string(i), Event(LongName(i), 1)}, At(i)).outcome,
+              Outcome::kApplied);
+  }
+  const std::vector<BatchRecord> batches = s->Seal(2, kT0);
+  ASSERT_GT(batches.size(), 10u) << "300 counters of 200 bytes take about 65 KB";
+  int64_t next_input = 0;
+  for (size_t i = 0; i < batches.size(); ++i) {
+    std::string bytes;
+    changelog::EncodeRecord(batches[i], bytes);
+    EXPECT_LE(bytes.size(), changelog::kMinRecordBytes);
+    if (i + 1 < batches.size()) {
+      EXPECT_GT(bytes.size(), changelog::kMinRecordBytes - changelog::kMaxEventBatchBytes)
+          << "a batch is cut only when the next event might not fit";
+    }
+    auto decoded = changelog::DecodeRecord(bytes);
+    ASSERT_TRUE(decoded.ok()) << decoded.error();
+    EXPECT_EQ(std::get<BatchRecord>(decoded.value()), batches[i]);
+    EXPECT_EQ(batches[i].seq, i + 1);
+    EXPECT_EQ(batches[i].epoch, 2u);
+    EXPECT_EQ(batches[i].input_from, next_input) << "the batches cover the input in order";
+    next_input = batches[i].input_to;
+  }
+  EXPECT_EQ(next_input, 300);
+  EXPECT_EQ(s->sealed_seq(), batches.size());
+  s->MarkCommitted(2);
+  EXPECT_EQ(s->committed_seq(), batches.size());
+  EXPECT_EQ(s->stats().applied, 300u);
+
+  // Each piece is a whole batch: replaying them rebuilds the state.
+  auto replica = NewShard();
+  for (const BatchRecord& b : batches) replica->Replay(b);
+  EXPECT_EQ(replica->counters(), s->counters());
+  EXPECT_EQ(replica->filter().Digest(), s->filter().Digest());
+  EXPECT_EQ(replica->stats(), s->stats());
+  EXPECT_EQ(replica->committed_seq(), s->committed_seq());
+}
+
+TEST(ShardState, ACounterTouchedInTwoPiecesCarriesItsValueAtTheEndOfEach) {
+  auto s = NewShard();
+  s->set_rules(SmallRecords());
+  int64_t offset = 0;
+  ASSERT_EQ(s->Apply({offset++, "first", Event("shared", 5)}, At(0)).outcome, Outcome::kApplied);
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_EQ(s->Apply({offset++, "f" + std::to_string(i), Event(LongName(i), 1)}, At(0)).outcome,
+              Outcome::kApplied);
+  }
+  ASSERT_EQ(s->Apply({offset++, "last", Event("shared", 7)}, At(0)).outcome, Outcome::kApplied);
+  const std::vector<BatchRecord> batches = s->PendingBatches(1);
+  ASSERT_GE(batches.size(), 2u);
+  auto value_in = [](const BatchRecord& b) -> std::optional<int64_t> {
+    for (const auto& c : b.counters) {
+      if (c.name == "shared") return c.value;
+    }
+    return std::nullopt;
+  };
+  EXPECT_EQ(value_in(batches.front()), 5);
+  EXPECT_EQ(value_in(batches.back()), 12);
+}
+
+TEST(ShardState, ApplyingInBatchesCutsWhereApplyingOneByOneCuts) {
+  auto batched = NewShard();
+  auto one_by_one = NewShard();
+  batched->set_rules(SmallRecords());
+  one_by_one->set_rules(SmallRecords());
+  std::vector<std::string> keys, values;
+  for (int i = 0; i < 500; ++i) {
+    keys.push_back("k" + std::to_string(i % 450));  // some retries
+    values.push_back(i % 7 == 0 ? "not json" : Event(LongName(i % 60, 10 + i % 200), 1));
+  }
+  std::vector<InputMessage> messages;
+  for (int i = 0; i < 500; ++i) {
+    messages.push_back({i, keys[i], values[i], kT0 + i / 10});
+  }
+  std::vector<Decision> decisions(messages.size());
+  batched->ApplyAll(messages, At(0), decisions);
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const Decision d = one_by_one->Apply(messages[i], At(0));
+    EXPECT_EQ(d.outcome, decisions[i].outcome) << i;
+  }
+  const std::vector<BatchRecord> a = batched->PendingBatches(1);
+  EXPECT_GT(a.size(), 3u);
+  EXPECT_EQ(a, one_by_one->PendingBatches(1));
+}
+
+TEST(ShardState, ASnapshotTakenWithCutBatchesPendingStandsForTheLastOfThem) {
+  auto s = NewShard();
+  s->set_rules(SmallRecords());
+  for (int i = 0; i < 100; ++i)
+    s->Apply({i, "k" + std::to_string(i), Event(LongName(i), 1)}, At(0));
+  const size_t pending = s->PendingBatches(1).size();
+  ASSERT_GT(pending, 1u);
+  auto restored = Restored(s->EncodeSnapshot(1));
+  ASSERT_NE(restored, nullptr);
+  EXPECT_EQ(restored->committed_seq(), pending);
+  EXPECT_EQ(restored->position(), 100);
+  EXPECT_EQ(restored->stats().applied, 100u);
+  EXPECT_EQ(restored->counters(), s->counters());
+}
+
+TEST(ShardState, KeepsTheRecordLimitWithinWhatWritersAndReadersAccept) {
+  auto s = NewShard();
+  s->set_rules(SmallRecords(10));
+  EXPECT_EQ(s->rules().max_record_bytes, changelog::kMinRecordBytes);
+  s->set_rules(SmallRecords(size_t{1} << 30));
+  EXPECT_EQ(s->rules().max_record_bytes, changelog::kMaxRecordBytes);
+}
+
+// --- Event time ------------------------------------------------------------------------
+
+// A message with a record timestamp `ts_after_t0` ms after kT0.
+InputMessage Stamped(int64_t offset, std::string_view key, const std::string& value,
+                     int64_t ts_after_t0) {
+  return {offset, key, value, kT0 + ts_after_t0};
+}
+
+constexpr int64_t kHour = 3'600'000;
+
+TEST(ShardState, MeasuresTheWindowOnRecordTimestampsWhateverTheProcessingDelay) {
+  auto s = NewShard();  // window 10 s
+  const std::string e = Event("a", 1);
+  ASSERT_EQ(s->Apply(Stamped(0, "k1", e, 0), At(0)).outcome, Outcome::kApplied);
+  // An outage: the retry, sent 5 s after the original, is processed an hour later,
+  // behind a backlog whose timestamps run up to its own.
+  for (int i = 1; i <= 50; ++i) {
+    ASSERT_EQ(s->Apply(Stamped(i, "b" + std::to_string(i), e, i * 100), At(kHour)).outcome,
+              Outcome::kApplied);
+  }
+  EXPECT_EQ(s->Apply(Stamped(51, "k1", e, 5000), At(kHour)).outcome, Outcome::kDuplicate);
+  EXPECT_EQ(s->clock().clock_ms, kT0 + 5000);
+  EXPECT_EQ(s->clock().late, 0u);
+}
+
+TEST(ShardState, ForgetsOnlyWhenRecordTimestampsMovePastTheWindow) {
+  auto s = NewShard();
+  const std::string e = Event("a", 1);
+  ASSERT_EQ(s->Apply(Stamped(0, "k1", e, 0), At(0)).outcome, Outcome::kApplied);
+  // Processing time alone moves nothing.
+  EXPECT_EQ(s->Apply(Stamped(1, "k1", e, 1), At(10 * kHour)).outcome, Outcome::kDuplicate);
+  // Record time a whole hour later: the id is long forgotten.
+  ASSERT_EQ(s->Apply(Stamped(2, "k2", e, kHour), At(10 * kHour)).outcome, Outcome::kApplied);
+  EXPECT_EQ(s->Apply(Stamped(3, "k1", e, 2), At(10 * kHour)).outcome, Outcome::kApplied);
+  EXPECT_EQ(s->clock().clock_ms, kT0 + kHour) << "the clock never moves back";
+}
+
+TEST(ShardState, CountsRecordsOlderThanTheClockByMoreThanTheLateBound) {
+  auto s = NewShard();
+  ShardRules rules;
+  rules.late_after = Millis{10'000};
+  s->set_rules(rules);
+  const std::string e = Event("a", 1);
+  s->Apply(Stamped(0, "k1", e, 60'000), At(60'000));
+  s->Apply(Stamped(1, "k2", e, 55'000), At(60'000));  // 5 s behind: within the bound
+  s->Apply(Stamped(2, "k3", e, 40'000), At(60'000));  // 20 s behind
+  EXPECT_EQ(s->clock().late, 1u);
+  EXPECT_EQ(s->clock().clock_ms, kT0 + 60'000);
+}
+
+TEST(ShardState, ATimestampTooFarAheadOfTheWallClockDoesNotMoveTheClock) {
+  auto s = NewShard();  // max_clock_ahead 1 s by default
+  const std::string e = Event("a", 1);
+  ASSERT_EQ(s->Apply(Stamped(0, "k1", e, 0), At(0)).outcome, Outcome::kApplied);
+  // A producer whose clock runs a day ahead: counted, the clock stays.
+  ASSERT_EQ(s->Apply(Stamped(1, "skewed", e, 24 * kHour), At(100)).outcome, Outcome::kApplied);
+  EXPECT_EQ(s->clock().ahead_of_wall, 1u);
+  EXPECT_EQ(s->clock().clock_ms, kT0);
+  EXPECT_EQ(s->Apply(Stamped(2, "k1", e, 5000), At(5000)).outcome, Outcome::kDuplicate)
+      << "the skewed record did not make the filter forget";
+  // Its own retry is still caught: it was remembered at the shard's clock.
+  EXPECT_EQ(s->Apply(Stamped(3, "skewed", e, 24 * kHour), At(6000)).outcome, Outcome::kDuplicate);
+  // A timestamp ahead by less than the bound moves the clock.
+  s->Apply(Stamped(4, "k4", e, 6900), At(6000));
+  EXPECT_EQ(s->clock().clock_ms, kT0 + 6900);
+  EXPECT_EQ(s->clock().ahead_of_wall, 2u);
+}
+
+TEST(ShardState, AStepOfTheHostClockChangesNothingButTheBoundOnTimestamps) {
+  auto s = NewShard();
+  const std::string e = Event("a", 1);
+  ASSERT_EQ(s->Apply(Stamped(0, "k1", e, 0), At(0)).outcome, Outcome::kApplied);
+  // The host clock jumps a day forward: record time goes on; nothing is forgotten.
+  EXPECT_EQ(s->Apply(Stamped(1, "k1", e, 3000), At(24 * kHour)).outcome, Outcome::kDuplicate);
+  // And then a day back, behind the records: they stop moving the clock (counted),
+  // and retries are still caught.
+  EXPECT_EQ(s->Apply(Stamped(2, "k1", e, 4000), At(-24 * kHour)).outcome, Outcome::kDuplicate);
+  EXPECT_EQ(s->clock().ahead_of_wall, 1u);
+  EXPECT_EQ(s->clock().clock_ms, kT0 + 3000);
+}
+
+TEST(ShardState, RecordsTheClockOfEveryFilterCallSoThatReplaysReachTheSameFilter) {
+  auto active = NewShard();
+  const std::string e = Event("a", 1);
+  std::mt19937 rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    // Timestamps that wander (several producers), some a day ahead.
+    int64_t ts = i * 20 + std::uniform_int_distribution<int>(-500, 500)(rng);
+    if (i % 97 == 0) ts += 24 * kHour;
+    active->Apply(Stamped(i, "k" + std::to_string(i % 1500), e, ts), At(i * 20 + 2000));
+  }
+  const std::vector<BatchRecord> batches = active->PendingBatches(1);
+  active->MarkCommitted(1);
+  auto replica = NewShard();
+  for (const BatchRecord& b : batches) replica->Replay(b);
+  EXPECT_EQ(replica->filter().Digest(), active->filter().Digest());
+  EXPECT_EQ(replica->clock().clock_ms, active->clock().clock_ms);
+  EXPECT_EQ(replica->counters(), active->counters());
 }
 
 }  // namespace

@@ -1,0 +1,105 @@
+// Processor in event time, on the StrictKafka double's simulated clock: the dedup
+// window is measured on the input's record timestamps, so that a retry whose
+// timestamp is within the window of the first copy's is caught however late it is
+// processed — after an outage longer than the window, behind a backlog, after a
+// failover — and a producer whose clock runs far ahead makes nothing forgotten.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "processor/service/processor.h"
+#include "tests/testing/strict_instance.h"
+
+namespace oncecount::service {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ExpectExactlyOnce;
+using testing::NewCluster;
+using testing::RunFor;
+using testing::RunUntil;
+using testing::Send;
+using testing::StrictKafka;
+using Instance = testing::StrictInstance;
+using Options = testing::StrictInstanceOptions;
+
+constexpr int32_t kPartitions = testing::kServicePartitions;
+
+Options TenSecondWindow(std::string process) {
+  Options o;
+  o.process = std::move(process);
+  o.dedup_window = 10s;
+  return o;
+}
+
+TEST(EventTime, RetriesProcessedAfterAnOutageLongerThanTheWindowAreStillCaught) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  {
+    Instance a(kafka, TenSecondWindow("a"));
+    ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+    Send(kafka, 0, 200);
+    a.StepAndCommit();
+  }  // stopped
+  kafka.Advance(3s);
+  Send(kafka, 0, 200);  // every client retries, 3 s after the originals
+  kafka.Advance(15s);   // the outage outlasts the window
+  Instance b(kafka, TenSecondWindow("b"));
+  ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return b.RunsAll(kPartitions); })) << b.log();
+  b.StepAndCommit();
+  ExpectExactlyOnce(kafka, 200);
+}
+
+TEST(EventTime, ABacklogOlderThanTheWindowIsDedupedOnItsOwnTimestamps) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  // An hour of input, with a retry of every event 2 s after it, waits for a first
+  // instance: processed in a few seconds, it still spans an hour of record time.
+  for (int minute = 0; minute < 60; ++minute) {
+    Send(kafka, minute * 10, minute * 10 + 10);
+    kafka.Advance(2s);
+    Send(kafka, minute * 10, minute * 10 + 10);
+    kafka.Advance(58s);
+  }
+  Instance a(kafka, TenSecondWindow("a"));
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  a.StepAndCommit();
+  RunFor(kafka, {&a}, 1s);
+  a.StepAndCommit();
+  ExpectExactlyOnce(kafka, 600);
+  // An hour of record time went by: the shards' clocks say so, the wall clock aside.
+  const int64_t clock = a.View(0)->event_clock_ms;
+  EXPECT_GT(clock, kafka.clock().WallMs() - 2 * 60'000);
+  EXPECT_EQ(a.View(0)->timestamps_ahead, 0u);
+}
+
+TEST(EventTime, AProducerWhoseClockRunsADayAheadMakesNothingForgotten) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, TenSecondWindow("a"));
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  Send(kafka, 0, 100);
+  a.StepAndCommit();
+  const int64_t tomorrow = kafka.clock().WallMs() + 24 * 3'600'000;
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    ASSERT_TRUE(kafka
+                    .ProduceForTest("events", p, "skewed/" + std::to_string(p),
+                                    "{\"counter\":\"skewed\"}", {}, tomorrow)
+                    .ok());
+  }
+  a.StepAndCommit();
+  kafka.Advance(2s);
+  Send(kafka, 0, 100);  // retries, well inside the window
+  a.StepAndCommit();
+  RunFor(kafka, {&a}, 1s);
+  a.StepAndCommit();
+  EXPECT_EQ(testing::CountsInChangelog(kafka)["n0"], testing::Expected(100)["n0"]);
+  EXPECT_EQ(testing::CountsInChangelog(kafka)["skewed"], kPartitions);
+  EXPECT_EQ(a.View(0)->timestamps_ahead + a.View(1)->timestamps_ahead,
+            static_cast<uint64_t>(kPartitions))
+      << "the skewed records are counted";
+}
+
+}  // namespace
+}  // namespace oncecount::service

@@ -1,0 +1,149 @@
+// Processor under a broker's record size limits (max.message.bytes), on the
+// StrictKafka double, which refuses an oversized record as a real broker does (the
+// transaction must abort). No input may make a commit fail forever: a commit of
+// many distinct counters is cut into batches under the limit, whether or not the
+// cluster tells the limit, and a dead letter near the limit is trimmed to fit.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "processor/changelog/changelog_record.h"
+#include "processor/service/processor.h"
+#include "processor/service/restore.h"
+#include "tests/testing/strict_instance.h"
+
+namespace oncecount::service {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ExpectAllInputCommitted;
+using testing::ExpectEveryClaimTookANewEpoch;
+using testing::NewCluster;
+using testing::RunUntil;
+using testing::StrictKafka;
+using Instance = testing::StrictInstance;
+
+constexpr int32_t kPartitions = testing::kServicePartitions;
+constexpr size_t kChangelogLimit = 64 * 1024;
+
+// Counter i's name: long, so that a few hundred of them outgrow the limit.
+std::string WideCounter(int i) {
+  std::string name = "campaign-" + std::to_string(i) + "-creative-";
+  name.resize(200, 'x');
+  return name;
+}
+
+// Events [from, to), each adding 1 to its own counter.
+void SendWide(StrictKafka& kafka, int from, int to) {
+  for (int i = from; i < to; ++i) {
+    const std::string value = "{\"counter\":\"" + WideCounter(i) + "\"}";
+    ASSERT_TRUE(
+        kafka.ProduceForTest("events", i % kPartitions, "wide/" + std::to_string(i), value).ok());
+  }
+}
+
+bool AllInputCommitted(StrictKafka& kafka) {
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    if (kafka.CommittedOffset("oncecount", "events", p) != kafka.HighWatermark("events", p)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::map<std::string, int64_t> RestoredCounters(StrictKafka& kafka) {
+  std::map<std::string, int64_t> counts;
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    auto restored = RestoreCold(p, kafka.CommittedValues("events.changelog", p),
+                                testing::TestDedup(), /*claim_id=*/1);
+    EXPECT_TRUE(restored.ok()) << restored.error();
+    if (!restored.ok()) continue;
+    for (const auto& [name, value] : restored.value().state->counters()) counts[name] += value;
+  }
+  return counts;
+}
+
+size_t LargestChangelogRecord(StrictKafka& kafka) {
+  size_t largest = 0;
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    for (const auto& entry : kafka.Entries("events.changelog", p)) {
+      largest = std::max(largest, entry.value.value_or("").size());
+    }
+  }
+  return largest;
+}
+
+// Whether the cluster tells the changelog's limit (DescribeConfigs), or only
+// refuses records above it.
+class RecordLimit : public ::testing::TestWithParam<bool> {};
+
+TEST_P(RecordLimit, ACommitOfManyDistinctCountersIsCutUnderTheLimitAndNeverFailsForever) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  const bool described = GetParam();
+  kafka.SetMaxMessageBytes("events.changelog", kChangelogLimit, described);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  // 1,500 counters of 200 bytes per shard in one commit: about 330 KB of batch.
+  SendWide(kafka, 0, 3000);
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] {
+    a.Commit();
+    return AllInputCommitted(kafka);
+  })) << a.log();
+
+  const std::map<std::string, int64_t> counts = RestoredCounters(kafka);
+  EXPECT_EQ(counts.size(), 3000u);
+  for (int i = 0; i < 3000; ++i) ASSERT_EQ(counts.at(WideCounter(i)), 1) << i;
+  EXPECT_LE(LargestChangelogRecord(kafka), kChangelogLimit);
+  ExpectEveryClaimTookANewEpoch(kafka);
+  // Told the limit, the instance never tries a record above it; not told, one
+  // refusal teaches it.
+  EXPECT_EQ(a.log().find("too large") != std::string::npos, !described) << a.log();
+  ASSERT_NE(a.View(0), nullptr);
+  EXPECT_EQ(a.View(0)->counters->size() + a.View(1)->counters->size(), 3000u);
+}
+
+INSTANTIATE_TEST_SUITE_P(, RecordLimit, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& told) {
+                           return told.param ? "ToldByTheCluster" : "LearntFromARefusal";
+                         });
+
+TEST(RecordLimitOfDeadLetters, AMalformedMessageNearTheLimitIsTrimmedToFitAndTheServiceGoesOn) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  kafka.SetMaxMessageBytes("events.dlq", 16 * 1024);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  const std::string huge(100 * 1024, '{');  // not JSON, and larger than the DLQ allows
+  ASSERT_TRUE(
+      kafka.ProduceForTest("events", 0, "big/1", huge, {{"trace", std::string(1000, 't')}}).ok());
+  testing::Send(kafka, 0, 10);
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] {
+    a.Commit();
+    return AllInputCommitted(kafka);
+  })) << a.log();
+
+  const std::vector<StrictKafka::StoredEntry> dlq = kafka.Entries("events.dlq", 0);
+  std::vector<const StrictKafka::StoredEntry*> letters;
+  for (const auto& e : dlq) {
+    if (e.state == StrictKafka::StoredEntry::kCommitted) letters.push_back(&e);
+  }
+  ASSERT_EQ(letters.size(), 1u);
+  EXPECT_EQ(letters[0]->key, "big/1");
+  EXPECT_LT(letters[0]->value.value_or("").size(), 16u * 1024);
+  EXPECT_EQ(letters[0]->value.value_or("").substr(0, 10), huge.substr(0, 10))
+      << "what fits of the original value is kept";
+  std::map<std::string, std::string> headers;
+  for (const kafka::Header& h : letters[0]->headers) headers[h.name] = h.value.value_or("");
+  EXPECT_EQ(headers["oncecount.error"], "invalid_json");
+  EXPECT_EQ(headers["oncecount.truncated"], "key=5 value=102400 headers=1");
+  EXPECT_EQ(headers.count("trace"), 0u) << "the original headers go first";
+  EXPECT_EQ(RestoredCounters(kafka), testing::Expected(10));
+  ExpectAllInputCommitted(kafka);
+}
+
+}  // namespace
+}  // namespace oncecount::service
