@@ -2,10 +2,11 @@
 
 #include <chrono>
 #include <cmath>
-#include <deque>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
+#include <queue>
 #include <sstream>
 
 #include "processor/filter/exact_window_dedup.h"
@@ -247,11 +248,16 @@ int RunFilterEval(const FilterEvalOptions& o, std::ostream& out, std::ostream& e
   Built built = std::get<Built>(std::move(built_or));
   DedupFilter& f = *built.filter;
 
+  // Every applied id is re-checked when its age reaches the window the filter
+  // reported when it was inserted (read once per simulated second: it changes only
+  // at refreshes and adaptations).
   struct Applied {
+    Millis due;
     uint64_t index;
-    Millis at;
+    bool operator>(const Applied& other) const { return due > other.due; }
   };
-  std::deque<Applied> recheck;
+  std::priority_queue<Applied, std::vector<Applied>, std::greater<>> recheck;
+  Millis reported_window = built.window;
   std::vector<IdHash> batch;
   std::vector<filter::Verdict> verdicts;
   uint64_t next_id = 0, next_query = 0, inserted = 0, duplicates = 0, false_negatives = 0,
@@ -263,14 +269,17 @@ int RunFilterEval(const FilterEvalOptions& o, std::ostream& out, std::ostream& e
   for (int64_t ms = 1; ms <= o.duration_ms; ++ms) {
     const Millis now{ms};
     f.AdvanceTo(now);
-    // Re-check applied ids whose age has reached the window: they must be found.
-    while (built.window.count() > 0 && !recheck.empty() &&
-           now - recheck.front().at >= built.window) {
-      if (now - recheck.front().at == built.window) {
+    if (built.window.count() > 0 && ms % 1000 == 1) {
+      const int64_t reported = f.Summary().window_ms_guaranteed;
+      if (reported > 0) reported_window = Millis{reported};
+    }
+    // Re-check applied ids whose age has reached their window: they must be found.
+    while (!recheck.empty() && recheck.top().due <= now) {
+      if (recheck.top().due == now) {
         ++rechecked;
-        if (!f.Contains(StreamId(o.seed, kInsertStream, recheck.front().index))) ++false_negatives;
+        if (!f.Contains(StreamId(o.seed, kInsertStream, recheck.top().index))) ++false_negatives;
       }
-      recheck.pop_front();
+      recheck.pop();
     }
     carry += schedule.At(static_cast<double>(ms - 1) / 1000.0) / 1000.0;
     const auto due = static_cast<uint64_t>(carry);
@@ -288,7 +297,7 @@ int RunFilterEval(const FilterEvalOptions& o, std::ostream& out, std::ostream& e
           ++duplicates;
         } else {
           ++inserted;
-          if (built.window.count() > 0) recheck.push_back({next_id + i, now});
+          if (built.window.count() > 0) recheck.push({now + reported_window, next_id + i});
         }
       }
       next_id += due;

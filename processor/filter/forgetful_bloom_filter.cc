@@ -444,7 +444,10 @@ double BasicForgetfulFilter<C>::EstimatedFpp(ConstituentModel model) const {
 
 template <class C>
 Millis BasicForgetfulFilter<C>::GuaranteedWindow() const {
-  return std::max(window_, NominalWindow({target_filters_, refresh_}, non_past_filters()));
+  // The window a filter is dropped by (OldestDroppable), not the shape's nominal
+  // window: after early refreshes or a resize the ring may span less than
+  // (past filters + 1) * refresh, never less than this.
+  return window_;
 }
 
 template <class C>

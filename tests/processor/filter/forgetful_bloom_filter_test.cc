@@ -185,7 +185,9 @@ class WindowDriver {
     ++r_.offered;
     if (f_.TestAndInsert(Id(n)) != Verdict::kNew) return;  // a false positive: not held
     ++r_.accepted;
-    pending_.push({now_ + window_, now_, n});
+    // At the window the filter reports now, at the inserted id's age: what it
+    // reports must be true of every id it takes from here on.
+    pending_.push({now_ + f_.GuaranteedWindow(), now_, n});
     pending_.push({now_ + Millis{Uniform64(0, window_.count())}, now_, n});
   }
 
@@ -842,7 +844,8 @@ TEST(ForgetfulBloomFilter, UsesTheNominalWindowWhenNoneIsConfigured) {
   EXPECT_EQ(MakeFbf(c).GuaranteedWindow(), Millis{1800});
   c.window = Millis{1000};
   EXPECT_EQ(MakeFbf(c).window(), Millis{1000});
-  EXPECT_EQ(MakeFbf(c).GuaranteedWindow(), Millis{1800});
+  EXPECT_EQ(MakeFbf(c).GuaranteedWindow(), Millis{1000})
+      << "the window slots are dropped by, not the larger nominal one";
 }
 
 TEST(ForgetfulBloomFilter, IgnoresAClockThatGoesBackwards) {
