@@ -22,9 +22,9 @@ namespace oncecount::http {
 namespace {
 
 using shard::CounterSnapshot;
+using shard::CountersPtr;
 using shard::ShardView;
 using Snapshot = shard::StateBoard::Snapshot;
-using CountersPtr = std::shared_ptr<const CounterSnapshot>;
 
 // SPEC §1's dead-letter reasons, in event::DlqReason's order, which is the index of
 // ShardView::dead_lettered_by_reason. Spelled out here so that http/ need not link
@@ -51,34 +51,45 @@ int64_t SystemNowMs() {
       .count();
 }
 
-// The shards' counters merged, computed once per combination of published counter
-// snapshots. The key is the snapshots themselves rather than their views: a shard
-// that republishes (new offsets, same counters) shares its unchanged snapshot, and
-// that must not cost a merge.
-class MergeCache {
+// The shards' counter snapshots, merged on the fly by the queries (summing per name).
+std::vector<CountersPtr> CountersOf(const Snapshot& s) {
+  std::vector<CountersPtr> shards;
+  shards.reserve(s.shards.size());
+  for (const auto& v : s.shards) shards.push_back(v->counters);
+  return shards;
+}
+
+// How many distinct counter names the shards hold: a pass over every counter, so
+// past kRecountEvery counters it is computed again at most once a second however
+// often it is asked for (and may be that much behind).
+class DistinctCounters {
  public:
-  CountersPtr Get(const Snapshot& s) {
-    std::vector<CountersPtr> key;
-    key.reserve(s.shards.size());
-    for (const auto& v : s.shards) key.push_back(v->counters);
+  static constexpr size_t kRecountEvery = 100'000;
+
+  uint64_t Get(const Snapshot& s, int64_t now_ms) {
+    std::vector<CountersPtr> shards = CountersOf(s);
+    size_t held = 0;
+    for (const CountersPtr& c : shards) held += c ? c->size() : 0;
     {
       std::lock_guard lock(mu_);
-      if (merged_ && key == key_) return merged_;
+      if (shards == key_) return count_;
+      if (held > kRecountEvery && now_ms - computed_ms_ < 1000) return count_;
     }
-    // Merged outside the lock so that a large merge does not stall readers.
-    auto merged = std::make_shared<const CounterSnapshot>(CounterSnapshot::Merge(key));
+    const int64_t now = now_ms;
+    const uint64_t count = CounterSnapshot::DistinctNames(shards);
     std::lock_guard lock(mu_);
-    key_ = std::move(key);
-    merged_ = merged;
-    return merged;
+    key_ = std::move(shards);
+    count_ = count;
+    computed_ms_ = now;
+    return count;
   }
 
  private:
   std::mutex mu_;
-  // Owning pointers, not addresses: a freed snapshot's address could be reused by a
-  // new one, and a key of raw addresses would then match a stale merge.
+  // Owning pointers: a freed snapshot's address could be reused by a new one.
   std::vector<CountersPtr> key_;
-  CountersPtr merged_;
+  uint64_t count_ = 0;
+  int64_t computed_ms_ = 0;
 };
 
 struct Totals {
@@ -208,7 +219,7 @@ class Api {
 
   Response Counter(const std::string& name) {
     const Snapshot s = board_.Read();
-    const auto value = merged_.Get(s)->Find(name);
+    const auto value = CounterSnapshot::FindSum(CountersOf(s), name);
     if (!value) {
       return ErrorResponse(
           {404, "not_found",
@@ -222,9 +233,9 @@ class Api {
 
   Response CounterList(const Route& r) {
     const Snapshot s = board_.Read();
-    const shard::CounterPage page =
-        merged_.Get(s)->List(r.prefix, static_cast<size_t>(r.limit),
-                             r.after ? std::optional<std::string_view>(*r.after) : std::nullopt);
+    const shard::CounterPage page = CounterSnapshot::ListSum(
+        CountersOf(s), r.prefix, static_cast<size_t>(r.limit),
+        r.after ? std::optional<std::string_view>(*r.after) : std::nullopt);
     json::JsonWriter j;
     j.BeginObject().Key("counters").BeginArray();
     for (const auto& c : page.counters) {
@@ -434,7 +445,7 @@ class Api {
   void WriteTotals(json::JsonWriter& j, const Snapshot& s) {
     const Totals t = Sum(s);
     j.BeginObject().Key("shards").Uint(s.shards.size());
-    j.Key("counters").Uint(merged_.Get(s)->size()).Key("lag").Int(t.lag);
+    j.Key("counters").Uint(distinct_.Get(s, options_.now_ms())).Key("lag").Int(t.lag);
     j.Key("events_applied").Uint(t.events_applied);
     j.Key("duplicates_dropped").Uint(t.duplicates_dropped);
     j.Key("near_edge_duplicates").Uint(t.near_edge_duplicates);
@@ -449,7 +460,7 @@ class Api {
     e.Sample("oncecount_up", "", "1");
     e.Family("oncecount_counters", "gauge",
              "Distinct counters over the shards held by this instance.");
-    e.Sample("oncecount_counters", "", MetricValue(uint64_t{merged_.Get(s)->size()}));
+    e.Sample("oncecount_counters", "", MetricValue(distinct_.Get(s, options_.now_ms())));
     e.PerShard(
         s, "oncecount_shard_ready", "gauge",
         "1 when the shard is restored and running on this instance, else 0.",
@@ -561,7 +572,7 @@ class Api {
 
   const shard::StateBoard& board_;
   ApiOptions options_;
-  MergeCache merged_;
+  DistinctCounters distinct_;
 };
 
 }  // namespace

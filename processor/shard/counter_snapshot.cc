@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <unordered_set>
 
 namespace oncecount::shard {
 namespace {
@@ -16,6 +17,10 @@ int64_t SaturatingAdd(int64_t a, int64_t b) {
   return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
 }
 
+bool HasPrefix(std::string_view name, std::string_view prefix) {
+  return name.substr(0, prefix.size()) == prefix;
+}
+
 }  // namespace
 
 CounterSnapshot CounterSnapshot::FromMap(const std::unordered_map<std::string, int64_t>& live) {
@@ -23,56 +28,263 @@ CounterSnapshot CounterSnapshot::FromMap(const std::unordered_map<std::string, i
   sorted.reserve(live.size());
   for (const auto& [name, value] : live) sorted.push_back({name, value});
   std::sort(sorted.begin(), sorted.end(), ByName);
-  return CounterSnapshot(std::move(sorted));
+  CounterSnapshot out;
+  out.AppendChunks(std::move(sorted));
+  return out;
 }
 
-CounterSnapshot CounterSnapshot::Merge(
-    const std::vector<std::shared_ptr<const CounterSnapshot>>& shards) {
-  std::vector<CounterValue> all;
-  for (const auto& shard : shards) {
-    if (shard) all.insert(all.end(), shard->sorted_.begin(), shard->sorted_.end());
+void CounterSnapshot::AppendChunks(std::vector<CounterValue>&& sorted) {
+  const size_t n = sorted.size();
+  if (n == 0) return;
+  // Up to 2 x kChunk names stay one chunk (an updated chunk that gained a few names
+  // does not split into a full one and a tiny one); more split into equal parts.
+  const size_t parts = n <= 2 * kChunk ? 1 : (n + kChunk - 1) / kChunk;
+  size_t from = 0;
+  for (size_t p = 0; p < parts; ++p) {
+    const size_t to = n * (p + 1) / parts;
+    auto names = std::make_shared<std::vector<std::string>>();
+    Chunk chunk;
+    names->reserve(to - from);
+    chunk.values.reserve(to - from);
+    for (size_t i = from; i < to; ++i) {
+      names->push_back(std::move(sorted[i].name));
+      chunk.values.push_back(sorted[i].value);
+    }
+    chunk.names = std::move(names);
+    chunks_.push_back(std::make_shared<const Chunk>(std::move(chunk)));
+    from = to;
   }
-  std::stable_sort(all.begin(), all.end(), ByName);
+  size_ += n;
+}
+
+void CounterSnapshot::AppendUpdated(const ChunkPtr& old, const CounterValue* from,
+                                    const CounterValue* to) {
+  const std::vector<std::string>& names = *old->names;
+  Chunk updated;
+  updated.values = old->values;
+  bool new_names = false;
+  for (const CounterValue* u = from; u != to; ++u) {
+    const auto it = std::lower_bound(names.begin(), names.end(), u->name);
+    if (it == names.end() || *it != u->name) {
+      new_names = true;
+      break;
+    }
+    updated.values[static_cast<size_t>(it - names.begin())] = u->value;
+  }
+  if (!new_names) {
+    // The common case: known counters changed. Share the names, copy the values.
+    updated.names = old->names;
+    size_ += names.size();
+    chunks_.push_back(std::make_shared<const Chunk>(std::move(updated)));
+    return;
+  }
   std::vector<CounterValue> merged;
-  for (CounterValue& c : all) {
-    if (!merged.empty() && merged.back().name == c.name) {
-      merged.back().value = SaturatingAdd(merged.back().value, c.value);
+  merged.reserve(names.size() + static_cast<size_t>(to - from));
+  size_t i = 0;
+  for (const CounterValue* u = from; u != to; ++u) {
+    while (i < names.size() && names[i] < u->name) {
+      merged.push_back({names[i], old->values[i]});
+      ++i;
+    }
+    if (i < names.size() && names[i] == u->name) ++i;  // replaced
+    merged.push_back(*u);
+  }
+  for (; i < names.size(); ++i) merged.push_back({names[i], old->values[i]});
+  AppendChunks(std::move(merged));
+}
+
+CounterSnapshot CounterSnapshot::With(std::vector<CounterValue> updates) const {
+  std::stable_sort(updates.begin(), updates.end(), ByName);
+  // A name given twice keeps its last value.
+  std::vector<CounterValue> unique;
+  unique.reserve(updates.size());
+  for (CounterValue& u : updates) {
+    if (!unique.empty() && unique.back().name == u.name) {
+      unique.back().value = u.value;
     } else {
-      merged.push_back(std::move(c));
+      unique.push_back(std::move(u));
     }
   }
-  return CounterSnapshot(std::move(merged));
+  CounterSnapshot out;
+  if (chunks_.empty()) {
+    out.AppendChunks(std::move(unique));
+    return out;
+  }
+  out.chunks_.reserve(chunks_.size() + 1);
+  const CounterValue* u = unique.data();
+  const CounterValue* const end = u + unique.size();
+  for (size_t i = 0; i < chunks_.size(); ++i) {
+    // Names up to this chunk's last (and, for the last chunk, any later) go in it.
+    const CounterValue* stop = end;
+    if (i + 1 < chunks_.size()) {
+      const std::string& last = chunks_[i]->names->back();
+      stop = std::partition_point(u, end, [&](const CounterValue& c) { return c.name <= last; });
+    }
+    if (stop == u) {
+      out.chunks_.push_back(chunks_[i]);
+      out.size_ += chunks_[i]->names->size();
+    } else {
+      out.AppendUpdated(chunks_[i], u, stop);
+    }
+    u = stop;
+  }
+  return out;
+}
+
+CounterSnapshot::Cursor CounterSnapshot::LowerBound(std::string_view name) const {
+  const auto chunk = std::partition_point(chunks_.begin(), chunks_.end(), [&](const ChunkPtr& c) {
+    return std::string_view(c->names->back()) < name;
+  });
+  Cursor c{static_cast<size_t>(chunk - chunks_.begin()), 0};
+  if (AtEnd(c)) return c;
+  const std::vector<std::string>& names = *chunks_[c.chunk]->names;
+  c.index = static_cast<size_t>(
+      std::lower_bound(names.begin(), names.end(), name,
+                       [](const std::string& a, std::string_view b) { return a < b; }) -
+      names.begin());
+  return c;
+}
+
+CounterSnapshot::Cursor CounterSnapshot::UpperBound(std::string_view name) const {
+  const auto chunk = std::partition_point(chunks_.begin(), chunks_.end(), [&](const ChunkPtr& c) {
+    return std::string_view(c->names->back()) <= name;
+  });
+  Cursor c{static_cast<size_t>(chunk - chunks_.begin()), 0};
+  if (AtEnd(c)) return c;
+  const std::vector<std::string>& names = *chunks_[c.chunk]->names;
+  c.index = static_cast<size_t>(
+      std::upper_bound(names.begin(), names.end(), name,
+                       [](std::string_view a, const std::string& b) { return a < b; }) -
+      names.begin());
+  return c;
+}
+
+CounterSnapshot::Cursor CounterSnapshot::Start(std::string_view prefix,
+                                               std::optional<std::string_view> after) const {
+  Cursor c = LowerBound(prefix);
+  if (after) {
+    const Cursor past = UpperBound(*after);
+    if (std::pair(past.chunk, past.index) > std::pair(c.chunk, c.index)) c = past;
+  }
+  return c;
+}
+
+void CounterSnapshot::Next(Cursor& c) const {
+  if (++c.index == chunks_[c.chunk]->names->size()) {
+    ++c.chunk;
+    c.index = 0;
+  }
+}
+
+std::vector<CounterValue> CounterSnapshot::counters() const {
+  std::vector<CounterValue> all;
+  all.reserve(size_);
+  for (Cursor c; !AtEnd(c); Next(c)) all.push_back({NameAt(c), ValueAt(c)});
+  return all;
 }
 
 std::optional<int64_t> CounterSnapshot::Find(std::string_view name) const {
-  const auto it =
-      std::lower_bound(sorted_.begin(), sorted_.end(), name,
-                       [](const CounterValue& c, std::string_view n) { return c.name < n; });
-  if (it == sorted_.end() || it->name != name) return std::nullopt;
-  return it->value;
+  const Cursor c = LowerBound(name);
+  if (AtEnd(c) || NameAt(c) != name) return std::nullopt;
+  return ValueAt(c);
 }
 
 CounterPage CounterSnapshot::List(std::string_view prefix, size_t limit,
                                   std::optional<std::string_view> after) const {
-  // Start at the first name >= prefix, or > after when that is later.
-  auto it = std::lower_bound(sorted_.begin(), sorted_.end(), prefix,
-                             [](const CounterValue& c, std::string_view p) { return c.name < p; });
-  if (after) {
-    const auto past = std::upper_bound(
-        sorted_.begin(), sorted_.end(), *after,
-        [](std::string_view a, const CounterValue& c) { return a < std::string_view(c.name); });
-    it = std::max(it, past);
+  return ListAcross({this}, prefix, limit, after);
+}
+
+std::optional<int64_t> CounterSnapshot::FindSum(const std::vector<CountersPtr>& shards,
+                                                std::string_view name) {
+  std::optional<int64_t> sum;
+  for (const CountersPtr& shard : shards) {
+    if (!shard) continue;
+    if (const std::optional<int64_t> v = shard->Find(name))
+      sum = SaturatingAdd(sum.value_or(0), *v);
   }
-  CounterPage page;
-  const auto matches = [&](const CounterValue& c) {
-    return c.name.compare(0, prefix.size(), prefix) == 0;
+  return sum;
+}
+
+CounterPage CounterSnapshot::ListSum(const std::vector<CountersPtr>& shards,
+                                     std::string_view prefix, size_t limit,
+                                     std::optional<std::string_view> after) {
+  std::vector<const CounterSnapshot*> present;
+  for (const CountersPtr& shard : shards) {
+    if (shard) present.push_back(shard.get());
+  }
+  return ListAcross(present, prefix, limit, after);
+}
+
+CounterPage CounterSnapshot::ListAcross(const std::vector<const CounterSnapshot*>& shards,
+                                        std::string_view prefix, size_t limit,
+                                        std::optional<std::string_view> after) {
+  struct Reader {
+    const CounterSnapshot* snapshot;
+    Cursor at;
+    bool Live(std::string_view prefix) const {
+      return !snapshot->AtEnd(at) && HasPrefix(snapshot->NameAt(at), prefix);
+    }
   };
-  for (; it != sorted_.end() && matches(*it) && page.counters.size() < limit; ++it) {
-    page.counters.push_back(*it);
+  std::vector<Reader> readers;
+  for (const CounterSnapshot* shard : shards)
+    readers.push_back({shard, shard->Start(prefix, after)});
+  CounterPage page;
+  while (true) {
+    // The smallest name any shard is at, summed over the shards that hold it.
+    const std::string* smallest = nullptr;
+    for (const Reader& r : readers) {
+      if (r.Live(prefix) && (smallest == nullptr || r.snapshot->NameAt(r.at) < *smallest)) {
+        smallest = &r.snapshot->NameAt(r.at);
+      }
+    }
+    if (smallest == nullptr) break;
+    if (page.counters.size() == limit) {
+      if (!page.counters.empty()) page.next = page.counters.back().name;
+      break;
+    }
+    CounterValue c{*smallest, 0};
+    for (Reader& r : readers) {
+      if (r.Live(prefix) && r.snapshot->NameAt(r.at) == c.name) {
+        c.value = SaturatingAdd(c.value, r.snapshot->ValueAt(r.at));
+        r.snapshot->Next(r.at);
+      }
+    }
+    page.counters.push_back(std::move(c));
   }
-  if (it != sorted_.end() && matches(*it) && !page.counters.empty())
-    page.next = page.counters.back().name;
   return page;
+}
+
+size_t CounterSnapshot::SharedChunks(const CounterSnapshot& a, const CounterSnapshot& b) {
+  std::unordered_set<const Chunk*> of_a;
+  for (const ChunkPtr& c : a.chunks_) of_a.insert(c.get());
+  size_t shared = 0;
+  for (const ChunkPtr& c : b.chunks_) shared += of_a.count(c.get());
+  return shared;
+}
+
+size_t CounterSnapshot::DistinctNames(const std::vector<CountersPtr>& shards) {
+  std::vector<CountersPtr> present;
+  for (const CountersPtr& shard : shards) {
+    if (shard && shard->size() > 0) present.push_back(shard);
+  }
+  if (present.size() == 1) return present[0]->size();
+  std::vector<Cursor> at(present.size());
+  size_t distinct = 0;
+  while (true) {
+    const std::string* smallest = nullptr;
+    for (size_t i = 0; i < present.size(); ++i) {
+      if (!present[i]->AtEnd(at[i]) &&
+          (smallest == nullptr || present[i]->NameAt(at[i]) < *smallest)) {
+        smallest = &present[i]->NameAt(at[i]);
+      }
+    }
+    if (smallest == nullptr) return distinct;
+    const std::string& name = *smallest;  // chunks are immutable: it outlives Next
+    ++distinct;
+    for (size_t i = 0; i < present.size(); ++i) {
+      if (!present[i]->AtEnd(at[i]) && present[i]->NameAt(at[i]) == name) present[i]->Next(at[i]);
+    }
+  }
 }
 
 }  // namespace oncecount::shard

@@ -2,12 +2,22 @@
 // publishes it after a commit and as the HTTP API reads it (SPEC §4).
 //
 // Shards own their live counters; readers never touch them. A shard publishes a
-// snapshot (shared_ptr<const CounterSnapshot>) and the API merges the snapshots of
-// all shards by summing per name (each shard is one actor of a per-actor counter).
+// snapshot (shared_ptr<const CounterSnapshot>), and the API answers from the
+// snapshots of all shards by summing per name (each shard is one actor of a
+// per-actor counter), merging them on the fly: a lookup costs a binary search per
+// shard and a page of L names about L steps per shard, whatever the total.
+//
+// A shard with millions of counters publishes after every commit, so a new snapshot
+// is made from the previous one (With): counters live in chunks of about kChunk
+// names, and the new snapshot shares every chunk the commit did not touch; a touched
+// chunk whose names did not change shares its names too and copies only its values.
+// Publishing costs O(chunks + touched chunks x kChunk) integers, not a copy and sort
+// of every counter.
 //
 // Thread-safety: immutable once built; share it freely across threads.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -30,27 +40,74 @@ struct CounterPage {
   std::optional<std::string> next;  // pass as `after` for the next page; nullopt: done
 };
 
+class CounterSnapshot;
+using CountersPtr = std::shared_ptr<const CounterSnapshot>;
+
 class CounterSnapshot {
  public:
+  // Names per chunk: a chunk splits in two above twice this.
+  static constexpr size_t kChunk = 256;
+
   CounterSnapshot() = default;
   // From a shard's live counters (any order).
   static CounterSnapshot FromMap(const std::unordered_map<std::string, int64_t>& live);
-  // The sum per name of several shards' snapshots. A sum that would leave int64
-  // saturates (shards reject updates that overflow their own counter, but their
-  // sum can still exceed the type).
-  static CounterSnapshot Merge(const std::vector<std::shared_ptr<const CounterSnapshot>>& shards);
+  // This snapshot with `updates` applied: new values of existing names, and new
+  // names. Any order; a name given twice takes its last value.
+  CounterSnapshot With(std::vector<CounterValue> updates) const;
 
   std::optional<int64_t> Find(std::string_view name) const;
   // Up to `limit` counters whose names start with `prefix` and sort after `after`.
   CounterPage List(std::string_view prefix, size_t limit,
                    std::optional<std::string_view> after) const;
+  size_t size() const { return size_; }
+  // Every counter, by name (a copy: for tests and small snapshots).
+  std::vector<CounterValue> counters() const;
 
-  size_t size() const { return sorted_.size(); }
-  const std::vector<CounterValue>& counters() const { return sorted_; }
+  // Across shards (null snapshots are skipped), summing per name. A sum that would
+  // leave int64 saturates (shards reject updates that overflow their own counter,
+  // but their sum can still exceed the type).
+  static std::optional<int64_t> FindSum(const std::vector<CountersPtr>& shards,
+                                        std::string_view name);
+  static CounterPage ListSum(const std::vector<CountersPtr>& shards, std::string_view prefix,
+                             size_t limit, std::optional<std::string_view> after);
+  // How many distinct names the shards hold together (a pass over all of them).
+  static size_t DistinctNames(const std::vector<CountersPtr>& shards);
+
+  // How many chunks `b` shares with `a`, and how many `s` has: the cost of With.
+  static size_t SharedChunks(const CounterSnapshot& a, const CounterSnapshot& b);
+  static size_t ChunkCount(const CounterSnapshot& s) { return s.chunks_.size(); }
 
  private:
-  explicit CounterSnapshot(std::vector<CounterValue> sorted) : sorted_(std::move(sorted)) {}
-  std::vector<CounterValue> sorted_;  // by name, names unique
+  struct Chunk {
+    std::shared_ptr<const std::vector<std::string>> names;  // sorted, unique, non-empty
+    std::vector<int64_t> values;                            // values[i] is names[i]'s
+  };
+  using ChunkPtr = std::shared_ptr<const Chunk>;
+
+  // A position: chunk index and index inside it (chunk == chunks_.size(): the end).
+  struct Cursor {
+    size_t chunk = 0;
+    size_t index = 0;
+  };
+  Cursor LowerBound(std::string_view name) const;  // the first name >= `name`
+  Cursor UpperBound(std::string_view name) const;  // the first name > `name`
+  // The first name that starts with `prefix` and sorts after `after`.
+  Cursor Start(std::string_view prefix, std::optional<std::string_view> after) const;
+  bool AtEnd(const Cursor& c) const { return c.chunk >= chunks_.size(); }
+  const std::string& NameAt(const Cursor& c) const { return (*chunks_[c.chunk]->names)[c.index]; }
+  int64_t ValueAt(const Cursor& c) const { return chunks_[c.chunk]->values[c.index]; }
+  void Next(Cursor& c) const;
+  static CounterPage ListAcross(const std::vector<const CounterSnapshot*>& shards,
+                                std::string_view prefix, size_t limit,
+                                std::optional<std::string_view> after);
+
+  // Appends chunks holding `sorted` (by name, unique), split to kChunk names.
+  void AppendChunks(std::vector<CounterValue>&& sorted);
+  // Appends `old` with the `updates` that fall in it applied (sorted, unique).
+  void AppendUpdated(const ChunkPtr& old, const CounterValue* from, const CounterValue* to);
+
+  std::vector<ChunkPtr> chunks_;  // chunk i's names all sort before chunk i+1's
+  size_t size_ = 0;
 };
 
 }  // namespace oncecount::shard

@@ -63,9 +63,38 @@ size_t ShardState::MakeRoomFor(size_t events) {
   return std::min(events, room);
 }
 
+void ShardState::NoteChanged(const std::string& name) {
+  if (!view_counters_) return;
+  // Past as many changes as counters, a whole new copy costs less than the updates.
+  if (view_dirty_.size() >= counters_.size()) {
+    view_counters_.reset();
+    view_dirty_.clear();
+    return;
+  }
+  view_dirty_.push_back(name);
+}
+
+std::shared_ptr<const CounterSnapshot> ShardState::CounterView() const {
+  if (!view_counters_) {
+    view_counters_ = std::make_shared<const CounterSnapshot>(CounterSnapshot::FromMap(counters_));
+  } else if (!view_dirty_.empty()) {
+    std::vector<CounterValue> updates;
+    updates.reserve(view_dirty_.size());
+    for (std::string& name : view_dirty_) {
+      const int64_t value = counters_.at(name);
+      updates.push_back({std::move(name), value});
+    }
+    view_counters_ =
+        std::make_shared<const CounterSnapshot>(view_counters_->With(std::move(updates)));
+  }
+  view_dirty_.clear();
+  return view_counters_;
+}
+
 void ShardState::CutBatch() {
   if (!has_pending_) return;
   closed_batches_.push_back(OpenBatch());
+  for (const changelog::CounterUpdate& c : closed_batches_.back().counters) NoteChanged(c.name);
   pending_segments_.clear();
   pending_counters_.clear();
   pending_stats_ = {};
@@ -239,7 +268,10 @@ void ShardState::Replay(const changelog::BatchRecord& batch) {
     scratch_verdicts_.resize(segment.hashes.size());
     filter_->TestAndInsertBatch(scratch_hashes_, scratch_verdicts_);
   }
-  for (const changelog::CounterUpdate& c : batch.counters) counters_[c.name] = c.value;
+  for (const changelog::CounterUpdate& c : batch.counters) {
+    counters_[c.name] = c.value;
+    NoteChanged(c.name);
+  }
   stats_.Add(batch.stats);
   position_ = batch.input_to;
   epoch_ = std::max(epoch_, batch.epoch);
@@ -347,7 +379,7 @@ std::shared_ptr<const ShardView> ShardState::MakeView(ShardView base, int64_t no
     base.digest = filter_->Digest();
     base.digest_seq = sealed_seq();
   }
-  base.counters = std::make_shared<const CounterSnapshot>(CounterSnapshot::FromMap(counters_));
+  base.counters = CounterView();
   base.published_at_ms = now_ms;
   return std::make_shared<const ShardView>(std::move(base));
 }

@@ -172,6 +172,9 @@ class ShardState {
   changelog::BatchRecord OpenBatch() const;
   bool has_pending() const { return has_pending_ || !closed_batches_.empty(); }
   changelog::ShardStats PendingStats() const;
+  // Remembers that a counter changed since the last view.
+  void NoteChanged(const std::string& name);
+  std::shared_ptr<const CounterSnapshot> CounterView() const;
   // Applies messages that fit in the open batch.
   void ApplyFitting(std::span<const InputMessage> messages, filter::Millis wall,
                     std::span<Decision> decisions);
@@ -210,6 +213,12 @@ class ShardState {
   bool has_pending_ = false;  // the open batch holds something
 
   bool forgot_filter_ = false;
+
+  // The counters of the last view and the names changed since, from which the next
+  // view is made (CounterView); null: the next view copies every counter. Owner
+  // thread only; MakeView is const for its callers, so these are mutable.
+  mutable std::shared_ptr<const CounterSnapshot> view_counters_;
+  mutable std::vector<std::string> view_dirty_;
 
   // ApplyAll's scratch space, kept between calls.
   std::vector<event::IncrementEvent> scratch_events_;

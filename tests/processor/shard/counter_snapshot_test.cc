@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <limits>
+#include <map>
+#include <random>
 
 namespace oncecount::shard {
 namespace {
@@ -27,21 +30,99 @@ TEST(CounterSnapshot, SortsByNameAndFindsExactNames) {
   EXPECT_EQ(s.Find("c"), std::nullopt);
 }
 
-TEST(CounterSnapshot, MergesShardsBySummingPerName) {
-  const CounterSnapshot merged =
-      CounterSnapshot::Merge({Shard({{"likes", 3}, {"clicks", 1}}), Shard({{"likes", 4}}), nullptr,
-                              Shard({{"views", -2}, {"clicks", 10}})});
-  EXPECT_EQ(merged.counters(),
+TEST(CounterSnapshot, SumsShardsPerNameWhenFindingAndListing) {
+  const std::vector<CountersPtr> shards{Shard({{"likes", 3}, {"clicks", 1}}), Shard({{"likes", 4}}),
+                                        nullptr, Shard({{"views", -2}, {"clicks", 10}})};
+  EXPECT_EQ(CounterSnapshot::ListSum(shards, "", 10, std::nullopt).counters,
             (std::vector<CounterValue>{{"clicks", 11}, {"likes", 7}, {"views", -2}}));
+  EXPECT_EQ(CounterSnapshot::FindSum(shards, "likes"), 7);
+  EXPECT_EQ(CounterSnapshot::FindSum(shards, "views"), -2);
+  EXPECT_EQ(CounterSnapshot::FindSum(shards, "shares"), std::nullopt);
+  EXPECT_EQ(CounterSnapshot::DistinctNames(shards), 3u);
 }
 
 TEST(CounterSnapshot, SaturatesASumThatWouldLeaveInt64) {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
-  const CounterSnapshot merged = CounterSnapshot::Merge(
-      {Shard({{"up", kMax}, {"down", kMin}}), Shard({{"up", 5}, {"down", -5}})});
-  EXPECT_EQ(merged.Find("up"), kMax);
-  EXPECT_EQ(merged.Find("down"), kMin);
+  const std::vector<CountersPtr> shards{Shard({{"up", kMax}, {"down", kMin}}),
+                                        Shard({{"up", 5}, {"down", -5}})};
+  EXPECT_EQ(CounterSnapshot::FindSum(shards, "up"), kMax);
+  EXPECT_EQ(CounterSnapshot::FindSum(shards, "down"), kMin);
+  EXPECT_EQ(CounterSnapshot::ListSum(shards, "", 10, std::nullopt).counters,
+            (std::vector<CounterValue>{{"down", kMin}, {"up", kMax}}));
+}
+
+// Names "c000000".."c<n-1>", in order, with value i.
+std::unordered_map<std::string, int64_t> Numbered(int n, int step = 1) {
+  std::unordered_map<std::string, int64_t> live;
+  for (int i = 0; i < n; i += step) {
+    char name[16];
+    std::snprintf(name, sizeof name, "c%06d", i);
+    live[name] = i;
+  }
+  return live;
+}
+
+TEST(CounterSnapshot, AppliesUpdatesAndNewNamesAndEqualsASnapshotBuiltFromScratch) {
+  // Every other name, so that new names fall inside chunks, before and after.
+  std::unordered_map<std::string, int64_t> live = Numbered(5000, 2);
+  const CounterSnapshot before = CounterSnapshot::FromMap(live);
+  std::vector<CounterValue> updates;
+  std::mt19937 rng(3);
+  for (int k = 0; k < 700; ++k) {
+    const int i = std::uniform_int_distribution<int>(0, 5100)(rng);
+    char name[16];
+    std::snprintf(name, sizeof name, "c%06d", i);
+    updates.push_back({name, -k});
+    live[name] = -k;  // a name given twice keeps its last value
+  }
+  updates.push_back({"a-first", 1});
+  updates.push_back({"z-last", 2});
+  live["a-first"] = 1;
+  live["z-last"] = 2;
+  const CounterSnapshot after = before.With(updates);
+  EXPECT_EQ(after.counters(), CounterSnapshot::FromMap(live).counters());
+  EXPECT_EQ(after.size(), live.size());
+  EXPECT_EQ(after.Find("c000004"), live["c000004"]);
+  EXPECT_EQ(before.Find("a-first"), std::nullopt) << "the old snapshot is untouched";
+  EXPECT_EQ(before.size(), 2500u);
+}
+
+TEST(CounterSnapshot, SharesTheChunksAnUpdateDidNotTouch) {
+  const CounterSnapshot before = CounterSnapshot::FromMap(Numbered(100'000));
+  const CounterSnapshot after = before.With({{"c050000", -1}});
+  EXPECT_EQ(after.Find("c050000"), -1);
+  EXPECT_EQ(before.Find("c050000"), 50000);
+  EXPECT_EQ(after.size(), before.size());
+  EXPECT_EQ(CounterSnapshot::SharedChunks(before, after), CounterSnapshot::ChunkCount(before) - 1)
+      << "one chunk copied, every other shared";
+}
+
+TEST(CounterSnapshot, ListsAcrossShardsPageByPageWithoutMissingOrRepeatingANAme) {
+  const std::vector<CountersPtr> shards{Shard(Numbered(3000, 2)), Shard(Numbered(3000, 3)),
+                                        Shard(Numbered(3000, 5))};
+  std::vector<CounterValue> seen;
+  std::optional<std::string> after;
+  for (int pages = 0; pages < 100; ++pages) {
+    const CounterPage page = CounterSnapshot::ListSum(shards, "c00", 97, after);
+    seen.insert(seen.end(), page.counters.begin(), page.counters.end());
+    after = page.next;
+    if (!after) break;
+  }
+  EXPECT_FALSE(after.has_value());
+  std::map<std::string, int64_t> expected;
+  for (int step : {2, 3, 5}) {
+    for (const auto& [name, value] : Numbered(3000, step)) {
+      if (name.rfind("c00", 0) == 0) expected[name] += value;
+    }
+  }
+  ASSERT_EQ(seen.size(), expected.size());
+  size_t i = 0;
+  for (const auto& [name, value] : expected) {
+    ASSERT_EQ(seen[i].name, name);
+    ASSERT_EQ(seen[i].value, value);
+    ++i;
+  }
 }
 
 TEST(CounterSnapshot, ListsPagesInNameOrderUntilTheLast) {

@@ -1022,5 +1022,29 @@ TEST(ShardState, RecordsTheClockOfEveryFilterCallSoThatReplaysReachTheSameFilter
   EXPECT_EQ(replica->counters(), active->counters());
 }
 
+TEST(ShardState, ViewsMadeFromThePreviousViewHoldTheSameCountersAsACopyOfTheState) {
+  auto active = NewShard();
+  auto replica = NewShard();
+  std::mt19937 rng(11);
+  int64_t offset = 0;
+  for (int commit = 0; commit < 30; ++commit) {
+    // Some commits touch a few counters, some many, some add new names.
+    const int events = commit % 5 == 0 ? 3000 : 50;
+    for (int i = 0; i < events; ++i) {
+      const int counter = std::uniform_int_distribution<int>(0, 400 + commit * 50)(rng);
+      active->Apply({offset, "k" + std::to_string(offset), Event("c" + std::to_string(counter), 1)},
+                    At(offset));
+      ++offset;
+    }
+    const std::vector<BatchRecord> batches = active->Seal(1);
+    const auto view = active->MakeView({}, 0);
+    active->MarkCommitted(1);
+    EXPECT_EQ(view->counters->counters(), CounterSnapshot::FromMap(active->counters()).counters())
+        << "commit " << commit;
+    for (const BatchRecord& b : batches) replica->Replay(b);
+    EXPECT_EQ(replica->MakeView({}, 0)->counters->counters(), view->counters->counters());
+  }
+}
+
 }  // namespace
 }  // namespace oncecount::shard
