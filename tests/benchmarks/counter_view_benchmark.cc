@@ -1,0 +1,109 @@
+// What publishing a shard's counters and answering queries cost at 1e4..1e6
+// counters: the next view made from the previous one with the counters a commit
+// touched (CounterSnapshot::With, what shards do after every commit) against a copy
+// and sort of every counter (FromMap, what they did before, and what a first view
+// still does); and a lookup and a page of 1,000 names summed over 4 shards.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "processor/shard/counter_snapshot.h"
+
+namespace {
+
+using oncecount::shard::CounterSnapshot;
+using oncecount::shard::CountersPtr;
+using oncecount::shard::CounterValue;
+
+std::string Name(int64_t i) {
+  char name[40];
+  std::snprintf(name, sizeof name, "campaign-%08lld/creative", static_cast<long long>(i));
+  return name;
+}
+
+std::unordered_map<std::string, int64_t> Live(int64_t counters) {
+  std::unordered_map<std::string, int64_t> live;
+  live.reserve(static_cast<size_t>(counters));
+  for (int64_t i = 0; i < counters; ++i) live[Name(i)] = i;
+  return live;
+}
+
+// range(0): counters in the shard; range(1): counters a commit touched.
+void BM_ViewFromPrevious(benchmark::State& state) {
+  const int64_t counters = state.range(0);
+  const CounterSnapshot base = CounterSnapshot::FromMap(Live(counters));
+  std::mt19937_64 rng(1);
+  std::vector<CounterValue> touched;
+  for (int64_t i = 0; i < state.range(1); ++i) {
+    touched.push_back({Name(static_cast<int64_t>(rng() % static_cast<uint64_t>(counters))), 1});
+  }
+  for (auto _ : state) {
+    CounterSnapshot next = base.With(touched);
+    benchmark::DoNotOptimize(next);
+  }
+}
+BENCHMARK(BM_ViewFromPrevious)
+    ->Args({10'000, 100})
+    ->Args({1'000'000, 100})
+    ->Args({1'000'000, 10'000})
+    ->Args({1'000'000, 100'000})
+    ->Unit(benchmark::kMicrosecond);
+
+void BM_ViewCopyingEveryCounter(benchmark::State& state) {
+  const auto live = Live(state.range(0));
+  for (auto _ : state) {
+    CounterSnapshot all = CounterSnapshot::FromMap(live);
+    benchmark::DoNotOptimize(all);
+  }
+}
+BENCHMARK(BM_ViewCopyingEveryCounter)->Arg(10'000)->Arg(1'000'000)->Unit(benchmark::kMicrosecond);
+
+// Four shards holding range(0) counters in all, each name in two shards.
+std::vector<CountersPtr> Shards(int64_t counters) {
+  std::vector<std::unordered_map<std::string, int64_t>> parts(4);
+  for (int64_t i = 0; i < counters; ++i) {
+    parts[static_cast<size_t>(i % 4)][Name(i)] = 1;
+    parts[static_cast<size_t>((i + 1) % 4)][Name(i)] = 2;
+  }
+  std::vector<CountersPtr> shards;
+  for (const auto& p : parts) {
+    shards.push_back(std::make_shared<const CounterSnapshot>(CounterSnapshot::FromMap(p)));
+  }
+  return shards;
+}
+
+void BM_PageOf1000SummedOverFourShards(benchmark::State& state) {
+  const int64_t counters = state.range(0);
+  const auto shards = Shards(counters);
+  std::mt19937_64 rng(2);
+  for (auto _ : state) {
+    const std::string after = Name(static_cast<int64_t>(rng() % static_cast<uint64_t>(counters)));
+    auto page = CounterSnapshot::ListSum(shards, "", 1000, after);
+    benchmark::DoNotOptimize(page);
+  }
+}
+BENCHMARK(BM_PageOf1000SummedOverFourShards)
+    ->Arg(10'000)
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMicrosecond);
+
+void BM_LookupSummedOverFourShards(benchmark::State& state) {
+  const int64_t counters = state.range(0);
+  const auto shards = Shards(counters);
+  std::mt19937_64 rng(3);
+  for (auto _ : state) {
+    auto value = CounterSnapshot::FindSum(
+        shards, Name(static_cast<int64_t>(rng() % static_cast<uint64_t>(counters))));
+    benchmark::DoNotOptimize(value);
+  }
+}
+BENCHMARK(BM_LookupSummedOverFourShards)->Arg(10'000)->Arg(1'000'000);
+
+}  // namespace
+
+BENCHMARK_MAIN();
