@@ -21,7 +21,7 @@ FROM debian:bookworm-slim AS runtime
 # (sasl.mechanisms=GSSAPI): add it in a derived image.
 RUN apt-get update -q \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-      librdkafka1 libyaml-cpp0.7 libxxhash0 libsimdjson14 ca-certificates curl \
+      librdkafka1 libyaml-cpp0.7 libxxhash0 libzstd1 libsimdjson14 ca-certificates curl \
  && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 10001 oncecount \
  && useradd --system --uid 10001 --gid oncecount --home-dir /var/lib/oncecount \

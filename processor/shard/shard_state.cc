@@ -1,8 +1,10 @@
 #include "processor/shard/shard_state.h"
 
 #include <xxhash.h>
+#include <zstd.h>
 
 #include <algorithm>
+#include <new>
 
 #include "processor/filter/byte_io.h"
 #include "processor/filter/no_dedup.h"
@@ -11,13 +13,24 @@
 namespace oncecount::shard {
 namespace {
 
-// Snapshot layout (little-endian): magic "OCSS", u16 version, u32 partition,
-// u64 epoch, u64 committed seq, i64 position, stats (3 + 7 u64), u32 counter count,
-// counters (u32-length name, i64 value) sorted by name, u32-length filter state
-// (state_codec.h), then XXH3-64 of everything before it.
+// Snapshot layout (little-endian): magic "OCSS", u16 version, the body, then XXH3-64
+// of everything before it.
+//  - version 1: the body as is;
+//  - version 2 (written): u8 codec (1: zstd), u64 body length, the compressed body.
+//    A filter far from full and counters with common prefixes compress several times,
+//    which is what keeps a shard's snapshot inside a changelog partition's retention
+//    (the embedded cluster keeps 5 MB of one).
+// Body: u32 partition, u64 epoch, u64 committed seq, i64 position, stats (3 + 7 u64),
+// u32 counter count, counters (u32-length name, i64 value) sorted by name, u32-length
+// filter state (state_codec.h).
 constexpr char kSnapshotMagic[4] = {'O', 'C', 'S', 'S'};
-constexpr uint16_t kSnapshotVersion = 1;
+constexpr uint16_t kPlainSnapshotVersion = 1;
+constexpr uint16_t kSnapshotVersion = 2;
+constexpr uint8_t kZstdCodec = 1;
+// Level 1: a 100 MB body compresses in a few hundred milliseconds on the worker thread.
+constexpr int kZstdLevel = 1;
 constexpr size_t kMaxFilterStateBytes = size_t{1} << 31;
+constexpr size_t kMaxSnapshotBodyBytes = size_t{1} << 32;
 
 }  // namespace
 
@@ -287,30 +300,42 @@ std::string ShardState::EncodeSnapshot(uint64_t epoch) const {
   changelog::ShardStats stats = stats_;
   stats.Add(in_flight_stats_);
   stats.Add(PendingStats());
+  std::string body;
+  filter::ByteWriter b(body);
+  b.U32(static_cast<uint32_t>(partition_));
+  b.U64(has_pending() || has_batch_in_flight() ? epoch : epoch_);
+  b.U64(sealed_seq() + closed_batches_.size() + (has_pending_ ? 1 : 0));
+  b.I64(position_);
+  b.U64(stats.applied);
+  b.U64(stats.duplicates);
+  b.U64(stats.near_edge_duplicates);
+  for (uint64_t n : stats.dead_lettered) b.U64(n);
+  std::vector<const std::pair<const std::string, int64_t>*> sorted;
+  sorted.reserve(counters_.size());
+  for (const auto& entry : counters_) sorted.push_back(&entry);
+  std::sort(sorted.begin(), sorted.end(), [](auto* x, auto* y) { return x->first < y->first; });
+  b.U32(static_cast<uint32_t>(sorted.size()));
+  for (const auto* entry : sorted) {
+    b.Bytes(entry->first);
+    b.I64(entry->second);
+  }
+  std::string filter_state;
+  filter_->Serialize(filter_state);
+  b.Bytes(filter_state);
+
   std::string out;
   filter::ByteWriter w(out);
   for (char c : kSnapshotMagic) w.U8(static_cast<uint8_t>(c));
   w.U16(kSnapshotVersion);
-  w.U32(static_cast<uint32_t>(partition_));
-  w.U64(has_pending() || has_batch_in_flight() ? epoch : epoch_);
-  w.U64(sealed_seq() + closed_batches_.size() + (has_pending_ ? 1 : 0));
-  w.I64(position_);
-  w.U64(stats.applied);
-  w.U64(stats.duplicates);
-  w.U64(stats.near_edge_duplicates);
-  for (uint64_t n : stats.dead_lettered) w.U64(n);
-  std::vector<const std::pair<const std::string, int64_t>*> sorted;
-  sorted.reserve(counters_.size());
-  for (const auto& entry : counters_) sorted.push_back(&entry);
-  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
-  w.U32(static_cast<uint32_t>(sorted.size()));
-  for (const auto* entry : sorted) {
-    w.Bytes(entry->first);
-    w.I64(entry->second);
-  }
-  std::string filter_state;
-  filter_->Serialize(filter_state);
-  w.Bytes(filter_state);
+  w.U8(kZstdCodec);
+  w.U64(body.size());
+  const size_t header = out.size();
+  out.resize(header + ZSTD_compressBound(body.size()));
+  const size_t packed =
+      ZSTD_compress(out.data() + header, out.size() - header, body.data(), body.size(), kZstdLevel);
+  // Compressing into a buffer of ZSTD_compressBound bytes cannot fail but for memory.
+  if (ZSTD_isError(packed)) throw std::bad_alloc();
+  out.resize(header + packed);
   w.U64(XXH3_64bits(out.data(), out.size()));
   return out;
 }
@@ -325,9 +350,29 @@ filter::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshot(std::string
     return filter::Error{"shard snapshot: checksum mismatch"};
   }
   filter::ByteReader r(covered.substr(4));
-  if (const uint16_t version = r.U16(); version != kSnapshotVersion) {
+  const uint16_t version = r.U16();
+  if (version == kPlainSnapshotVersion) return FromSnapshotBody(covered.substr(6));
+  if (version != kSnapshotVersion) {
     return filter::Error{"shard snapshot: unsupported version " + std::to_string(version)};
   }
+  const uint8_t codec = r.U8();
+  const uint64_t body_bytes = r.U64();
+  if (!r.ok() || codec != kZstdCodec) return filter::Error{"shard snapshot: unknown codec"};
+  const std::string_view packed = covered.substr(4 + 2 + 1 + 8);
+  if (body_bytes > kMaxSnapshotBodyBytes ||
+      ZSTD_getFrameContentSize(packed.data(), packed.size()) != body_bytes) {
+    return filter::Error{"shard snapshot: bad body length"};
+  }
+  std::string body(body_bytes, '\0');
+  const size_t unpacked = ZSTD_decompress(body.data(), body.size(), packed.data(), packed.size());
+  if (ZSTD_isError(unpacked) || unpacked != body_bytes) {
+    return filter::Error{"shard snapshot: cannot decompress"};
+  }
+  return FromSnapshotBody(body);
+}
+
+filter::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshotBody(std::string_view body) {
+  filter::ByteReader r(body);
   const auto partition = static_cast<int32_t>(r.U32());
   const uint64_t epoch = r.U64();
   const uint64_t seq = r.U64();

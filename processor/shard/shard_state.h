@@ -158,6 +158,8 @@ class ShardState {
                                             FilterDetail detail = FilterDetail::kRefresh) const;
 
  private:
+  // The body of a snapshot, after its envelope (magic, version, codec, checksum).
+  static filter::Result<std::unique_ptr<ShardState>> FromSnapshotBody(std::string_view body);
   ShardState(int32_t partition, std::unique_ptr<filter::DedupFilter> filter);
 
   // The shard's clock for a record (and the clock statistics it changes).

@@ -1,6 +1,8 @@
 #include "processor/shard/shard_state.h"
 
 #include <gtest/gtest.h>
+#include <xxhash.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <array>
@@ -1044,6 +1046,83 @@ TEST(ShardState, ViewsMadeFromThePreviousViewHoldTheSameCountersAsACopyOfTheStat
     for (const BatchRecord& b : batches) replica->Replay(b);
     EXPECT_EQ(replica->MakeView({}, 0)->counters->counters(), view->counters->counters());
   }
+}
+
+// --- The snapshot format ---------------------------------------------------------
+
+// The body of a version-2 snapshot (its zstd frame decompressed).
+std::string SnapshotBody(std::string_view snapshot) {
+  constexpr size_t kEnvelope = 4 + 2 + 1 + 8;
+  const std::string_view packed = snapshot.substr(kEnvelope, snapshot.size() - kEnvelope - 8);
+  std::string body(ZSTD_getFrameContentSize(packed.data(), packed.size()), '\0');
+  EXPECT_EQ(ZSTD_decompress(body.data(), body.size(), packed.data(), packed.size()), body.size());
+  return body;
+}
+
+std::string LittleEndian(uint64_t v, int bytes) {
+  std::string out;
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  return out;
+}
+
+TEST(ShardState, PinsTheBytesOfASnapshot) {
+  auto s = NewShard(DedupMode::kNone);
+  ASSERT_EQ(s->Apply({7, "k1", Event("b", 5)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({8, "k2", Event("a", -2)}, At(1)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Seal(4).size(), 1u);
+  s->MarkCommitted(4);
+  const std::string snapshot = s->EncodeSnapshot(4);
+
+  std::string filter_state;
+  s->filter().Serialize(filter_state);
+  const std::string body = LittleEndian(kPartition, 4) + LittleEndian(4, 8)  // epoch
+                           + LittleEndian(1, 8)                              // committed seq
+                           + LittleEndian(9, 8)                              // next input offset
+                           + LittleEndian(2, 8)                              // applied
+                           + LittleEndian(0, 8) + LittleEndian(0, 8)  // duplicates, near edge
+                           + std::string(7 * 8, '\0')                 // dead letters by reason
+                           + LittleEndian(2, 4)                       // counters, by name:
+                           + LittleEndian(1, 4) + "a" + LittleEndian(uint64_t(-2), 8) +
+                           LittleEndian(1, 4) + "b" + LittleEndian(5, 8) +
+                           LittleEndian(filter_state.size(), 4) + filter_state;
+  EXPECT_EQ(snapshot.substr(0, 15),
+            std::string("OCSS\x02\x00\x01", 7) + LittleEndian(body.size(), 8));  // version 2, zstd
+  EXPECT_EQ(SnapshotBody(snapshot), body);
+  const std::string_view covered = std::string_view(snapshot).substr(0, snapshot.size() - 8);
+  EXPECT_EQ(snapshot.substr(covered.size()),
+            LittleEndian(XXH3_64bits(covered.data(), covered.size()), 8));
+}
+
+TEST(ShardState, ReadsSnapshotsOfTheUncompressedFirstVersion) {
+  auto s = NewShard();
+  Stream stream(11);
+  RunAndCommit(*s, stream, 1, 200, 1);
+  std::string v1 = std::string("OCSS\x01\x00", 6) + SnapshotBody(s->EncodeSnapshot(1));
+  v1 += LittleEndian(XXH3_64bits(v1.data(), v1.size()), 8);
+  auto restored = Restored(v1);
+  ASSERT_NE(restored, nullptr);
+  ExpectSameState(*s, *restored);
+  EXPECT_EQ(restored->filter().Digest(), s->filter().Digest());
+}
+
+TEST(ShardState, SnapshotOfAFilterFarFromFullIsSeveralTimesSmallerThanTheFilter) {
+  auto s = NewShard();
+  Stream stream(12);
+  RunAndCommit(*s, stream, 1, 200, 1);  // 200 ids in a filter sized for 10,000
+  const uint64_t filter_bytes = s->filter().Summary().bits_total / 8;
+  EXPECT_LT(s->EncodeSnapshot(1).size() * 4, filter_bytes);
+}
+
+TEST(ShardState, RejectsASnapshotWhoseBodyLengthDisagreesWithItsFrame) {
+  auto s = NewShard(DedupMode::kNone);
+  ASSERT_EQ(s->Apply({0, "k", Event("c", 1)}, At(0)).outcome, Outcome::kApplied);
+  std::string bad = s->EncodeSnapshot(1);
+  bad[7] = static_cast<char>(bad[7] + 1);  // the body length's low byte
+  bad.resize(bad.size() - 8);
+  bad += LittleEndian(XXH3_64bits(bad.data(), bad.size()), 8);
+  auto made = ShardState::FromSnapshot(bad);
+  ASSERT_FALSE(made.ok());
+  EXPECT_NE(made.error().find("body length"), std::string::npos) << made.error();
 }
 
 }  // namespace
