@@ -41,7 +41,7 @@ int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   RuntimeOptions ro{
       c, bootstrap,
       o.instance_id.empty() ? DefaultInstanceId(c.http.listen, RandomSeed()) : o.instance_id,
-      LineLogger(err)};
+      LineLogger(err), embedded ? kafka::EmbeddedCluster::kPartitionRetentionBytes : 0};
   auto started = ServiceRuntime::Start(std::move(ro));
   if (auto* error = std::get_if<std::string>(&started)) {
     err << "serve: " << *error << "\n";

@@ -96,6 +96,7 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
   po.commit_interval = std::chrono::milliseconds(c.processing.commit_interval_ms);
   po.dedup = DedupSpecOf(c.dedup);
   po.max_clock_ahead = std::chrono::milliseconds(c.dedup.timestamp_tolerance_ms);
+  po.changelog_retention_bytes = options.changelog_retention_bytes;
   po.log = options.log;
   const unsigned threads = c.processing.threads > 0
                                ? static_cast<unsigned>(c.processing.threads)

@@ -34,6 +34,9 @@ struct RuntimeOptions {
   std::string bootstrap_servers;  // resolved: never "embedded"
   std::string instance_id;
   std::function<void(const std::string&)> log;  // thread-safe sink for log lines
+  // How many bytes a changelog partition keeps when the cluster cannot say (the
+  // embedded one); 0: unknown.
+  size_t changelog_retention_bytes = 0;
 };
 
 class ServiceRuntime {

@@ -304,6 +304,9 @@ class Clients {
   // cannot say (the embedded one does not implement DescribeConfigs) leaves it
   // nullopt for good.
   virtual std::optional<size_t> MaxMessageBytes(const std::string& topic) = 0;
+  // How many bytes a partition of `topic` keeps (its retention.bytes), asked and
+  // answered as MaxMessageBytes is; nullopt while unknown and when unbounded (-1).
+  virtual std::optional<size_t> RetentionBytes(const std::string& topic) = 0;
 };
 
 // A record the broker refused as larger than the topic (max.message.bytes) or the

@@ -30,6 +30,11 @@ struct TopicSpec {
 
 class EmbeddedCluster {
  public:
+  // What a partition keeps (librdkafka's mock cluster, fixed): its newest records up
+  // to this many bytes, or this many records.
+  static constexpr size_t kPartitionRetentionBytes = size_t{5} << 20;
+  static constexpr size_t kPartitionRetentionRecords = 100000;
+
   // Starts `brokers` brokers (1..16) and creates `topics`. Errors say what failed.
   static std::variant<std::unique_ptr<EmbeddedCluster>, std::string> Start(
       int brokers, const std::vector<TopicSpec>& topics);

@@ -520,18 +520,33 @@ class RdKafkaClients final : public Clients {
   }
 
   std::optional<size_t> MaxMessageBytes(const std::string& topic) override {
-    std::lock_guard lock(config_mu_);
-    if (!EnsureAdmin().empty()) return std::nullopt;
-    TakeConfigAnswers();
-    auto [it, first] = max_message_bytes_.try_emplace(topic, kAsked);
-    if (first) AskConfig(topic);
-    if (it->second < 0) return std::nullopt;
-    return static_cast<size_t>(it->second);
+    return ConfigValue(topic, &TopicConfig::max_message_bytes);
+  }
+
+  std::optional<size_t> RetentionBytes(const std::string& topic) override {
+    return ConfigValue(topic, &TopicConfig::retention_bytes);
   }
 
  private:
   static constexpr int64_t kAsked = -1;    // asked, no answer yet
-  static constexpr int64_t kUnknown = -2;  // the cluster could not say
+  static constexpr int64_t kUnknown = -2;  // the cluster could not say, or no bound
+
+  // What DescribeConfigs said of a topic: each value, kAsked or kUnknown.
+  struct TopicConfig {
+    int64_t max_message_bytes = kAsked;
+    int64_t retention_bytes = kAsked;
+  };
+
+  std::optional<size_t> ConfigValue(const std::string& topic, int64_t TopicConfig::*value) {
+    std::lock_guard lock(config_mu_);
+    if (!EnsureAdmin().empty()) return std::nullopt;
+    TakeConfigAnswers();
+    auto [it, first] = topic_configs_.try_emplace(topic);
+    if (first) AskConfig(topic);
+    const int64_t answer = it->second.*value;
+    if (answer < 0) return std::nullopt;
+    return static_cast<size_t>(answer);
+  }
 
   void AskConfig(const std::string& topic) {
     if (config_answers_ == nullptr) config_answers_ = rd_kafka_queue_new(admin_);
@@ -558,24 +573,28 @@ class RdKafkaClients final : public Clients {
       if (rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR || count == 0) {
         // The request as a whole failed; it named no topic, so every open question
         // stays unanswered for good.
-        for (auto& [topic, bytes] : max_message_bytes_) {
-          if (bytes == kAsked) bytes = kUnknown;
+        for (auto& [topic, config] : topic_configs_) {
+          if (config.max_message_bytes == kAsked) config.max_message_bytes = kUnknown;
+          if (config.retention_bytes == kAsked) config.retention_bytes = kUnknown;
         }
       }
       for (size_t i = 0; i < count; ++i) {
-        int64_t& bytes = max_message_bytes_[rd_kafka_ConfigResource_name(resources[i])];
-        bytes = kUnknown;
+        TopicConfig& answer = topic_configs_[rd_kafka_ConfigResource_name(resources[i])];
+        answer = {kUnknown, kUnknown};
         if (rd_kafka_ConfigResource_error(resources[i]) != RD_KAFKA_RESP_ERR_NO_ERROR) continue;
         size_t entries = 0;
         const rd_kafka_ConfigEntry_t** config =
             rd_kafka_ConfigResource_configs(resources[i], &entries);
         for (size_t j = 0; j < entries; ++j) {
           const char* value = rd_kafka_ConfigEntry_value(config[j]);
-          if (std::string_view(rd_kafka_ConfigEntry_name(config[j])) == "max.message.bytes" &&
-              value != nullptr) {
-            bytes = std::strtoll(value, nullptr, 10);
-            if (bytes <= 0) bytes = kUnknown;
-          }
+          if (value == nullptr) continue;
+          const std::string_view name = rd_kafka_ConfigEntry_name(config[j]);
+          int64_t* field = name == "max.message.bytes" ? &answer.max_message_bytes
+                           : name == "retention.bytes" ? &answer.retention_bytes
+                                                       : nullptr;
+          if (field == nullptr) continue;
+          const int64_t bytes = std::strtoll(value, nullptr, 10);
+          *field = bytes > 0 ? bytes : kUnknown;  // retention.bytes -1: no bound
         }
       }
       rd_kafka_event_destroy(event);
@@ -601,7 +620,7 @@ class RdKafkaClients final : public Clients {
   rd_kafka_t* admin_ = nullptr;
   std::mutex config_mu_;  // guards the two below
   rd_kafka_queue_t* config_answers_ = nullptr;
-  std::map<std::string, int64_t> max_message_bytes_;  // bytes, kAsked or kUnknown
+  std::map<std::string, TopicConfig> topic_configs_;
 };
 
 }  // namespace

@@ -157,6 +157,8 @@ struct Processor::Impl final : kafka::RebalanceListener {
     rules.max_record_bytes = RecordLimit(o.changelog_topic);
     rules.max_clock_ahead = o.max_clock_ahead;
     rules.late_after = o.dedup.window;
+    rules.changelog_retention_bytes =
+        o.clients->RetentionBytes(o.changelog_topic).value_or(o.changelog_retention_bytes);
     return rules;
   }
 

@@ -69,6 +69,10 @@ struct ProcessorOptions {
   // a transaction's size and the work an abort throws away. (Each changelog record
   // is bounded in bytes by the topic's max.message.bytes regardless.)
   size_t max_batch_events = 50000;
+  // How many bytes a changelog partition keeps, for a cluster that cannot say
+  // (Clients::RetentionBytes; the embedded one keeps 5 MB); 0: unknown. Snapshots
+  // are timed by it (snapshot_cadence.h).
+  size_t changelog_retention_bytes = 0;
   // How long a restore waits for the changelog's open transactions to be decided
   // (0: twice the transaction timeout) before it fails and is retried.
   std::chrono::milliseconds restore_wait{0};

@@ -146,6 +146,27 @@ DeadLetter ShardWorker::MakeDeadLetter(const kafka::Message& m, event::DlqReason
   return d;
 }
 
+// Says once (and once more after it fits again) that a shard's snapshots are too
+// large for its changelog partition's retention: restores would then fail.
+void ShardWorker::ReportRetention(int32_t p, Shard& shard, const SnapshotCadence& cadence) {
+  const bool outgrows = SnapshotOutgrowsRetention(cadence, shard.last_snapshot_bytes);
+  if (outgrows == shard.outgrowing_retention) return;
+  shard.outgrowing_retention = outgrows;
+  if (!o_.log) return;
+  if (outgrows) {
+    o_.log("shard " + std::to_string(p) + ": its snapshot takes " +
+           std::to_string(shard.last_snapshot_bytes) + " bytes; a changelog partition keeps " +
+           std::to_string(cadence.retention_bytes) +
+           ", too few for two snapshots and the batches between them, so a restore can find "
+           "none complete and fail: raise the changelog's retention.bytes, or lower "
+           "dedup.expected_rate or dedup.window_ms (docs/operations.md)");
+  } else {
+    o_.log("shard " + std::to_string(p) + ": its snapshot (" +
+           std::to_string(shard.last_snapshot_bytes) +
+           " bytes) fits in the changelog's retention again");
+  }
+}
+
 void ShardWorker::Execute(AdoptCommand& c) {
   const int32_t p = c.state->partition();
   Shard& shard = shards_[p];
@@ -179,17 +200,17 @@ void ShardWorker::Execute(SealCommand& c) {
       changelog::EncodeRecord(batches[i], s.batches[i]);
       shard.bytes_since_snapshot += s.batches[i].size();
     }
-    // A snapshot costs the filter's whole state: write one after at least as many
-    // bytes of batches, so that snapshots stay within half of the changelog's bytes.
-    if (shard.bytes_since_snapshot >=
-            std::max(o_.snapshot_after_bytes, shard.last_snapshot_bytes) ||
-        now - shard.last_snapshot_ms >= o_.snapshot_after.count()) {
+    SnapshotCadence cadence = o_.snapshots;
+    cadence.retention_bytes = state.rules().changelog_retention_bytes;
+    if (shard.bytes_since_snapshot >= SnapshotDueAfterBytes(cadence, shard.last_snapshot_bytes) ||
+        now - shard.last_snapshot_ms >= cadence.max_interval.count()) {
       const std::string bytes = state.EncodeSnapshot(epoch);
       s.snapshot =
           SnapshotRecords(p, epoch, state.claim(), s.seq, bytes, state.rules().max_record_bytes);
       shard.bytes_since_snapshot = 0;
       shard.last_snapshot_bytes = bytes.size();
       shard.last_snapshot_ms = now;
+      ReportRetention(p, shard, cadence);
     }
     s.dead_letters = std::move(shard.dead_letters);
     shard.dead_letters.clear();

@@ -32,6 +32,7 @@
 #include "processor/kafka/clients.h"
 #include "processor/service/bounded_queue.h"
 #include "processor/service/dead_letter.h"
+#include "processor/service/snapshot_cadence.h"
 #include "processor/shard/shard_state.h"
 #include "processor/shard/shard_view.h"
 
@@ -53,11 +54,9 @@ struct SealedShard {
 struct WorkerOptions {
   std::string input_topic;  // names the source in oncecount.source headers
   double target_fpp = 0;    // shown in views
-  // A snapshot goes with a shard's batch once this many changelog bytes (or as many
-  // as the last snapshot took, if more) have been written since the last one, or
-  // after this long.
-  size_t snapshot_after_bytes = 1 << 20;
-  std::chrono::milliseconds snapshot_after{60000};
+  // When a snapshot goes with a shard's batch; its retention_bytes comes from each
+  // shard's rules (ShardRules::changelog_retention_bytes).
+  SnapshotCadence snapshots;
   size_t mailbox_capacity = 64;
   std::function<int64_t()> now_ms;  // wall clock, ms since the epoch
   std::function<void(const std::string&)> log;
@@ -102,6 +101,7 @@ class ShardWorker {
     size_t bytes_since_snapshot = 0;
     size_t last_snapshot_bytes = 0;
     int64_t last_snapshot_ms = 0;
+    bool outgrowing_retention = false;  // told in the log
     std::shared_ptr<const shard::ShardView> last_view;
     int64_t last_filter_detail_ms = 0;
   };
@@ -130,6 +130,7 @@ class ShardWorker {
                                CommittedCommand, RefreshCommand, SyncCommand>;
 
   void Post(Command command);
+  void ReportRetention(int32_t partition, Shard& shard, const SnapshotCadence& cadence);
   void Execute(ApplyCommand& c);
   void Execute(AdoptCommand& c);
   void Execute(DropCommand& c);

@@ -63,6 +63,9 @@ struct ShardRules {
   size_t max_record_bytes = changelog::kMaxRecordBytes;  // at least kMinRecordBytes
   filter::Millis max_clock_ahead{1000};
   filter::Millis late_after{0};  // 0: records are never counted as late
+  // How many bytes a changelog partition keeps (0: unknown or unbounded); the owner
+  // times its snapshots by it (snapshot_cadence.h).
+  size_t changelog_retention_bytes = 0;
 };
 
 // The shard's clock and what its rules saw; kept in memory only (not in the

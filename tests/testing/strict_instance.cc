@@ -69,6 +69,7 @@ StrictInstance::StrictInstance(StrictKafka& kafka, StrictInstanceOptions options
   po.transaction_timeout = options_.transaction_timeout;
   po.dedup = TestDedup();
   po.dedup.window = options_.dedup_window;
+  po.changelog_retention_bytes = options_.changelog_retention_bytes;
   po.log = log;
   auto made = service::Processor::Create(std::move(po), board_, workers, replicator_.get());
   if (auto* error = std::get_if<std::string>(&made)) {

@@ -48,6 +48,9 @@ struct StrictInstanceOptions {
   int64_t standby_replicas = 0;
   // The dedup window (on the shards' clocks, the record timestamps).
   std::chrono::milliseconds dedup_window = TestDedup().window;
+  // ProcessorOptions::changelog_retention_bytes: what a changelog partition keeps when
+  // the cluster does not say.
+  size_t changelog_retention_bytes = 0;
 };
 
 class StrictInstance {

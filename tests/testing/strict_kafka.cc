@@ -42,11 +42,15 @@ constexpr size_t kKafkaDefaultMaxMessageBytes = StrictKafka::kKafkaDefaultMaxMes
 // The size of a record batch holding this one record, as the broker measures it
 // against max.message.bytes: the batch header (61 bytes), the record's own framing
 // (at most 21 bytes of varints and attributes), its key, value and headers.
-size_t RecordBatchBytes(const kafka::OutgoingRecord& record) {
-  size_t bytes = 61 + 21 + record.key.value_or("").size() + record.value.value_or("").size();
-  for (const kafka::Header& h : record.headers)
-    bytes += 10 + h.name.size() + h.value.value_or("").size();
+size_t RecordBatchBytes(std::optional<std::string_view> key, std::optional<std::string_view> value,
+                        const std::vector<kafka::Header>& headers) {
+  size_t bytes = 61 + 21 + key.value_or("").size() + value.value_or("").size();
+  for (const kafka::Header& h : headers) bytes += 10 + h.name.size() + h.value.value_or("").size();
   return bytes;
+}
+
+size_t RecordBatchBytes(const kafka::OutgoingRecord& record) {
+  return RecordBatchBytes(record.key, record.value, record.headers);
 }
 
 std::optional<std::string> Copy(std::optional<std::string_view> bytes) {
@@ -118,9 +122,13 @@ class StrictCluster {
     std::string transactional_id;
   };
 
+  static size_t EntryBytes(const Entry& e) { return RecordBatchBytes(e.key, e.value, e.headers); }
+
   struct Partition {
     int64_t log_start = 0;
-    std::deque<Entry> entries;  // entries[i].offset == log_start + i
+    std::deque<Entry> entries;   // entries[i].offset == log_start + i
+    size_t bytes = 0;            // of the entries, as RecordBatchBytes counts them
+    size_t retention_bytes = 0;  // 0: no bound
     // The open transactions that wrote here → the offset of their first record here:
     // what pins the last stable offset.
     std::map<std::string, int64_t> open_transactions;
@@ -198,6 +206,7 @@ class StrictCluster {
     bool described = true;  // DescribeConfigs tells it
   };
   std::map<std::string, SizeLimit> max_message_bytes;  // by topic; absent: Kafka's default
+  std::map<std::string, bool> retention_described;     // by topic: DescribeConfigs tells it
   std::map<std::string, Group> groups;
   std::map<std::string, Coordinator> coordinators;  // by transactional.id
   std::map<std::string, int> incarnations;          // instance → restarts so far
@@ -266,8 +275,19 @@ std::optional<KafkaError> StrictCluster::TakeInjection(Call call, const std::str
 int64_t StrictCluster::Append(Partition& partition, Entry entry) {
   entry.offset = partition.HighWatermark();
   if (entry.timestamp_ms < 0) entry.timestamp_ms = clock.WallMs();
+  partition.bytes += EntryBytes(entry);
   partition.entries.push_back(std::move(entry));
-  return partition.entries.back().offset;
+  const int64_t offset = partition.entries.back().offset;
+  // Retention by size, record by record as the embedded cluster applies it (a broker
+  // deletes whole segments, keeping at least retention.bytes: never less than this).
+  if (partition.retention_bytes > 0) {
+    while (partition.bytes > partition.retention_bytes && partition.entries.size() > 1) {
+      partition.bytes -= EntryBytes(partition.entries.front());
+      partition.entries.pop_front();
+      ++partition.log_start;
+    }
+  }
+  return offset;
 }
 
 KafkaError StrictCluster::AppendRecord(const kafka::OutgoingRecord& record,
@@ -1284,6 +1304,16 @@ class StrictClients final : public kafka::Clients {
   filter::Result<std::map<std::string, int>> PartitionCounts(std::chrono::milliseconds) override;
   filter::Result<int64_t> HighWatermark(const std::string& topic, int32_t partition,
                                         std::chrono::milliseconds) override;
+  std::optional<size_t> RetentionBytes(const std::string& topic) override {
+    std::lock_guard lock(id_.cluster->mu);
+    const auto topic_it = id_.cluster->topics.find(topic);
+    if (id_.crashed() || topic_it == id_.cluster->topics.end() || topic_it->second.empty() ||
+        !id_.cluster->retention_described[topic]) {
+      return std::nullopt;
+    }
+    const size_t bytes = topic_it->second.front().retention_bytes;
+    return bytes > 0 ? std::optional(bytes) : std::nullopt;
+  }
   std::optional<size_t> MaxMessageBytes(const std::string& topic) override {
     std::lock_guard lock(id_.cluster->mu);
     if (id_.crashed() || id_.cluster->topics.count(topic) == 0) return std::nullopt;
@@ -1373,6 +1403,12 @@ KafkaError StrictKafka::CreateTopic(const std::string& name, int partitions) {
   return {};
 }
 
+void StrictKafka::SetRetentionBytes(const std::string& topic, size_t bytes, bool described) {
+  std::lock_guard lock(cluster_->mu);
+  for (auto& partition : cluster_->topics[topic]) partition.retention_bytes = bytes;
+  cluster_->retention_described[topic] = described;
+}
+
 KafkaError StrictKafka::DeleteRecordsBefore(const std::string& topic, int32_t partition,
                                             int64_t offset) {
   std::lock_guard lock(cluster_->mu);
@@ -1382,6 +1418,7 @@ KafkaError StrictKafka::DeleteRecordsBefore(const std::string& topic, int32_t pa
     return Fail(ErrorKind::kFailed, "OFFSET_OUT_OF_RANGE", std::to_string(offset));
   }
   while (log->log_start < offset) {
+    log->bytes -= StrictCluster::EntryBytes(log->entries.front());
     log->entries.pop_front();
     ++log->log_start;
   }

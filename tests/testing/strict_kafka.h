@@ -124,6 +124,10 @@ class StrictKafka {
   // MSG_SIZE_TOO_LARGE (the transaction must abort). `described`: whether
   // Clients::MaxMessageBytes tells it (a cluster whose configs cannot be read).
   void SetMaxMessageBytes(const std::string& topic, size_t bytes, bool described = true);
+  // Retention by size: each partition of the topic keeps its newest records up to
+  // `bytes` (record by record, as the embedded cluster does; its newest record
+  // always). `described`: whether Clients::RetentionBytes tells it.
+  void SetRetentionBytes(const std::string& topic, size_t bytes, bool described = true);
   // Retention: moves the log start to `offset` (at most the high watermark).
   kafka::KafkaError DeleteRecordsBefore(const std::string& topic, int32_t partition,
                                         int64_t offset);

@@ -1,8 +1,15 @@
-// Processor under a broker's record size limits (max.message.bytes), on the
-// StrictKafka double, which refuses an oversized record as a real broker does (the
-// transaction must abort). No input may make a commit fail forever: a commit of
-// many distinct counters is cut into batches under the limit, whether or not the
-// cluster tells the limit, and a dead letter near the limit is trimmed to fit.
+// Processor under a broker's size limits, on the StrictKafka double.
+//
+// Record size (max.message.bytes): the double refuses an oversized record as a real
+// broker does (the transaction must abort). No input may make a commit fail
+// forever: a commit of many distinct counters is cut into batches under the limit,
+// whether or not the cluster tells the limit, and a dead letter near the limit is
+// trimmed to fit.
+//
+// Retention by size (retention.bytes): the double drops a changelog partition's
+// oldest records as the embedded cluster does. Snapshots come often enough that a
+// complete one and every batch after it always remain: a restore never fails for
+// want of one.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -54,15 +61,13 @@ bool AllInputCommitted(StrictKafka& kafka) {
   return true;
 }
 
+// What a cold restore of every shard gives; a restore error in `error`.
+std::map<std::string, int64_t> RestoredCounters(StrictKafka& kafka, std::string* error);
+
 std::map<std::string, int64_t> RestoredCounters(StrictKafka& kafka) {
-  std::map<std::string, int64_t> counts;
-  for (int32_t p = 0; p < kPartitions; ++p) {
-    auto restored = RestoreCold(p, kafka.CommittedValues("events.changelog", p),
-                                testing::TestDedup(), /*claim_id=*/1);
-    EXPECT_TRUE(restored.ok()) << restored.error();
-    if (!restored.ok()) continue;
-    for (const auto& [name, value] : restored.value().state->counters()) counts[name] += value;
-  }
+  std::string error;
+  std::map<std::string, int64_t> counts = RestoredCounters(kafka, &error);
+  EXPECT_EQ(error, "");
   return counts;
 }
 
@@ -74,6 +79,20 @@ size_t LargestChangelogRecord(StrictKafka& kafka) {
     }
   }
   return largest;
+}
+
+std::map<std::string, int64_t> RestoredCounters(StrictKafka& kafka, std::string* error) {
+  std::map<std::string, int64_t> counts;
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    auto restored = RestoreCold(p, kafka.CommittedValues("events.changelog", p),
+                                testing::TestDedup(), /*claim_id=*/1);
+    if (!restored.ok()) {
+      *error = "shard " + std::to_string(p) + ": " + restored.error();
+      continue;
+    }
+    for (const auto& [name, value] : restored.value().state->counters()) counts[name] += value;
+  }
+  return counts;
 }
 
 // Whether the cluster tells the changelog's limit (DescribeConfigs), or only
@@ -144,6 +163,53 @@ TEST(RecordLimitOfDeadLetters, AMalformedMessageNearTheLimitIsTrimmedToFitAndThe
   EXPECT_EQ(RestoredCounters(kafka), testing::Expected(10));
   ExpectAllInputCommitted(kafka);
 }
+
+}  // namespace
+}  // namespace oncecount::service
+
+namespace oncecount::service {
+namespace {
+
+constexpr size_t kChangelogRetention = 256 * 1024;
+
+// Whether the cluster tells the changelog's retention (DescribeConfigs), or the
+// instance is configured with it (the embedded cluster cannot say).
+class SnapshotsUnderRetention : public ::testing::TestWithParam<bool> {};
+
+TEST_P(SnapshotsUnderRetention, AlwaysLeaveACompleteSnapshotAndTheBatchesAfterItInTheChangelog) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  const bool told = GetParam();
+  kafka.SetRetentionBytes("events.changelog", kChangelogRetention, told);
+  testing::StrictInstanceOptions options;
+  options.process = "a";
+  if (!told) options.changelog_retention_bytes = kChangelogRetention;
+  Instance a(kafka, options);
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  // 100 new counters of 200 bytes a commit: about 11 KB of batch per shard, so that
+  // 60 commits write two and a half times what a changelog partition keeps.
+  constexpr int kCommits = 60, kPerCommit = 100;
+  for (int c = 0; c < kCommits; ++c) {
+    SendWide(kafka, c * kPerCommit, (c + 1) * kPerCommit);
+    ASSERT_TRUE(RunUntil(kafka, {&a}, [&] {
+      a.Commit();
+      return AllInputCommitted(kafka);
+    })) << a.log();
+    std::string error;
+    const std::map<std::string, int64_t> counts = RestoredCounters(kafka, &error);
+    ASSERT_EQ(error, "") << "after commit " << c;
+    ASSERT_EQ(counts.size(), static_cast<size_t>((c + 1) * kPerCommit)) << "after commit " << c;
+  }
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    EXPECT_GT(kafka.LogStart("events.changelog", p), 0) << "retention removed nothing: no test";
+  }
+  EXPECT_EQ(a.log().find("too few for two snapshots"), std::string::npos) << a.log();
+}
+
+INSTANTIATE_TEST_SUITE_P(, SnapshotsUnderRetention, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& told) {
+                           return told.param ? "ToldByTheCluster" : "Configured";
+                         });
 
 }  // namespace
 }  // namespace oncecount::service

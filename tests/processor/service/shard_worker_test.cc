@@ -263,7 +263,7 @@ TEST(ShardWorker, BuildsTheNextBatchWhileOneIsInFlightAndCommitsInOrder) {
 TEST(ShardWorker, AddsASnapshotOfTheSealedStateWhenOneIsDue) {
   Feed feed;
   WorkerOptions o = Options();
-  o.snapshot_after_bytes = 1;  // after every batch
+  o.snapshots.floor_bytes = 1;  // after every batch
   RunningWorker worker(o);
   worker->Adopt(FreshShard(0, 4));
   worker->Apply(feed.RoundTrip(0, {{"c-1/1", Event("likes", 3), {}}}));

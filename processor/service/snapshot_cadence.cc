@@ -1,0 +1,27 @@
+#include "processor/service/snapshot_cadence.h"
+
+#include <algorithm>
+
+namespace oncecount::service {
+namespace {
+
+// The part of the retention the inequality may use: an eighth is left for record
+// and batch framing, markers and dead letters, which the sizes here do not count.
+size_t UsableRetention(const SnapshotCadence& c) {
+  return c.retention_bytes - c.retention_bytes / 8;
+}
+
+}  // namespace
+
+bool SnapshotOutgrowsRetention(const SnapshotCadence& c, size_t last_snapshot_bytes) {
+  if (c.retention_bytes == 0) return false;
+  return 2 * last_snapshot_bytes + c.min_between_bytes > UsableRetention(c);
+}
+
+size_t SnapshotDueAfterBytes(const SnapshotCadence& c, size_t last_snapshot_bytes) {
+  const size_t due = std::max(c.floor_bytes, last_snapshot_bytes);
+  if (c.retention_bytes == 0 || SnapshotOutgrowsRetention(c, last_snapshot_bytes)) return due;
+  return std::min(due, UsableRetention(c) - 2 * last_snapshot_bytes);
+}
+
+}  // namespace oncecount::service

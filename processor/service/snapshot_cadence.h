@@ -1,0 +1,47 @@
+// SnapshotCadence: when a shard writes its next snapshot to the changelog.
+//
+// A restore needs the newest complete snapshot and every batch after it. A
+// changelog partition kept by size (retention.bytes; the embedded cluster keeps
+// 5 MB of one) drops its oldest records as new ones come, so the snapshot must be
+// renewed before it goes. And the renewal itself may abort (its transaction fails):
+// the previous snapshot must then still be there. So the partition must hold two
+// snapshots and the batches between them:
+//
+//     2 x snapshot + batches between  <=  retention (less a margin for framing)
+//
+// A snapshot is due once the batches since the last one reach
+// max(floor, last snapshot's size), the rule when the retention is unknown: then
+// snapshots take at most half the partition's bytes. With the retention known, the
+// batches between are capped by what the inequality leaves, down to a minimum
+// below which writing snapshots more often would cost more than it is worth; a
+// snapshot too large for even that is reported (Outgrows) and the shard goes on
+// with the unknown-retention rule: its restores then depend on how long the
+// partition keeps data, which the operator must fix (docs/operations.md).
+// A snapshot is also due after `max_interval` whatever the bytes.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+
+namespace oncecount::service {
+
+struct SnapshotCadence {
+  size_t floor_bytes = size_t{1} << 20;
+  // The smallest number of batch bytes between two snapshots that a known
+  // retention may impose.
+  size_t min_between_bytes = size_t{64} << 10;
+  std::chrono::milliseconds max_interval{60000};
+  size_t retention_bytes = 0;  // of one changelog partition; 0: unknown or unbounded
+};
+
+// The batch bytes after the last snapshot (of `last_snapshot_bytes`) at which the
+// next one is due.
+size_t SnapshotDueAfterBytes(const SnapshotCadence& cadence, size_t last_snapshot_bytes);
+
+// True when two snapshots of this size and min_between_bytes of batches do not fit
+// in the known retention.
+bool SnapshotOutgrowsRetention(const SnapshotCadence& cadence, size_t last_snapshot_bytes);
+
+}  // namespace oncecount::service
