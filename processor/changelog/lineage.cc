@@ -1,6 +1,7 @@
 #include "processor/changelog/lineage.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace oncecount::changelog {
 
@@ -26,11 +27,28 @@ void LineageBuilder::Add(Record record) {
         }
       },
       std::move(record));
+  if (keep_ == Keep::kFromNewestSnapshot && !needs_full_read_) LetGoBeforeNewestSnapshot();
+}
+
+// Keeps the newest complete, usable snapshot of a batch already in the lineage and
+// what comes after it; drops older snapshots and the batches it covers.
+void LineageBuilder::LetGoBeforeNewestSnapshot() {
+  const uint64_t last = last_seq();
+  auto newest = std::find_if(snapshots_.rbegin(), snapshots_.rend(), [last](const Snapshot& s) {
+    return s.usable && s.complete() && s.seq <= last;
+  });
+  if (newest == snapshots_.rend()) return;
+  kept_snapshot_seq_ = newest->seq;
+  kept_snapshot_epoch_ = newest->epoch;
+  snapshots_.erase(snapshots_.begin(), std::prev(newest.base()));
+  chain_.erase(chain_.begin(), chain_.upper_bound(kept_snapshot_seq_));
 }
 
 // Drops batches with seq > `seq` and marks snapshots after `seq` unusable, where
 // they belong to an epoch older than `older_than_epoch`.
 void LineageBuilder::DropAfter(uint64_t seq, uint64_t older_than_epoch) {
+  // Cutting back before the kept snapshot needs what was let go of.
+  if (seq < kept_snapshot_seq_ && kept_snapshot_epoch_ < older_than_epoch) needs_full_read_ = true;
   for (auto it = chain_.upper_bound(seq); it != chain_.end();) {
     if (it->second.epoch < older_than_epoch) {
       it = chain_.erase(it);
@@ -89,10 +107,17 @@ void LineageBuilder::OnChunk(SnapshotChunk chunk) {
 }
 
 uint64_t LineageBuilder::last_seq() const {
-  return std::max(claimed_base_, chain_.empty() ? 0 : chain_.rbegin()->first);
+  // The batches up to a kept snapshot were let go of, and were in the lineage.
+  return std::max({claimed_base_, kept_snapshot_seq_, chain_.empty() ? 0 : chain_.rbegin()->first});
 }
 
 filter::Result<RestorePlan> LineageBuilder::Finish() && {
+  if (needs_full_read_) {
+    return filter::Error{"the changelog's lineage was cut back to before snapshot " +
+                         std::to_string(kept_snapshot_seq_) +
+                         " after the records before it were let go of: read it again, keeping "
+                         "everything"};
+  }
   RestorePlan plan;
   plan.epoch = claims_.epoch();
   plan.claim = claims_.claim();

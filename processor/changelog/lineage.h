@@ -17,9 +17,21 @@
 // when batches between them are missing (the changelog lost records, for instance
 // to the embedded cluster's retention), since restoring then could not be exact.
 //
+// Memory: kept with Keep::kEverything, a builder holds every batch and snapshot of
+// the lineage until Finish. With Keep::kFromNewestSnapshot it lets go of what a
+// complete, usable snapshot makes unnecessary (the batches up to it, older
+// snapshots) as soon as that snapshot is in, so a restore that streams the partition
+// holds about one snapshot and the batches after it. Should a later record cut the
+// lineage back before that snapshot (a claim continuing from an earlier batch: an
+// aborted transaction that a reader could see, on the embedded cluster), what was
+// let go of is needed again: needs_full_read() turns true and Finish fails; read the
+// partition again with Keep::kEverything.
+//
 // Thread-safety: one builder per restore, on the restoring thread.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -43,9 +55,18 @@ struct RestorePlan {
 
 class LineageBuilder {
  public:
+  enum class Keep : uint8_t { kEverything, kFromNewestSnapshot };
+
+  explicit LineageBuilder(Keep keep = Keep::kEverything) : keep_(keep) {}
+
   void Add(std::string_view encoded);  // decodes, counts undecodable records as ignored
   void Add(Record record);
   filter::Result<RestorePlan> Finish() &&;
+
+  // See "Memory" above.
+  bool needs_full_read() const { return needs_full_read_; }
+  size_t held_batches() const { return chain_.size(); }
+  size_t held_snapshots() const { return snapshots_.size(); }
 
   // What a claimer needs before it writes its claim: the newest epoch seen and the
   // lineage's last batch so far.
@@ -65,7 +86,13 @@ class LineageBuilder {
   void OnClaim(const ClaimRecord& claim);
   void OnChunk(SnapshotChunk chunk);
   void DropAfter(uint64_t seq, uint64_t older_than_epoch);
+  void LetGoBeforeNewestSnapshot();
 
+  Keep keep_;
+  bool needs_full_read_ = false;
+  // The snapshot the builder let go of everything before (kFromNewestSnapshot).
+  uint64_t kept_snapshot_seq_ = 0;  // 0: none
+  uint64_t kept_snapshot_epoch_ = 0;
   ClaimRule claims_;
   uint64_t claimed_base_ = 0;
   std::map<uint64_t, BatchRecord> chain_;  // by seq

@@ -5,12 +5,11 @@
 
 namespace oncecount::kafka {
 
-filter::Result<ReadResult> ReadPartitions(Clients& clients, base::Clock& clock,
-                                          const std::string& topic,
-                                          const std::vector<int32_t>& partitions,
-                                          std::chrono::milliseconds wait_limit,
-                                          const std::map<int32_t, int64_t>& start) {
-  ReadResult result;
+filter::Result<std::map<int32_t, int64_t>> StreamPartitions(
+    Clients& clients, base::Clock& clock, const std::string& topic,
+    const std::vector<int32_t>& partitions, std::chrono::milliseconds wait_limit,
+    const RecordSink& sink, const std::map<int32_t, int64_t>& start) {
+  std::map<int32_t, int64_t> result;  // partition → next offset
   if (partitions.empty()) return result;
   const int64_t deadline = clock.SteadyMs() + wait_limit.count();
   std::map<int32_t, int64_t> target;  // the high watermark when the read began
@@ -20,7 +19,7 @@ filter::Result<ReadResult> ReadPartitions(Clients& clients, base::Clock& clock,
     if (!high) return filter::Error{high.error()};
     const auto from = start.find(p);
     const int64_t first = from == start.end() ? 0 : from->second;
-    result[p].next_offset = first;
+    result[p] = first;
     if (high.value() > first) {
       target[p] = high.value();
       assignment.push_back({topic, p, from == start.end() ? kOffsetBeginning : first});
@@ -37,7 +36,7 @@ filter::Result<ReadResult> ReadPartitions(Clients& clients, base::Clock& clock,
       const int32_t p = *open.begin();
       return filter::Error{
           "timed out reading " + topic + "/" + std::to_string(p) + ": the reader is at offset " +
-          std::to_string(result[p].next_offset) + " and needs to reach the high watermark " +
+          std::to_string(result[p]) + " and needs to reach the high watermark " +
           std::to_string(target[p]) +
           "; a transaction begun before it is still open (an owner that died inside a "
           "transaction holds it until kafka.transaction_timeout_ms)"};
@@ -48,14 +47,14 @@ filter::Result<ReadResult> ReadPartitions(Clients& clients, base::Clock& clock,
       continue;
     }
     if (!open.contains(m->partition)) continue;
-    PartitionRecords& out = result[m->partition];
+    int64_t& next_offset = result[m->partition];
     int64_t reached = 0;
     if (m->kind == MessageKind::kRecord) {
-      if (m->value) out.records.emplace_back(*m->value);
-      out.next_offset = m->offset + 1;
-      reached = out.next_offset;
+      if (m->value) sink(m->partition, *m->value);
+      next_offset = m->offset + 1;
+      reached = next_offset;
     } else if (m->kind == MessageKind::kPartitionEnd) {
-      out.next_offset = std::max(out.next_offset, m->offset);
+      next_offset = std::max(next_offset, m->offset);
       reached = m->offset;
     } else if (m->kind == MessageKind::kFatal || m->kind == MessageKind::kError) {
       return filter::Error{"reading " + topic + ": " + m->error};
@@ -63,6 +62,21 @@ filter::Result<ReadResult> ReadPartitions(Clients& clients, base::Clock& clock,
     if (reached >= target[m->partition]) open.erase(m->partition);
   }
   reader.value()->Close();
+  return result;
+}
+
+filter::Result<ReadResult> ReadPartitions(Clients& clients, base::Clock& clock,
+                                          const std::string& topic,
+                                          const std::vector<int32_t>& partitions,
+                                          std::chrono::milliseconds wait_limit,
+                                          const std::map<int32_t, int64_t>& start) {
+  ReadResult result;
+  auto read = StreamPartitions(
+      clients, clock, topic, partitions, wait_limit,
+      [&result](int32_t p, std::string_view value) { result[p].records.emplace_back(value); },
+      start);
+  if (!read) return filter::Error{read.error()};
+  for (const auto& [p, next] : read.value()) result[p].next_offset = next;
   return result;
 }
 

@@ -17,8 +17,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "processor/base/clock.h"
@@ -34,6 +36,16 @@ struct PartitionRecords {
 
 using ReadResult = std::map<int32_t, PartitionRecords>;
 
+// Hands each record's value to `sink` as it is read (a record's bytes are valid
+// only during the call), in log order per partition, and returns each partition's
+// next offset: a read that holds nothing but what the sink keeps.
+using RecordSink = std::function<void(int32_t partition, std::string_view value)>;
+filter::Result<std::map<int32_t, int64_t>> StreamPartitions(
+    Clients& clients, base::Clock& clock, const std::string& topic,
+    const std::vector<int32_t>& partitions, std::chrono::milliseconds wait_limit,
+    const RecordSink& sink, const std::map<int32_t, int64_t>& start = {});
+
+// The same read, every record's value kept.
 // `start`: where to begin reading each partition (absent: its oldest record).
 filter::Result<ReadResult> ReadPartitions(Clients& clients, base::Clock& clock,
                                           const std::string& topic,

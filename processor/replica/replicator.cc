@@ -27,6 +27,9 @@ struct Replica {
   Mode mode = Mode::kCollecting;
   bool hot = false;  // keeps the filter: a standby
   std::unique_ptr<changelog::LineageBuilder> collecting;
+  // Collects keeping every record: the streamed build found its lineage cut back
+  // before the snapshot it kept.
+  bool keep_everything = false;
   std::unique_ptr<shard::ShardState> state;
   std::optional<changelog::LineageFollower> follower;
   int64_t next_offset = kafka::kOffsetBeginning;
@@ -157,18 +160,21 @@ struct Replicator::Impl {
 
   int64_t Now() const { return clock.WallMs(); }
 
-  void StartCollecting(int32_t p, bool hot) {
+  void StartCollecting(int32_t p, bool hot, bool keep_everything = false) {
     Replica& r = replicas[p];
     r = Replica{};
     r.hot = hot;
-    r.collecting = std::make_unique<changelog::LineageBuilder>();
+    r.keep_everything = keep_everything;
+    r.collecting = std::make_unique<changelog::LineageBuilder>(
+        keep_everything ? changelog::LineageBuilder::Keep::kEverything
+                        : changelog::LineageBuilder::Keep::kFromNewestSnapshot);
     r.since_ms = Now();
   }
 
   // Reads partition p from its start again: the replica is rebuilt.
-  void Rebuild(int32_t p, Replica& r, const std::string& why) {
+  void Rebuild(int32_t p, Replica& r, const std::string& why, bool keep_everything = false) {
     Log("replica " + std::to_string(p) + ": rebuilding (" + why + ")");
-    StartCollecting(p, r.hot);
+    StartCollecting(p, r.hot, keep_everything);
     if (kafka::KafkaError e = reader->Seek({o.changelog_topic, p, kafka::kOffsetBeginning})) {
       Log("replica " + std::to_string(p) + ": seek failed: " + e.ToString());
       assignment_changed = true;  // assigning again starts it over as well
@@ -221,6 +227,10 @@ struct Replicator::Impl {
 
   void FinishCollecting(int32_t p, Replica& r) {
     const int64_t start_ms = clock.SteadyMs();
+    if (r.collecting->needs_full_read()) {
+      return Rebuild(p, r, "its lineage was cut back before the snapshot it kept",
+                     /*keep_everything=*/true);
+    }
     filter::Result<changelog::RestorePlan> plan = std::move(*r.collecting).Finish();
     r.collecting.reset();
     if (!plan) return Fail(p, r, plan.error());

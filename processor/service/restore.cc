@@ -1,6 +1,5 @@
 #include "processor/service/restore.h"
 
-#include "processor/changelog/lineage.h"
 #include "processor/changelog/lineage_follower.h"
 
 namespace oncecount::service {
@@ -10,6 +9,12 @@ filter::Result<RestoredShard> RestoreCold(int32_t p, const std::vector<std::stri
                                           std::optional<OwnCommit> own_committed) {
   changelog::LineageBuilder lineage;
   for (const std::string& r : records) lineage.Add(std::string_view(r));
+  return RestoreCold(p, std::move(lineage), dedup, claim_id, own_committed);
+}
+
+filter::Result<RestoredShard> RestoreCold(int32_t p, changelog::LineageBuilder lineage,
+                                          const filter::DedupSpec& dedup, uint64_t claim_id,
+                                          std::optional<OwnCommit> own_committed) {
   uint64_t base = lineage.last_seq();
   if (own_committed && lineage.epoch() == own_committed->epoch) base = own_committed->seq;
   const changelog::ClaimRecord claim{p, lineage.epoch() + 1, base, claim_id};

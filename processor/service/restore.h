@@ -4,7 +4,7 @@
 // why the read ends at the high watermark seen when it began).
 //
 //  - RestoreCold: from every record of the partition (LineageBuilder: the newest
-//    usable snapshot plus the batches after it).
+//    usable snapshot plus the batches after it), fed as they are read.
 //  - CatchUp: a hot replica handed over by the replicator, brought forward by the
 //    records after its position (LineageFollower); nullopt when the tail takes a
 //    turn the replica cannot follow, and the shard must restore cold.
@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "processor/changelog/changelog_record.h"
+#include "processor/changelog/lineage.h"
 #include "processor/filter/filter_factory.h"
 #include "processor/filter/result.h"
 #include "processor/replica/replicator.h"
@@ -46,6 +47,12 @@ struct OwnCommit {
   uint64_t epoch = 0;
   uint64_t seq = 0;
 };
+
+// From a lineage fed with every record of the partition (it may have let go of what
+// its newest snapshot covers; one that needs_full_read() fails).
+filter::Result<RestoredShard> RestoreCold(int32_t partition, changelog::LineageBuilder lineage,
+                                          const filter::DedupSpec& dedup, uint64_t claim_id,
+                                          std::optional<OwnCommit> own_committed = std::nullopt);
 
 filter::Result<RestoredShard> RestoreCold(int32_t partition,
                                           const std::vector<std::string>& records,

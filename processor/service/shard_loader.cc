@@ -54,18 +54,28 @@ std::vector<RestoredShard> ShardLoader::TakeOver(const std::vector<int32_t>& par
   return out;
 }
 
+// Streams each partition into its lineage, which keeps only its newest snapshot and
+// the batches after it; a partition whose lineage turns out to need more is read
+// once more, keeping everything.
 void ShardLoader::RestoreCold(const std::vector<int32_t>& partitions,
                               const std::map<int32_t, OwnCommit>& own, LoadResult& out) {
   if (partitions.empty()) return;
-  auto read =
-      kafka::ReadPartitions(*o_.clients, *o_.clock, o_.changelog_topic, partitions, o_.wait);
-  if (!read) {
-    for (int32_t p : partitions) out.failed[p] = read.error();
+  std::map<int32_t, changelog::LineageBuilder> lineages;
+  if (!Stream(partitions, changelog::LineageBuilder::Keep::kFromNewestSnapshot, lineages, out)) {
     return;
   }
-  for (int32_t p : partitions) {
+  std::vector<int32_t> again;
+  for (const auto& [p, lineage] : lineages) {
+    if (lineage.needs_full_read()) again.push_back(p);
+  }
+  if (!again.empty()) {
+    Log("reading the changelog again, keeping every record, for " + std::to_string(again.size()) +
+        " shard(s) whose lineage was cut back");
+    if (!Stream(again, changelog::LineageBuilder::Keep::kEverything, lineages, out)) return;
+  }
+  for (auto& [p, lineage] : lineages) {
     const auto mine = own.find(p);
-    auto r = service::RestoreCold(p, read.value()[p].records, o_.dedup, o_.new_claim_id(),
+    auto r = service::RestoreCold(p, std::move(lineage), o_.dedup, o_.new_claim_id(),
                                   mine != own.end() ? std::optional(mine->second) : std::nullopt);
     if (!r) {
       out.failed[p] = r.error();
@@ -73,6 +83,21 @@ void ShardLoader::RestoreCold(const std::vector<int32_t>& partitions,
     }
     out.restored.push_back(std::move(r.value()));
   }
+}
+
+bool ShardLoader::Stream(const std::vector<int32_t>& partitions,
+                         changelog::LineageBuilder::Keep keep,
+                         std::map<int32_t, changelog::LineageBuilder>& lineages, LoadResult& out) {
+  for (int32_t p : partitions) lineages.insert_or_assign(p, changelog::LineageBuilder(keep));
+  auto read = kafka::StreamPartitions(
+      *o_.clients, *o_.clock, o_.changelog_topic, partitions, o_.wait,
+      [&lineages](int32_t p, std::string_view value) { lineages.at(p).Add(value); });
+  if (read) return true;
+  for (int32_t p : partitions) {
+    out.failed[p] = read.error();
+    lineages.erase(p);
+  }
+  return false;
 }
 
 }  // namespace oncecount::service

@@ -1,7 +1,9 @@
 // ShardLoader: the restore role of the processor. It brings assigned shards back
 // from their changelog: from the hot replica the replicator hands over when it has
 // one (CatchUp over the changelog's tail after the replica's position), else cold
-// from the whole partition (RestoreCold). Either read goes up to the high watermark
+// from the whole partition (RestoreCold), streamed into the lineage record by record
+// so that a restore holds about one snapshot and the batches after it, not the
+// partition. Either read goes up to the high watermark
 // seen when it began (partition_reader.h), so no claim written before is missed.
 //
 // It writes nothing: the processor claims what it returns (in one transaction with
@@ -60,6 +62,10 @@ class ShardLoader {
   std::vector<RestoredShard> TakeOver(const std::vector<int32_t>& partitions);
   void RestoreCold(const std::vector<int32_t>& partitions, const std::map<int32_t, OwnCommit>& own,
                    LoadResult& out);
+  // Reads `partitions` into fresh lineages; false (each partition failed) when the
+  // read fails.
+  bool Stream(const std::vector<int32_t>& partitions, changelog::LineageBuilder::Keep keep,
+              std::map<int32_t, changelog::LineageBuilder>& lineages, LoadResult& out);
   void Log(const std::string& line) const {
     if (o_.log) o_.log(line);
   }

@@ -43,18 +43,53 @@ std::vector<SnapshotChunk> Snapshot(uint64_t epoch, uint64_t seq,
   return out;
 }
 
+// A builder in the test's keep mode, used as a restore uses it: when one that lets
+// go of records (kFromNewestSnapshot) needs them after all, Finish reads everything
+// again with kEverything, as ShardLoader does. Every test runs in both modes, so
+// the two reach the same plans.
+class Builder {
+ public:
+  explicit Builder(LineageBuilder::Keep keep) : streaming_(keep) {}
+
+  void Add(std::string_view encoded) {
+    fed_.emplace_back(encoded);
+    streaming_.Add(encoded);
+    everything_.Add(encoded);
+  }
+  void Add(const Record& record) {
+    std::string bytes;
+    EncodeRecord(record, bytes);
+    Add(bytes);
+  }
+  uint64_t epoch() const { return Current().epoch(); }
+  uint64_t last_seq() const { return Current().last_seq(); }
+
+  filter::Result<RestorePlan> Finish() && {
+    if (!streaming_.needs_full_read()) return std::move(streaming_).Finish();
+    LineageBuilder again;
+    for (const std::string& r : fed_) again.Add(std::string_view(r));
+    return std::move(again).Finish();
+  }
+
+ private:
+  const LineageBuilder& Current() const {
+    return streaming_.needs_full_read() ? everything_ : streaming_;
+  }
+  std::vector<std::string> fed_;
+  LineageBuilder streaming_;
+  LineageBuilder everything_;
+};
+
 // Feeds records as the restore does: encoded, as they come off the partition.
-void Feed(LineageBuilder& builder, const Record& record) {
-  std::string bytes;
-  EncodeRecord(record, bytes);
-  builder.Add(bytes);
+void Feed(Builder& builder, const Record& record) {
+  builder.Add(record);
 }
 
-void Feed(LineageBuilder& builder, const std::vector<SnapshotChunk>& chunks) {
+void Feed(Builder& builder, const std::vector<SnapshotChunk>& chunks) {
   for (const SnapshotChunk& c : chunks) Feed(builder, c);
 }
 
-RestorePlan Planned(LineageBuilder builder) {
+RestorePlan Planned(Builder builder) {
   filter::Result<RestorePlan> plan = std::move(builder).Finish();
   if (!plan.ok()) {
     ADD_FAILURE() << plan.error();
@@ -71,8 +106,10 @@ std::vector<std::pair<uint64_t, uint64_t>> SeqsAndEpochs(const RestorePlan& plan
 
 using SeqEpoch = std::vector<std::pair<uint64_t, uint64_t>>;
 
-TEST(Lineage, PlansNothingForAnEmptyChangelog) {
-  LineageBuilder builder;
+class Lineage : public ::testing::TestWithParam<LineageBuilder::Keep> {};
+
+TEST_P(Lineage, PlansNothingForAnEmptyChangelog) {
+  Builder builder(GetParam());
   EXPECT_EQ(builder.epoch(), 0u);
   EXPECT_EQ(builder.last_seq(), 0u);
   const RestorePlan plan = Planned(std::move(builder));
@@ -84,8 +121,8 @@ TEST(Lineage, PlansNothingForAnEmptyChangelog) {
   EXPECT_EQ(plan.ignored_records, 0u);
 }
 
-TEST(Lineage, PlansAClaimWithoutBatchesAsEmpty) {
-  LineageBuilder builder;
+TEST_P(Lineage, PlansAClaimWithoutBatchesAsEmpty) {
+  Builder builder(GetParam());
   Feed(builder, Claim(1, 0));
   EXPECT_EQ(builder.epoch(), 1u);
   EXPECT_EQ(builder.last_seq(), 0u);
@@ -95,8 +132,8 @@ TEST(Lineage, PlansAClaimWithoutBatchesAsEmpty) {
   EXPECT_TRUE(plan.batches.empty());
 }
 
-TEST(Lineage, KeepsEveryBatchOfASingleOwnerInOrder) {
-  LineageBuilder builder;
+TEST_P(Lineage, KeepsEveryBatchOfASingleOwnerInOrder) {
+  Builder builder(GetParam());
   Feed(builder, Claim(1, 0));
   for (uint64_t seq = 1; seq <= 3; ++seq) Feed(builder, Batch(1, seq));
   const RestorePlan plan = Planned(std::move(builder));
@@ -109,8 +146,8 @@ TEST(Lineage, KeepsEveryBatchOfASingleOwnerInOrder) {
   EXPECT_EQ(plan.ignored_records, 0u);
 }
 
-TEST(Lineage, IgnoresAZombieBatchAfterANewerClaim) {
-  LineageBuilder builder;
+TEST_P(Lineage, IgnoresAZombieBatchAfterANewerClaim) {
+  Builder builder(GetParam());
   Feed(builder, Claim(1, 0));
   Feed(builder, Batch(1, 1));
   Feed(builder, Batch(1, 2));
@@ -127,11 +164,11 @@ TEST(Lineage, IgnoresAZombieBatchAfterANewerClaim) {
   EXPECT_EQ(plan.ignored_records, 2u);
 }
 
-TEST(Lineage, DropsAnAbortedAttemptThatTheRecoveryClaimDoesNotContinue) {
+TEST_P(Lineage, DropsAnAbortedAttemptThatTheRecoveryClaimDoesNotContinue) {
   // Epoch 1 committed batches 1 and 2; its transaction with batch 3 aborted but a
   // reader still sees it. The owner recovers with claim (2, base 2) and writes a
   // new batch 3.
-  LineageBuilder builder;
+  Builder builder(GetParam());
   Feed(builder, Claim(1, 0));
   Feed(builder, Batch(1, 1));
   Feed(builder, Batch(1, 2));
@@ -146,8 +183,8 @@ TEST(Lineage, DropsAnAbortedAttemptThatTheRecoveryClaimDoesNotContinue) {
   EXPECT_EQ(plan.ignored_records, 1u);  // the aborted batch 3
 }
 
-TEST(Lineage, ARecoveryClaimAloneDropsTheAbortedAttempt) {
-  LineageBuilder builder;
+TEST_P(Lineage, ARecoveryClaimAloneDropsTheAbortedAttempt) {
+  Builder builder(GetParam());
   Feed(builder, Claim(1, 0));
   Feed(builder, Batch(1, 1));
   Feed(builder, Batch(1, 2));  // aborted
@@ -158,10 +195,10 @@ TEST(Lineage, ARecoveryClaimAloneDropsTheAbortedAttempt) {
   EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{1, 1}}));
 }
 
-TEST(Lineage, ABatchOfANewerEpochSupersedesAnOlderEpochsBatchesFromItsSeqOn) {
+TEST_P(Lineage, ABatchOfANewerEpochSupersedesAnOlderEpochsBatchesFromItsSeqOn) {
   // The newer owner's claim was lost (to retention, say): its batch alone shows
   // that the older epoch's batch 2 and 3 were an attempt that did not count.
-  LineageBuilder builder;
+  Builder builder(GetParam());
   Feed(builder, Batch(1, 1));
   Feed(builder, Batch(1, 2));
   Feed(builder, Batch(1, 3));
@@ -173,8 +210,8 @@ TEST(Lineage, ABatchOfANewerEpochSupersedesAnOlderEpochsBatchesFromItsSeqOn) {
   EXPECT_EQ(plan.ignored_records, 2u);  // epoch 1's batches 2 and 3
 }
 
-TEST(Lineage, IgnoresAClaimThatIsNotNewerThanTheEpochSeen) {
-  LineageBuilder builder;
+TEST_P(Lineage, IgnoresAClaimThatIsNotNewerThanTheEpochSeen) {
+  Builder builder(GetParam());
   Feed(builder, Claim(2, 0));
   Feed(builder, Batch(2, 1));
   Feed(builder, Batch(2, 2));
@@ -190,13 +227,13 @@ TEST(Lineage, IgnoresAClaimThatIsNotNewerThanTheEpochSeen) {
 // A claimer that read less of the changelog than it should could write a second
 // claim of an epoch already claimed. Every reader keeps the first claim's lineage
 // and ignores the second claim and everything written under its id.
-TEST(Lineage, KeepsTheFirstClaimOfAnEpochAndIgnoresASecondOneWithItsBatchesAndSnapshots) {
+TEST_P(Lineage, KeepsTheFirstClaimOfAnEpochAndIgnoresASecondOneWithItsBatchesAndSnapshots) {
   constexpr uint64_t kFirst = 0xf1, kSecond = 0x5e;
   auto under = [](auto record, uint64_t claim) {
     record.claim = claim;
     return record;
   };
-  LineageBuilder builder;
+  Builder builder(GetParam());
   Feed(builder, under(Claim(1, 0), kFirst));
   Feed(builder, under(Batch(1, 1), kFirst));
   Feed(builder, under(Claim(1, 0), kSecond));  // the same epoch, another claimer
@@ -214,8 +251,8 @@ TEST(Lineage, KeepsTheFirstClaimOfAnEpochAndIgnoresASecondOneWithItsBatchesAndSn
   EXPECT_EQ(plan.ignored_records, 4u);  // the second claim, its two batches and its chunk
 }
 
-TEST(Lineage, RecordsWithoutAClaimIdBelongToWhicheverClaimHoldsTheirEpoch) {
-  LineageBuilder builder;
+TEST_P(Lineage, RecordsWithoutAClaimIdBelongToWhicheverClaimHoldsTheirEpoch) {
+  Builder builder(GetParam());
   Feed(builder, Claim(1, 0));  // format 2: no claim id
   Feed(builder, Batch(1, 1));
   ClaimRecord upgraded = Claim(2, 1);  // the first owner of format 3
@@ -228,8 +265,8 @@ TEST(Lineage, RecordsWithoutAClaimIdBelongToWhicheverClaimHoldsTheirEpoch) {
   EXPECT_EQ(plan.ignored_records, 0u);
 }
 
-TEST(Lineage, IgnoresABatchWithSeqZero) {
-  LineageBuilder builder;
+TEST_P(Lineage, IgnoresABatchWithSeqZero) {
+  Builder builder(GetParam());
   Feed(builder, Batch(1, 0));
   Feed(builder, Batch(1, 1));
   const RestorePlan plan = Planned(std::move(builder));
@@ -237,8 +274,8 @@ TEST(Lineage, IgnoresABatchWithSeqZero) {
   EXPECT_EQ(plan.ignored_records, 1u);
 }
 
-TEST(Lineage, RestoresFromASnapshotAndTheBatchesAfterIt) {
-  LineageBuilder builder;
+TEST_P(Lineage, RestoresFromASnapshotAndTheBatchesAfterIt) {
+  Builder builder(GetParam());
   Feed(builder, Claim(1, 0));
   Feed(builder, Batch(1, 1));
   Feed(builder, Batch(1, 2));
@@ -254,8 +291,8 @@ TEST(Lineage, RestoresFromASnapshotAndTheBatchesAfterIt) {
   EXPECT_EQ(plan.ignored_records, 0u);
 }
 
-TEST(Lineage, RestoresFromASnapshotOfTheLastBatchWithNoBatchesAfterIt) {
-  LineageBuilder builder;
+TEST_P(Lineage, RestoresFromASnapshotOfTheLastBatchWithNoBatchesAfterIt) {
+  Builder builder(GetParam());
   Feed(builder, Batch(1, 1));
   Feed(builder, Snapshot(1, 1, {"state"}));
   const RestorePlan plan = Planned(std::move(builder));
@@ -266,8 +303,8 @@ TEST(Lineage, RestoresFromASnapshotOfTheLastBatchWithNoBatchesAfterIt) {
   EXPECT_TRUE(plan.batches.empty());
 }
 
-TEST(Lineage, UsesTheNewestOfSeveralCompleteSnapshots) {
-  LineageBuilder builder;
+TEST_P(Lineage, UsesTheNewestOfSeveralCompleteSnapshots) {
+  Builder builder(GetParam());
   Feed(builder, Batch(1, 1));
   Feed(builder, Snapshot(1, 1, {"one"}));
   Feed(builder, Batch(1, 2));
@@ -281,8 +318,8 @@ TEST(Lineage, UsesTheNewestOfSeveralCompleteSnapshots) {
   EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{4, 1}}));
 }
 
-TEST(Lineage, FallsBackToAnEarlierSnapshotWhenTheNewestLacksChunks) {
-  LineageBuilder builder;
+TEST_P(Lineage, FallsBackToAnEarlierSnapshotWhenTheNewestLacksChunks) {
+  Builder builder(GetParam());
   Feed(builder, Batch(1, 1));
   Feed(builder, Batch(1, 2));
   Feed(builder, Snapshot(1, 2, {"old-a", "old-b"}));
@@ -299,8 +336,8 @@ TEST(Lineage, FallsBackToAnEarlierSnapshotWhenTheNewestLacksChunks) {
   EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{3, 1}, {4, 1}, {5, 1}}));
 }
 
-TEST(Lineage, DoesNotUseASnapshotWithAChunkMissingInTheMiddle) {
-  LineageBuilder builder;
+TEST_P(Lineage, DoesNotUseASnapshotWithAChunkMissingInTheMiddle) {
+  Builder builder(GetParam());
   Feed(builder, Batch(1, 1));
   std::vector<SnapshotChunk> chunks = Snapshot(1, 1, {"a", "b", "c"});
   Feed(builder, chunks[0]);
@@ -312,10 +349,10 @@ TEST(Lineage, DoesNotUseASnapshotWithAChunkMissingInTheMiddle) {
   EXPECT_EQ(plan.ignored_records, 1u);  // the out-of-order chunk
 }
 
-TEST(Lineage, DoesNotUseASnapshotThatALaterClaimWithALowerBaseDropped) {
+TEST_P(Lineage, DoesNotUseASnapshotThatALaterClaimWithALowerBaseDropped) {
   // Batch 2 and its snapshot were written in a transaction that aborted; the
   // recovery claim continues from batch 1.
-  LineageBuilder builder;
+  Builder builder(GetParam());
   Feed(builder, Claim(1, 0));
   Feed(builder, Batch(1, 1));
   Feed(builder, Snapshot(1, 1, {"after-1"}));
@@ -330,8 +367,8 @@ TEST(Lineage, DoesNotUseASnapshotThatALaterClaimWithALowerBaseDropped) {
   EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{2, 2}}));
 }
 
-TEST(Lineage, DoesNotUseAnyDroppedSnapshotEvenWithoutAnEarlierOne) {
-  LineageBuilder builder;
+TEST_P(Lineage, DoesNotUseAnyDroppedSnapshotEvenWithoutAnEarlierOne) {
+  Builder builder(GetParam());
   Feed(builder, Claim(1, 0));
   Feed(builder, Batch(1, 1));
   Feed(builder, Batch(1, 2));
@@ -343,8 +380,8 @@ TEST(Lineage, DoesNotUseAnyDroppedSnapshotEvenWithoutAnEarlierOne) {
   EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{1, 1}}));
 }
 
-TEST(Lineage, IgnoresSnapshotChunksOfAZombieEpoch) {
-  LineageBuilder builder;
+TEST_P(Lineage, IgnoresSnapshotChunksOfAZombieEpoch) {
+  Builder builder(GetParam());
   Feed(builder, Batch(1, 1));
   Feed(builder, Claim(2, 1));
   Feed(builder, Batch(1, 2));  // zombie
@@ -356,8 +393,8 @@ TEST(Lineage, IgnoresSnapshotChunksOfAZombieEpoch) {
   EXPECT_EQ(plan.ignored_records, 2u);
 }
 
-TEST(Lineage, ReportsTheMissingBatchOfAGap) {
-  LineageBuilder builder;
+TEST_P(Lineage, ReportsTheMissingBatchOfAGap) {
+  Builder builder(GetParam());
   Feed(builder, Batch(1, 1));
   Feed(builder, Batch(1, 2));
   Feed(builder, Batch(1, 4));
@@ -367,8 +404,8 @@ TEST(Lineage, ReportsTheMissingBatchOfAGap) {
   EXPECT_NE(plan.error().find("lacks batch 3 of 4"), std::string::npos) << plan.error();
 }
 
-TEST(Lineage, ReportsBatchesLostAtTheStartWithoutASnapshot) {
-  LineageBuilder builder;
+TEST_P(Lineage, ReportsBatchesLostAtTheStartWithoutASnapshot) {
+  Builder builder(GetParam());
   Feed(builder, Batch(1, 3));  // 1 and 2 were deleted by retention
   Feed(builder, Batch(1, 4));
   filter::Result<RestorePlan> plan = std::move(builder).Finish();
@@ -376,8 +413,8 @@ TEST(Lineage, ReportsBatchesLostAtTheStartWithoutASnapshot) {
   EXPECT_NE(plan.error().find("lacks batch 1 "), std::string::npos) << plan.error();
 }
 
-TEST(Lineage, ReportsAClaimWhoseBaseBatchIsMissing) {
-  LineageBuilder builder;
+TEST_P(Lineage, ReportsAClaimWhoseBaseBatchIsMissing) {
+  Builder builder(GetParam());
   Feed(builder, Batch(1, 1));
   Feed(builder, Claim(2, 2));  // batch 2 was lost
   EXPECT_EQ(builder.last_seq(), 2u);
@@ -386,8 +423,8 @@ TEST(Lineage, ReportsAClaimWhoseBaseBatchIsMissing) {
   EXPECT_NE(plan.error().find("lacks batch 2 of 2"), std::string::npos) << plan.error();
 }
 
-TEST(Lineage, ReportsAGapAfterTheSnapshot) {
-  LineageBuilder builder;
+TEST_P(Lineage, ReportsAGapAfterTheSnapshot) {
+  Builder builder(GetParam());
   Feed(builder, Batch(1, 1));
   Feed(builder, Snapshot(1, 1, {"s"}));
   Feed(builder, Batch(1, 3));
@@ -397,10 +434,10 @@ TEST(Lineage, ReportsAGapAfterTheSnapshot) {
       << plan.error();
 }
 
-TEST(Lineage, RestoresWhenRecordsLostAtTheStartAreCoveredByASnapshot) {
+TEST_P(Lineage, RestoresWhenRecordsLostAtTheStartAreCoveredByASnapshot) {
   // Retention deleted the claim and batches 1..4; the snapshot after batch 5
   // stands for all of them.
-  LineageBuilder builder;
+  Builder builder(GetParam());
   Feed(builder, Batch(3, 5));
   Feed(builder, Snapshot(3, 5, {"covers-1-to-5"}));
   Feed(builder, Batch(3, 6));
@@ -414,8 +451,8 @@ TEST(Lineage, RestoresWhenRecordsLostAtTheStartAreCoveredByASnapshot) {
   EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{6, 3}, {7, 3}}));
 }
 
-TEST(Lineage, IgnoresSnapshotChunksWhoseHeadWasLost) {
-  LineageBuilder builder;
+TEST_P(Lineage, IgnoresSnapshotChunksWhoseHeadWasLost) {
+  Builder builder(GetParam());
   std::vector<SnapshotChunk> chunks = Snapshot(1, 1, {"a", "b"});
   Feed(builder, chunks[1]);  // chunk 0 went to retention
   Feed(builder, Batch(1, 2));
@@ -424,8 +461,8 @@ TEST(Lineage, IgnoresSnapshotChunksWhoseHeadWasLost) {
   EXPECT_NE(plan.error().find("lacks batch 1 "), std::string::npos) << plan.error();
 }
 
-TEST(Lineage, CountsUndecodableRecordsAsIgnored) {
-  LineageBuilder builder;
+TEST_P(Lineage, CountsUndecodableRecordsAsIgnored) {
+  Builder builder(GetParam());
   Feed(builder, Batch(1, 1));
   builder.Add(std::string_view("not a changelog record"));
   builder.Add(std::string_view());
@@ -439,8 +476,8 @@ TEST(Lineage, CountsUndecodableRecordsAsIgnored) {
   EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{1, 1}, {2, 1}}));
 }
 
-TEST(Lineage, AcceptsDecodedRecordsToo) {
-  LineageBuilder builder;
+TEST_P(Lineage, AcceptsDecodedRecordsToo) {
+  Builder builder(GetParam());
   builder.Add(Record{Claim(1, 0)});
   builder.Add(Record{Batch(1, 1)});
   for (const SnapshotChunk& c : Snapshot(1, 1, {"x", "y"})) builder.Add(Record{c});
@@ -451,8 +488,8 @@ TEST(Lineage, AcceptsDecodedRecordsToo) {
   EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{2, 1}}));
 }
 
-TEST(Lineage, TracksTheEpochAndLastSeqAsRecordsArrive) {
-  LineageBuilder builder;
+TEST_P(Lineage, TracksTheEpochAndLastSeqAsRecordsArrive) {
+  Builder builder(GetParam());
   Feed(builder, Claim(1, 0));
   EXPECT_EQ(builder.epoch(), 1u);
   EXPECT_EQ(builder.last_seq(), 0u);
@@ -472,6 +509,71 @@ TEST(Lineage, TracksTheEpochAndLastSeqAsRecordsArrive) {
   EXPECT_EQ(builder.epoch(), 6u);
   EXPECT_EQ(builder.last_seq(), 1u);
 }
+
+TEST(LineageKeepingFromTheNewestSnapshot, HoldsOnlyTheNewestSnapshotAndTheBatchesAfterIt) {
+  LineageBuilder builder(LineageBuilder::Keep::kFromNewestSnapshot);
+  builder.Add(Record{Claim(1, 0)});
+  uint64_t seq = 0;
+  for (int round = 0; round < 5; ++round) {
+    for (int i = 0; i < 10; ++i) builder.Add(Record{Batch(1, ++seq)});
+    for (const SnapshotChunk& c : Snapshot(1, seq, {"s" + std::to_string(round), "!"})) {
+      builder.Add(Record{c});
+    }
+    EXPECT_EQ(builder.held_batches(), 0u) << "round " << round;
+    EXPECT_EQ(builder.held_snapshots(), 1u) << "round " << round;
+  }
+  for (int i = 0; i < 3; ++i) builder.Add(Record{Batch(1, ++seq)});
+  EXPECT_EQ(builder.held_batches(), 3u);
+  EXPECT_EQ(builder.last_seq(), 53u);
+  filter::Result<RestorePlan> kept = std::move(builder).Finish();
+  ASSERT_TRUE(kept.ok()) << kept.error();
+  EXPECT_EQ(kept.value().snapshot, "s4!");
+  EXPECT_EQ(kept.value().snapshot_seq, 50u);
+  EXPECT_EQ(SeqsAndEpochs(kept.value()), (SeqEpoch{{51, 1}, {52, 1}, {53, 1}}));
+}
+
+TEST(LineageKeepingFromTheNewestSnapshot, AsksForAFullReadWhenAClaimCutsBackBeforeItsSnapshot) {
+  // Batch 2 and its snapshot were written in a transaction that aborted, and the
+  // embedded cluster shows them; the recovery claim continues from batch 1, whose
+  // snapshot the builder let go of when the newer one came in.
+  LineageBuilder builder(LineageBuilder::Keep::kFromNewestSnapshot);
+  builder.Add(Record{Claim(1, 0)});
+  builder.Add(Record{Batch(1, 1)});
+  for (const SnapshotChunk& c : Snapshot(1, 1, {"after-1"})) builder.Add(Record{c});
+  builder.Add(Record{Batch(1, 2)});
+  for (const SnapshotChunk& c : Snapshot(1, 2, {"after-2"})) builder.Add(Record{c});
+  EXPECT_EQ(builder.held_snapshots(), 1u);
+  EXPECT_FALSE(builder.needs_full_read());
+  builder.Add(Record{Claim(2, 1)});
+  EXPECT_TRUE(builder.needs_full_read());
+  filter::Result<RestorePlan> plan = std::move(builder).Finish();
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.error().find("read it again"), std::string::npos) << plan.error();
+}
+
+TEST(LineageKeepingFromTheNewestSnapshot, ANewerClaimFromItsSnapshotOnNeedsNothingItLetGo) {
+  LineageBuilder builder(LineageBuilder::Keep::kFromNewestSnapshot);
+  builder.Add(Record{Claim(1, 0)});
+  builder.Add(Record{Batch(1, 1)});
+  builder.Add(Record{Batch(1, 2)});
+  for (const SnapshotChunk& c : Snapshot(1, 2, {"after-2"})) builder.Add(Record{c});
+  builder.Add(Record{Claim(2, 2)});
+  builder.Add(Record{Batch(2, 3)});
+  EXPECT_FALSE(builder.needs_full_read());
+  filter::Result<RestorePlan> plan = std::move(builder).Finish();
+  ASSERT_TRUE(plan.ok()) << plan.error();
+  EXPECT_EQ(plan.value().snapshot_seq, 2u);
+  EXPECT_EQ(SeqsAndEpochs(plan.value()), (SeqEpoch{{3, 2}}));
+}
+
+INSTANTIATE_TEST_SUITE_P(, Lineage,
+                         ::testing::Values(LineageBuilder::Keep::kEverything,
+                                           LineageBuilder::Keep::kFromNewestSnapshot),
+                         [](const ::testing::TestParamInfo<LineageBuilder::Keep>& keep) {
+                           return keep.param == LineageBuilder::Keep::kEverything
+                                      ? "KeepingEverything"
+                                      : "KeepingFromTheNewestSnapshot";
+                         });
 
 }  // namespace
 }  // namespace oncecount::changelog

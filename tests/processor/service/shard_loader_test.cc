@@ -63,7 +63,9 @@ class ShardLoaderTest : public ::testing::Test {
  protected:
   ShardLoaderTest() { EXPECT_TRUE(kafka_.CreateTopic(kChangelog, 1).ok()); }
 
-  ShardLoader Loader(std::chrono::milliseconds wait) {
+  ShardLoader Loader(std::chrono::milliseconds wait) { return ShardLoader(Options(wait)); }
+
+  ShardLoaderOptions Options(std::chrono::milliseconds wait) {
     ShardLoaderOptions o;
     o.clients = clients_.get();
     o.clock = &kafka_.clock();
@@ -72,7 +74,7 @@ class ShardLoaderTest : public ::testing::Test {
     o.dedup.expected_rate = 1000;
     o.dedup.window = filter::Millis{60'000};
     o.new_claim_id = [this] { return ++claim_ids_; };
-    return ShardLoader(o);
+    return o;
   }
 
   StrictKafka kafka_;
@@ -152,6 +154,40 @@ TEST_F(ShardLoaderTest, ReportsAChangelogThatLostBatchesAsFailed) {
   EXPECT_TRUE(loaded.restored.empty());
   ASSERT_EQ(loaded.failed.count(0), 1u);
   EXPECT_NE(loaded.failed.at(0).find("lacks batch 1"), std::string::npos) << loaded.failed.at(0);
+}
+
+TEST_F(ShardLoaderTest, ReadsTheChangelogAgainWhenAClaimCutsBackBeforeTheSnapshotItKept) {
+  // Snapshots after batch 1 and after batch 2; then a claim that continues from batch
+  // 1 (as a recovery claim does after an aborted attempt that readers could see). The
+  // streamed read let go of the first snapshot when the second came in, and needs it.
+  filter::DedupSpec dedup;
+  dedup.expected_rate = 1000;
+  dedup.window = filter::Millis{60'000};
+  auto made = shard::ShardState::Create(0, dedup, filter::Millis{0});
+  ASSERT_TRUE(made.ok()) << made.error();
+  shard::ShardState& state = *made.value();
+  const auto snapshot = [&](uint64_t seq) {
+    return changelog::SnapshotChunk{0, 1, seq, 0, 1, state.EncodeSnapshot(1), 11};
+  };
+  state.Replay(Batch(1, 1, 11, 5));
+  const changelog::SnapshotChunk after_1 = snapshot(1);
+  state.Replay(Batch(1, 2, 11, 6));
+  const changelog::SnapshotChunk after_2 = snapshot(2);
+  Owner owner(kafka_, "owner", 10s);
+  owner.Write({changelog::ClaimRecord{0, 1, 0, 11}, Batch(1, 1, 11, 5), after_1, Batch(1, 2, 11, 6),
+               after_2, changelog::ClaimRecord{0, 2, 1, 22}});
+  std::string log;
+  ShardLoaderOptions o = Options(20s);
+  o.log = [&log](const std::string& line) { log += line + "\n"; };
+
+  LoadResult loaded = ShardLoader(o).Load({0});
+
+  ASSERT_EQ(loaded.restored.size(), 1u) << (loaded.failed.empty() ? "" : loaded.failed.at(0));
+  EXPECT_EQ(loaded.restored[0].claim.epoch, 3u);
+  EXPECT_EQ(loaded.restored[0].claim.base_seq, 1u);
+  EXPECT_EQ(loaded.restored[0].state->counters().at("n"), 5);
+  EXPECT_EQ(loaded.restored[0].state->position(), 10);
+  EXPECT_NE(log.find("reading the changelog again"), std::string::npos) << log;
 }
 
 }  // namespace
