@@ -139,8 +139,9 @@ int RunDemo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
   }
   const std::string bootstrap =
       std::get<std::unique_ptr<kafka::EmbeddedCluster>>(cluster)->bootstrap_servers();
-  auto started = ServiceRuntime::Start(
-      {c, bootstrap, "demo", LineLogger(err), kafka::EmbeddedCluster::kPartitionRetentionBytes});
+  auto started = ServiceRuntime::Start({c, bootstrap, "demo", LineLogger(err),
+                                        kafka::EmbeddedCluster::kPartitionRetentionBytes,
+                                        /*local_checkpoints=*/false});
   if (auto* error = std::get_if<std::string>(&started)) {
     err << "demo: " << *error << "\n";
     return 1;

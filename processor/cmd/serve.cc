@@ -39,9 +39,12 @@ int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
     err << "serve: embedded Kafka cluster at " << bootstrap << " (in memory only)\n";
   }
   RuntimeOptions ro{
-      c, bootstrap,
+      c,
+      bootstrap,
       o.instance_id.empty() ? DefaultInstanceId(c.http.listen, RandomSeed()) : o.instance_id,
-      LineLogger(err), embedded ? kafka::EmbeddedCluster::kPartitionRetentionBytes : 0};
+      LineLogger(err),
+      embedded ? kafka::EmbeddedCluster::kPartitionRetentionBytes : 0,
+      /*local_checkpoints=*/embedded == nullptr};
   auto started = ServiceRuntime::Start(std::move(ro));
   if (auto* error = std::get_if<std::string>(&started)) {
     err << "serve: " << *error << "\n";

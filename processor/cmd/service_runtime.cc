@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <mutex>
 #include <ostream>
 
@@ -97,6 +98,12 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
   po.dedup = DedupSpecOf(c.dedup);
   po.max_clock_ahead = std::chrono::milliseconds(c.dedup.timestamp_tolerance_ms);
   po.changelog_retention_bytes = options.changelog_retention_bytes;
+  if (options.local_checkpoints) {
+    std::error_code error;
+    std::filesystem::create_directories(c.state.dir, error);
+    if (error) return "state.dir: cannot create " + c.state.dir + ": " + error.message();
+    po.checkpoint_dir = c.state.dir;
+  }
   po.log = options.log;
   const unsigned threads = c.processing.threads > 0
                                ? static_cast<unsigned>(c.processing.threads)
@@ -108,6 +115,8 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
     wo.target_fpp = c.dedup.target_fpp;
     wo.now_ms = [] { return base::DefaultClock().WallMs(); };
     wo.log = options.log;
+    wo.checkpoint_dir = po.checkpoint_dir;
+    wo.changelog_topic = po.changelog_topic;
     rt->workers_.push_back(std::make_unique<service::ShardWorker>(std::move(wo)));
     workers.push_back(rt->workers_.back().get());
   }

@@ -37,6 +37,9 @@ struct RuntimeOptions {
   // How many bytes a changelog partition keeps when the cluster cannot say (the
   // embedded one); 0: unknown.
   size_t changelog_retention_bytes = 0;
+  // Shards keep local checkpoints in config.state.dir (created if missing). Off for
+  // a cluster that lives in this process: it is gone, and they with it, at exit.
+  bool local_checkpoints = true;
 };
 
 class ServiceRuntime {

@@ -245,6 +245,10 @@ class TransactionalProducer {
   virtual KafkaError AbortTransaction(std::chrono::milliseconds timeout) = 0;
   // Serves delivery reports.
   virtual void Poll() = 0;
+  // Where the last committed transaction's records went: for each partition of
+  // `topic` it wrote to, the offset of its first record there (from the delivery
+  // reports). Empty until a transaction commits, and after BeginTransaction.
+  virtual std::map<int32_t, int64_t> FirstOffsetsOfLastCommit(const std::string& topic) = 0;
 };
 
 // A consumer without a group: it reads the partitions it is assigned, read_committed,
@@ -298,6 +302,9 @@ class Clients {
   // every transaction that began before the question decided.
   virtual filter::Result<int64_t> HighWatermark(const std::string& topic, int32_t partition,
                                                 std::chrono::milliseconds timeout) = 0;
+  // The partition's oldest offset still kept (retention moves it forward).
+  virtual filter::Result<int64_t> LogStart(const std::string& topic, int32_t partition,
+                                           std::chrono::milliseconds timeout) = 0;
   // The largest record the brokers accept on `topic` (its max.message.bytes), or
   // nullopt while that is not known. It never blocks: the first call asks the cluster
   // in the background, later calls return the answer once it came. A cluster that

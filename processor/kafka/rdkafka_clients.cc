@@ -285,8 +285,13 @@ class RdTransactionalProducer final : public TransactionalProducer {
 
   // Delivery reports run inside Poll and commit_transaction, on the owner's thread.
   static void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
-    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
     auto* self = static_cast<RdTransactionalProducer*>(opaque);
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      auto [it, first] =
+          self->delivered_[rd_kafka_topic_name(m->rkt)].try_emplace(m->partition, m->offset);
+      if (!first) it->second = std::min(it->second, m->offset);
+      return;
+    }
     if (self->delivery_failure_.ok()) {
       self->delivery_failure_ = {ErrorKind::kAbortable, rd_kafka_err2name(m->err),
                                  std::string("delivery to ") + rd_kafka_topic_name(m->rkt) +
@@ -300,6 +305,8 @@ class RdTransactionalProducer final : public TransactionalProducer {
   }
   KafkaError BeginTransaction() override {
     delivery_failure_ = {};
+    delivered_.clear();
+    committed_.clear();
     return Txn(rd_kafka_begin_transaction(rk_), "begin_transaction");
   }
   KafkaError Produce(const OutgoingRecord& record) override {
@@ -326,7 +333,13 @@ class RdTransactionalProducer final : public TransactionalProducer {
       e.message += " (" + delivery_failure_.message + ")";
       e.code = delivery_failure_.code;
     }
+    if (!e) committed_ = std::move(delivered_);
+    delivered_.clear();
     return e;
+  }
+  std::map<int32_t, int64_t> FirstOffsetsOfLastCommit(const std::string& topic) override {
+    const auto it = committed_.find(topic);
+    return it == committed_.end() ? std::map<int32_t, int64_t>{} : it->second;
   }
   KafkaError AbortTransaction(std::chrono::milliseconds timeout) override {
     return Txn(rd_kafka_abort_transaction(rk_, static_cast<int>(timeout.count())),
@@ -338,6 +351,10 @@ class RdTransactionalProducer final : public TransactionalProducer {
   std::string id_;
   rd_kafka_t* rk_ = nullptr;
   KafkaError delivery_failure_;
+  // topic → partition → the first offset delivered: in the open transaction, and in
+  // the last committed one.
+  std::map<std::string, std::map<int32_t, int64_t>> delivered_;
+  std::map<std::string, std::map<int32_t, int64_t>> committed_;
 };
 
 // --- Readers and the plain producer -----------------------------------------------------
@@ -517,6 +534,19 @@ class RdKafkaClients final : public Clients {
                            ": " + rd_kafka_err2str(e)};
     }
     return high;
+  }
+
+  filter::Result<int64_t> LogStart(const std::string& topic, int32_t partition,
+                                   std::chrono::milliseconds timeout) override {
+    if (std::string e = EnsureAdmin(); !e.empty()) return filter::Error{e};
+    int64_t low = 0, high = 0;
+    const rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(
+        admin_, topic.c_str(), partition, &low, &high, static_cast<int>(timeout.count()));
+    if (e) {
+      return filter::Error{"cannot read the start of " + topic + "/" + std::to_string(partition) +
+                           ": " + rd_kafka_err2str(e)};
+    }
+    return low;
   }
 
   std::optional<size_t> MaxMessageBytes(const std::string& topic) override {

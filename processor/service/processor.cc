@@ -92,6 +92,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     l.replicator = replicator;
     l.new_claim_id = [this] { return NewClaimId(); };
     l.log = o.log;
+    l.checkpoint_dir = o.checkpoint_dir;
     return l;
   }
 
@@ -219,7 +220,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
   }
 
   void OnCommitted(std::vector<SealedShard>& sealed) {
-    for (ShardWorker* w : router.workers()) w->Committed();
+    const std::map<int32_t, int64_t> changelog_offsets =
+        producer->FirstOffsetsOfLastCommit(o.changelog_topic);
+    for (ShardWorker* w : router.workers()) w->Committed(changelog_offsets);
     for (SealedShard& s : sealed) {
       ShardSlot& slot = shards[s.partition];
       slot.committed_seq = s.seq;

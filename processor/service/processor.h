@@ -73,6 +73,10 @@ struct ProcessorOptions {
   // (Clients::RetentionBytes; the embedded one keeps 5 MB); 0: unknown. Snapshots
   // are timed by it (snapshot_cadence.h).
   size_t changelog_retention_bytes = 0;
+  // Where shards' local checkpoints are (local_checkpoint.h): a restore starts from
+  // one when it can. The workers write them (WorkerOptions::checkpoint_dir, the
+  // same directory). Empty: none.
+  std::string checkpoint_dir;
   // How long a restore waits for the changelog's open transactions to be decided
   // (0: twice the transaction timeout) before it fails and is retried.
   std::chrono::milliseconds restore_wait{0};

@@ -1,5 +1,7 @@
 #include "processor/service/restore.h"
 
+#include <algorithm>
+
 #include "processor/changelog/lineage_follower.h"
 
 namespace oncecount::service {
@@ -33,8 +35,19 @@ filter::Result<RestoredShard> RestoreCold(int32_t p, changelog::LineageBuilder l
   return RestoredShard{std::move(state).value(), claim, std::move(summary)};
 }
 
+bool HoldsBatch(const std::vector<std::string>& records, uint64_t epoch, uint64_t seq,
+                uint64_t claim) {
+  return std::any_of(records.begin(), records.end(), [&](const std::string& bytes) {
+    auto record = changelog::DecodeRecord(bytes);
+    if (!record) return false;
+    const auto* batch = std::get_if<changelog::BatchRecord>(&record.value());
+    return batch != nullptr && batch->epoch == epoch && batch->seq == seq && batch->claim == claim;
+  });
+}
+
 std::optional<RestoredShard> CatchUp(int32_t p, replica::Handoff h,
-                                     const std::vector<std::string>& tail, uint64_t claim_id) {
+                                     const std::vector<std::string>& tail, uint64_t claim_id,
+                                     std::string_view source) {
   size_t applied = 0;
   for (const std::string& bytes : tail) {
     auto record = changelog::DecodeRecord(bytes);
@@ -50,8 +63,8 @@ std::optional<RestoredShard> CatchUp(int32_t p, replica::Handoff h,
   const changelog::ClaimRecord claim{p, h.follower.epoch() + 1, h.follower.applied_seq(), claim_id};
   h.state->SetClaim(claim.epoch, claim.claim);
   std::string summary =
-      "taken over from its standby replica at batch " + std::to_string(claim.base_seq) + " (" +
-      std::to_string(applied) + " batches from the changelog's tail), epoch " +
+      "taken over from " + std::string(source) + " at batch " + std::to_string(claim.base_seq) +
+      " (" + std::to_string(applied) + " batches from the changelog's tail), epoch " +
       std::to_string(claim.epoch) + ", input offset " + std::to_string(h.state->position());
   return RestoredShard{std::move(h.state), claim, std::move(summary)};
 }

@@ -5,9 +5,10 @@
 //
 //  - RestoreCold: from every record of the partition (LineageBuilder: the newest
 //    usable snapshot plus the batches after it), fed as they are read.
-//  - CatchUp: a hot replica handed over by the replicator, brought forward by the
-//    records after its position (LineageFollower); nullopt when the tail takes a
-//    turn the replica cannot follow, and the shard must restore cold.
+//  - CatchUp: a hot replica handed over by the replicator, or a local checkpoint,
+//    brought forward by the records after its position (LineageFollower); nullopt
+//    when the tail takes a turn the state cannot follow, and the shard must restore
+//    cold.
 //
 // Either way the claim takes the newest epoch seen plus one, continues from the
 // lineage's last batch, and carries `claim_id` (random, non-zero, chosen by the
@@ -24,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "processor/changelog/changelog_record.h"
@@ -59,7 +61,13 @@ filter::Result<RestoredShard> RestoreCold(int32_t partition,
                                           const filter::DedupSpec& dedup, uint64_t claim_id,
                                           std::optional<OwnCommit> own_committed = std::nullopt);
 
+// `source` names where the state came from, for the summary ("its standby replica").
 std::optional<RestoredShard> CatchUp(int32_t partition, replica::Handoff handoff,
-                                     const std::vector<std::string>& tail, uint64_t claim_id);
+                                     const std::vector<std::string>& tail, uint64_t claim_id,
+                                     std::string_view source);
+
+// Whether `records` (encoded) hold the batch (epoch, seq) written under `claim`.
+bool HoldsBatch(const std::vector<std::string>& records, uint64_t epoch, uint64_t seq,
+                uint64_t claim);
 
 }  // namespace oncecount::service

@@ -11,14 +11,103 @@ LoadResult ShardLoader::Load(const std::vector<int32_t>& partitions,
                              const std::map<int32_t, OwnCommit>& own) {
   LoadResult out;
   out.restored = TakeOver(partitions);
-  std::vector<int32_t> cold;
-  for (int32_t p : partitions) {
-    if (std::none_of(out.restored.begin(), out.restored.end(),
-                     [p](const RestoredShard& r) { return r.claim.partition == p; })) {
-      cold.push_back(p);
+  const auto left = [&out](const std::vector<int32_t>& of) {
+    std::vector<int32_t> rest;
+    for (int32_t p : of) {
+      if (std::none_of(out.restored.begin(), out.restored.end(),
+                       [p](const RestoredShard& r) { return r.claim.partition == p; })) {
+        rest.push_back(p);
+      }
     }
+    return rest;
+  };
+  // After its own abort, an owner continues from its last commit (restore.h), which
+  // only a cold restore knows how to do on a cluster that shows aborted records.
+  std::vector<int32_t> fresh;
+  for (int32_t p : left(partitions)) {
+    if (!own.contains(p)) fresh.push_back(p);
   }
-  RestoreCold(cold, own, out);
+  for (RestoredShard& r : FromCheckpoints(fresh)) out.restored.push_back(std::move(r));
+  RestoreCold(left(partitions), own, out);
+  return out;
+}
+
+std::map<int32_t, LocalCheckpoint> ShardLoader::UsableCheckpoints(
+    const std::vector<int32_t>& partitions) {
+  std::map<int32_t, LocalCheckpoint> usable;
+  if (o_.checkpoint_dir.empty()) return usable;
+  for (int32_t p : partitions) {
+    const std::string shard = "shard " + std::to_string(p) + ": ";
+    auto read = ReadCheckpoint(o_.checkpoint_dir, o_.changelog_topic, p);
+    if (!read) {
+      Log(shard + "its local checkpoint is unusable (" + read.error() +
+          "); restoring from the changelog");
+      continue;
+    }
+    if (!read.value()) continue;
+    LocalCheckpoint& checkpoint = *read.value();
+    auto start = o_.clients->LogStart(o_.changelog_topic, p, o_.wait);
+    if (!start) {
+      Log(shard + "cannot read the changelog's start (" + start.error() +
+          "); restoring from the changelog");
+      continue;
+    }
+    if (start.value() > checkpoint.changelog_offset) {
+      Log(shard + "its local checkpoint (changelog offset " +
+          std::to_string(checkpoint.changelog_offset) +
+          ") is older than what the changelog keeps (from offset " + std::to_string(start.value()) +
+          "); restoring from the changelog");
+      continue;
+    }
+    usable.emplace(p, std::move(checkpoint));
+  }
+  return usable;
+}
+
+// Shards from their local checkpoints, brought up to the changelog's high watermark.
+std::vector<RestoredShard> ShardLoader::FromCheckpoints(const std::vector<int32_t>& partitions) {
+  std::vector<RestoredShard> out;
+  std::map<int32_t, LocalCheckpoint> checkpoints = UsableCheckpoints(partitions);
+  if (checkpoints.empty()) return out;
+  std::vector<int32_t> taken;
+  std::map<int32_t, int64_t> from;
+  for (const auto& [p, c] : checkpoints) {
+    taken.push_back(p);
+    from[p] = c.changelog_offset;
+  }
+  auto read =
+      kafka::ReadPartitions(*o_.clients, *o_.clock, o_.changelog_topic, taken, o_.wait, from);
+  if (!read) {
+    Log("cannot read the changelog after the local checkpoints (" + read.error() +
+        "); restoring from scratch");
+    return out;
+  }
+  for (auto& [p, c] : checkpoints) {
+    const std::string shard = "shard " + std::to_string(p) + ": ";
+    const std::vector<std::string>& tail = read.value()[p].records;
+    if (!HoldsBatch(tail, c.epoch, c.seq, c.claim)) {
+      Log(shard +
+          "the changelog does not hold the batch of its local checkpoint (written "
+          "against another changelog?); restoring from the changelog");
+      continue;
+    }
+    auto state = shard::ShardState::FromSnapshot(c.snapshot);
+    if (!state) {
+      Log(shard + "its local checkpoint is unusable (" + state.error() +
+          "); restoring from the changelog");
+      continue;
+    }
+    replica::Handoff handoff{std::move(state).value(),
+                             changelog::LineageFollower(c.epoch, c.seq, c.claim),
+                             read.value()[p].next_offset};
+    std::optional<RestoredShard> r =
+        CatchUp(p, std::move(handoff), tail, o_.new_claim_id(), "its local checkpoint");
+    if (!r) {
+      Log(shard + "the changelog went another way than its local checkpoint; restoring from it");
+      continue;
+    }
+    out.push_back(std::move(*r));
+  }
   return out;
 }
 
@@ -43,7 +132,7 @@ std::vector<RestoredShard> ShardLoader::TakeOver(const std::vector<int32_t>& par
   }
   for (auto& [p, h] : handoffs) {
     std::optional<RestoredShard> r =
-        CatchUp(p, std::move(h), read.value()[p].records, o_.new_claim_id());
+        CatchUp(p, std::move(h), read.value()[p].records, o_.new_claim_id(), "its standby replica");
     if (!r) {
       Log("shard " + std::to_string(p) +
           ": its replica cannot follow the changelog's tail; restoring from scratch");

@@ -1,6 +1,8 @@
 // ShardLoader: the restore role of the processor. It brings assigned shards back
 // from their changelog: from the hot replica the replicator hands over when it has
-// one (CatchUp over the changelog's tail after the replica's position), else cold
+// one (CatchUp over the changelog's tail after the replica's position), else from
+// its local checkpoint when there is a usable one (local_checkpoint.h; CatchUp over
+// the tail after it), else cold
 // from the whole partition (RestoreCold), streamed into the lineage record by record
 // so that a restore holds about one snapshot and the batches after it, not the
 // partition. Either read goes up to the high watermark
@@ -24,6 +26,7 @@
 #include "processor/base/clock.h"
 #include "processor/filter/filter_factory.h"
 #include "processor/kafka/clients.h"
+#include "processor/service/local_checkpoint.h"
 #include "processor/service/restore.h"
 
 namespace oncecount::replica {
@@ -41,6 +44,8 @@ struct ShardLoaderOptions {
   replica::Replicator* replicator = nullptr;  // null: every shard restores cold
   std::function<uint64_t()> new_claim_id;     // required: random, non-zero
   std::function<void(const std::string&)> log;
+  // Local checkpoints (local_checkpoint.h) to start from; empty: none.
+  std::string checkpoint_dir;
 };
 
 struct LoadResult {
@@ -60,6 +65,9 @@ class ShardLoader {
 
  private:
   std::vector<RestoredShard> TakeOver(const std::vector<int32_t>& partitions);
+  std::vector<RestoredShard> FromCheckpoints(const std::vector<int32_t>& partitions);
+  // The checkpoints of `partitions` that the changelog can continue.
+  std::map<int32_t, LocalCheckpoint> UsableCheckpoints(const std::vector<int32_t>& partitions);
   void RestoreCold(const std::vector<int32_t>& partitions, const std::map<int32_t, OwnCommit>& own,
                    LoadResult& out);
   // Reads `partitions` into fresh lineages; false (each partition failed) when the

@@ -1,6 +1,7 @@
 #include "processor/service/shard_worker.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "processor/changelog/changelog_record.h"
 
@@ -72,8 +73,8 @@ std::future<std::vector<SealedShard>> ShardWorker::Seal() {
   return result;
 }
 
-void ShardWorker::Committed() {
-  Post(CommittedCommand{});
+void ShardWorker::Committed(std::map<int32_t, int64_t> changelog_offsets) {
+  Post(CommittedCommand{std::move(changelog_offsets)});
 }
 
 std::vector<std::shared_ptr<const shard::ShardView>> ShardWorker::RefreshIdleViews() {
@@ -204,13 +205,16 @@ void ShardWorker::Execute(SealCommand& c) {
     cadence.retention_bytes = state.rules().changelog_retention_bytes;
     if (shard.bytes_since_snapshot >= SnapshotDueAfterBytes(cadence, shard.last_snapshot_bytes) ||
         now - shard.last_snapshot_ms >= cadence.max_interval.count()) {
-      const std::string bytes = state.EncodeSnapshot(epoch);
+      std::string bytes = state.EncodeSnapshot(epoch);
       s.snapshot =
           SnapshotRecords(p, epoch, state.claim(), s.seq, bytes, state.rules().max_record_bytes);
       shard.bytes_since_snapshot = 0;
       shard.last_snapshot_bytes = bytes.size();
       shard.last_snapshot_ms = now;
       ReportRetention(p, shard, cadence);
+      if (!o_.checkpoint_dir.empty()) {
+        shard.unwritten_checkpoint = LocalCheckpoint{p, epoch, state.claim(), s.seq, 0, bytes};
+      }
     }
     s.dead_letters = std::move(shard.dead_letters);
     shard.dead_letters.clear();
@@ -220,9 +224,18 @@ void ShardWorker::Execute(SealCommand& c) {
   c.done.set_value(std::move(sealed));
 }
 
-void ShardWorker::Execute(CommittedCommand&) {
+void ShardWorker::Execute(CommittedCommand& c) {
   for (auto& [p, shard] : shards_) {
     if (shard.state->has_batch_in_flight()) shard.state->MarkCommitted(shard.state->epoch());
+    std::optional<LocalCheckpoint> checkpoint = std::exchange(shard.unwritten_checkpoint, {});
+    const auto offset = c.changelog_offsets.find(p);
+    if (!checkpoint || offset == c.changelog_offsets.end()) continue;
+    checkpoint->changelog_offset = offset->second;
+    if (const std::string error =
+            WriteCheckpoint(o_.checkpoint_dir, o_.changelog_topic, *checkpoint);
+        !error.empty() && o_.log) {
+      o_.log("shard " + std::to_string(p) + ": no local checkpoint: " + error);
+    }
   }
 }
 

@@ -32,6 +32,7 @@
 #include "processor/kafka/clients.h"
 #include "processor/service/bounded_queue.h"
 #include "processor/service/dead_letter.h"
+#include "processor/service/local_checkpoint.h"
 #include "processor/service/snapshot_cadence.h"
 #include "processor/shard/shard_state.h"
 #include "processor/shard/shard_view.h"
@@ -60,6 +61,10 @@ struct WorkerOptions {
   size_t mailbox_capacity = 64;
   std::function<int64_t()> now_ms;  // wall clock, ms since the epoch
   std::function<void(const std::string&)> log;
+  // Where a shard's local checkpoint goes after each committed snapshot
+  // (local_checkpoint.h); empty: none are written.
+  std::string checkpoint_dir;
+  std::string changelog_topic = "events.changelog";  // names the checkpoint files
 };
 
 class ShardWorker {
@@ -86,8 +91,10 @@ class ShardWorker {
   // shard has at most one sealed batch: call Committed or drop the shards before the
   // next Seal.
   std::future<std::vector<SealedShard>> Seal();
-  // The batches of the last Seal are committed.
-  void Committed();
+  // The batches of the last Seal are committed; `changelog_offsets` (partition →
+  // the offset of the transaction's first changelog record there) place the local
+  // checkpoints of the snapshots it carried.
+  void Committed(std::map<int32_t, int64_t> changelog_offsets = {});
   // Views of idle shards (nothing pending or in flight) whose published view is
   // older than their state, with the filter summary and digest computed anew.
   std::vector<std::shared_ptr<const shard::ShardView>> RefreshIdleViews();
@@ -102,6 +109,8 @@ class ShardWorker {
     size_t last_snapshot_bytes = 0;
     int64_t last_snapshot_ms = 0;
     bool outgrowing_retention = false;  // told in the log
+    // The snapshot of the transaction in flight, written to the disk once committed.
+    std::optional<LocalCheckpoint> unwritten_checkpoint;
     std::shared_ptr<const shard::ShardView> last_view;
     int64_t last_filter_detail_ms = 0;
   };
@@ -119,7 +128,9 @@ class ShardWorker {
   struct SealCommand {
     std::promise<std::vector<SealedShard>> done;
   };
-  struct CommittedCommand {};
+  struct CommittedCommand {
+    std::map<int32_t, int64_t> changelog_offsets;
+  };
   struct RefreshCommand {
     std::promise<std::vector<std::shared_ptr<const shard::ShardView>>> done;
   };

@@ -36,6 +36,7 @@ StrictInstance::StrictInstance(StrictKafka& kafka, StrictInstanceOptions options
     wo.input_topic = "events";
     wo.target_fpp = TestDedup().target_fpp;
     wo.now_ms = [&kafka] { return kafka.clock().WallMs(); };
+    wo.checkpoint_dir = options_.checkpoint_dir;
     workers_.push_back(std::make_unique<service::ShardWorker>(std::move(wo)));
     workers.push_back(workers_.back().get());
     threads_.emplace_back([w = workers.back()] { w->Run(); });
@@ -70,6 +71,7 @@ StrictInstance::StrictInstance(StrictKafka& kafka, StrictInstanceOptions options
   po.dedup = TestDedup();
   po.dedup.window = options_.dedup_window;
   po.changelog_retention_bytes = options_.changelog_retention_bytes;
+  po.checkpoint_dir = options_.checkpoint_dir;
   po.log = log;
   auto made = service::Processor::Create(std::move(po), board_, workers, replicator_.get());
   if (auto* error = std::get_if<std::string>(&made)) {

@@ -51,6 +51,8 @@ struct StrictInstanceOptions {
   // ProcessorOptions::changelog_retention_bytes: what a changelog partition keeps when
   // the cluster does not say.
   size_t changelog_retention_bytes = 0;
+  // Where its shards keep local checkpoints (empty: none).
+  std::string checkpoint_dir{};
 };
 
 class StrictInstance {

@@ -233,8 +233,9 @@ class StrictCluster {
     return it == max_message_bytes.end() ? kKafkaDefaultMaxMessageBytes : it->second.bytes;
   }
   int64_t Append(Partition& partition, Entry entry);
+  // `offset`, when given, is set to the record's offset.
   KafkaError AppendRecord(const kafka::OutgoingRecord& record, const std::string& transactional_id,
-                          TopicPartition* where);
+                          TopicPartition* where, int64_t* offset = nullptr);
   Transaction& Ongoing(const std::string& transactional_id, std::chrono::milliseconds timeout);
   bool HasPendingOffsets(const std::string& group, const TopicPartition& where) const;
   void EndTransaction(const std::string& transactional_id, bool commit);
@@ -291,7 +292,8 @@ int64_t StrictCluster::Append(Partition& partition, Entry entry) {
 }
 
 KafkaError StrictCluster::AppendRecord(const kafka::OutgoingRecord& record,
-                                       const std::string& transactional_id, TopicPartition* where) {
+                                       const std::string& transactional_id, TopicPartition* where,
+                                       int64_t* offset) {
   const auto topic = topics.find(std::string(record.topic));
   if (topic == topics.end()) return UnknownPartition(ErrorKind::kFailed, record.topic, 0);
   int32_t partition = record.partition;
@@ -312,8 +314,9 @@ KafkaError StrictCluster::AppendRecord(const kafka::OutgoingRecord& record,
   entry.value = Copy(record.value);
   entry.headers = record.headers;
   entry.transactional_id = transactional_id;
-  const int64_t offset = Append(*log, std::move(entry));
-  if (!transactional_id.empty()) log->open_transactions.emplace(transactional_id, offset);
+  const int64_t appended = Append(*log, std::move(entry));
+  if (offset != nullptr) *offset = appended;
+  if (!transactional_id.empty()) log->open_transactions.emplace(transactional_id, appended);
   if (where != nullptr) *where = {std::string(record.topic), partition};
   return {};
 }
@@ -634,6 +637,11 @@ class StrictTransactionalProducer final : public kafka::TransactionalProducer {
     return Sticky(End(false));
   }
   void Poll() override {}
+  std::map<int32_t, int64_t> FirstOffsetsOfLastCommit(const std::string& topic) override {
+    std::lock_guard lock(id_.cluster->mu);
+    const auto it = committed_.find(topic);
+    return it == committed_.end() ? std::map<int32_t, int64_t>{} : it->second;
+  }
 
  private:
   KafkaError Gate(Call call);
@@ -665,6 +673,10 @@ class StrictTransactionalProducer final : public kafka::TransactionalProducer {
   bool in_transaction_ = false;
   bool must_abort_ = false;
   std::optional<KafkaError> unusable_;
+  // topic → partition → the first offset written: in the open transaction, and in
+  // the last committed one.
+  std::map<std::string, std::map<int32_t, int64_t>> written_;
+  std::map<std::string, std::map<int32_t, int64_t>> committed_;
 };
 
 // What every transactional call checks first, in the order a client meets it.
@@ -701,6 +713,8 @@ KafkaError StrictTransactionalProducer::Begin() {
   if (in_transaction_) return InvalidTxnState("BeginTransaction inside a transaction");
   in_transaction_ = true;
   must_abort_ = false;
+  written_.clear();
+  committed_.clear();
   return {};
 }
 
@@ -709,12 +723,14 @@ KafkaError StrictTransactionalProducer::Append(const kafka::OutgoingRecord& reco
   if (!in_transaction_) return InvalidTxnState("Produce outside a transaction");
   if (must_abort_) return RequiresAbort();
   TopicPartition where;
-  if (auto error = id_.cluster->AppendRecord(record, transactional_id_, &where)) {
+  int64_t offset = 0;
+  if (auto error = id_.cluster->AppendRecord(record, transactional_id_, &where, &offset)) {
     must_abort_ = true;
     error.kind = ErrorKind::kAbortable;
     return error;
   }
   id_.cluster->Ongoing(transactional_id_, timeout_).partitions.insert(where);
+  written_[where.first].try_emplace(where.second, offset);
   return {};
 }
 
@@ -769,6 +785,8 @@ KafkaError StrictTransactionalProducer::End(bool commit) {
   id_.cluster->EndTransaction(transactional_id_, commit);
   in_transaction_ = false;
   must_abort_ = false;
+  if (commit) committed_ = std::move(written_);
+  written_.clear();
   return {};
 }
 
@@ -1304,6 +1322,15 @@ class StrictClients final : public kafka::Clients {
   filter::Result<std::map<std::string, int>> PartitionCounts(std::chrono::milliseconds) override;
   filter::Result<int64_t> HighWatermark(const std::string& topic, int32_t partition,
                                         std::chrono::milliseconds) override;
+  filter::Result<int64_t> LogStart(const std::string& topic, int32_t partition,
+                                   std::chrono::milliseconds) override {
+    std::lock_guard lock(id_.cluster->mu);
+    if (id_.crashed()) return filter::Error{"crashed"};
+    const auto* log = id_.cluster->FindPartition(topic, partition);
+    if (log == nullptr)
+      return filter::Error{UnknownPartition(ErrorKind::kFailed, topic, partition).ToString()};
+    return log->log_start;
+  }
   std::optional<size_t> RetentionBytes(const std::string& topic) override {
     std::lock_guard lock(id_.cluster->mu);
     const auto topic_it = id_.cluster->topics.find(topic);

@@ -122,7 +122,8 @@ class ServiceFixture : public ::testing::Test {
                           << "    heartbeat.interval.ms: \"500\"\n"
                           << "processing:\n"
                           << processing << "dedup:\n  expected_rate: 2000\n  window_ms: 30000\n"
-                          << "http:\n  listen: 127.0.0.1:0\n";
+                          << "http:\n  listen: 127.0.0.1:0\n"
+                          << "state:\n  dir: " << dir_ << "/" << name << "-state\n";
     testing::ChildProcess p({ONCECOUNT_BINARY, "serve", "--config", config, "--instance-id", name},
                             env, dir_ + "/" + name + ".log");
     std::string url = p.NextLine(60s);

@@ -1,0 +1,59 @@
+// LocalCheckpoint: a shard's state kept on the instance's own disk (state.dir), so
+// that a restart reads only the changelog's tail instead of the whole partition.
+//
+// The shard's worker writes one after each transaction that carried a snapshot of
+// the shard has committed: the snapshot's bytes (shard_state.h), the lineage
+// position they stand for (epoch, claim, last batch), and the changelog offset of
+// the transaction's first record in the shard's partition, from which the tail is
+// read (the batch itself is read again and skipped). ShardLoader uses it only when
+// the changelog still holds every record from that offset on (its log start is not
+// past it) and the tail holds the checkpoint's own batch; otherwise (no file, a
+// corrupt or stale one, one written against another changelog) the shard restores
+// from the changelog as before. The changelog stays the truth: a checkpoint only
+// saves reading what it already covers.
+//
+// File: <dir>/<changelog topic>-<partition>.checkpoint. Layout (little-endian):
+// magic "OCCP", u16 version, u32 partition, u64 epoch, u64 claim, u64 seq, i64
+// changelog offset, u32-length snapshot, then XXH3-64 of everything
+// before it. Written to a temporary file, flushed to the disk, then renamed over
+// the previous one, so a crash leaves the old checkpoint or the new one.
+//
+// Thread-safety: functions over the file system; one writer per file (the worker
+// that owns the shard), readers at any time.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "processor/filter/result.h"
+
+namespace oncecount::service {
+
+struct LocalCheckpoint {
+  int32_t partition = 0;
+  uint64_t epoch = 0;  // of the claim that wrote the snapshot
+  uint64_t claim = 0;
+  uint64_t seq = 0;              // the batch the snapshot is the state after
+  int64_t changelog_offset = 0;  // where the tail after it begins, at the latest
+  std::string snapshot;          // ShardState::EncodeSnapshot
+  friend bool operator==(const LocalCheckpoint&, const LocalCheckpoint&) = default;
+};
+
+std::string EncodeCheckpoint(const LocalCheckpoint& checkpoint);
+filter::Result<LocalCheckpoint> DecodeCheckpoint(std::string_view bytes);
+
+std::string CheckpointPath(const std::string& dir, const std::string& changelog_topic,
+                           int32_t partition);
+
+// "" once the checkpoint is on the disk; else why not.
+std::string WriteCheckpoint(const std::string& dir, const std::string& changelog_topic,
+                            const LocalCheckpoint& checkpoint);
+
+// nullopt when there is none; an error when it cannot be read or is corrupt.
+filter::Result<std::optional<LocalCheckpoint>> ReadCheckpoint(const std::string& dir,
+                                                              const std::string& changelog_topic,
+                                                              int32_t partition);
+
+}  // namespace oncecount::service

@@ -1,0 +1,90 @@
+// The librdkafka implementation of the Kafka layer, on the embedded cluster over
+// loopback: the answers the service builds on that the strict double only imitates.
+#include "processor/kafka/rdkafka_clients.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "processor/kafka/embedded_cluster.h"
+
+namespace oncecount::kafka {
+namespace {
+
+using namespace std::chrono_literals;
+
+class RdKafkaClientsTest : public ::testing::Test {
+ protected:
+  RdKafkaClientsTest() {
+    auto started = EmbeddedCluster::Start(1, {{"log", 2}});
+    if (auto* error = std::get_if<std::string>(&started)) {
+      ADD_FAILURE() << *error;
+      return;
+    }
+    cluster_ = std::move(std::get<std::unique_ptr<EmbeddedCluster>>(started));
+    clients_ = MakeRdKafkaClients(cluster_->bootstrap_servers(), {});
+  }
+
+  std::unique_ptr<TransactionalProducer> Producer() {
+    auto made = clients_->NewTransactionalProducer("rdkafka-clients-test", 10s);
+    EXPECT_TRUE(made.ok()) << (made.ok() ? "" : made.error());
+    if (!made.ok()) return nullptr;
+    EXPECT_FALSE(made.value()->InitTransactions(30s));
+    return std::move(made).value();
+  }
+
+  static void Produce(TransactionalProducer& p, int32_t partition, std::string_view value) {
+    EXPECT_FALSE(p.Produce({"log", partition, std::nullopt, value, {}}));
+  }
+
+  std::unique_ptr<EmbeddedCluster> cluster_;
+  std::unique_ptr<Clients> clients_;
+};
+
+TEST_F(RdKafkaClientsTest, TellsWhereTheRecordsOfTheLastCommittedTransactionWent) {
+  std::unique_ptr<TransactionalProducer> p = Producer();
+  ASSERT_NE(p, nullptr);
+  ASSERT_FALSE(p->BeginTransaction());
+  for (int i = 0; i < 3; ++i) Produce(*p, 0, "before");
+  ASSERT_FALSE(p->CommitTransaction(30s));
+  EXPECT_EQ(p->FirstOffsetsOfLastCommit("log"), (std::map<int32_t, int64_t>{{0, 0}}));
+
+  // The next records go to the ends (a real broker's commit marker took an offset
+  // after the three records; the embedded cluster writes none).
+  auto end0 = clients_->HighWatermark("log", 0, 10s);
+  ASSERT_TRUE(end0.ok()) << end0.error();
+  EXPECT_GE(end0.value(), 3);
+  ASSERT_FALSE(p->BeginTransaction());
+  EXPECT_TRUE(p->FirstOffsetsOfLastCommit("log").empty()) << "a new transaction clears them";
+  Produce(*p, 0, "a");
+  Produce(*p, 0, "b");
+  Produce(*p, 1, "c");
+  ASSERT_FALSE(p->CommitTransaction(30s));
+  EXPECT_EQ(p->FirstOffsetsOfLastCommit("log"),
+            (std::map<int32_t, int64_t>{{0, end0.value()}, {1, 0}}));
+  EXPECT_TRUE(p->FirstOffsetsOfLastCommit("other").empty());
+
+  ASSERT_FALSE(p->BeginTransaction());
+  Produce(*p, 1, "aborted");
+  ASSERT_FALSE(p->AbortTransaction(30s));
+  EXPECT_TRUE(p->FirstOffsetsOfLastCommit("log").empty()) << "an abort commits nothing";
+}
+
+TEST_F(RdKafkaClientsTest, TellsAPartitionsStartAndEnd) {
+  std::unique_ptr<TransactionalProducer> p = Producer();
+  ASSERT_NE(p, nullptr);
+  ASSERT_FALSE(p->BeginTransaction());
+  Produce(*p, 1, "x");
+  ASSERT_FALSE(p->CommitTransaction(30s));
+  auto start = clients_->LogStart("log", 1, 10s);
+  auto end = clients_->HighWatermark("log", 1, 10s);
+  ASSERT_TRUE(start.ok()) << start.error();
+  ASSERT_TRUE(end.ok()) << end.error();
+  EXPECT_EQ(start.value(), 0);
+  EXPECT_GE(end.value(), 1);  // the record (and on a real broker, the commit marker)
+}
+
+}  // namespace
+}  // namespace oncecount::kafka

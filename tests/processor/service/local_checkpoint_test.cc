@@ -1,0 +1,119 @@
+#include "processor/service/local_checkpoint.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/testing/serialized_bytes.h"
+
+namespace oncecount::service {
+namespace {
+
+using testing::Hex;
+using testing::WithField;
+
+LocalCheckpoint Example() {
+  return LocalCheckpoint{3, 7, 0xabcd, 42, 1000, "snap"};
+}
+
+TEST(LocalCheckpoint, PinsItsBytes) {
+  const std::string bytes = EncodeCheckpoint(Example());
+  EXPECT_EQ(Hex(bytes.substr(0, bytes.size() - 8)),
+            "4f434350"          // "OCCP"
+            "0100"              // version 1
+            "03000000"          // partition 3
+            "0700000000000000"  // epoch 7
+            "cdab000000000000"  // claim
+            "2a00000000000000"  // seq 42
+            "e803000000000000"  // changelog offset 1000
+            "04000000736e6170"  // "snap"
+  );
+  EXPECT_EQ(testing::Le(bytes, bytes.size() - 8, 8), XXH3_64bits(bytes.data(), bytes.size() - 8));
+  auto decoded = DecodeCheckpoint(bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.error();
+  EXPECT_EQ(decoded.value(), Example());
+}
+
+TEST(LocalCheckpoint, RejectsEveryCorruptedByteAndEveryTruncation) {
+  const std::string good = EncodeCheckpoint(Example());
+  for (size_t i = 0; i < good.size(); ++i) {
+    std::string bad = good;
+    bad[i] = static_cast<char>(bad[i] ^ 0x20);
+    EXPECT_FALSE(DecodeCheckpoint(bad).ok()) << "byte " << i;
+  }
+  for (size_t n = 0; n < good.size(); ++n) {
+    EXPECT_FALSE(DecodeCheckpoint(std::string_view(good).substr(0, n)).ok()) << n;
+  }
+  EXPECT_FALSE(DecodeCheckpoint(good + "x").ok());
+}
+
+TEST(LocalCheckpoint, RejectsAnImpossiblePositionEvenWithAGoodChecksum) {
+  const std::string good = EncodeCheckpoint(Example());
+  constexpr size_t kSeqAt = 4 + 2 + 4 + 8 + 8, kOffsetAt = kSeqAt + 8;
+  std::string no_batch = WithField(good, kSeqAt, 8, 0);
+  std::string negative_offset = WithField(good, kOffsetAt, 8, static_cast<uint64_t>(-5));
+  EXPECT_FALSE(DecodeCheckpoint(no_batch).ok());
+  EXPECT_FALSE(DecodeCheckpoint(negative_offset).ok());
+}
+
+class CheckpointFiles : public ::testing::Test {
+ protected:
+  CheckpointFiles() {
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  ~CheckpointFiles() override { std::filesystem::remove_all(dir_); }
+  const std::string dir_ = ::testing::TempDir() + "checkpoint-files-" + std::to_string(getpid());
+};
+
+TEST_F(CheckpointFiles, WritesAndReadsBackPerChangelogAndShard) {
+  ASSERT_EQ(WriteCheckpoint(dir_, "events.changelog", Example()), "");
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/events.changelog-3.checkpoint"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/events.changelog-3.checkpoint.tmp"));
+  auto read = ReadCheckpoint(dir_, "events.changelog", 3);
+  ASSERT_TRUE(read.ok()) << read.error();
+  ASSERT_TRUE(read.value().has_value());
+  EXPECT_EQ(*read.value(), Example());
+  // Another shard, another changelog: none.
+  auto none = ReadCheckpoint(dir_, "events.changelog", 4);
+  ASSERT_TRUE(none.ok()) << none.error();
+  EXPECT_FALSE(none.value().has_value());
+  auto other = ReadCheckpoint(dir_, "other.changelog", 3);
+  ASSERT_TRUE(other.ok()) << other.error();
+  EXPECT_FALSE(other.value().has_value());
+}
+
+TEST_F(CheckpointFiles, ANewCheckpointReplacesTheOldOne) {
+  ASSERT_EQ(WriteCheckpoint(dir_, "events.changelog", Example()), "");
+  LocalCheckpoint newer = Example();
+  newer.seq = 50;
+  newer.snapshot = "newer snapshot";
+  ASSERT_EQ(WriteCheckpoint(dir_, "events.changelog", newer), "");
+  auto read = ReadCheckpoint(dir_, "events.changelog", 3);
+  ASSERT_TRUE(read.ok() && read.value().has_value());
+  EXPECT_EQ(*read.value(), newer);
+}
+
+TEST_F(CheckpointFiles, ReportsACorruptFileOrOneOfAnotherShard) {
+  ASSERT_EQ(WriteCheckpoint(dir_, "events.changelog", Example()), "");
+  std::filesystem::rename(dir_ + "/events.changelog-3.checkpoint",
+                          dir_ + "/events.changelog-5.checkpoint");
+  auto moved = ReadCheckpoint(dir_, "events.changelog", 5);
+  ASSERT_FALSE(moved.ok());
+  EXPECT_NE(moved.error().find("holds shard 3"), std::string::npos) << moved.error();
+  std::ofstream(dir_ + "/events.changelog-6.checkpoint") << "not a checkpoint";
+  auto corrupt = ReadCheckpoint(dir_, "events.changelog", 6);
+  ASSERT_FALSE(corrupt.ok());
+  EXPECT_NE(corrupt.error().find("bad magic"), std::string::npos) << corrupt.error();
+}
+
+TEST_F(CheckpointFiles, SaysWhyItCannotWrite) {
+  const std::string error = WriteCheckpoint(dir_ + "/missing", "events.changelog", Example());
+  EXPECT_NE(error.find("cannot create"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace oncecount::service

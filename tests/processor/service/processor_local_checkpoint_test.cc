@@ -1,0 +1,153 @@
+// Processor restarts from local checkpoints (local_checkpoint.h), on the StrictKafka
+// double: an instance killed and started again on the same disk restores each shard
+// from its checkpoint and the changelog's tail after it, exactly; a checkpoint that
+// is missing, corrupt, older than the changelog keeps, or written against another
+// changelog is passed over for a restore from the changelog, exactly too.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "processor/service/local_checkpoint.h"
+#include "tests/testing/strict_instance.h"
+
+namespace oncecount::service {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::Expected;
+using testing::ExpectExactlyOnce;
+using testing::NewCluster;
+using testing::RunUntil;
+using testing::Send;
+using testing::StrictKafka;
+using Instance = testing::StrictInstance;
+
+constexpr int32_t kPartitions = testing::kServicePartitions;
+
+class LocalCheckpointRestart : public ::testing::Test {
+ protected:
+  LocalCheckpointRestart() {
+    dir_ = ::testing::TempDir() + "checkpoints-" + std::to_string(getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  ~LocalCheckpointRestart() override { std::filesystem::remove_all(dir_); }
+
+  testing::StrictInstanceOptions Options() const {
+    testing::StrictInstanceOptions o;
+    o.process = "a";
+    o.checkpoint_dir = dir_;
+    return o;
+  }
+
+  // Events [0, 200) counted and committed with a snapshot (due after 60 s), then
+  // [200, 300) committed after it: the tail a restart reads. Then the process dies.
+  void RunAndKill(StrictKafka& kafka) {
+    Instance a(kafka, Options());
+    ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+    Send(kafka, 0, 200);
+    a.StepAndCommit();
+    kafka.Advance(61s);
+    Send(kafka, 0, 20);  // retries: a commit with a snapshot needs input
+    a.StepAndCommit();
+    Send(kafka, 200, 300);
+    a.StepAndCommit();
+    for (int32_t p = 0; p < kPartitions; ++p) {
+      ASSERT_TRUE(std::filesystem::exists(CheckpointPath(dir_, "events.changelog", p))) << p;
+    }
+    a.Kill();
+  }
+
+  // Starts the process again, sends retries of everything and new events, and
+  // checks that every event counts once, in the changelog and in what it serves.
+  std::string RestartAndCheck(StrictKafka& kafka) {
+    Instance again(kafka, Options());
+    EXPECT_TRUE(RunUntil(kafka, {&again}, [&] { return again.RunsAll(kPartitions); }))
+        << again.log();
+    Send(kafka, 0, 300);  // every event retried: the filter must know them all
+    Send(kafka, 300, 350);
+    again.StepAndCommit();
+    ExpectExactlyOnce(kafka, 350);
+    int64_t served = 0;
+    for (int32_t p = 0; p < kPartitions; ++p) {
+      if (again.View(p) != nullptr) served += again.View(p)->counters->Find("n0").value_or(0);
+    }
+    EXPECT_EQ(served, Expected(350)["n0"]) << again.log();
+    return again.log();
+  }
+
+  std::string dir_;
+};
+
+TEST_F(LocalCheckpointRestart, ReadsOnlyTheTailAfterTheCheckpointAndCountsExactly) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  RunAndKill(kafka);
+  const std::string log = RestartAndCheck(kafka);
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    // Its own batch (skipped) and snapshot, then the one batch after it.
+    EXPECT_NE(log.find("shard " + std::to_string(p) +
+                       ": taken over from its local checkpoint at batch 3 (1 batches from the "
+                       "changelog's tail)"),
+              std::string::npos)
+        << log;
+  }
+}
+
+TEST_F(LocalCheckpointRestart, PassesOverACorruptCheckpoint) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  RunAndKill(kafka);
+  const std::string path = CheckpointPath(dir_, "events.changelog", 0);
+  {
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(40);
+    file.put('\x7f');
+  }
+  const std::string log = RestartAndCheck(kafka);
+  EXPECT_NE(log.find("shard 0: its local checkpoint is unusable"), std::string::npos) << log;
+  EXPECT_NE(log.find("shard 1: taken over from its local checkpoint"), std::string::npos) << log;
+}
+
+TEST_F(LocalCheckpointRestart, PassesOverACheckpointOlderThanWhatTheChangelogKeeps) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  RunAndKill(kafka);
+  // Retention took the first record after the checkpoint's position (the batch it
+  // stands for); the snapshot written with that batch is still there.
+  auto checkpoint = ReadCheckpoint(dir_, "events.changelog", 0);
+  ASSERT_TRUE(checkpoint.ok() && checkpoint.value());
+  const int64_t after = (*checkpoint.value()).changelog_offset + 1;
+  ASSERT_TRUE(kafka.DeleteRecordsBefore("events.changelog", 0, after).ok());
+  const std::string log = RestartAndCheck(kafka);
+  EXPECT_NE(log.find("shard 0: its local checkpoint (changelog offset"), std::string::npos) << log;
+  EXPECT_EQ(log.find("shard 0: taken over from its local checkpoint"), std::string::npos) << log;
+  EXPECT_NE(log.find("shard 1: taken over from its local checkpoint"), std::string::npos) << log;
+}
+
+TEST_F(LocalCheckpointRestart, PassesOverACheckpointWrittenAgainstAnotherChangelog) {
+  {
+    std::unique_ptr<StrictKafka> first;
+    RunAndKill(NewCluster(first));
+  }
+  // A new cluster (or a changelog deleted and created again): offsets from the old
+  // one mean nothing here.
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance other(kafka, "other");
+  ASSERT_TRUE(RunUntil(kafka, {&other}, [&] { return other.RunsAll(kPartitions); })) << other.log();
+  Send(kafka, 0, 300);
+  other.StepAndCommit();
+  ASSERT_TRUE(other.Finish().empty());
+  const std::string log = RestartAndCheck(kafka);
+  EXPECT_EQ(log.find("taken over from its local checkpoint"), std::string::npos) << log;
+  EXPECT_NE(log.find("does not hold the batch of its local checkpoint"), std::string::npos) << log;
+}
+
+}  // namespace
+}  // namespace oncecount::service
