@@ -76,7 +76,7 @@ size_t ShardState::MakeRoomFor(size_t events) {
   return std::min(events, room);
 }
 
-void ShardState::NoteChanged(const std::string& name) {
+void ShardState::NoteChanged(const CounterEntry& entry) {
   if (!view_counters_) return;
   // Past as many changes as counters, a whole new copy costs less than the updates.
   if (view_dirty_.size() >= counters_.size()) {
@@ -84,7 +84,7 @@ void ShardState::NoteChanged(const std::string& name) {
     view_dirty_.clear();
     return;
   }
-  view_dirty_.push_back(name);
+  view_dirty_.push_back(&entry);
 }
 
 std::shared_ptr<const CounterSnapshot> ShardState::CounterView() const {
@@ -93,10 +93,7 @@ std::shared_ptr<const CounterSnapshot> ShardState::CounterView() const {
   } else if (!view_dirty_.empty()) {
     std::vector<CounterValue> updates;
     updates.reserve(view_dirty_.size());
-    for (std::string& name : view_dirty_) {
-      const int64_t value = counters_.at(name);
-      updates.push_back({std::move(name), value});
-    }
+    for (const CounterEntry* entry : view_dirty_) updates.push_back({entry->first, entry->second});
     view_counters_ =
         std::make_shared<const CounterSnapshot>(view_counters_->With(std::move(updates)));
   }
@@ -107,7 +104,7 @@ std::shared_ptr<const CounterSnapshot> ShardState::CounterView() const {
 void ShardState::CutBatch() {
   if (!has_pending_) return;
   closed_batches_.push_back(OpenBatch());
-  for (const changelog::CounterUpdate& c : closed_batches_.back().counters) NoteChanged(c.name);
+  for (const CounterEntry* entry : pending_counters_) NoteChanged(*entry);
   pending_segments_.clear();
   pending_counters_.clear();
   pending_stats_ = {};
@@ -122,8 +119,8 @@ changelog::BatchRecord ShardState::OpenBatch() const {
   batch.input_to = position_;
   batch.segments = pending_segments_;
   batch.counters.reserve(pending_counters_.size());
-  for (const std::string& name : pending_counters_) {
-    batch.counters.push_back({name, counters_.at(name)});
+  for (const CounterEntry* entry : pending_counters_) {
+    batch.counters.push_back({entry->first, entry->second});
   }
   std::sort(batch.counters.begin(), batch.counters.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
@@ -169,7 +166,7 @@ Decision ShardState::Conclude(event::IncrementEvent& event, filter::Verdict verd
     return {Outcome::kDeadLetter, event::DlqReason::kOverflow};
   }
   it->second = *sum;
-  if (pending_counters_.insert(it->first).second) {
+  if (pending_counters_.insert(&*it).second) {
     pending_bytes_ += changelog::CounterUpdateBytes(it->first.size());
   }
   ++pending_stats_.applied;
@@ -282,8 +279,7 @@ void ShardState::Replay(const changelog::BatchRecord& batch) {
     filter_->TestAndInsertBatch(scratch_hashes_, scratch_verdicts_);
   }
   for (const changelog::CounterUpdate& c : batch.counters) {
-    counters_[c.name] = c.value;
-    NoteChanged(c.name);
+    NoteChanged(*counters_.insert_or_assign(c.name, c.value).first);
   }
   stats_.Add(batch.stats);
   position_ = batch.input_to;

@@ -161,6 +161,9 @@ class ShardState {
                                             FilterDetail detail = FilterDetail::kRefresh) const;
 
  private:
+  using Counters = std::unordered_map<std::string, int64_t>;
+  using CounterEntry = Counters::value_type;
+
   // The body of a snapshot, after its envelope (magic, version, codec, checksum).
   static filter::Result<std::unique_ptr<ShardState>> FromSnapshotBody(std::string_view body);
   ShardState(int32_t partition, std::unique_ptr<filter::DedupFilter> filter);
@@ -178,7 +181,7 @@ class ShardState {
   bool has_pending() const { return has_pending_ || !closed_batches_.empty(); }
   changelog::ShardStats PendingStats() const;
   // Remembers that a counter changed since the last view.
-  void NoteChanged(const std::string& name);
+  void NoteChanged(const CounterEntry& entry);
   std::shared_ptr<const CounterSnapshot> CounterView() const;
   // Applies messages that fit in the open batch.
   void ApplyFitting(std::span<const InputMessage> messages, filter::Millis wall,
@@ -193,7 +196,9 @@ class ShardState {
   int32_t partition_;
   std::unique_ptr<filter::DedupFilter> filter_;
   event::EventParser parser_;
-  std::unordered_map<std::string, int64_t> counters_;
+  // Entries are never erased once they have been noted (pending_counters_,
+  // view_dirty_), so those may point at them.
+  Counters counters_;
   int64_t position_ = kUnknownOffset;
   uint64_t epoch_ = 0;
   uint64_t claim_ = 0;
@@ -211,7 +216,7 @@ class ShardState {
   std::vector<changelog::BatchRecord> closed_batches_;
   int64_t pending_from_ = kUnknownOffset;
   std::vector<changelog::FilterSegment> pending_segments_;
-  std::unordered_set<std::string> pending_counters_;
+  std::unordered_set<const CounterEntry*> pending_counters_;
   changelog::ShardStats pending_stats_;
   size_t pending_bytes_ = changelog::kBatchRecordFixedBytes;  // the open batch, encoded
   size_t pending_events_ = 0;
@@ -223,7 +228,7 @@ class ShardState {
   // view is made (CounterView); null: the next view copies every counter. Owner
   // thread only; MakeView is const for its callers, so these are mutable.
   mutable std::shared_ptr<const CounterSnapshot> view_counters_;
-  mutable std::vector<std::string> view_dirty_;
+  mutable std::vector<const CounterEntry*> view_dirty_;
 
   // ApplyAll's scratch space, kept between calls.
   std::vector<event::IncrementEvent> scratch_events_;
