@@ -7,7 +7,7 @@
 namespace oncecount::shard {
 namespace {
 
-bool ByName(const CounterValue& a, const CounterValue& b) {
+bool ByName(const CounterRef& a, const CounterRef& b) {
   return a.name < b.name;
 }
 
@@ -23,17 +23,47 @@ bool HasPrefix(std::string_view name, std::string_view prefix) {
 
 }  // namespace
 
-CounterSnapshot CounterSnapshot::FromMap(const std::unordered_map<std::string, int64_t>& live) {
-  std::vector<CounterValue> sorted;
-  sorted.reserve(live.size());
-  for (const auto& [name, value] : live) sorted.push_back({name, value});
-  std::sort(sorted.begin(), sorted.end(), ByName);
+CounterSnapshot CounterSnapshot::From(std::vector<CounterRef> counters) {
+  std::sort(counters.begin(), counters.end(), ByName);
   CounterSnapshot out;
-  out.AppendChunks(std::move(sorted));
+  out.AppendChunks(counters);
   return out;
 }
 
-void CounterSnapshot::AppendChunks(std::vector<CounterValue>&& sorted) {
+CounterSnapshot CounterSnapshot::FromMap(const std::unordered_map<std::string, int64_t>& live) {
+  std::vector<CounterRef> all;
+  all.reserve(live.size());
+  for (const auto& [name, value] : live) all.push_back({name, value});
+  return From(std::move(all));
+}
+
+size_t CounterSnapshot::Names::LowerBound(std::string_view name) const {
+  size_t lo = 0, hi = size();
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if ((*this)[mid] < name) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+size_t CounterSnapshot::Names::UpperBound(std::string_view name) const {
+  size_t lo = 0, hi = size();
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if ((*this)[mid] <= name) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+void CounterSnapshot::AppendChunks(const std::vector<CounterRef>& sorted) {
   const size_t n = sorted.size();
   if (n == 0) return;
   // Up to 2 x kChunk names stay one chunk (an updated chunk that gained a few names
@@ -42,12 +72,16 @@ void CounterSnapshot::AppendChunks(std::vector<CounterValue>&& sorted) {
   size_t from = 0;
   for (size_t p = 0; p < parts; ++p) {
     const size_t to = n * (p + 1) / parts;
-    auto names = std::make_shared<std::vector<std::string>>();
+    auto names = std::make_shared<Names>();
     Chunk chunk;
-    names->reserve(to - from);
+    size_t bytes = 0;
+    for (size_t i = from; i < to; ++i) bytes += sorted[i].name.size();
+    names->bytes.reserve(bytes);
+    names->ends.reserve(to - from);
     chunk.values.reserve(to - from);
     for (size_t i = from; i < to; ++i) {
-      names->push_back(std::move(sorted[i].name));
+      names->bytes.append(sorted[i].name);
+      names->ends.push_back(static_cast<uint32_t>(names->bytes.size()));
       chunk.values.push_back(sorted[i].value);
     }
     chunk.names = std::move(names);
@@ -57,19 +91,19 @@ void CounterSnapshot::AppendChunks(std::vector<CounterValue>&& sorted) {
   size_ += n;
 }
 
-void CounterSnapshot::AppendUpdated(const ChunkPtr& old, const CounterValue* from,
-                                    const CounterValue* to) {
-  const std::vector<std::string>& names = *old->names;
+void CounterSnapshot::AppendUpdated(const ChunkPtr& old, const CounterRef* from,
+                                    const CounterRef* to) {
+  const Names& names = *old->names;
   Chunk updated;
   updated.values = old->values;
   bool new_names = false;
-  for (const CounterValue* u = from; u != to; ++u) {
-    const auto it = std::lower_bound(names.begin(), names.end(), u->name);
-    if (it == names.end() || *it != u->name) {
+  for (const CounterRef* u = from; u != to; ++u) {
+    const size_t at = names.LowerBound(u->name);
+    if (at == names.size() || names[at] != u->name) {
       new_names = true;
       break;
     }
-    updated.values[static_cast<size_t>(it - names.begin())] = u->value;
+    updated.values[at] = u->value;
   }
   if (!new_names) {
     // The common case: known counters changed. Share the names, copy the values.
@@ -78,10 +112,10 @@ void CounterSnapshot::AppendUpdated(const ChunkPtr& old, const CounterValue* fro
     chunks_.push_back(std::make_shared<const Chunk>(std::move(updated)));
     return;
   }
-  std::vector<CounterValue> merged;
+  std::vector<CounterRef> merged;
   merged.reserve(names.size() + static_cast<size_t>(to - from));
   size_t i = 0;
-  for (const CounterValue* u = from; u != to; ++u) {
+  for (const CounterRef* u = from; u != to; ++u) {
     while (i < names.size() && names[i] < u->name) {
       merged.push_back({names[i], old->values[i]});
       ++i;
@@ -90,35 +124,35 @@ void CounterSnapshot::AppendUpdated(const ChunkPtr& old, const CounterValue* fro
     merged.push_back(*u);
   }
   for (; i < names.size(); ++i) merged.push_back({names[i], old->values[i]});
-  AppendChunks(std::move(merged));
+  AppendChunks(merged);
 }
 
-CounterSnapshot CounterSnapshot::With(std::vector<CounterValue> updates) const {
+CounterSnapshot CounterSnapshot::With(std::vector<CounterRef> updates) const {
   std::stable_sort(updates.begin(), updates.end(), ByName);
   // A name given twice keeps its last value.
-  std::vector<CounterValue> unique;
-  unique.reserve(updates.size());
-  for (CounterValue& u : updates) {
-    if (!unique.empty() && unique.back().name == u.name) {
-      unique.back().value = u.value;
+  size_t unique = 0;
+  for (const CounterRef& u : updates) {
+    if (unique > 0 && updates[unique - 1].name == u.name) {
+      updates[unique - 1].value = u.value;
     } else {
-      unique.push_back(std::move(u));
+      updates[unique++] = u;
     }
   }
+  updates.resize(unique);
   CounterSnapshot out;
   if (chunks_.empty()) {
-    out.AppendChunks(std::move(unique));
+    out.AppendChunks(updates);
     return out;
   }
   out.chunks_.reserve(chunks_.size() + 1);
-  const CounterValue* u = unique.data();
-  const CounterValue* const end = u + unique.size();
+  const CounterRef* u = updates.data();
+  const CounterRef* const end = u + updates.size();
   for (size_t i = 0; i < chunks_.size(); ++i) {
     // Names up to this chunk's last (and, for the last chunk, any later) go in it.
-    const CounterValue* stop = end;
+    const CounterRef* stop = end;
     if (i + 1 < chunks_.size()) {
-      const std::string& last = chunks_[i]->names->back();
-      stop = std::partition_point(u, end, [&](const CounterValue& c) { return c.name <= last; });
+      const std::string_view last = chunks_[i]->names->back();
+      stop = std::partition_point(u, end, [&](const CounterRef& c) { return c.name <= last; });
     }
     if (stop == u) {
       out.chunks_.push_back(chunks_[i]);
@@ -132,30 +166,18 @@ CounterSnapshot CounterSnapshot::With(std::vector<CounterValue> updates) const {
 }
 
 CounterSnapshot::Cursor CounterSnapshot::LowerBound(std::string_view name) const {
-  const auto chunk = std::partition_point(chunks_.begin(), chunks_.end(), [&](const ChunkPtr& c) {
-    return std::string_view(c->names->back()) < name;
-  });
+  const auto chunk = std::partition_point(
+      chunks_.begin(), chunks_.end(), [&](const ChunkPtr& c) { return c->names->back() < name; });
   Cursor c{static_cast<size_t>(chunk - chunks_.begin()), 0};
-  if (AtEnd(c)) return c;
-  const std::vector<std::string>& names = *chunks_[c.chunk]->names;
-  c.index = static_cast<size_t>(
-      std::lower_bound(names.begin(), names.end(), name,
-                       [](const std::string& a, std::string_view b) { return a < b; }) -
-      names.begin());
+  if (!AtEnd(c)) c.index = chunks_[c.chunk]->names->LowerBound(name);
   return c;
 }
 
 CounterSnapshot::Cursor CounterSnapshot::UpperBound(std::string_view name) const {
-  const auto chunk = std::partition_point(chunks_.begin(), chunks_.end(), [&](const ChunkPtr& c) {
-    return std::string_view(c->names->back()) <= name;
-  });
+  const auto chunk = std::partition_point(
+      chunks_.begin(), chunks_.end(), [&](const ChunkPtr& c) { return c->names->back() <= name; });
   Cursor c{static_cast<size_t>(chunk - chunks_.begin()), 0};
-  if (AtEnd(c)) return c;
-  const std::vector<std::string>& names = *chunks_[c.chunk]->names;
-  c.index = static_cast<size_t>(
-      std::upper_bound(names.begin(), names.end(), name,
-                       [](std::string_view a, const std::string& b) { return a < b; }) -
-      names.begin());
+  if (!AtEnd(c)) c.index = chunks_[c.chunk]->names->UpperBound(name);
   return c;
 }
 
@@ -179,7 +201,7 @@ void CounterSnapshot::Next(Cursor& c) const {
 std::vector<CounterValue> CounterSnapshot::counters() const {
   std::vector<CounterValue> all;
   all.reserve(size_);
-  for (Cursor c; !AtEnd(c); Next(c)) all.push_back({NameAt(c), ValueAt(c)});
+  for (Cursor c; !AtEnd(c); Next(c)) all.push_back({std::string(NameAt(c)), ValueAt(c)});
   return all;
 }
 
@@ -231,18 +253,18 @@ CounterPage CounterSnapshot::ListAcross(const std::vector<const CounterSnapshot*
   CounterPage page;
   while (true) {
     // The smallest name any shard is at, summed over the shards that hold it.
-    const std::string* smallest = nullptr;
+    std::optional<std::string_view> smallest;
     for (const Reader& r : readers) {
-      if (r.Live(prefix) && (smallest == nullptr || r.snapshot->NameAt(r.at) < *smallest)) {
-        smallest = &r.snapshot->NameAt(r.at);
+      if (r.Live(prefix) && (!smallest || r.snapshot->NameAt(r.at) < *smallest)) {
+        smallest = r.snapshot->NameAt(r.at);
       }
     }
-    if (smallest == nullptr) break;
+    if (!smallest) break;
     if (page.counters.size() == limit) {
       if (!page.counters.empty()) page.next = page.counters.back().name;
       break;
     }
-    CounterValue c{*smallest, 0};
+    CounterValue c{std::string(*smallest), 0};
     for (Reader& r : readers) {
       if (r.Live(prefix) && r.snapshot->NameAt(r.at) == c.name) {
         c.value = SaturatingAdd(c.value, r.snapshot->ValueAt(r.at));
@@ -271,15 +293,14 @@ size_t CounterSnapshot::DistinctNames(const std::vector<CountersPtr>& shards) {
   std::vector<Cursor> at(present.size());
   size_t distinct = 0;
   while (true) {
-    const std::string* smallest = nullptr;
+    std::optional<std::string_view> smallest;
     for (size_t i = 0; i < present.size(); ++i) {
-      if (!present[i]->AtEnd(at[i]) &&
-          (smallest == nullptr || present[i]->NameAt(at[i]) < *smallest)) {
-        smallest = &present[i]->NameAt(at[i]);
+      if (!present[i]->AtEnd(at[i]) && (!smallest || present[i]->NameAt(at[i]) < *smallest)) {
+        smallest = present[i]->NameAt(at[i]);
       }
     }
-    if (smallest == nullptr) return distinct;
-    const std::string& name = *smallest;  // chunks are immutable: it outlives Next
+    if (!smallest) return distinct;
+    const std::string_view name = *smallest;  // chunks are immutable: it outlives Next
     ++distinct;
     for (size_t i = 0; i < present.size(); ++i) {
       if (!present[i]->AtEnd(at[i]) && present[i]->NameAt(at[i]) == name) present[i]->Next(at[i]);

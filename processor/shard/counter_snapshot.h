@@ -12,7 +12,9 @@
 // names, and the new snapshot shares every chunk the commit did not touch; a touched
 // chunk whose names did not change shares its names too and copies only its values.
 // Publishing costs O(chunks + touched chunks x kChunk) integers, not a copy and sort
-// of every counter.
+// of every counter. A chunk's names are packed in one buffer (one allocation per
+// chunk, not per name), so a touched chunk that gained names is copied with a few
+// memcpy calls.
 //
 // Thread-safety: immutable once built; share it freely across threads.
 #pragma once
@@ -35,6 +37,12 @@ struct CounterValue {
   friend bool operator==(const CounterValue&, const CounterValue&) = default;
 };
 
+// A counter by reference: the name lives elsewhere, for as long as the call.
+struct CounterRef {
+  std::string_view name;
+  int64_t value = 0;
+};
+
 struct CounterPage {
   std::vector<CounterValue> counters;
   std::optional<std::string> next;  // pass as `after` for the next page; nullopt: done
@@ -49,11 +57,12 @@ class CounterSnapshot {
   static constexpr size_t kChunk = 256;
 
   CounterSnapshot() = default;
-  // From a shard's live counters (any order).
+  // From counters with distinct names, in any order (the names are copied).
+  static CounterSnapshot From(std::vector<CounterRef> counters);
   static CounterSnapshot FromMap(const std::unordered_map<std::string, int64_t>& live);
   // This snapshot with `updates` applied: new values of existing names, and new
-  // names. Any order; a name given twice takes its last value.
-  CounterSnapshot With(std::vector<CounterValue> updates) const;
+  // names (copied). Any order; a name given twice takes its last value.
+  CounterSnapshot With(std::vector<CounterRef> updates) const;
 
   std::optional<int64_t> Find(std::string_view name) const;
   // Up to `limit` counters whose names start with `prefix` and sort after `after`.
@@ -78,9 +87,22 @@ class CounterSnapshot {
   static size_t ChunkCount(const CounterSnapshot& s) { return s.chunks_.size(); }
 
  private:
+  // A chunk's names, sorted, unique and non-empty, packed one after the other.
+  struct Names {
+    std::string bytes;
+    std::vector<uint32_t> ends;  // name i is bytes[ends[i - 1], ends[i])
+    size_t size() const { return ends.size(); }
+    std::string_view operator[](size_t i) const {
+      const uint32_t from = i == 0 ? 0 : ends[i - 1];
+      return std::string_view(bytes).substr(from, ends[i] - from);
+    }
+    std::string_view back() const { return (*this)[size() - 1]; }
+    size_t LowerBound(std::string_view name) const;  // the first index whose name >= name
+    size_t UpperBound(std::string_view name) const;  // the first index whose name > name
+  };
   struct Chunk {
-    std::shared_ptr<const std::vector<std::string>> names;  // sorted, unique, non-empty
-    std::vector<int64_t> values;                            // values[i] is names[i]'s
+    std::shared_ptr<const Names> names;
+    std::vector<int64_t> values;  // values[i] is names[i]'s
   };
   using ChunkPtr = std::shared_ptr<const Chunk>;
 
@@ -94,7 +116,7 @@ class CounterSnapshot {
   // The first name that starts with `prefix` and sorts after `after`.
   Cursor Start(std::string_view prefix, std::optional<std::string_view> after) const;
   bool AtEnd(const Cursor& c) const { return c.chunk >= chunks_.size(); }
-  const std::string& NameAt(const Cursor& c) const { return (*chunks_[c.chunk]->names)[c.index]; }
+  std::string_view NameAt(const Cursor& c) const { return (*chunks_[c.chunk]->names)[c.index]; }
   int64_t ValueAt(const Cursor& c) const { return chunks_[c.chunk]->values[c.index]; }
   void Next(Cursor& c) const;
   static CounterPage ListAcross(const std::vector<const CounterSnapshot*>& shards,
@@ -102,9 +124,9 @@ class CounterSnapshot {
                                 std::optional<std::string_view> after);
 
   // Appends chunks holding `sorted` (by name, unique), split to kChunk names.
-  void AppendChunks(std::vector<CounterValue>&& sorted);
+  void AppendChunks(const std::vector<CounterRef>& sorted);
   // Appends `old` with the `updates` that fall in it applied (sorted, unique).
-  void AppendUpdated(const ChunkPtr& old, const CounterValue* from, const CounterValue* to);
+  void AppendUpdated(const ChunkPtr& old, const CounterRef* from, const CounterRef* to);
 
   std::vector<ChunkPtr> chunks_;  // chunk i's names all sort before chunk i+1's
   size_t size_ = 0;

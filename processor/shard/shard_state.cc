@@ -76,7 +76,7 @@ size_t ShardState::MakeRoomFor(size_t events) {
   return std::min(events, room);
 }
 
-void ShardState::NoteChanged(const CounterEntry& entry) {
+void ShardState::NoteChanged(CounterTable::Index counter) {
   if (!view_counters_) return;
   // Past as many changes as counters, a whole new copy costs less than the updates.
   if (view_dirty_.size() >= counters_.size()) {
@@ -84,16 +84,21 @@ void ShardState::NoteChanged(const CounterEntry& entry) {
     view_dirty_.clear();
     return;
   }
-  view_dirty_.push_back(&entry);
+  view_dirty_.push_back(counter);
 }
 
 std::shared_ptr<const CounterSnapshot> ShardState::CounterView() const {
   if (!view_counters_) {
-    view_counters_ = std::make_shared<const CounterSnapshot>(CounterSnapshot::FromMap(counters_));
+    std::vector<CounterRef> all;
+    all.reserve(counters_.size());
+    for (const CounterTable::Entry& e : counters_) all.push_back({e.name, e.value});
+    view_counters_ = std::make_shared<const CounterSnapshot>(CounterSnapshot::From(std::move(all)));
   } else if (!view_dirty_.empty()) {
-    std::vector<CounterValue> updates;
+    std::vector<CounterRef> updates;
     updates.reserve(view_dirty_.size());
-    for (const CounterEntry* entry : view_dirty_) updates.push_back({entry->first, entry->second});
+    for (const CounterTable::Index i : view_dirty_) {
+      updates.push_back({counters_[i].name, counters_[i].value});
+    }
     view_counters_ =
         std::make_shared<const CounterSnapshot>(view_counters_->With(std::move(updates)));
   }
@@ -104,9 +109,13 @@ std::shared_ptr<const CounterSnapshot> ShardState::CounterView() const {
 void ShardState::CutBatch() {
   if (!has_pending_) return;
   closed_batches_.push_back(OpenBatch());
-  for (const CounterEntry* entry : pending_counters_) NoteChanged(*entry);
+  for (const CounterTable::Index i : pending_counters_) NoteChanged(i);
   pending_segments_.clear();
   pending_counters_.clear();
+  if (++batch_mark_ == 0) {  // wrapped: no entry may keep a mark the next batches use
+    counters_.ClearMarks();
+    batch_mark_ = 1;
+  }
   pending_stats_ = {};
   pending_bytes_ = changelog::kBatchRecordFixedBytes;
   has_pending_ = false;
@@ -119,11 +128,9 @@ changelog::BatchRecord ShardState::OpenBatch() const {
   batch.input_to = position_;
   batch.segments = pending_segments_;
   batch.counters.reserve(pending_counters_.size());
-  for (const CounterEntry* entry : pending_counters_) {
-    batch.counters.push_back({entry->first, entry->second});
+  for (const CounterTable::Index i : pending_counters_) {
+    batch.counters.push_back({counters_[i].name, counters_[i].value});
   }
-  std::sort(batch.counters.begin(), batch.counters.end(),
-            [](const auto& a, const auto& b) { return a.name < b.name; });
   batch.stats = pending_stats_;
   return batch;
 }
@@ -158,16 +165,19 @@ Decision ShardState::Conclude(event::IncrementEvent& event, filter::Verdict verd
     if (verdict == filter::Verdict::kDuplicateNearEdge) ++pending_stats_.near_edge_duplicates;
     return {Outcome::kDuplicate, {}};
   }
-  auto [it, inserted] = counters_.try_emplace(std::move(event.counter), 0);
-  const std::optional<int64_t> sum = event::AddWithoutOverflow(it->second, event.delta);
+  // A new counter starts at 0, which no delta overflows: an overflow leaves no entry.
+  const CounterTable::Index i = counters_.FindOrInsert(std::move(event.counter)).first;
+  CounterTable::Entry& counter = counters_[i];
+  const std::optional<int64_t> sum = event::AddWithoutOverflow(counter.value, event.delta);
   if (!sum) {
-    if (inserted) counters_.erase(it);
     ++pending_stats_.dead_lettered[static_cast<size_t>(event::DlqReason::kOverflow)];
     return {Outcome::kDeadLetter, event::DlqReason::kOverflow};
   }
-  it->second = *sum;
-  if (pending_counters_.insert(&*it).second) {
-    pending_bytes_ += changelog::CounterUpdateBytes(it->first.size());
+  counter.value = *sum;
+  if (counter.mark != batch_mark_) {
+    counter.mark = batch_mark_;
+    pending_counters_.push_back(i);
+    pending_bytes_ += changelog::CounterUpdateBytes(counter.name.size());
   }
   ++pending_stats_.applied;
   return {Outcome::kApplied, {}};
@@ -279,7 +289,7 @@ void ShardState::Replay(const changelog::BatchRecord& batch) {
     filter_->TestAndInsertBatch(scratch_hashes_, scratch_verdicts_);
   }
   for (const changelog::CounterUpdate& c : batch.counters) {
-    NoteChanged(*counters_.insert_or_assign(c.name, c.value).first);
+    NoteChanged(counters_.Assign(c.name, c.value));
   }
   stats_.Add(batch.stats);
   position_ = batch.input_to;
@@ -306,14 +316,14 @@ std::string ShardState::EncodeSnapshot(uint64_t epoch) const {
   b.U64(stats.duplicates);
   b.U64(stats.near_edge_duplicates);
   for (uint64_t n : stats.dead_lettered) b.U64(n);
-  std::vector<const std::pair<const std::string, int64_t>*> sorted;
+  std::vector<const CounterTable::Entry*> sorted;
   sorted.reserve(counters_.size());
-  for (const auto& entry : counters_) sorted.push_back(&entry);
-  std::sort(sorted.begin(), sorted.end(), [](auto* x, auto* y) { return x->first < y->first; });
+  for (const CounterTable::Entry& entry : counters_) sorted.push_back(&entry);
+  std::sort(sorted.begin(), sorted.end(), [](auto* x, auto* y) { return x->name < y->name; });
   b.U32(static_cast<uint32_t>(sorted.size()));
-  for (const auto* entry : sorted) {
-    b.Bytes(entry->first);
-    b.I64(entry->second);
+  for (const CounterTable::Entry* entry : sorted) {
+    b.Bytes(entry->name);
+    b.I64(entry->value);
   }
   std::string filter_state;
   filter_->Serialize(filter_state);
@@ -380,11 +390,11 @@ filter::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshotBody(std::st
   for (uint64_t& n : stats.dead_lettered) n = r.U64();
   const uint32_t count = r.U32();
   if (!r.ok() || count > r.remaining() / 12) return filter::Error{"shard snapshot: bad counters"};
-  std::unordered_map<std::string, int64_t> counters;
+  CounterTable counters;
   counters.reserve(count);
   for (uint32_t i = 0; i < count; ++i) {
-    std::string name(r.Bytes(event::kMaxCounterBytes));
-    counters[std::move(name)] = r.I64();
+    const std::string_view name = r.Bytes(event::kMaxCounterBytes);
+    counters.Assign(name, r.I64());
   }
   const std::string_view filter_state = r.Bytes(kMaxFilterStateBytes);
   if (!r.done()) return filter::Error{"shard snapshot: truncated or trailing bytes"};

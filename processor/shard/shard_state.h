@@ -36,14 +36,14 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
-#include <unordered_set>
+#include <vector>
 
 #include "processor/changelog/changelog_record.h"
 #include "processor/event/increment_event.h"
 #include "processor/filter/dedup_filter.h"
 #include "processor/filter/filter_factory.h"
 #include "processor/filter/result.h"
+#include "processor/shard/counter_table.h"
 #include "processor/shard/shard_view.h"
 
 namespace oncecount::shard {
@@ -149,7 +149,7 @@ class ShardState {
   const changelog::ShardStats& stats() const { return stats_; }
   const ClockStats& clock() const { return clock_; }
   const filter::DedupFilter& filter() const { return *filter_; }
-  const std::unordered_map<std::string, int64_t>& counters() const { return counters_; }
+  const CounterTable& counters() const { return counters_; }
 
   // A view of the state as of the last seal (call with no pending batch: right after
   // Seal, to publish once that batch is committed, or when idle); `base` supplies
@@ -161,9 +161,6 @@ class ShardState {
                                             FilterDetail detail = FilterDetail::kRefresh) const;
 
  private:
-  using Counters = std::unordered_map<std::string, int64_t>;
-  using CounterEntry = Counters::value_type;
-
   // The body of a snapshot, after its envelope (magic, version, codec, checksum).
   static filter::Result<std::unique_ptr<ShardState>> FromSnapshotBody(std::string_view body);
   ShardState(int32_t partition, std::unique_ptr<filter::DedupFilter> filter);
@@ -181,7 +178,7 @@ class ShardState {
   bool has_pending() const { return has_pending_ || !closed_batches_.empty(); }
   changelog::ShardStats PendingStats() const;
   // Remembers that a counter changed since the last view.
-  void NoteChanged(const CounterEntry& entry);
+  void NoteChanged(CounterTable::Index counter);
   std::shared_ptr<const CounterSnapshot> CounterView() const;
   // Applies messages that fit in the open batch.
   void ApplyFitting(std::span<const InputMessage> messages, filter::Millis wall,
@@ -196,9 +193,8 @@ class ShardState {
   int32_t partition_;
   std::unique_ptr<filter::DedupFilter> filter_;
   event::EventParser parser_;
-  // Entries are never erased once they have been noted (pending_counters_,
-  // view_dirty_), so those may point at them.
-  Counters counters_;
+  // An entry's mark is the batch_mark_ of the last open batch that touched it.
+  CounterTable counters_;
   int64_t position_ = kUnknownOffset;
   uint64_t epoch_ = 0;
   uint64_t claim_ = 0;
@@ -216,7 +212,8 @@ class ShardState {
   std::vector<changelog::BatchRecord> closed_batches_;
   int64_t pending_from_ = kUnknownOffset;
   std::vector<changelog::FilterSegment> pending_segments_;
-  std::unordered_set<const CounterEntry*> pending_counters_;
+  std::vector<CounterTable::Index> pending_counters_;  // each once, first touch first
+  uint32_t batch_mark_ = 1;                            // the open batch's
   changelog::ShardStats pending_stats_;
   size_t pending_bytes_ = changelog::kBatchRecordFixedBytes;  // the open batch, encoded
   size_t pending_events_ = 0;
@@ -228,7 +225,7 @@ class ShardState {
   // view is made (CounterView); null: the next view copies every counter. Owner
   // thread only; MakeView is const for its callers, so these are mutable.
   mutable std::shared_ptr<const CounterSnapshot> view_counters_;
-  mutable std::vector<const CounterEntry*> view_dirty_;
+  mutable std::vector<CounterTable::Index> view_dirty_;
 
   // ApplyAll's scratch space, kept between calls.
   std::vector<event::IncrementEvent> scratch_events_;

@@ -171,7 +171,7 @@ std::map<std::string, int64_t> CountsInChangelog(StrictKafka& kafka) {
                              /*claim_id=*/1);
     EXPECT_TRUE(restored.ok()) << "shard " << p << ": " << restored.error();
     if (!restored.ok()) continue;
-    for (const auto& [name, value] : restored.value().state->counters()) counts[name] += value;
+    for (const auto& c : restored.value().state->counters()) counts[c.name] += c.value;
   }
   return counts;
 }

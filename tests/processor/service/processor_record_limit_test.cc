@@ -90,7 +90,7 @@ std::map<std::string, int64_t> RestoredCounters(StrictKafka& kafka, std::string*
       *error = "shard " + std::to_string(p) + ": " + restored.error();
       continue;
     }
-    for (const auto& [name, value] : restored.value().state->counters()) counts[name] += value;
+    for (const auto& c : restored.value().state->counters()) counts[c.name] += c.value;
   }
   return counts;
 }

@@ -80,7 +80,9 @@ TEST(CounterSnapshot, AppliesUpdatesAndNewNamesAndEqualsASnapshotBuiltFromScratc
   updates.push_back({"z-last", 2});
   live["a-first"] = 1;
   live["z-last"] = 2;
-  const CounterSnapshot after = before.With(updates);
+  std::vector<CounterRef> refs;
+  for (const CounterValue& u : updates) refs.push_back({u.name, u.value});
+  const CounterSnapshot after = before.With(refs);
   EXPECT_EQ(after.counters(), CounterSnapshot::FromMap(live).counters());
   EXPECT_EQ(after.size(), live.size());
   EXPECT_EQ(after.Find("c000004"), live["c000004"]);
