@@ -71,6 +71,13 @@ class CounterSnapshot {
   size_t size() const { return size_; }
   // Every counter, by name (a copy: for tests and small snapshots).
   std::vector<CounterValue> counters() const;
+  // Calls visit(name, value) for every counter, by name.
+  template <class Visit>
+  void ForEach(Visit&& visit) const {
+    for (const ChunkPtr& chunk : chunks_) {
+      for (size_t i = 0; i < chunk->values.size(); ++i) visit((*chunk->names)[i], chunk->values[i]);
+    }
+  }
 
   // Across shards (null snapshots are skipped), summing per name. A sum that would
   // leave int64 saturates (shards reject updates that overflow their own counter,

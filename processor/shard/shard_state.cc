@@ -316,15 +316,21 @@ std::string ShardState::EncodeSnapshot(uint64_t epoch) const {
   b.U64(stats.duplicates);
   b.U64(stats.near_edge_duplicates);
   for (uint64_t n : stats.dead_lettered) b.U64(n);
-  std::vector<const CounterTable::Entry*> sorted;
-  sorted.reserve(counters_.size());
-  for (const CounterTable::Entry& entry : counters_) sorted.push_back(&entry);
-  std::sort(sorted.begin(), sorted.end(), [](auto* x, auto* y) { return x->name < y->name; });
-  b.U32(static_cast<uint32_t>(sorted.size()));
-  for (const CounterTable::Entry* entry : sorted) {
-    b.Bytes(entry->name);
-    b.I64(entry->value);
+  // The published view's counters are sorted already: with the pending batch's
+  // counters (none right after Seal) on top, they are the snapshot's.
+  std::shared_ptr<const CounterSnapshot> counters = CounterView();
+  if (!pending_counters_.empty()) {
+    std::vector<CounterRef> pending;
+    for (const CounterTable::Index i : pending_counters_) {
+      pending.push_back({counters_[i].name, counters_[i].value});
+    }
+    counters = std::make_shared<const CounterSnapshot>(counters->With(std::move(pending)));
   }
+  b.U32(static_cast<uint32_t>(counters->size()));
+  counters->ForEach([&b](std::string_view name, int64_t value) {
+    b.Bytes(name);
+    b.I64(value);
+  });
   std::string filter_state;
   filter_->Serialize(filter_state);
   b.Bytes(filter_state);
