@@ -27,6 +27,7 @@ CounterSnapshot CounterSnapshot::From(std::vector<CounterRef> counters) {
   std::sort(counters.begin(), counters.end(), ByName);
   CounterSnapshot out;
   out.AppendChunks(counters);
+  out.size_ = out.base_size_;
   return out;
 }
 
@@ -63,6 +64,23 @@ size_t CounterSnapshot::Names::UpperBound(std::string_view name) const {
   return lo;
 }
 
+CounterSnapshot::ChunkPtr CounterSnapshot::MakeChunk(const CounterRef* from, const CounterRef* to) {
+  auto names = std::make_shared<Names>();
+  Chunk chunk;
+  size_t bytes = 0;
+  for (const CounterRef* c = from; c != to; ++c) bytes += c->name.size();
+  names->bytes.reserve(bytes);
+  names->ends.reserve(static_cast<size_t>(to - from));
+  chunk.values.reserve(static_cast<size_t>(to - from));
+  for (const CounterRef* c = from; c != to; ++c) {
+    names->bytes.append(c->name);
+    names->ends.push_back(static_cast<uint32_t>(names->bytes.size()));
+    chunk.values.push_back(c->value);
+  }
+  chunk.names = std::move(names);
+  return std::make_shared<const Chunk>(std::move(chunk));
+}
+
 void CounterSnapshot::AppendChunks(const std::vector<CounterRef>& sorted) {
   const size_t n = sorted.size();
   if (n == 0) return;
@@ -72,23 +90,10 @@ void CounterSnapshot::AppendChunks(const std::vector<CounterRef>& sorted) {
   size_t from = 0;
   for (size_t p = 0; p < parts; ++p) {
     const size_t to = n * (p + 1) / parts;
-    auto names = std::make_shared<Names>();
-    Chunk chunk;
-    size_t bytes = 0;
-    for (size_t i = from; i < to; ++i) bytes += sorted[i].name.size();
-    names->bytes.reserve(bytes);
-    names->ends.reserve(to - from);
-    chunk.values.reserve(to - from);
-    for (size_t i = from; i < to; ++i) {
-      names->bytes.append(sorted[i].name);
-      names->ends.push_back(static_cast<uint32_t>(names->bytes.size()));
-      chunk.values.push_back(sorted[i].value);
-    }
-    chunk.names = std::move(names);
-    chunks_.push_back(std::make_shared<const Chunk>(std::move(chunk)));
+    chunks_.push_back(MakeChunk(sorted.data() + from, sorted.data() + to));
     from = to;
   }
-  size_ += n;
+  base_size_ += n;
 }
 
 void CounterSnapshot::AppendUpdated(const ChunkPtr& old, const CounterRef* from,
@@ -108,7 +113,7 @@ void CounterSnapshot::AppendUpdated(const ChunkPtr& old, const CounterRef* from,
   if (!new_names) {
     // The common case: known counters changed. Share the names, copy the values.
     updated.names = old->names;
-    size_ += names.size();
+    base_size_ += names.size();
     chunks_.push_back(std::make_shared<const Chunk>(std::move(updated)));
     return;
   }
@@ -127,7 +132,8 @@ void CounterSnapshot::AppendUpdated(const ChunkPtr& old, const CounterRef* from,
   AppendChunks(merged);
 }
 
-CounterSnapshot CounterSnapshot::With(std::vector<CounterRef> updates) const {
+CounterSnapshot CounterSnapshot::With(std::vector<CounterRef> updates,
+                                      std::optional<size_t> new_names) const {
   std::stable_sort(updates.begin(), updates.end(), ByName);
   // A name given twice keeps its last value.
   size_t unique = 0;
@@ -139,14 +145,42 @@ CounterSnapshot CounterSnapshot::With(std::vector<CounterRef> updates) const {
     }
   }
   updates.resize(unique);
+  // The recent run with the updates merged in (they win), and how many names are new.
+  std::vector<CounterRef> run;
+  run.reserve(RecentSize() + updates.size());
+  size_t added = 0;
+  size_t i = 0;
+  for (const CounterRef& u : updates) {
+    for (; i < RecentSize() && RecentName(i) < u.name; ++i) {
+      run.push_back({RecentName(i), recent_->values[i]});
+    }
+    if (i < RecentSize() && RecentName(i) == u.name) {
+      ++i;
+    } else if (!new_names && !BaseHas(u.name)) {
+      ++added;
+    }
+    run.push_back(u);
+  }
+  for (; i < RecentSize(); ++i) run.push_back({RecentName(i), recent_->values[i]});
+  if (run.size() > std::max(kChunk, base_size_ / kFoldFraction)) return Fold(run);
+  CounterSnapshot out;
+  out.chunks_ = chunks_;
+  out.base_size_ = base_size_;
+  if (!run.empty()) out.recent_ = MakeChunk(run.data(), run.data() + run.size());
+  out.size_ = size_ + new_names.value_or(added);
+  return out;
+}
+
+CounterSnapshot CounterSnapshot::Fold(const std::vector<CounterRef>& sorted) const {
   CounterSnapshot out;
   if (chunks_.empty()) {
-    out.AppendChunks(updates);
+    out.AppendChunks(sorted);
+    out.size_ = out.base_size_;
     return out;
   }
   out.chunks_.reserve(chunks_.size() + 1);
-  const CounterRef* u = updates.data();
-  const CounterRef* const end = u + updates.size();
+  const CounterRef* u = sorted.data();
+  const CounterRef* const end = u + sorted.size();
   for (size_t i = 0; i < chunks_.size(); ++i) {
     // Names up to this chunk's last (and, for the last chunk, any later) go in it.
     const CounterRef* stop = end;
@@ -156,46 +190,69 @@ CounterSnapshot CounterSnapshot::With(std::vector<CounterRef> updates) const {
     }
     if (stop == u) {
       out.chunks_.push_back(chunks_[i]);
-      out.size_ += chunks_[i]->names->size();
+      out.base_size_ += chunks_[i]->names->size();
     } else {
       out.AppendUpdated(chunks_[i], u, stop);
     }
     u = stop;
   }
+  out.size_ = out.base_size_;
   return out;
 }
 
-CounterSnapshot::Cursor CounterSnapshot::LowerBound(std::string_view name) const {
+CounterSnapshot::BasePosition CounterSnapshot::BaseLowerBound(std::string_view name) const {
   const auto chunk = std::partition_point(
       chunks_.begin(), chunks_.end(), [&](const ChunkPtr& c) { return c->names->back() < name; });
-  Cursor c{static_cast<size_t>(chunk - chunks_.begin()), 0};
-  if (!AtEnd(c)) c.index = chunks_[c.chunk]->names->LowerBound(name);
-  return c;
+  BasePosition p{static_cast<size_t>(chunk - chunks_.begin()), 0};
+  if (!BaseAtEnd(p)) p.index = chunks_[p.chunk]->names->LowerBound(name);
+  return p;
 }
 
-CounterSnapshot::Cursor CounterSnapshot::UpperBound(std::string_view name) const {
+CounterSnapshot::BasePosition CounterSnapshot::BaseUpperBound(std::string_view name) const {
   const auto chunk = std::partition_point(
       chunks_.begin(), chunks_.end(), [&](const ChunkPtr& c) { return c->names->back() <= name; });
-  Cursor c{static_cast<size_t>(chunk - chunks_.begin()), 0};
-  if (!AtEnd(c)) c.index = chunks_[c.chunk]->names->UpperBound(name);
-  return c;
+  BasePosition p{static_cast<size_t>(chunk - chunks_.begin()), 0};
+  if (!BaseAtEnd(p)) p.index = chunks_[p.chunk]->names->UpperBound(name);
+  return p;
+}
+
+bool CounterSnapshot::BaseHas(std::string_view name) const {
+  const BasePosition p = BaseLowerBound(name);
+  return !BaseAtEnd(p) && BaseName(p) == name;
 }
 
 CounterSnapshot::Cursor CounterSnapshot::Start(std::string_view prefix,
                                                std::optional<std::string_view> after) const {
-  Cursor c = LowerBound(prefix);
+  Cursor c{BaseLowerBound(prefix), recent_ ? recent_->names->LowerBound(prefix) : 0};
   if (after) {
-    const Cursor past = UpperBound(*after);
-    if (std::pair(past.chunk, past.index) > std::pair(c.chunk, c.index)) c = past;
+    const BasePosition past = BaseUpperBound(*after);
+    if (std::pair(past.chunk, past.index) > std::pair(c.base.chunk, c.base.index)) c.base = past;
+    if (recent_) c.recent = std::max(c.recent, recent_->names->UpperBound(*after));
   }
   return c;
 }
 
-void CounterSnapshot::Next(Cursor& c) const {
-  if (++c.index == chunks_[c.chunk]->names->size()) {
-    ++c.chunk;
-    c.index = 0;
+std::string_view CounterSnapshot::NameAt(const Cursor& c) const {
+  if (c.recent >= RecentSize()) return BaseName(c.base);
+  if (BaseAtEnd(c.base)) return RecentName(c.recent);
+  return std::min(BaseName(c.base), RecentName(c.recent));
+}
+
+int64_t CounterSnapshot::ValueAt(const Cursor& c) const {
+  if (c.recent < RecentSize() && (BaseAtEnd(c.base) || RecentName(c.recent) <= BaseName(c.base))) {
+    return recent_->values[c.recent];
   }
+  return chunks_[c.base.chunk]->values[c.base.index];
+}
+
+void CounterSnapshot::Next(Cursor& c) const {
+  const std::string_view name = NameAt(c);
+  if (!BaseAtEnd(c.base) && BaseName(c.base) == name &&
+      ++c.base.index == chunks_[c.base.chunk]->names->size()) {
+    ++c.base.chunk;
+    c.base.index = 0;
+  }
+  if (c.recent < RecentSize() && RecentName(c.recent) == name) ++c.recent;
 }
 
 std::vector<CounterValue> CounterSnapshot::counters() const {
@@ -206,9 +263,13 @@ std::vector<CounterValue> CounterSnapshot::counters() const {
 }
 
 std::optional<int64_t> CounterSnapshot::Find(std::string_view name) const {
-  const Cursor c = LowerBound(name);
-  if (AtEnd(c) || NameAt(c) != name) return std::nullopt;
-  return ValueAt(c);
+  if (recent_) {
+    const size_t i = recent_->names->LowerBound(name);
+    if (i < RecentSize() && RecentName(i) == name) return recent_->values[i];
+  }
+  const BasePosition p = BaseLowerBound(name);
+  if (BaseAtEnd(p) || BaseName(p) != name) return std::nullopt;
+  return chunks_[p.chunk]->values[p.index];
 }
 
 CounterPage CounterSnapshot::List(std::string_view prefix, size_t limit,

@@ -8,13 +8,17 @@
 // shard and a page of L names about L steps per shard, whatever the total.
 //
 // A shard with millions of counters publishes after every commit, so a new snapshot
-// is made from the previous one (With): counters live in chunks of about kChunk
-// names, and the new snapshot shares every chunk the commit did not touch; a touched
-// chunk whose names did not change shares its names too and copies only its values.
-// Publishing costs O(chunks + touched chunks x kChunk) integers, not a copy and sort
-// of every counter. A chunk's names are packed in one buffer (one allocation per
-// chunk, not per name), so a touched chunk that gained names is copied with a few
-// memcpy calls.
+// is made from the previous one (With), in two levels as a log-structured merge
+// tree is: a base of chunks of about kChunk names, and a sorted run of the names
+// changed since the base was made (the recent run), which overrides the base. A
+// commit merges its k changed names into the recent run and shares the base
+// whole; once the run outgrows 1/kFoldFraction of the base, it is folded in: the
+// new base shares every chunk the run did not touch, and a touched chunk whose
+// names did not change shares its names too and copies only its values. So a
+// commit costs O(run + k log k) and a fold O(chunks + touched chunks x kChunk),
+// once per base/(kFoldFraction x k) commits, instead of a copy and sort of every
+// counter, even when the commits' names are spread over every chunk. Names are
+// packed in one buffer per chunk (one allocation per chunk, not per name).
 //
 // Thread-safety: immutable once built; share it freely across threads.
 #pragma once
@@ -55,14 +59,20 @@ class CounterSnapshot {
  public:
   // Names per chunk: a chunk splits in two above twice this.
   static constexpr size_t kChunk = 256;
+  // The recent run is folded into the base when it holds more than
+  // max(kChunk, base names / kFoldFraction) names.
+  static constexpr size_t kFoldFraction = 8;
 
   CounterSnapshot() = default;
   // From counters with distinct names, in any order (the names are copied).
   static CounterSnapshot From(std::vector<CounterRef> counters);
   static CounterSnapshot FromMap(const std::unordered_map<std::string, int64_t>& live);
   // This snapshot with `updates` applied: new values of existing names, and new
-  // names (copied). Any order; a name given twice takes its last value.
-  CounterSnapshot With(std::vector<CounterRef> updates) const;
+  // names (copied). Any order; a name given twice takes its last value. A caller
+  // that knows how many of the names are new (a shard does: it inserted them)
+  // passes `new_names` and spares With a lookup per name to find out.
+  CounterSnapshot With(std::vector<CounterRef> updates,
+                       std::optional<size_t> new_names = std::nullopt) const;
 
   std::optional<int64_t> Find(std::string_view name) const;
   // Up to `limit` counters whose names start with `prefix` and sort after `after`.
@@ -74,9 +84,7 @@ class CounterSnapshot {
   // Calls visit(name, value) for every counter, by name.
   template <class Visit>
   void ForEach(Visit&& visit) const {
-    for (const ChunkPtr& chunk : chunks_) {
-      for (size_t i = 0; i < chunk->values.size(); ++i) visit((*chunk->names)[i], chunk->values[i]);
-    }
+    for (Cursor c; !AtEnd(c); Next(c)) visit(NameAt(c), ValueAt(c));
   }
 
   // Across shards (null snapshots are skipped), summing per name. A sum that would
@@ -89,9 +97,11 @@ class CounterSnapshot {
   // How many distinct names the shards hold together (a pass over all of them).
   static size_t DistinctNames(const std::vector<CountersPtr>& shards);
 
-  // How many chunks `b` shares with `a`, and how many `s` has: the cost of With.
+  // How many base chunks `b` shares with `a`, and how many `s` has, and how many
+  // names its recent run holds: the cost of With.
   static size_t SharedChunks(const CounterSnapshot& a, const CounterSnapshot& b);
   static size_t ChunkCount(const CounterSnapshot& s) { return s.chunks_.size(); }
+  static size_t RecentNames(const CounterSnapshot& s) { return s.RecentSize(); }
 
  private:
   // A chunk's names, sorted, unique and non-empty, packed one after the other.
@@ -113,30 +123,50 @@ class CounterSnapshot {
   };
   using ChunkPtr = std::shared_ptr<const Chunk>;
 
-  // A position: chunk index and index inside it (chunk == chunks_.size(): the end).
-  struct Cursor {
+  // A position in the base: chunk and index inside it (chunk == chunks_.size(): the end).
+  struct BasePosition {
     size_t chunk = 0;
     size_t index = 0;
   };
-  Cursor LowerBound(std::string_view name) const;  // the first name >= `name`
-  Cursor UpperBound(std::string_view name) const;  // the first name > `name`
+  BasePosition BaseLowerBound(std::string_view name) const;  // the first name >= `name`
+  BasePosition BaseUpperBound(std::string_view name) const;  // the first name > `name`
+  bool BaseAtEnd(const BasePosition& p) const { return p.chunk >= chunks_.size(); }
+  std::string_view BaseName(const BasePosition& p) const {
+    return (*chunks_[p.chunk]->names)[p.index];
+  }
+  bool BaseHas(std::string_view name) const;
+
+  size_t RecentSize() const { return recent_ ? recent_->values.size() : 0; }
+  std::string_view RecentName(size_t i) const { return (*recent_->names)[i]; }
+
+  // A position in the merged order of the base and the recent run.
+  struct Cursor {
+    BasePosition base;
+    size_t recent = 0;
+  };
   // The first name that starts with `prefix` and sorts after `after`.
   Cursor Start(std::string_view prefix, std::optional<std::string_view> after) const;
-  bool AtEnd(const Cursor& c) const { return c.chunk >= chunks_.size(); }
-  std::string_view NameAt(const Cursor& c) const { return (*chunks_[c.chunk]->names)[c.index]; }
-  int64_t ValueAt(const Cursor& c) const { return chunks_[c.chunk]->values[c.index]; }
+  bool AtEnd(const Cursor& c) const { return BaseAtEnd(c.base) && c.recent >= RecentSize(); }
+  std::string_view NameAt(const Cursor& c) const;
+  int64_t ValueAt(const Cursor& c) const;
   void Next(Cursor& c) const;
   static CounterPage ListAcross(const std::vector<const CounterSnapshot*>& shards,
                                 std::string_view prefix, size_t limit,
                                 std::optional<std::string_view> after);
 
-  // Appends chunks holding `sorted` (by name, unique), split to kChunk names.
+  // A chunk of `sorted` (by name, unique, not empty).
+  static ChunkPtr MakeChunk(const CounterRef* from, const CounterRef* to);
+  // This snapshot's base with `sorted` (by name, unique) folded in, and no recent run.
+  CounterSnapshot Fold(const std::vector<CounterRef>& sorted) const;
+  // Appends chunks holding `sorted` (by name, unique) to the base, split to kChunk names.
   void AppendChunks(const std::vector<CounterRef>& sorted);
   // Appends `old` with the `updates` that fall in it applied (sorted, unique).
   void AppendUpdated(const ChunkPtr& old, const CounterRef* from, const CounterRef* to);
 
-  std::vector<ChunkPtr> chunks_;  // chunk i's names all sort before chunk i+1's
-  size_t size_ = 0;
+  std::vector<ChunkPtr> chunks_;  // the base: chunk i's names all sort before chunk i+1's
+  size_t base_size_ = 0;          // names in the base
+  ChunkPtr recent_;               // the recent run (null: none); its values override the base's
+  size_t size_ = 0;               // distinct names in the base and the run together
 };
 
 }  // namespace oncecount::shard

@@ -39,13 +39,14 @@ std::pair<CounterTable::Index, bool> CounterTable::FindOrInsert(std::string&& na
   return {Append(std::move(name), s, hash), true};
 }
 
-CounterTable::Index CounterTable::Assign(std::string_view name, int64_t value) {
+std::pair<CounterTable::Index, bool> CounterTable::Assign(std::string_view name, int64_t value) {
   if (2 * (entries_.size() + 1) > slots_.size()) Grow(2 * (entries_.size() + 1));
   const uint64_t hash = HashOf(name);
   const size_t s = Probe(name, hash);
-  const Index i = slots_[s] != 0 ? EntryOf(slots_[s]) : Append(std::string(name), s, hash);
+  const bool inserted = slots_[s] == 0;
+  const Index i = inserted ? Append(std::string(name), s, hash) : EntryOf(slots_[s]);
   entries_[i].value = value;
-  return i;
+  return {i, inserted};
 }
 
 CounterTable::Index CounterTable::Append(std::string&& name, size_t slot, uint64_t hash) {

@@ -38,8 +38,8 @@ class CounterTable {
   std::optional<Index> Find(std::string_view name) const;
   // The entry named `name`, inserted with value 0 when missing (second: inserted).
   std::pair<Index, bool> FindOrInsert(std::string&& name);
-  // Sets `name` to `value`, inserting it when missing; returns its entry.
-  Index Assign(std::string_view name, int64_t value);
+  // Sets `name` to `value`, inserting it when missing (second: inserted).
+  std::pair<Index, bool> Assign(std::string_view name, int64_t value);
 
   Entry& operator[](Index i) { return entries_[i]; }
   const Entry& operator[](Index i) const { return entries_[i]; }

@@ -82,6 +82,7 @@ void ShardState::NoteChanged(CounterTable::Index counter) {
   if (view_dirty_.size() >= counters_.size()) {
     view_counters_.reset();
     view_dirty_.clear();
+    view_new_names_ = 0;
     return;
   }
   view_dirty_.push_back(counter);
@@ -93,14 +94,16 @@ std::shared_ptr<const CounterSnapshot> ShardState::CounterView() const {
     all.reserve(counters_.size());
     for (const CounterTable::Entry& e : counters_) all.push_back({e.name, e.value});
     view_counters_ = std::make_shared<const CounterSnapshot>(CounterSnapshot::From(std::move(all)));
+    view_new_names_ = 0;
   } else if (!view_dirty_.empty()) {
     std::vector<CounterRef> updates;
     updates.reserve(view_dirty_.size());
     for (const CounterTable::Index i : view_dirty_) {
       updates.push_back({counters_[i].name, counters_[i].value});
     }
-    view_counters_ =
-        std::make_shared<const CounterSnapshot>(view_counters_->With(std::move(updates)));
+    view_counters_ = std::make_shared<const CounterSnapshot>(
+        view_counters_->With(std::move(updates), view_new_names_));
+    view_new_names_ = 0;
   }
   view_dirty_.clear();
   return view_counters_;
@@ -110,6 +113,8 @@ void ShardState::CutBatch() {
   if (!has_pending_) return;
   closed_batches_.push_back(OpenBatch());
   for (const CounterTable::Index i : pending_counters_) NoteChanged(i);
+  if (view_counters_) view_new_names_ += pending_new_names_;
+  pending_new_names_ = 0;
   pending_segments_.clear();
   pending_counters_.clear();
   if (++batch_mark_ == 0) {  // wrapped: no entry may keep a mark the next batches use
@@ -166,7 +171,8 @@ Decision ShardState::Conclude(event::IncrementEvent& event, filter::Verdict verd
     return {Outcome::kDuplicate, {}};
   }
   // A new counter starts at 0, which no delta overflows: an overflow leaves no entry.
-  const CounterTable::Index i = counters_.FindOrInsert(std::move(event.counter)).first;
+  const auto [i, inserted] = counters_.FindOrInsert(std::move(event.counter));
+  if (inserted) ++pending_new_names_;
   CounterTable::Entry& counter = counters_[i];
   const std::optional<int64_t> sum = event::AddWithoutOverflow(counter.value, event.delta);
   if (!sum) {
@@ -289,7 +295,9 @@ void ShardState::Replay(const changelog::BatchRecord& batch) {
     filter_->TestAndInsertBatch(scratch_hashes_, scratch_verdicts_);
   }
   for (const changelog::CounterUpdate& c : batch.counters) {
-    NoteChanged(counters_.Assign(c.name, c.value));
+    const auto [i, inserted] = counters_.Assign(c.name, c.value);
+    if (inserted && view_counters_) ++view_new_names_;
+    NoteChanged(i);
   }
   stats_.Add(batch.stats);
   position_ = batch.input_to;

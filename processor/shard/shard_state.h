@@ -214,6 +214,7 @@ class ShardState {
   std::vector<changelog::FilterSegment> pending_segments_;
   std::vector<CounterTable::Index> pending_counters_;  // each once, first touch first
   uint32_t batch_mark_ = 1;                            // the open batch's
+  size_t pending_new_names_ = 0;                       // counters the open batch inserted
   changelog::ShardStats pending_stats_;
   size_t pending_bytes_ = changelog::kBatchRecordFixedBytes;  // the open batch, encoded
   size_t pending_events_ = 0;
@@ -226,6 +227,7 @@ class ShardState {
   // thread only; MakeView is const for its callers, so these are mutable.
   mutable std::shared_ptr<const CounterSnapshot> view_counters_;
   mutable std::vector<CounterTable::Index> view_dirty_;
+  mutable size_t view_new_names_ = 0;  // how many of view_dirty_ the last view lacks
 
   // ApplyAll's scratch space, kept between calls.
   std::vector<event::IncrementEvent> scratch_events_;

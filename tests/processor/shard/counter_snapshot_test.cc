@@ -90,14 +90,70 @@ TEST(CounterSnapshot, AppliesUpdatesAndNewNamesAndEqualsASnapshotBuiltFromScratc
   EXPECT_EQ(before.size(), 2500u);
 }
 
-TEST(CounterSnapshot, SharesTheChunksAnUpdateDidNotTouch) {
+TEST(CounterSnapshot, PutsASmallUpdateInTheRecentRunAndSharesTheWholeBase) {
   const CounterSnapshot before = CounterSnapshot::FromMap(Numbered(100'000));
-  const CounterSnapshot after = before.With({{"c050000", -1}});
+  const CounterSnapshot after = before.With({{"c050000", -1}, {"c050000-new", 7}});
   EXPECT_EQ(after.Find("c050000"), -1);
+  EXPECT_EQ(after.Find("c050000-new"), 7);
   EXPECT_EQ(before.Find("c050000"), 50000);
-  EXPECT_EQ(after.size(), before.size());
+  EXPECT_EQ(after.size(), before.size() + 1);
+  EXPECT_EQ(CounterSnapshot::SharedChunks(before, after), CounterSnapshot::ChunkCount(before))
+      << "no chunk copied";
+  EXPECT_EQ(CounterSnapshot::RecentNames(after), 2u);
+}
+
+TEST(CounterSnapshot, FoldsALargeRecentRunCopyingOnlyTheChunksItTouches) {
+  const CounterSnapshot before = CounterSnapshot::FromMap(Numbered(100'000));
+  // More names than a run may hold (100,000 / kFoldFraction), all between two
+  // neighbours of the base: they fall in one chunk.
+  std::vector<std::string> names;
+  for (int i = 0; i < 13'000; ++i) names.push_back("c050000-" + std::to_string(100'000 + i));
+  std::vector<CounterRef> updates;
+  for (const std::string& name : names) updates.push_back({name, 1});
+  updates.push_back({"c050001", -1});
+  const CounterSnapshot after = before.With(updates);
+  EXPECT_EQ(CounterSnapshot::RecentNames(after), 0u) << "folded";
   EXPECT_EQ(CounterSnapshot::SharedChunks(before, after), CounterSnapshot::ChunkCount(before) - 1)
-      << "one chunk copied, every other shared";
+      << "one chunk copied (and split), every other shared";
+  EXPECT_EQ(after.size(), 113'000u);
+  EXPECT_EQ(after.Find("c050000-100042"), 1);
+  EXPECT_EQ(after.Find("c050001"), -1);
+  EXPECT_EQ(after.Find("c099999"), 99'999);
+}
+
+// Commits of a few updates each (changed and new names, some twice), folded now and
+// then: after every one, the snapshot made from the previous one equals a snapshot
+// made from scratch, name by name, page by page and by lookup.
+TEST(CounterSnapshot, ChainsOfSmallUpdatesEqualASnapshotBuiltFromScratch) {
+  std::unordered_map<std::string, int64_t> live = Numbered(3000, 3);
+  CounterSnapshot s = CounterSnapshot::FromMap(live);
+  std::mt19937 rng(11);
+  size_t folds = 0;
+  for (int commit = 0; commit < 300; ++commit) {
+    std::vector<std::string> names;
+    for (int k = 0; k < 40; ++k) {
+      char name[16];
+      std::snprintf(name, sizeof name, "c%06d", std::uniform_int_distribution<int>(0, 4000)(rng));
+      names.push_back(name);
+    }
+    std::vector<CounterRef> updates;
+    for (size_t k = 0; k < names.size(); ++k) {
+      const int64_t value = commit * 100 + static_cast<int64_t>(k);
+      updates.push_back({names[k], value});
+      live[names[k]] = value;
+    }
+    const size_t recent_before = CounterSnapshot::RecentNames(s);
+    s = s.With(updates);
+    if (CounterSnapshot::RecentNames(s) < recent_before) ++folds;
+    const CounterSnapshot scratch = CounterSnapshot::FromMap(live);
+    ASSERT_EQ(s.counters(), scratch.counters()) << "commit " << commit;
+    ASSERT_EQ(s.size(), live.size()) << "commit " << commit;
+    ASSERT_EQ(s.Find(names[0]), live[names[0]]);
+    ASSERT_EQ(s.Find("c004001"), std::nullopt);
+    ASSERT_EQ(s.List("c001", 7, std::string_view("c0015")).counters,
+              scratch.List("c001", 7, std::string_view("c0015")).counters);
+  }
+  EXPECT_GE(folds, 3u) << "the chain folded its run into the base several times";
 }
 
 TEST(CounterSnapshot, ListsAcrossShardsPageByPageWithoutMissingOrRepeatingANAme) {

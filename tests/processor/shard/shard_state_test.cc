@@ -1051,8 +1051,10 @@ TEST(ShardState, ViewsMadeFromThePreviousViewHoldTheSameCountersAsACopyOfTheStat
     active->MarkCommitted(1);
     EXPECT_EQ(view->counters->counters(), CounterSnapshot::FromMap(Live(*active)).counters())
         << "commit " << commit;
+    EXPECT_EQ(view->counters->size(), active->counters().size()) << "commit " << commit;
     for (const BatchRecord& b : batches) replica->Replay(b);
     EXPECT_EQ(replica->MakeView({}, 0)->counters->counters(), view->counters->counters());
+    EXPECT_EQ(replica->MakeView({}, 0)->counters->size(), view->counters->size());
   }
 }
 
