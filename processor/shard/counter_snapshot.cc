@@ -346,27 +346,39 @@ size_t CounterSnapshot::SharedChunks(const CounterSnapshot& a, const CounterSnap
 }
 
 size_t CounterSnapshot::DistinctNames(const std::vector<CountersPtr>& shards) {
-  std::vector<CountersPtr> present;
+  std::vector<const CounterSnapshot*> present;
   for (const CountersPtr& shard : shards) {
-    if (shard && shard->size() > 0) present.push_back(shard);
+    if (shard && shard->size() > 0) present.push_back(shard.get());
   }
   if (present.size() == 1) return present[0]->size();
-  std::vector<Cursor> at(present.size());
+  // A k-way merge through a min-heap of each shard's next name: O(N log shards)
+  // comparisons for N names in all (this runs on the HTTP thread, at 1e6 counters).
+  struct Head {
+    std::string_view name;
+    size_t shard;
+    Cursor at;
+  };
+  const auto later = [](const Head& a, const Head& b) { return a.name > b.name; };
+  std::vector<Head> heap;
+  for (size_t i = 0; i < present.size(); ++i) heap.push_back({present[i]->NameAt({}), i, {}});
+  std::make_heap(heap.begin(), heap.end(), later);
   size_t distinct = 0;
-  while (true) {
-    std::optional<std::string_view> smallest;
-    for (size_t i = 0; i < present.size(); ++i) {
-      if (!present[i]->AtEnd(at[i]) && (!smallest || present[i]->NameAt(at[i]) < *smallest)) {
-        smallest = present[i]->NameAt(at[i]);
-      }
-    }
-    if (!smallest) return distinct;
-    const std::string_view name = *smallest;  // chunks are immutable: it outlives Next
-    ++distinct;
-    for (size_t i = 0; i < present.size(); ++i) {
-      if (!present[i]->AtEnd(at[i]) && present[i]->NameAt(at[i]) == name) present[i]->Next(at[i]);
+  std::string_view last;
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    Head& head = heap.back();
+    if (distinct == 0 || head.name != last) ++distinct;
+    last = head.name;  // chunks are immutable: it outlives Next
+    const CounterSnapshot& shard = *present[head.shard];
+    shard.Next(head.at);
+    if (shard.AtEnd(head.at)) {
+      heap.pop_back();
+    } else {
+      head.name = shard.NameAt(head.at);
+      std::push_heap(heap.begin(), heap.end(), later);
     }
   }
+  return distinct;
 }
 
 }  // namespace oncecount::shard

@@ -1,8 +1,9 @@
 // What publishing a shard's counters and answering queries cost at 1e4..1e6
 // counters: the next view made from the previous one with the counters a commit
-// touched (CounterSnapshot::With, what shards do after every commit) against a copy
-// and sort of every counter (FromMap, what they did before, and what a first view
-// still does); and a lookup and a page of 1,000 names summed over 4 shards.
+// touched (CounterSnapshot::With, what shards do after every commit), once from a
+// fresh view and as a chain of commits (folds included), against a copy and sort
+// of every counter (FromMap, what they did before, and what a first view still
+// does); and a lookup and a page of 1,000 names summed over 4 shards.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -57,6 +58,39 @@ BENCHMARK(BM_ViewFromPrevious)
     ->Args({1'000'000, 100'000})
     ->Unit(benchmark::kMicrosecond);
 
+// range(0): counters in the shard at first; range(1): counters each commit touches,
+// half of them new names (as when many distinct counters arrive). Each iteration is
+// one commit of a chain, so the time is the amortized cost with the folds.
+void BM_ViewAfterEachCommitOfAChain(benchmark::State& state) {
+  const int64_t counters = state.range(0);
+  const int64_t touched = state.range(1);
+  CounterSnapshot view = CounterSnapshot::FromMap(Live(counters));
+  std::mt19937_64 rng(4);
+  int64_t next_new = counters;
+  std::vector<std::string> names(static_cast<size_t>(touched));
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::vector<CounterRef> refs;
+    for (int64_t i = 0; i < touched; ++i) {
+      std::string& name = names[static_cast<size_t>(i)];
+      // New names spread over the whole range, as known ones are.
+      name = i % 2 == 0 ? Name(static_cast<int64_t>(rng() % static_cast<uint64_t>(counters)))
+                        : Name(static_cast<int64_t>(rng() % static_cast<uint64_t>(counters))) +
+                              "/" + std::to_string(next_new++);
+      refs.push_back({name, i});
+    }
+    state.ResumeTiming();
+    view = view.With(std::move(refs));
+    benchmark::DoNotOptimize(view);
+  }
+  state.counters["counters_at_end"] = static_cast<double>(view.size());
+}
+BENCHMARK(BM_ViewAfterEachCommitOfAChain)
+    ->Args({10'000, 100})
+    ->Args({1'000'000, 1'000})
+    ->Args({1'000'000, 10'000})
+    ->Unit(benchmark::kMicrosecond);
+
 void BM_ViewCopyingEveryCounter(benchmark::State& state) {
   const auto live = Live(state.range(0));
   for (auto _ : state) {
@@ -105,6 +139,23 @@ void BM_LookupSummedOverFourShards(benchmark::State& state) {
     benchmark::DoNotOptimize(value);
   }
 }
+// What /v1/stats's distinct counter count costs (at most once a second past 100,000
+// counters): range(0) counters over 24 shards, each name in two of them.
+void BM_DistinctNamesOverTwentyFourShards(benchmark::State& state) {
+  const int64_t counters = state.range(0);
+  std::vector<std::unordered_map<std::string, int64_t>> parts(24);
+  for (int64_t i = 0; i < counters; ++i) {
+    parts[static_cast<size_t>(i % 24)][Name(i)] = 1;
+    parts[static_cast<size_t>((i + 1) % 24)][Name(i)] = 2;
+  }
+  std::vector<CountersPtr> shards;
+  for (const auto& p : parts) {
+    shards.push_back(std::make_shared<const CounterSnapshot>(CounterSnapshot::FromMap(p)));
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(CounterSnapshot::DistinctNames(shards));
+}
+BENCHMARK(BM_DistinctNamesOverTwentyFourShards)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+
 BENCHMARK(BM_LookupSummedOverFourShards)->Arg(10'000)->Arg(1'000'000);
 
 }  // namespace

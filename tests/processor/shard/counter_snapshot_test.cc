@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <set>
 
 namespace oncecount::shard {
 namespace {
@@ -154,6 +155,24 @@ TEST(CounterSnapshot, ChainsOfSmallUpdatesEqualASnapshotBuiltFromScratch) {
               scratch.List("c001", 7, std::string_view("c0015")).counters);
   }
   EXPECT_GE(folds, 3u) << "the chain folded its run into the base several times";
+}
+
+TEST(CounterSnapshot, CountsTheDistinctNamesOfManyShardsAsASetWould) {
+  std::set<std::string> all;
+  std::vector<CountersPtr> shards{nullptr, Shard({})};
+  for (int step : {2, 3, 5, 7}) {
+    const auto live = Numbered(3000, step);
+    for (const auto& [name, value] : live) all.insert(name);
+    shards.push_back(Shard(live));
+  }
+  // One shard with a recent run: names changed and added since its base.
+  CounterSnapshot recent = CounterSnapshot::FromMap(Numbered(3000, 11));
+  for (const auto& [name, value] : Numbered(3000, 11)) all.insert(name);
+  recent = recent.With({{"c000011", 5}, {"c000012-new", 1}, {"zz-last", 1}});
+  all.insert({"c000012-new", "zz-last"});
+  ASSERT_GT(CounterSnapshot::RecentNames(recent), 0u);
+  shards.push_back(std::make_shared<const CounterSnapshot>(recent));
+  EXPECT_EQ(CounterSnapshot::DistinctNames(shards), all.size());
 }
 
 TEST(CounterSnapshot, ListsAcrossShardsPageByPageWithoutMissingOrRepeatingANAme) {
