@@ -91,6 +91,13 @@ class Session : public std::enable_shared_from_this<Session> {
                   false, version);
     }
     const auto& req = parser_->get();
+    if (req.find(bhttp::field::transfer_encoding) != req.end() && !parser_->chunked()) {
+      // RFC 9112 §6.3: with a transfer coding other than chunked last, the body's
+      // length cannot be known: 400, and the connection closes.
+      return Send(ErrorResponse({400, "bad_request",
+                                 "unsupported Transfer-Encoding: only chunked (last) is accepted"}),
+                  false, version);
+    }
     Response response;
     try {
       response =

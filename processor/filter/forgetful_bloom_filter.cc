@@ -91,7 +91,8 @@ Result<BasicForgetfulFilter<C>> BasicForgetfulFilter<C>::Create(const FbfConfig&
   if (config.max_filters > 4096) {
     return Error{"max filters must be at most 4096 (got " + Str(config.max_filters) + ")"};
   }
-  if (config.past_filters + non_past > config.max_filters) {
+  // In 64 bits: a past_filters near 2^32 must not wrap around to a small sum.
+  if (uint64_t{config.past_filters} + non_past > config.max_filters) {
     return Error{"past filters must be at most max filters - " + Str(non_past) + " = " +
                  Str(static_cast<int64_t>(config.max_filters) - non_past) + " (got " +
                  Str(config.past_filters) + ")"};

@@ -147,6 +147,23 @@ TEST_F(ServerFixture, Answers400ToMalformedHttp) {
   }
 }
 
+// Regression: `Transfer-Encoding: gzip` without chunked was answered 200 on a
+// connection left open (RFC 9112 §6.3 asks for 400 and close).
+TEST_F(ServerFixture, Answers400AndClosesWhenChunkedIsNotTheLastTransferCoding) {
+  StartServer(Echo());
+  for (const char* coding : {"gzip", "chunked, gzip", "identity"}) {
+    tcp::socket s = Connect();
+    auto r = Exchange(
+        s, std::string("GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: ") + coding + "\r\n\r\n");
+    EXPECT_EQ(r.result_int(), 400u) << coding;
+    EXPECT_NE(r.body().find("Transfer-Encoding"), std::string::npos) << r.body();
+    EXPECT_TRUE(ClosedWithin(s, 5s)) << coding;
+  }
+  tcp::socket s = Connect();
+  auto r = Exchange(s, "GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+  EXPECT_EQ(r.result_int(), 200u) << "chunked alone is fine";
+}
+
 TEST_F(ServerFixture, ClosesAClientThatSendsNothingWithinTheReadTimeout) {
   ServerLimits limits;
   limits.read_timeout = 300ms;

@@ -977,6 +977,19 @@ TEST(ForgetfulBloomFilter, RejectsMorePastFiltersThanMaxFiltersAllows) {
   EXPECT_TRUE(ForgetfulBloomFilter::Create(c, Millis{0}).ok());
 }
 
+// Regression: past + 3 (or + 2) wrapped around in 32 bits, so these were accepted
+// with no slots, and the first TestAndInsert dereferenced nothing.
+TEST(ForgetfulBloomFilter, RejectsPastFiltersThatWrapAroundTheLimit) {
+  for (const uint32_t past : {0xFFFFFFFDu, 0xFFFFFFFEu, 0xFFFFFFFFu}) {
+    for (const MembershipCheck check : {MembershipCheck::kPairs, MembershipCheck::kPaper}) {
+      FbfConfig c = ValidConfig();
+      c.past_filters = past;
+      c.check = check;
+      ExpectRejected(c, "past filters");
+    }
+  }
+}
+
 TEST(ForgetfulBloomFilter, RejectsAWindowLongerThanTheFiltersHoldNamingWindow) {
   FbfConfig c = ValidConfig();  // (4 + 1) * 1000 ms
   c.window = Millis{5001};

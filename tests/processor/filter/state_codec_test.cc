@@ -564,6 +564,9 @@ TEST(StateCodec, RejectsFbfFieldsOutOfRangeBehindAValidChecksum) {
       {"768-bit blocks", kBlockBits, 4, 768},
       {"1024-bit blocks over 512-bit words", kBlockBits, 4, 1024},
       {"zero past filters", kPastFilters, 4, 0},
+      // 0xFFFFFFFD + 3 wraps to 0 in 32 bits: once accepted, with no slots behind it.
+      {"past filters that wrap around max filters", kPastFilters, 4, 0xFFFFFFFD},
+      {"past filters that wrap around max filters (paper check)", kPastFilters, 4, 0xFFFFFFFE},
       {"zero refresh", kRefresh, 8, 0},
       {"negative refresh", kRefresh, 8, static_cast<uint64_t>(-100)},
       {"unknown check", kCheck, 1, 3},
