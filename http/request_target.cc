@@ -1,5 +1,7 @@
 #include "http/request_target.h"
 
+#include "processor/json/utf8.h"
+
 namespace oncecount::http {
 namespace {
 
@@ -55,6 +57,10 @@ std::variant<RequestTarget, HttpError> ParseRequestTarget(std::string_view targe
       return BadTarget("malformed percent-encoding in the path segment \"" + std::string(raw) +
                        "\"");
     }
+    if (!json::IsValidUtf8(*decoded)) {
+      return BadTarget(
+          "a path segment is not UTF-8 once percent-decoded (counter names are UTF-8)");
+    }
     parsed.segments.push_back(std::move(*decoded));
     if (slash == std::string_view::npos) break;
     rest = rest.substr(slash + 1);
@@ -72,6 +78,9 @@ std::variant<RequestTarget, HttpError> ParseRequestTarget(std::string_view targe
     if (!name || !value) {
       return BadTarget("malformed percent-encoding in the query parameter \"" + std::string(pair) +
                        "\"");
+    }
+    if (!json::IsValidUtf8(*name) || !json::IsValidUtf8(*value)) {
+      return BadTarget("a query parameter is not UTF-8 once percent-decoded");
     }
     if (!parsed.query.emplace(std::move(*name), std::move(*value)).second) {
       return BadTarget("the query parameter \"" + std::string(pair.substr(0, eq)) +

@@ -4,8 +4,10 @@
 // Path segments are decoded one by one ("/v1/counters/a%2Fb" has the segments "v1",
 // "counters", "a/b"). In the query, "+" also means a space
 // (application/x-www-form-urlencoded). Malformed escapes ("%G1", "%4"), decoded NUL
-// bytes, an empty target, a target without a leading "/" and a repeated query
-// parameter are 400 errors naming the problem.
+// bytes (no counter name holds one: events naming one are dead-lettered), segments
+// or query parameters that are not UTF-8 once decoded, an empty target, a target
+// without a leading "/" and a repeated query parameter are 400 errors naming the
+// problem.
 //
 // Thread-safety: pure functions.
 #pragma once

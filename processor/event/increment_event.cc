@@ -44,8 +44,7 @@ ParseResult ParseWithHugeNumbers(std::string_view value) {
     if (field.unescaped_key().get(name) != simdjson::SUCCESS) return DlqReason::kInvalidJson;
     if (name == "counter" && !has_counter) {
       std::string_view counter;
-      if (field.value().get_string().get(counter) != simdjson::SUCCESS || counter.empty() ||
-          counter.size() > kMaxCounterBytes) {
+      if (field.value().get_string().get(counter) != simdjson::SUCCESS || !IsCounterName(counter)) {
         return DlqReason::kInvalidCounter;
       }
       event.counter.assign(counter);
@@ -61,6 +60,11 @@ ParseResult ParseWithHugeNumbers(std::string_view value) {
 }
 
 }  // namespace
+
+bool IsCounterName(std::string_view name) {
+  return !name.empty() && name.size() <= kMaxCounterBytes &&
+         name.find('\0') == std::string_view::npos;
+}
 
 ParseResult EventParser::Parse(std::optional<std::string_view> key, std::string_view value) {
   if (!key || key->empty()) return DlqReason::kMissingKey;
@@ -81,8 +85,7 @@ ParseResult EventParser::Parse(std::optional<std::string_view> key, std::string_
     return DlqReason::kMissingCounter;
   }
   std::string_view name;
-  if (counter.get_string().get(name) != simdjson::SUCCESS || name.empty() ||
-      name.size() > kMaxCounterBytes) {
+  if (counter.get_string().get(name) != simdjson::SUCCESS || !IsCounterName(name)) {
     return DlqReason::kInvalidCounter;
   }
   event.counter.assign(name);

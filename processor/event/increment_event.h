@@ -3,8 +3,9 @@
 //
 //   key    the idempotency id, 1..256 bytes (recommended form <client-id>/<seq>)
 //   value  UTF-8 JSON object {"counter": "<name>", "delta": <integer>}; counter is a
-//          string of 1..256 bytes, delta an integer that fits int64 (default 1, may
-//          be negative); other fields are ignored
+//          string of 1..256 bytes without U+0000 (a name no request could ask
+//          for), delta an integer that fits int64 (default 1, may be negative);
+//          other fields are ignored
 //
 // A message that breaks a rule is never dropped silently: the caller sends it to the
 // dead-letter topic with the reason's name as the `oncecount.error` header.
@@ -27,6 +28,10 @@ namespace oncecount::event {
 
 inline constexpr size_t kMaxKeyBytes = 256;
 inline constexpr size_t kMaxCounterBytes = 256;
+
+// A counter name's rule (beyond being UTF-8, which the JSON parser checks): 1..256
+// bytes, no NUL. The HTTP API refuses the names this refuses.
+bool IsCounterName(std::string_view name);
 
 enum class DlqReason : uint8_t {
   kMissingKey,

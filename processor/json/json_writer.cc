@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "processor/json/utf8.h"
+
 namespace oncecount::json {
 
 void JsonWriter::Separate() {
@@ -39,7 +41,20 @@ JsonWriter& JsonWriter::Key(std::string_view key) {
 JsonWriter& JsonWriter::String(std::string_view value) {
   Separate();
   out_.push_back('"');
-  for (unsigned char c : value) {
+  for (size_t i = 0; i < value.size(); ++i) {
+    const auto c = static_cast<unsigned char>(value[i]);
+    if (c >= 0x80) {
+      // Bytes that are not UTF-8 (a client's request quoted in a message) become
+      // U+FFFD: the output stays valid JSON whatever the input.
+      const size_t n = Utf8SequenceLength(value.substr(i));
+      if (n == 0) {
+        out_ += "\\ufffd";
+      } else {
+        out_.append(value.substr(i, n));
+        i += n - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '"':
         out_ += "\\\"";

@@ -1,7 +1,8 @@
 // JsonWriter: a small streaming writer for the JSON that commands and the HTTP API
-// write. It escapes
-// strings, writes doubles round-trippably (non-finite numbers become null) and
-// tracks commas; nesting errors are the caller's bug and are not checked.
+// write. It escapes strings (bytes that are not UTF-8 become U+FFFD, so the output
+// is valid JSON whatever it is given), writes doubles round-trippably (non-finite
+// numbers become null) and tracks commas; nesting errors are the caller's bug and
+// are not checked.
 //
 // Thread-safety: one writer per thread.
 #pragma once

@@ -50,6 +50,20 @@ TEST(ParseRequestTarget, DecodesTheQuery) {
   EXPECT_TRUE(Ok("/v1/counters?&&").query.empty());
 }
 
+// Regression: these decoded to names that are not UTF-8, answered 404 with the raw
+// bytes inside the JSON message.
+TEST(ParseRequestTarget, RejectsWhatIsNotUtf8OnceDecodedWithA400) {
+  for (const char* target :
+       {"/v1/counters/%C0%AF", "/v1/counters/%FF%FE", "/v1/counters/%F4%90%80%80",
+        "/v1/counters/\xFF", "/v1/counters/%ED%A0%80", "/v1/counters?prefix=%C3",
+        "/v1/counters?after=%E2%82"}) {
+    const HttpError e = Err(target);
+    EXPECT_EQ(e.status, 400) << target;
+    EXPECT_NE(e.message.find("UTF-8"), std::string::npos) << e.message;
+  }
+  EXPECT_EQ(Ok("/v1/counters/z%C3%A4hler%F0%9F%91%8D").segments.back(), "zähler👍");
+}
+
 TEST(ParseRequestTarget, RejectsMalformedTargetsWithA400NamingTheProblem) {
   EXPECT_EQ(Err("").status, 400);
   EXPECT_EQ(Err("v1/stats").status, 400);

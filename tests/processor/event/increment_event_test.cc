@@ -100,6 +100,21 @@ TEST(EventParser, RejectsACounterThatIsNotANonEmptyShortStringAsInvalidCounter) 
       "invalid_counter");
 }
 
+// Regression: a name with NUL was counted, but no request could read it alone
+// (request targets refuse a decoded NUL).
+TEST(EventParser, RejectsACounterNameHoldingNulAsInvalidCounter) {
+  EventParser p;
+  EXPECT_EQ(Rejected(p, "c/1", R"({"counter": "a\u0000b"})"), "invalid_counter");
+  EXPECT_EQ(Rejected(p, "c/1", R"({"counter": "\u0000"})"), "invalid_counter");
+  // The path for deltas beyond int64's range checks names the same way.
+  EXPECT_EQ(Rejected(p, "c/1", R"({"counter": "a\u0000b", "delta": 1e999})"), "invalid_counter");
+  EXPECT_FALSE(IsCounterName(std::string_view("a\0b", 3)));
+  EXPECT_TRUE(
+      IsCounterName("a\x01"
+                    "b"))
+      << "other control characters are names";
+}
+
 TEST(EventParser, RejectsADeltaThatIsNotAnInt64AsInvalidDelta) {
   EventParser p;
   for (const char* delta : {"1.5", "1.0", "1e3", "\"3\"", "null", "true", "9223372036854775808",

@@ -21,6 +21,17 @@ TEST(JsonWriter, EscapesQuotesBackslashesAndControlCharacters) {
   EXPECT_EQ(j.str(), "\"a\\\"b\\\\c\\n\\t\\u0001 ä\"");
 }
 
+// Regression: an error message quoting a request's raw bytes made the body invalid JSON.
+TEST(JsonWriter, WritesBytesThatAreNotUtf8AsReplacementCharacters) {
+  JsonWriter j;
+  j.String(
+      "a\xC0\xAF"
+      "b\xFF\xF0\x9F\x91\x8D\xE2\x82");
+  EXPECT_EQ(j.str(),
+            "\"a\\ufffd\\ufffdb\\ufffd"
+            "\xF0\x9F\x91\x8D\\ufffd\\ufffd\"");
+}
+
 TEST(JsonWriter, WritesDoublesRoundTripAndNonFiniteAsNull) {
   JsonWriter j;
   j.BeginArray()
