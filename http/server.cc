@@ -5,6 +5,8 @@
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <map>
+#include <mutex>
 #include <optional>
 
 #include "http/http_error.h"
@@ -16,14 +18,26 @@ namespace bhttp = boost::beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
+namespace {
+class Session;
+}  // namespace
+
 struct Server::Shared {
   net::io_context& io;
   tcp::acceptor acceptor;
   Handler handler;
   ServerLimits limits;
   std::atomic<size_t> connections{0};
+  // The sessions waiting for a request (idle keep-alive, or not a whole request
+  // yet), by the order they began to wait: at the cap the longest waiting one is
+  // closed to make room (EvictLongestWaiting).
+  std::mutex waiting_mu;
+  std::map<uint64_t, std::weak_ptr<Session>> waiting;
+  uint64_t next_ticket = 1;
   Shared(net::io_context& context, Handler h, ServerLimits l)
       : io(context), acceptor(net::make_strand(context)), handler(std::move(h)), limits(l) {}
+  // Closes the session that has waited longest for a request; false when none waits.
+  bool EvictLongestWaiting();
 };
 
 namespace {
@@ -43,9 +57,15 @@ class Session : public std::enable_shared_from_this<Session> {
       : stream_(std::move(socket)), shared_(std::move(shared)), over_limit_(over_limit) {
     ++shared_->connections;
   }
-  ~Session() { --shared_->connections; }
+  ~Session() {
+    StopWaiting();
+    --shared_->connections;
+  }
 
   void Start() {
+    // Waiting from the start: a connection that never sends a request can be
+    // evicted as soon as the next one is accepted.
+    if (!over_limit_) StartWaiting();
     net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
       if (self->over_limit_) {
         self->Send(ErrorResponse({503, "overloaded", "too many open connections; retry later"}),
@@ -56,8 +76,26 @@ class Session : public std::enable_shared_from_this<Session> {
     });
   }
 
+  // Closes the connection on its own strand (another session's accept asks).
+  void Evict() {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->Close(); });
+  }
+
  private:
+  void StartWaiting() {
+    std::lock_guard lock(shared_->waiting_mu);
+    if (ticket_ != 0) return;
+    ticket_ = shared_->next_ticket++;
+    shared_->waiting.emplace(ticket_, weak_from_this());
+  }
+  void StopWaiting() {
+    std::lock_guard lock(shared_->waiting_mu);
+    if (ticket_ != 0) shared_->waiting.erase(ticket_);
+    ticket_ = 0;
+  }
+
   void Read() {
+    StartWaiting();
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(shared_->limits.header_limit));
     parser_->body_limit(shared_->limits.body_limit);
@@ -68,6 +106,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void OnRead(beast::error_code ec) {
+    StopWaiting();
     if (ec == bhttp::error::end_of_stream || ec == beast::error::timeout ||
         ec == net::error::operation_aborted || ec == net::error::connection_reset ||
         ec == net::error::eof) {
@@ -141,6 +180,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<Server::Shared> shared_;
   bool over_limit_;
   bool head_only_ = false;
+  uint64_t ticket_ = 0;  // in shared_->waiting while nonzero (guarded by waiting_mu)
 };
 
 std::optional<tcp::endpoint> ParseEndpoint(const std::string& address, std::string& error) {
@@ -195,6 +235,20 @@ std::variant<std::shared_ptr<Server>, std::string> Server::Listen(net::io_contex
   return server;
 }
 
+bool Server::Shared::EvictLongestWaiting() {
+  std::shared_ptr<Session> victim;
+  {
+    std::lock_guard lock(waiting_mu);
+    while (!victim && !waiting.empty()) {
+      victim = waiting.begin()->second.lock();
+      waiting.erase(waiting.begin());
+    }
+  }
+  if (!victim) return false;
+  victim->Evict();
+  return true;
+}
+
 void Server::Accept() {
   auto shared = shared_;
   shared->acceptor.async_accept(
@@ -202,7 +256,12 @@ void Server::Accept() {
       [shared, self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
         if (ec == net::error::operation_aborted || !shared->acceptor.is_open()) return;
         if (!ec) {
-          const bool over = shared->connections.load() >= shared->limits.max_connections;
+          // At the cap, a connection waiting for a request makes room: idle
+          // connections cannot lock out the probes (or anyone) for as long as
+          // they are held. Only when every connection is busy is the new one
+          // answered 503.
+          const bool over = shared->connections.load() >= shared->limits.max_connections &&
+                            !shared->EvictLongestWaiting();
           std::make_shared<Session>(std::move(socket), shared, over)->Start();
         }
         self->Accept();

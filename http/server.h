@@ -1,8 +1,11 @@
 // Server: the HTTP/1.1 server of the API (Boost.Beast), one session per connection,
 // with the limits that keep a bad client from hurting the service:
 //
-//  - at most `max_connections` open connections; one more is answered 503
-//    {"error": "overloaded"} and closed;
+//  - at most `max_connections` open connections: one more closes the connection
+//    that has waited longest for a request (an idle keep-alive, or a client that
+//    has not sent a whole request), so idle connections cannot lock out health
+//    probes; only when every connection is busy with a request is the new one
+//    answered 503 {"error": "overloaded"} and closed;
 //  - request headers (start line included) at most `header_limit` bytes (else 431),
 //    bodies at most `body_limit` bytes (else 413; the API takes no bodies);
 //  - a request must arrive within `read_timeout`, a response leave within

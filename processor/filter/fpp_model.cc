@@ -22,10 +22,15 @@ double ClassicBloomFpp(double bits, int hashes, double inserted) {
 }
 
 double BlockedBloomFpp(double bits, int hashes, double inserted, uint32_t block_bits) {
-  if (inserted <= 0 || bits <= 0) return 0.0;
+  if (!(inserted > 0) || !(bits > 0)) return 0.0;  // NaN too
   const double blocks = std::max(1.0, std::ceil(bits / block_bits));
   const double lambda = inserted / blocks;  // mean ids per block
   const double k = hashes;
+  // Past about 40 / k ids per bit, a block's bits are all set but for e^-40 of them
+  // and a test is a false positive: stop there, so that the sum below (about
+  // 24 sqrt(lambda) terms) stays small whatever the counts (a decoded state's
+  // included) and lambda stays far from the int64 range.
+  if (lambda * k / block_bits > 40) return 1.0;
   const double miss_per_bit = std::log1p(-1.0 / block_bits);  // log(1 - 1/B)
   // Sum P(j ids in the block) * (1 - (1 - 1/512)^{jk})^k over j, in log space for
   // the Poisson weights; the sum is cut where the remaining mass is negligible.

@@ -239,6 +239,9 @@ Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeWith(std::string_view 
       f.next_adapt_ > f.now_ + c.adapt_every) {
     return Corrupt("fbf clock out of range");
   }
+  // Counts only grow, and adaptation reads them as a difference: a count at the last
+  // adaptation above the total would wrap.
+  if (f.inserted_at_last_adapt_ > f.inserted_) return Corrupt("fbf counts out of range");
   f.slots_.clear();
   f.spare_.clear();
   for (uint32_t i = 0; i < slots; ++i) {
@@ -251,6 +254,8 @@ Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeWith(std::string_view 
     if (!valid_time(left_future) || !valid_time(left_present)) {
       return Corrupt("fbf filter times out of range");
     }
+    // Each new id goes into two filters and counts once in the total.
+    if (inserted > f.inserted_) return Corrupt("fbf filter count above the total");
     Result<C> constituent = slot_bits(r, c, seed, inserted);
     if (!constituent) return Corrupt(constituent.error());
     f.slots_.push_back({std::move(constituent).value(), left_future, left_present});

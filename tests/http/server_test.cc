@@ -7,7 +7,10 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 namespace oncecount::http {
 namespace {
@@ -21,17 +24,17 @@ using namespace std::chrono_literals;
 // A server on an ephemeral loopback port, its io_context run by one thread.
 class ServerFixture : public ::testing::Test {
  protected:
-  void StartServer(Handler handler, ServerLimits limits = {}) {
+  void StartServer(Handler handler, ServerLimits limits = {}, int threads = 1) {
     auto listening = Server::Listen(io_, "127.0.0.1:0", std::move(handler), limits);
     ASSERT_TRUE(std::holds_alternative<std::shared_ptr<Server>>(listening))
         << std::get<std::string>(listening);
     server_ = std::get<std::shared_ptr<Server>>(listening);
-    thread_ = std::thread([this] { io_.run(); });
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { io_.run(); });
   }
   void TearDown() override {
     if (server_) server_->Stop();
     io_.stop();
-    if (thread_.joinable()) thread_.join();
+    for (std::thread& t : threads_) t.join();
   }
 
   tcp::socket Connect() {
@@ -73,7 +76,7 @@ class ServerFixture : public ::testing::Test {
   net::io_context io_;
   net::io_context client_io_;
   std::shared_ptr<Server> server_;
-  std::thread thread_;
+  std::vector<std::thread> threads_;
   beast::flat_buffer buffer_;
 };
 
@@ -175,28 +178,79 @@ TEST_F(ServerFixture, ClosesAClientThatSendsNothingWithinTheReadTimeout) {
   EXPECT_TRUE(ClosedWithin(slow, 10s));
 }
 
-TEST_F(ServerFixture, Answers503BeyondTheConnectionLimit) {
+TEST_F(ServerFixture, ClosesTheConnectionIdleLongestToServeANewOneAtTheLimit) {
   ServerLimits limits;
   limits.max_connections = 2;
   StartServer(Echo(), limits);
   tcp::socket a = Connect();
   tcp::socket b = Connect();
-  // Both are served, so both sessions exist before the third arrives.
+  // Both are served, then wait on their kept-alive connections: a since earlier.
   EXPECT_EQ(Exchange(a, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n").result_int(), 200u);
   EXPECT_EQ(Exchange(b, "GET /b HTTP/1.1\r\nHost: x\r\n\r\n").result_int(), 200u);
+  tcp::socket c = Connect();
+  EXPECT_EQ(Exchange(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").result_int(), 200u);
+  EXPECT_TRUE(ClosedWithin(a, 5s)) << "the connection idle longest made room";
+  EXPECT_EQ(Exchange(b, "GET /b HTTP/1.1\r\nHost: x\r\n\r\n").result_int(), 200u)
+      << "the others stay";
+}
+
+// Regression: 256 idle connections (the default limit) made /healthz and /readyz
+// answer 503 for as long as they were held, so Kubernetes restarted healthy pods.
+TEST_F(ServerFixture, AnswersProbesWhileIdleConnectionsHoldEveryPlace) {
+  StartServer(Echo());
+  std::vector<tcp::socket> idle;
+  for (size_t i = 0; i < ServerLimits{}.max_connections; ++i) idle.push_back(Connect());
+  // The probes keep their connections: each one finds every place taken.
+  std::vector<tcp::socket> probes;
+  for (int probe = 0; probe < 5; ++probe) {
+    probes.push_back(Connect());
+    EXPECT_EQ(Exchange(probes.back(), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").result_int(),
+              200u)
+        << "probe " << probe;
+  }
+  size_t evicted = 0;
+  for (tcp::socket& s : idle) evicted += ClosedWithin(s, 2ms) ? 1 : 0;
+  EXPECT_EQ(evicted, 5u) << "each probe made room by closing the longest idle connection";
+}
+
+TEST_F(ServerFixture, Answers503WhenEveryConnectionIsBusyWithARequest) {
+  ServerLimits limits;
+  limits.max_connections = 2;
+  std::mutex mu;
+  std::condition_variable cv;
+  int inside = 0;
+  bool release = false;
+  // Requests to /block wait inside the handler until released: busy connections.
+  StartServer(
+      [&](const Request& r) {
+        if (r.target == "/block") {
+          std::unique_lock lock(mu);
+          ++inside;
+          cv.notify_all();
+          cv.wait(lock, [&] { return release; });
+        }
+        return Response{200, "application/json", "{}", ""};
+      },
+      limits, 3);
+  tcp::socket a = Connect();
+  tcp::socket b = Connect();
+  net::write(a, net::buffer(std::string("GET /block HTTP/1.1\r\nHost: x\r\n\r\n")));
+  net::write(b, net::buffer(std::string("GET /block HTTP/1.1\r\nHost: x\r\n\r\n")));
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, 10s, [&] { return inside == 2; }));
+  }
   tcp::socket c = Connect();
   auto r = ReadResponse(c);
   EXPECT_EQ(r.result_int(), 503u);
   EXPECT_NE(r.body().find("\"error\":\"overloaded\""), std::string::npos);
-  a.close();
-  // Once a connection goes, a new one is served again.
-  bool served = false;
-  for (int attempt = 0; attempt < 50 && !served; ++attempt) {
-    tcp::socket d = Connect();
-    served = Exchange(d, "GET /d HTTP/1.1\r\nHost: x\r\n\r\n").result_int() == 200u;
-    if (!served) std::this_thread::sleep_for(20ms);
+  {
+    std::lock_guard lock(mu);
+    release = true;
   }
-  EXPECT_TRUE(served);
+  cv.notify_all();
+  EXPECT_EQ(ReadResponse(a).result_int(), 200u);
+  EXPECT_EQ(ReadResponse(b).result_int(), 200u);
 }
 
 TEST_F(ServerFixture, TurnsAHandlerExceptionIntoA500) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "processor/filter/blocked_bloom.h"
@@ -153,6 +154,17 @@ TEST(FppModel, BlockedHasTheSmallerGapForTheLargerBlock) {
   const double n = bits / 16;
   EXPECT_LT(BlockedBloomFpp(bits, 8, n, 1024), BlockedBloomFpp(bits, 8, n, 512));
   EXPECT_GT(BlockedBloomFpp(bits, 8, n, 1024), ClassicBloomFpp(bits, 8, n));
+}
+
+// Regression: a decoded state claiming 1e13 ids made the first AdvanceTo spend
+// seconds in this sum (about 24 sqrt(ids per block) terms).
+TEST(FppModel, BlockedIsOneFarPastFullWhateverTheCount) {
+  EXPECT_EQ(BlockedBloomFpp(512, 6, 1e13, 512), 1.0);
+  EXPECT_EQ(BlockedBloomFpp(4096, 6, 1e300, 512), 1.0);
+  EXPECT_EQ(BlockedBloomFpp(512, 6, std::numeric_limits<double>::infinity(), 512), 1.0);
+  EXPECT_EQ(BlockedBloomFpp(512, 6, std::nan(""), 512), 0.0);
+  // Just below the cut the sum is already indistinguishable from 1.
+  EXPECT_GT(BlockedBloomFpp(512, 6, 40.0 * 512 / 6 * 0.99, 512), 1 - 1e-6);
 }
 
 TEST(FppModel, ConstituentFppDispatchesOnTheModel) {

@@ -586,6 +586,10 @@ TEST(StateCodec, RejectsFbfFieldsOutOfRangeBehindAValidChecksum) {
       {"fewer slots than a ring needs", kSlots, 4, 2},
       {"more slots than stored", kSlots, 4, 4},
       {"absurd slot count", kSlots, 4, 0xFFFFFFFF},
+      // Regression: once accepted, the wrapped difference reached a float-to-integer
+      // cast of the adaptation (undefined behaviour).
+      {"count at the last adaptation above the total", kInsertedAtLastAdapt, 8, ~uint64_t{0}},
+      {"a filter's count above the total", kFirstSlot + 8, 8, ~uint64_t{0}},
       {"wrong word count in a slot", word_count, 8, 7},
       {"huge word count in a slot", word_count, 8, ~uint64_t{0}},
   };
