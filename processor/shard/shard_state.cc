@@ -4,6 +4,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <memory>
 #include <new>
 
 #include "processor/filter/byte_io.h"
@@ -31,6 +32,35 @@ constexpr uint8_t kZstdCodec = 1;
 constexpr int kZstdLevel = 1;
 constexpr size_t kMaxFilterStateBytes = size_t{1} << 31;
 constexpr size_t kMaxSnapshotBodyBytes = size_t{1} << 32;
+
+// Decompresses one zstd frame of `size` bytes into `out`, growing it only as bytes
+// come out: a frame's header may claim any size up to kMaxSnapshotBodyBytes, and
+// memory must follow what the frame really holds, not what it claims.
+bool Decompress(std::string_view packed, uint64_t size, std::string& out) {
+  std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> ctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
+  if (!ctx) throw std::bad_alloc();
+  ZSTD_inBuffer in{packed.data(), packed.size(), 0};
+  constexpr uint64_t kStep = uint64_t{1} << 20;
+  const uint64_t room = size + 1;  // one spare byte shows a frame longer than it claims
+  size_t produced = 0;
+  while (true) {
+    if (produced == out.size()) {
+      if (out.size() >= room) return false;
+      out.resize(static_cast<size_t>(
+          std::min<uint64_t>(room, out.size() + std::max<uint64_t>(kStep, out.size()))));
+    }
+    const size_t consumed = in.pos;
+    ZSTD_outBuffer o{out.data(), out.size(), produced};
+    const size_t left = ZSTD_decompressStream(ctx.get(), &o, &in);
+    if (ZSTD_isError(left)) return false;
+    const bool progressed = o.pos > produced || in.pos > consumed;
+    produced = o.pos;
+    if (left == 0) break;           // the frame is complete
+    if (!progressed) return false;  // it needs input that is not there
+  }
+  out.resize(produced);
+  return produced == size && in.pos == in.size;
+}
 
 }  // namespace
 
@@ -383,9 +413,8 @@ filter::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshot(std::string
       ZSTD_getFrameContentSize(packed.data(), packed.size()) != body_bytes) {
     return filter::Error{"shard snapshot: bad body length"};
   }
-  std::string body(body_bytes, '\0');
-  const size_t unpacked = ZSTD_decompress(body.data(), body.size(), packed.data(), packed.size());
-  if (ZSTD_isError(unpacked) || unpacked != body_bytes) {
+  std::string body;
+  if (!Decompress(packed, body_bytes, body)) {
     return filter::Error{"shard snapshot: cannot decompress"};
   }
   return FromSnapshotBody(body);

@@ -1135,5 +1135,23 @@ TEST(ShardState, RejectsASnapshotWhoseBodyLengthDisagreesWithItsFrame) {
   EXPECT_NE(made.error().find("body length"), std::string::npos) << made.error();
 }
 
+// A frame whose header claims 4e9 bytes but holds 10: the decoder must fail
+// without first making room for what the header claims (it grows its buffer as
+// bytes come out), and must say it cannot decompress.
+TEST(ShardState, RejectsASnapshotWhoseFrameClaimsFarMoreThanItHolds) {
+  constexpr uint64_t kClaimed = 4'000'000'000;
+  std::string frame = LittleEndian(0xFD2FB528, 4);  // zstd magic
+  frame += '\xE0';                                  // 8-byte content size, single segment
+  frame += LittleEndian(kClaimed, 8);
+  frame += LittleEndian(1 | (1 << 1) | (10 << 3), 3);  // last block, RLE, 10 bytes
+  frame += 'x';
+  std::string bad = "OCSS" + LittleEndian(2, 2) + LittleEndian(1, 1) + LittleEndian(kClaimed, 8);
+  bad += frame;
+  bad += LittleEndian(XXH3_64bits(bad.data(), bad.size()), 8);
+  auto made = ShardState::FromSnapshot(bad);
+  ASSERT_FALSE(made.ok());
+  EXPECT_NE(made.error().find("cannot decompress"), std::string::npos) << made.error();
+}
+
 }  // namespace
 }  // namespace oncecount::shard
