@@ -544,6 +544,9 @@ class Api {
     constexpr std::string_view kName = "oncecount_dead_lettered_total";
     e.Family(kName, "counter", "Events sent to the dead-letter topic, by reason.");
     for (const auto& v : s.shards) {
+      // Replicas carry the active's figures: exported once, by the active, so that a
+      // sum over the instances counts every dead letter once.
+      if (v->role != shard::ShardRole::kActive) continue;
       for (size_t i = 0; i < shard::kDlqReasonCount; ++i) {
         e.Sample(kName,
                  "{partition=\"" + std::to_string(v->partition) + "\",reason=\"" +
@@ -576,8 +579,19 @@ class Api {
                "Refreshes that came early because the newest filter was full: the load "
                "is above dedup.expected_rate.",
                [](const ShardView& v) { return MetricValue(v.filter.early_refreshes); });
-    e.PerShard(s, "oncecount_filter_memory_bytes", "gauge", "Memory of the filter state.",
-               [](const ShardView& v) { return MetricValue((v.filter.bits_total + 7) / 8); });
+    // Memory, unlike the counters above, is the instance's own: a standby holds a
+    // filter as large as its active's, so both report it, labelled by role.
+    constexpr std::string_view kMemory = "oncecount_filter_memory_bytes";
+    e.Family(kMemory, "gauge",
+             "Memory of the filter state of a shard this instance owns (active) or stands "
+             "by for (standby).");
+    for (const auto& v : s.shards) {
+      if (v->role == shard::ShardRole::kReplica) continue;
+      e.Sample(kMemory,
+               "{partition=\"" + std::to_string(v->partition) + "\",role=\"" +
+                   shard::ShardRoleName(v->role) + "\"}",
+               MetricValue((v->filter.bits_total + 7) / 8));
+    }
   }
 
   const shard::StateBoard& board_;

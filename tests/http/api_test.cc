@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -457,7 +458,7 @@ TEST_F(ApiTest, ExposesPrometheusMetricsPerPartition) {
            "oncecount_filter_refresh_period_seconds{partition=\"0\"} 1.5",
            "oncecount_filter_guaranteed_window_seconds{partition=\"0\"} 3",
            "oncecount_filter_guaranteed_window_seconds{partition=\"1\"} +Inf",
-           "oncecount_filter_memory_bytes{partition=\"0\"} 8193",
+           "oncecount_filter_memory_bytes{partition=\"0\",role=\"active\"} 8193",
        }) {
     EXPECT_TRUE(has(line)) << "missing line: " << line << "\nin:\n" << m;
   }
@@ -510,7 +511,74 @@ TEST_F(ApiTest, ShowsReplicasWithTheirLagAndKeepsThemOutOfPerShardMetrics) {
     EXPECT_NE(m.find(line), std::string::npos) << "missing: " << line << "\nin:\n" << m;
   }
   EXPECT_EQ(m.find("oncecount_events_applied_total{partition=\"1\"}"), std::string::npos);
+  EXPECT_EQ(m.find("oncecount_dead_lettered_total{partition=\"1\""), std::string::npos);
+  // Filter memory is the instance's own: the standby holds its filter, the
+  // counters-only replica holds none.
+  EXPECT_NE(m.find("oncecount_filter_memory_bytes{partition=\"1\",role=\"standby\"} 0\n"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(m.find("oncecount_filter_memory_bytes{partition=\"2\""), std::string::npos);
   EXPECT_EQ(m.find("oncecount_replica_lag_seconds{partition=\"0\""), std::string::npos);
+}
+
+// Sums every sample of each family in a Prometheus text exposition, whatever its
+// labels.
+std::map<std::string, double> SumByFamily(const std::string& exposition) {
+  std::map<std::string, double> sums;
+  std::istringstream lines(exposition);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t name_end = line.find_first_of("{ ");
+    const size_t value_at = line.rfind(' ');
+    sums[line.substr(0, name_end)] += std::stod(line.substr(value_at + 1));
+  }
+  return sums;
+}
+
+// Two instances with one standby each hold every shard, each shard active on one of
+// them: summing a per-shard counter over both instances (as the dashboards do) gives
+// the cluster's figure, which either instance's /v1/stats totals show.
+TEST_F(ApiTest, PerShardCountersSummedOverTheInstancesEqualTheClusterTotals) {
+  ShardView third = ThirdView();
+  third.events_applied = 5;
+  third.dead_lettered = 2;
+  third.dead_lettered_by_reason = {0, 1, 0, 0, 0, 0, 1};
+  // This instance: 0 active, a standby of 1, a counters-only replica of 2.
+  ShardView standby_of_1 = SecondView();
+  standby_of_1.role = ShardRole::kStandby;
+  ShardView replica_of_2 = third;
+  replica_of_2.role = ShardRole::kReplica;
+  Publish(DetailedView());
+  Publish(standby_of_1);
+  Publish(replica_of_2);
+  // The other: a standby of 0, 1 and 2 active.
+  shard::StateBoard other_board(3);
+  other_board.SetAssignmentKnown(true);
+  ShardView standby_of_0 = DetailedView();
+  standby_of_0.role = ShardRole::kStandby;
+  for (ShardView v : {standby_of_0, SecondView(), third}) {
+    other_board.Publish(std::make_shared<const ShardView>(std::move(v)));
+  }
+  const Handler other = MakeApiHandler(other_board, Options());
+
+  std::map<std::string, double> cluster = SumByFamily(Get("/metrics").body);
+  for (const auto& [family, sum] : SumByFamily(other(Request{"GET", "/metrics"}).body)) {
+    cluster[family] += sum;
+  }
+  const auto totals = Json(Get("/v1/stats"))["totals"];
+  EXPECT_EQ(cluster["oncecount_events_applied_total"], 40 + 8 + 5);
+  EXPECT_EQ(cluster["oncecount_events_applied_total"],
+            static_cast<double>(totals["events_applied"].get_uint64().value()));
+  EXPECT_EQ(cluster["oncecount_dead_lettered_total"], 3 + 1 + 2);
+  EXPECT_EQ(cluster["oncecount_dead_lettered_total"],
+            static_cast<double>(totals["dead_lettered"].get_uint64().value()));
+  EXPECT_EQ(cluster["oncecount_duplicates_dropped_total"],
+            static_cast<double>(totals["duplicates_dropped"].get_uint64().value()));
+  EXPECT_EQ(cluster["oncecount_transactions_committed_total"],
+            static_cast<double>(totals["transactions_committed"].get_uint64().value()));
+  EXPECT_EQ(cluster["oncecount_transactions_aborted_total"],
+            static_cast<double>(totals["transactions_aborted"].get_uint64().value()));
 }
 
 TEST_F(ApiTest, MarksARestoringShardUnreadyInMetrics) {
