@@ -17,10 +17,15 @@ exits 1, or exits 0. What a check reads:
               counts and settings, and refuses a changelog with the wrong count; the
               compose service and the Kubernetes Job create the topics their
               instances' configurations name
-  compose     deploy/docker-compose.yml: KRaft Kafka, the topics service, two or more
-              instances with distinct ids, files and ports that line up
+  compose     deploy/docker-compose.yml: `docker-compose config` (Debian's Compose,
+              which parses without an engine) accepts it; KRaft Kafka with its log
+              directory on a volume, the topics service, two or more instances with
+              distinct ids, files and ports that line up; images tagged with the
+              project's version
   kubernetes  deploy/kubernetes/: StatefulSet, Services, ConfigMaps, PDB, Job and how
-              they refer to each other; probes on /healthz and /readyz
+              they refer to each other; a startup probe, then probes on /healthz and
+              /readyz; every pod within Pod Security "restricted"; the image tagged
+              with the project's version
   dashboard   the Grafana JSON parses and every metric it queries is one the service
               exposes (read from a running `oncecount serve`)
   prometheus  the scrape config and the alert rules query exposed metrics only
@@ -474,10 +479,25 @@ def check_topics(script_text=None, compose=None, k8s=None, config_map_script=Non
 
 # --- compose -------------------------------------------------------------------------
 
+def project_version():
+    """The VERSION of project() in CMakeLists.txt: the tag of the images deployed."""
+    return re.search(r"project\(oncecount VERSION ([0-9.]+)", read("CMakeLists.txt")).group(1)
+
+
+def compose_parser_problems():
+    """Debian's docker-compose parses and validates the file without a container engine."""
+    compose = shutil.which("docker-compose")
+    if compose is None:
+        return ["compose: docker-compose is not installed (scripts/setup installs it)"]
+    r = subprocess.run([compose, "-f", src("deploy", "docker-compose.yml"), "config", "-q"],
+                       capture_output=True, text=True, timeout=120)
+    return [] if r.returncode == 0 else ["docker-compose config: " + r.stderr.strip()]
+
+
 def check_compose(compose=None, prometheus=None):
+    problems = [] if compose else compose_parser_problems()
     compose = compose or load_all("deploy", "docker-compose.yml")[0]
     prometheus = prometheus or load_all("deploy", "prometheus", "prometheus.yml")[0]
-    problems = []
     services = compose.get("services", {})
     kafka = services.get("kafka")
     if not kafka:
@@ -491,6 +511,15 @@ def check_compose(compose=None, prometheus=None):
     for key in ("KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR", "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR"):
         if int(kenv.get(key, "3")) > brokers:
             problems.append(f"compose: {key} above the {brokers} broker(s): transactions cannot start")
+    log_dirs = kenv.get("KAFKA_LOG_DIRS")
+    if not log_dirs or not any(str(v).split(":")[-1] == log_dirs for v in kafka.get("volumes", [])):
+        problems.append("compose: KAFKA_LOG_DIRS must be set and on a volume (the image's "
+                        "default is under /tmp)")
+    version = project_version()
+    for name, svc in services.items():
+        image = str(svc.get("image", ""))
+        if image.startswith("oncecount") and image != f"oncecount:{version}":
+            problems.append(f"compose {name}: image {image}, expected oncecount:{version}")
     if "healthcheck" not in kafka:
         problems.append("compose: kafka has no healthcheck (the topics service waits for it)")
     topics = services.get("topics", {})
@@ -565,6 +594,24 @@ def kustomize_problems(k8s):
     return []
 
 
+def restricted_problems(where, pod):
+    """What keeps a pod out of the Pod Security Standard "restricted"."""
+    problems = []
+    pod_security = pod.get("securityContext", {})
+    for c in pod.get("initContainers", []) + pod.get("containers", []):
+        security = dict(pod_security, **c.get("securityContext", {}))
+        name = f"{where}, container {c['name']}"
+        if not security.get("runAsNonRoot"):
+            problems.append(f"{name}: runAsNonRoot")
+        if security.get("seccompProfile", {}).get("type") not in ("RuntimeDefault", "Localhost"):
+            problems.append(f"{name}: seccompProfile RuntimeDefault")
+        if c.get("securityContext", {}).get("allowPrivilegeEscalation") is not False:
+            problems.append(f"{name}: allowPrivilegeEscalation: false")
+        if "ALL" not in c.get("securityContext", {}).get("capabilities", {}).get("drop", []):
+            problems.append(f"{name}: capabilities.drop [ALL]")
+    return problems
+
+
 def check_kubernetes(k8s=None, kustomization=None):
     k8s = k8s or k8s_docs()
     kustomization = kustomization or load_all("deploy", "kubernetes", "kustomization.yaml")[0]
@@ -626,8 +673,19 @@ def check_kubernetes(k8s=None, kustomization=None):
     if "cpu" not in requests or "memory" not in requests:
         problems.append("StatefulSet: resource requests for cpu and memory")
     security = dict(pod.get("securityContext", {}), **container.get("securityContext", {}))
-    if not security.get("runAsNonRoot"):
-        problems.append("StatefulSet: runAsNonRoot")
+    startup = container.get("startupProbe", {})
+    if startup.get("httpGet", {}).get("path") != "/healthz" or \
+            startup.get("periodSeconds", 10) * startup.get("failureThreshold", 3) < 120:
+        problems.append("StatefulSet: a startupProbe on /healthz that allows at least 2 minutes "
+                        "(the first init_transactions can take tens of seconds)")
+    for image in kustomization.get("images", []):
+        if image.get("name") == "oncecount" and str(image.get("newTag")) != project_version():
+            problems.append(f"kustomization.yaml: oncecount image tag {image.get('newTag')}, "
+                            f"expected the project's version {project_version()}")
+    for d in k8s:
+        if d["kind"] in ("StatefulSet", "Job", "Deployment", "DaemonSet"):
+            problems += restricted_problems(f"{d['kind']} {d['metadata']['name']}",
+                                            d["spec"]["template"]["spec"])
     volumes = {v["name"]: v for v in pod.get("volumes", [])}
     mounts = {m["mountPath"]: m["name"] for m in container.get("volumeMounts", [])}
     config_volume = volumes.get(mounts.get(os.path.dirname(CONFIG_PATH)), {})
@@ -936,6 +994,24 @@ def check_selftest():
     k = copy.deepcopy(k8s)
     [d for d in k if d["kind"] == "StatefulSet"][0]["spec"]["serviceName"] = "oncecount"
     expect("a StatefulSet whose service is not headless", check_kubernetes(k8s=k))
+    k = copy.deepcopy(k8s)
+    del statefulset_container(k)["startupProbe"]
+    expect("no startup probe", check_kubernetes(k8s=k))
+    k = copy.deepcopy(k8s)
+    del [d for d in k if d["kind"] == "Job"][0]["spec"]["template"]["spec"]["securityContext"]["seccompProfile"]
+    expect("a Job without a seccomp profile", check_kubernetes(k8s=k))
+    k = copy.deepcopy(k8s)
+    del statefulset_container(k)["securityContext"]["allowPrivilegeEscalation"]
+    expect("a container that may escalate privileges", check_kubernetes(k8s=k))
+    kustomization = load_all("deploy", "kubernetes", "kustomization.yaml")[0]
+    kustomization["images"][0]["newTag"] = "latest"
+    expect("an image tagged latest", check_kubernetes(kustomization=kustomization))
+    c = copy.deepcopy(compose)
+    del c["services"]["kafka"]["environment"]["KAFKA_LOG_DIRS"]
+    expect("a compose broker without KAFKA_LOG_DIRS", check_compose(compose=c))
+    c = copy.deepcopy(compose)
+    c["services"][name]["image"] = "oncecount:local"
+    expect("a compose image without the version", check_compose(compose=c))
 
     expect("an undocumented metric", check_docs(operations="nothing here\n", readme="docs/operations.md"))
     return problems
