@@ -141,7 +141,7 @@ int RunDemo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
       std::get<std::unique_ptr<kafka::EmbeddedCluster>>(cluster)->bootstrap_servers();
   auto started = ServiceRuntime::Start({c, bootstrap, "demo", LineLogger(err),
                                         kafka::EmbeddedCluster::kPartitionRetentionBytes,
-                                        /*local_checkpoints=*/false});
+                                        /*local_checkpoints=*/false, StopSignalPending});
   if (auto* error = std::get_if<std::string>(&started)) {
     err << "demo: " << *error << "\n";
     return 1;

@@ -44,9 +44,14 @@ int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
       o.instance_id.empty() ? DefaultInstanceId(c.http.listen, RandomSeed()) : o.instance_id,
       LineLogger(err),
       embedded ? kafka::EmbeddedCluster::kPartitionRetentionBytes : 0,
-      /*local_checkpoints=*/embedded == nullptr};
+      /*local_checkpoints=*/embedded == nullptr,
+      /*stop_requested=*/StopSignalPending};
   auto started = ServiceRuntime::Start(std::move(ro));
   if (auto* error = std::get_if<std::string>(&started)) {
+    if (StopSignalPending()) {  // a stop while it waited for topics: nothing to undo
+      err << "serve: stopped before it started (" << *error << ")\n";
+      return 0;
+    }
     err << "serve: " << *error << "\n";
     return 1;
   }

@@ -15,6 +15,7 @@
 #include "http/api.h"
 #include "http/server.h"
 #include "processor/kafka/rdkafka_clients.h"
+#include "processor/kafka/topics.h"
 
 namespace oncecount::cmd {
 
@@ -80,6 +81,26 @@ std::string DefaultInstanceId(const std::string& http_listen, uint64_t random) {
   return id + "-" + port;
 }
 
+namespace {
+
+// Waits until the topics the service needs exist, so that an instance started beside
+// the job that creates them (Kubernetes, Compose) waits with a log line instead of
+// exiting into a restart loop. The processor and the replicator check them again.
+std::string AwaitServiceTopics(const RuntimeOptions& o, kafka::Clients& clients) {
+  const config::KafkaConfig& k = o.config.kafka;
+  const std::string hint = "deploy/create-topics.sh or docs/operations.md create it";
+  std::vector<kafka::RequiredTopic> topics = {
+      {k.input_topic, hint}, {k.EffectiveDlqTopic(), hint}, {k.ChangelogTopic(), hint}};
+  if (o.config.processing.standby_replicas > 0) topics.push_back({k.MembersTopic(), hint});
+  kafka::TopicWait wait;
+  wait.stop_requested = o.stop_requested;
+  wait.log = o.log;
+  auto found = kafka::AwaitTopics(clients, topics, std::chrono::milliseconds(10000), wait);
+  return found ? std::string() : found.error();
+}
+
+}  // namespace
+
 std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start(
     RuntimeOptions options) {
   const config::Config& c = options.config;
@@ -131,6 +152,8 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
   rt->http_->server = std::get<std::shared_ptr<http::Server>>(listening);
   const auto endpoint = rt->http_->server->local_endpoint();
   rt->url_ = "http://" + endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
+
+  if (std::string e = AwaitServiceTopics(options, *rt->clients_); !e.empty()) return e;
 
   replica::ReplicatorOptions ro;
   ro.clients = rt->clients_.get();
@@ -205,6 +228,13 @@ int WaitForStop(const std::function<bool()>& done) {
     if (signal_number > 0) return signal_number;
   }
   return 0;
+}
+
+bool StopSignalPending() {
+  sigset_t pending;
+  sigemptyset(&pending);
+  if (sigpending(&pending) != 0) return false;
+  return sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1;
 }
 
 std::function<void(const std::string&)> LineLogger(std::ostream& err) {

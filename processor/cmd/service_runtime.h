@@ -40,6 +40,8 @@ struct RuntimeOptions {
   // Shards keep local checkpoints in config.state.dir (created if missing). Off for
   // a cluster that lives in this process: it is gone, and they with it, at exit.
   bool local_checkpoints = true;
+  // Ends the wait for missing topics at start-up (null: wait as long as it takes).
+  std::function<bool()> stop_requested;
 };
 
 class ServiceRuntime {
@@ -91,6 +93,8 @@ std::string DefaultInstanceId(const std::string& http_listen, uint64_t random);
 // Waits until SIGTERM or SIGINT arrives (main keeps them blocked; returns the
 // signal) or `done` turns true (returns 0).
 int WaitForStop(const std::function<bool()>& done);
+// Whether SIGTERM or SIGINT is pending (blocked by main, not yet taken by WaitForStop).
+bool StopSignalPending();
 
 // A thread-safe log sink writing "oncecount: <line>" lines to `err`.
 std::function<void(const std::string&)> LineLogger(std::ostream& err);

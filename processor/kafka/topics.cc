@@ -1,22 +1,71 @@
 #include "processor/kafka/topics.h"
 
+#include <algorithm>
+
 namespace oncecount::kafka {
+namespace {
+
+constexpr std::chrono::milliseconds kStopCheckEvery{250};
+
+// The first of `topics` the cluster does not have, or null.
+const RequiredTopic* FirstMissing(const std::map<std::string, int>& counts,
+                                  const std::vector<RequiredTopic>& topics) {
+  const auto it = std::find_if(topics.begin(), topics.end(),
+                               [&](const RequiredTopic& t) { return !counts.contains(t.name); });
+  return it == topics.end() ? nullptr : &*it;
+}
+
+std::string MissingMessage(const RequiredTopic& t) {
+  return "topic " + t.name + " does not exist" + (t.hint.empty() ? "" : "; " + t.hint);
+}
+
+std::map<std::string, int> CountsOf(const std::map<std::string, int>& counts,
+                                    const std::vector<RequiredTopic>& topics) {
+  std::map<std::string, int> out;
+  for (const RequiredTopic& t : topics) out[t.name] = counts.at(t.name);
+  return out;
+}
+
+}  // namespace
 
 filter::Result<std::map<std::string, int>> RequireTopics(Clients& clients,
                                                          const std::vector<RequiredTopic>& topics,
                                                          std::chrono::milliseconds timeout) {
   auto counts = clients.PartitionCounts(timeout);
   if (!counts) return filter::Error{counts.error()};
-  std::map<std::string, int> out;
-  for (const RequiredTopic& t : topics) {
-    const auto it = counts.value().find(t.name);
-    if (it == counts.value().end()) {
-      return filter::Error{"topic " + t.name + " does not exist" +
-                           (t.hint.empty() ? "" : "; " + t.hint)};
-    }
-    out[t.name] = it->second;
+  if (const RequiredTopic* missing = FirstMissing(counts.value(), topics)) {
+    return filter::Error{MissingMessage(*missing)};
   }
-  return out;
+  return CountsOf(counts.value(), topics);
+}
+
+filter::Result<std::map<std::string, int>> AwaitTopics(Clients& clients,
+                                                       const std::vector<RequiredTopic>& topics,
+                                                       std::chrono::milliseconds timeout,
+                                                       const TopicWait& wait) {
+  base::Clock& clock = wait.clock != nullptr ? *wait.clock : base::DefaultClock();
+  std::chrono::milliseconds backoff = wait.first_backoff;
+  for (;;) {
+    auto counts = clients.PartitionCounts(timeout);
+    if (!counts) return filter::Error{counts.error()};
+    const RequiredTopic* missing = FirstMissing(counts.value(), topics);
+    if (missing == nullptr) return CountsOf(counts.value(), topics);
+    if (wait.stop_requested && wait.stop_requested())
+      return filter::Error{MissingMessage(*missing)};
+    if (wait.log) {
+      wait.log("waiting for topic " + missing->name + " to be created (" +
+               MissingMessage(*missing) + "); asking again in " + std::to_string(backoff.count()) +
+               " ms");
+    }
+    // In slices, so that a stop is seen within a quarter of a second.
+    for (auto left = backoff; left.count() > 0; left -= kStopCheckEvery) {
+      if (wait.stop_requested && wait.stop_requested()) {
+        return filter::Error{MissingMessage(*missing)};
+      }
+      clock.Sleep(std::min(left, kStopCheckEvery));
+    }
+    backoff = std::min(backoff * 2, wait.max_backoff);
+  }
 }
 
 }  // namespace oncecount::kafka

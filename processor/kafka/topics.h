@@ -1,15 +1,19 @@
 // Topic checks that the processor and the replicator make before they start: the
-// topics they need exist, and how many partitions each has.
+// topics they need exist, and how many partitions each has. AwaitTopics, called by
+// `serve` first, waits for topics that do not exist yet (the job that creates them
+// may still be running) instead of failing.
 //
 // Thread-safety: a pure function of the cluster's answer; call it from the thread
 // that owns the Clients call (any, per clients.h).
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "processor/base/clock.h"
 #include "processor/filter/result.h"
 #include "processor/kafka/clients.h"
 
@@ -26,5 +30,23 @@ struct RequiredTopic {
 filter::Result<std::map<std::string, int>> RequireTopics(Clients& clients,
                                                          const std::vector<RequiredTopic>& topics,
                                                          std::chrono::milliseconds timeout);
+
+// How AwaitTopics waits: on which clock, whom it tells, and what ends the wait.
+struct TopicWait {
+  base::Clock* clock = nullptr;                   // null: the system clock
+  std::function<bool()> stop_requested;           // null: wait as long as it takes
+  std::function<void(const std::string&)> log;    // one line per wait
+  std::chrono::milliseconds first_backoff{1000};  // doubled after each wait
+  std::chrono::milliseconds max_backoff{30000};
+};
+
+// RequireTopics, except that while a topic is missing it logs which one and asks
+// again after a back-off, until every topic exists (its partition counts) or a stop
+// is requested (the missing-topic error). Other errors (the cluster cannot be
+// asked) return at once.
+filter::Result<std::map<std::string, int>> AwaitTopics(Clients& clients,
+                                                       const std::vector<RequiredTopic>& topics,
+                                                       std::chrono::milliseconds timeout,
+                                                       const TopicWait& wait);
 
 }  // namespace oncecount::kafka

@@ -246,6 +246,45 @@ TEST_F(ServeTest, ReportsInputThatRetentionRemovedBeforeItWasAppliedInsteadOfSki
   EXPECT_EQ(second.Wait(30s), 0);
 }
 
+// The job that creates the topics has not finished: the cluster (in this process)
+// has the input and the dead-letter topic, not yet the changelog.
+class ServeBeforeTopicsTest : public ServeTest {
+ protected:
+  void StartCluster() override {
+    auto started = kafka::EmbeddedCluster::Start(1, {{"events", 8}, {"events.dlq", 8}});
+    ASSERT_TRUE(std::holds_alternative<std::unique_ptr<kafka::EmbeddedCluster>>(started));
+    cluster_ = std::move(std::get<std::unique_ptr<kafka::EmbeddedCluster>>(started));
+    bootstrap_ = cluster_->bootstrap_servers();
+  }
+  bool Logged(const std::string& name, const std::string& text) {
+    return ReadFile(dir_ + "/" + name + ".log").find(text) != std::string::npos;
+  }
+};
+
+TEST_F(ServeBeforeTopicsTest, WaitsForAMissingTopicAndCountsOnceItIsCreated) {
+  std::thread topics_job([&] {
+    EXPECT_TRUE(WaitFor([&] { return Logged("a", "waiting for topic events.changelog"); }, 30s));
+    EXPECT_EQ(cluster_->CreateTopic({"events.changelog", 8}), "");
+  });
+  auto [serve, url] = Serve("a");
+  topics_job.join();
+  const std::string truth = dir_ + "/truth.json";
+  ASSERT_EQ(Inject(Scaled(5000), 0, truth), 0);
+  std::string report;
+  EXPECT_EQ(Verify(truth, url, 60, &report), 0) << report;
+  serve.Signal(SIGTERM);
+  EXPECT_EQ(serve.Wait(30s), 0);
+}
+
+TEST_F(ServeBeforeTopicsTest, StopsCleanlyOnSigtermWhileItWaitsForATopic) {
+  ChildProcess serve = SpawnServe("a");
+  ASSERT_TRUE(WaitFor([&] { return Logged("a", "waiting for topic events.changelog"); }, 30s));
+  serve.Signal(SIGTERM);
+  EXPECT_EQ(serve.Wait(10s), 0);
+  EXPECT_TRUE(Logged("a", "stopped before it started (topic events.changelog does not exist"))
+      << ReadFile(dir_ + "/a.log");
+}
+
 // The cluster lives in this process, so that the test can inject broker errors.
 class ServeFaultTest : public ServeTest {
  protected:

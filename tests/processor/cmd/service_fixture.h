@@ -114,6 +114,17 @@ class ServiceFixture : public ::testing::Test {
   std::pair<testing::ChildProcess, std::string> Serve(
       const std::string& name, const std::vector<std::string>& env = {},
       const std::string& processing = "  commit_interval_ms: 100\n") {
+    testing::ChildProcess p = SpawnServe(name, env, processing);
+    std::string url = p.NextLine(60s);
+    EXPECT_EQ(url.rfind("http://127.0.0.1:", 0), 0u) << "serve said: " << url;
+    return {std::move(p), url};
+  }
+
+  // Starts `serve` as instance `name` without waiting for its URL; its log is
+  // dir_/<name>.log.
+  testing::ChildProcess SpawnServe(const std::string& name,
+                                   const std::vector<std::string>& env = {},
+                                   const std::string& processing = "  commit_interval_ms: 100\n") {
     const std::string config = dir_ + "/" + name + ".yaml";
     std::ofstream(config) << "kafka:\n"
                           << "  bootstrap_servers: " << bootstrap_ << "\n"
@@ -124,11 +135,9 @@ class ServiceFixture : public ::testing::Test {
                           << processing << "dedup:\n  expected_rate: 2000\n  window_ms: 30000\n"
                           << "http:\n  listen: 127.0.0.1:0\n"
                           << "state:\n  dir: " << dir_ << "/" << name << "-state\n";
-    testing::ChildProcess p({ONCECOUNT_BINARY, "serve", "--config", config, "--instance-id", name},
-                            env, dir_ + "/" + name + ".log");
-    std::string url = p.NextLine(60s);
-    EXPECT_EQ(url.rfind("http://127.0.0.1:", 0), 0u) << "serve said: " << url;
-    return {std::move(p), url};
+    return testing::ChildProcess(
+        {ONCECOUNT_BINARY, "serve", "--config", config, "--instance-id", name}, env,
+        dir_ + "/" + name + ".log");
   }
 
   int Inject(const Workload& w, const std::string& truth) {
