@@ -352,7 +352,9 @@ class Api {
     WriteInstanceMetrics(e, s);
     WriteShardMetrics(e, s);
     WriteFilterMetrics(e, s);
-    return Response{200, kMetricsContentType, e.Take(), ""};
+    std::string body = e.Take();
+    if (options_.metrics != nullptr) body += options_.metrics->Render();
+    return Response{200, kMetricsContentType, std::move(body), ""};
   }
 
   Response Dashboard() const {

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "http/server.h"
+#include "processor/base/metrics.h"
 #include "processor/shard/shard_view.h"
 
 namespace oncecount::http {
@@ -32,6 +33,9 @@ struct ApiOptions {
   std::function<int64_t()> now_ms;
   // The page served at GET /; empty: the built-in dashboard (http/dashboard.html).
   std::string dashboard_html;
+  // What the instance's components count about themselves, rendered after the
+  // per-shard metrics; null: none. Outlives the handler.
+  const base::MetricRegistry* metrics = nullptr;
 };
 
 Handler MakeApiHandler(const shard::StateBoard& board, ApiOptions options);

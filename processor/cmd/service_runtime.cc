@@ -126,6 +126,7 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
     po.checkpoint_dir = c.state.dir;
   }
   po.log = options.log;
+  po.metrics = &rt->metrics_;
   const unsigned threads = c.processing.threads > 0
                                ? static_cast<unsigned>(c.processing.threads)
                                : std::max(1u, std::thread::hardware_concurrency());
@@ -146,6 +147,7 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
   api.instance_id = options.instance_id;
   api.input_topic = c.kafka.input_topic;
   api.target_fpp = c.dedup.target_fpp;
+  api.metrics = &rt->metrics_;
   auto listening = http::Server::Listen(rt->http_->io, c.http.listen,
                                         http::MakeApiHandler(rt->board_, std::move(api)));
   if (auto* error = std::get_if<std::string>(&listening)) return *error;
@@ -165,6 +167,7 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
   ro.standby_replicas = c.processing.standby_replicas;
   ro.dedup = po.dedup;
   ro.log = options.log;
+  ro.metrics = &rt->metrics_;
   auto replicator = replica::Replicator::Create(std::move(ro), rt->board_);
   if (auto* error = std::get_if<std::string>(&replicator)) return *error;
   rt->replicator_ = std::move(std::get<std::unique_ptr<replica::Replicator>>(replicator));

@@ -68,6 +68,7 @@ class ServiceRuntime {
   std::function<void(const std::string&)> log_;
 
   shard::StateBoard board_;
+  base::MetricRegistry metrics_;             // the components' own metrics, rendered by /metrics
   std::unique_ptr<kafka::Clients> clients_;  // the processor's
   std::vector<std::unique_ptr<service::ShardWorker>> workers_;
   std::vector<std::thread> worker_threads_;

@@ -76,10 +76,23 @@ struct Replicator::Impl {
   // The thread that runs the loop; Take called on it runs at once.
   std::atomic<std::thread::id> owner{};
 
+  std::unique_ptr<base::MetricRegistry> own_metrics;  // when the options bring none
+  base::Counter* rebuilds = nullptr;
+
   Impl(ReplicatorOptions options, shard::StateBoard& b)
       : o(std::move(options)),
         clock(o.clock != nullptr ? *o.clock : base::DefaultClock()),
-        board(b) {}
+        board(b) {
+    base::MetricRegistry* metrics = o.metrics;
+    if (metrics == nullptr) {
+      own_metrics = std::make_unique<base::MetricRegistry>();
+      metrics = own_metrics.get();
+    }
+    rebuilds = &metrics->AddCounter(
+        "oncecount_replica_rebuilds_total",
+        "Replicas read again from the start of their changelog partition (a gap, a "
+        "changelog that moved under them, a new epoch they could not follow).");
+  }
 
   void Log(const std::string& line) const {
     if (o.log) o.log(line);
@@ -174,6 +187,7 @@ struct Replicator::Impl {
   // Reads partition p from its start again: the replica is rebuilt.
   void Rebuild(int32_t p, Replica& r, const std::string& why, bool keep_everything = false) {
     Log("replica " + std::to_string(p) + ": rebuilding (" + why + ")");
+    rebuilds->Add();
     StartCollecting(p, r.hot, keep_everything);
     if (kafka::KafkaError e = reader->Seek({o.changelog_topic, p, kafka::kOffsetBeginning})) {
       Log("replica " + std::to_string(p) + ": seek failed: " + e.ToString());

@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "processor/base/clock.h"
+#include "processor/base/metrics.h"
 #include "processor/changelog/lineage_follower.h"
 #include "processor/filter/filter_factory.h"
 #include "processor/kafka/clients.h"
@@ -54,6 +55,9 @@ namespace oncecount::replica {
 struct ReplicatorOptions {
   kafka::Clients* clients = nullptr;  // required; outlives the replicator
   base::Clock* clock = nullptr;       // null: the system clock
+  // Where the replicator registers its metrics (rebuilds); null: a registry of its
+  // own that nothing renders.
+  base::MetricRegistry* metrics = nullptr;
   std::string changelog_topic = "events.changelog";
   std::string members_topic;  // empty: no membership, no hot standbys
   std::string group_id = "oncecount";

@@ -67,6 +67,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // The largest record we write; halved whenever a broker refuses one as too large
   // (a limit we could not read, or compression and framing we did not foresee).
   size_t record_cap = changelog::kMaxRecordBytes;
+  std::unique_ptr<base::MetricRegistry> own_metrics;  // when the options bring none
+  base::Histogram* commit_seconds = nullptr;
+  base::Histogram* restore_seconds = nullptr;
 
   Impl(ProcessorOptions options, shard::StateBoard& b, std::vector<ShardWorker*> w,
        replica::Replicator* r)
@@ -78,6 +81,24 @@ struct Processor::Impl final : kafka::RebalanceListener {
         claim_ids(o.claim_seed != 0 ? o.claim_seed : std::random_device{}()),
         loader(LoaderOptions()) {
     last_commit_ms = clock.SteadyMs();
+    RegisterMetrics();
+  }
+
+  void RegisterMetrics() {
+    base::MetricRegistry* metrics = o.metrics;
+    if (metrics == nullptr) {
+      own_metrics = std::make_unique<base::MetricRegistry>();
+      metrics = own_metrics.get();
+    }
+    commit_seconds = &metrics->AddHistogram(
+        "oncecount_commit_duration_seconds",
+        "How long each transaction of the instance took, from its start to its commit or "
+        "abort (a commit carries every shard's batch, dead letters and offsets).",
+        base::DurationBuckets());
+    restore_seconds = &metrics->AddHistogram(
+        "oncecount_restore_duration_seconds",
+        "How long each restore of the shards assigned at once took, claim included.",
+        base::DurationBuckets());
   }
 
   ShardWorker& WorkerOf(int32_t partition) { return router.WorkerOf(partition); }
@@ -212,11 +233,18 @@ struct Processor::Impl final : kafka::RebalanceListener {
     }
     std::unique_ptr<kafka::GroupMetadata> group = consumer->Metadata();
     content.group = group.get();
-    const TxnResult result = Transaction(*producer, clock, kCallTimeout).Run(content);
+    const TxnResult result = TimedTransaction(content);
     if (result.outcome == TxnOutcome::kCommitted) return OnCommitted(sealed);
     std::vector<int32_t> all;
     for (auto& [p, slot] : shards) all.push_back(p);
     OnTransactionFailed(result, all, "transaction");
+  }
+
+  TxnResult TimedTransaction(const TxnContent& content) {
+    const int64_t start = clock.SteadyMs();
+    TxnResult result = Transaction(*producer, clock, kCallTimeout).Run(content);
+    commit_seconds->Observe(static_cast<double>(clock.SteadyMs() - start) / 1000.0);
+    return result;
   }
 
   void OnCommitted(std::vector<SealedShard>& sealed) {
@@ -325,6 +353,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     for (const auto& [p, why] : loaded.failed) RestoreFailed(p, why);
     if (loaded.restored.empty()) return {};
     std::map<int32_t, int64_t> positions = Claim(loaded.restored);
+    restore_seconds->Observe(static_cast<double>(clock.SteadyMs() - start) / 1000.0);
     Log("restored " + std::to_string(positions.size()) + " shard(s) in " +
         std::to_string(clock.SteadyMs() - start) + " ms");
     return positions;
@@ -379,7 +408,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     if (partitions.empty()) return {};
     std::unique_ptr<kafka::GroupMetadata> group = consumer->Metadata();
     content.group = group.get();
-    const TxnResult result = Transaction(*producer, clock, kCallTimeout).Run(content);
+    const TxnResult result = TimedTransaction(content);
     if (result.outcome != TxnOutcome::kCommitted) {
       if (result.outcome == TxnOutcome::kFatal) {
         OnTransactionFailed(result, partitions, "claim");

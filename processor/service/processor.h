@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "processor/base/clock.h"
+#include "processor/base/metrics.h"
 #include "processor/filter/filter_factory.h"
 #include "processor/kafka/clients.h"
 #include "processor/shard/shard_view.h"
@@ -52,6 +53,9 @@ class ShardWorker;
 struct ProcessorOptions {
   kafka::Clients* clients = nullptr;  // required; outlives the processor
   base::Clock* clock = nullptr;       // null: the system clock
+  // Where the processor registers its metrics (commit and restore durations); null:
+  // a registry of its own that nothing renders.
+  base::MetricRegistry* metrics = nullptr;
   std::string input_topic = "events";
   std::string dlq_topic = "events.dlq";
   std::string changelog_topic = "events.changelog";

@@ -581,6 +581,21 @@ TEST_F(ApiTest, PerShardCountersSummedOverTheInstancesEqualTheClusterTotals) {
             static_cast<double>(totals["transactions_aborted"].get_uint64().value()));
 }
 
+TEST_F(ApiTest, AppendsWhatTheComponentsCountToTheMetrics) {
+  base::MetricRegistry registry;
+  registry.AddCounter("oncecount_replica_rebuilds_total", "Rebuilds.").Add(2);
+  ApiOptions options = Options();
+  options.metrics = &registry;
+  const Handler handler = MakeApiHandler(board_, options);
+  PublishAll();
+  const std::string m = handler(Request{"GET", "/metrics"}).body;
+  EXPECT_NE(m.find("# TYPE oncecount_replica_rebuilds_total counter\n"
+                   "oncecount_replica_rebuilds_total 2\n"),
+            std::string::npos)
+      << m;
+  EXPECT_LT(m.find("oncecount_events_applied_total"), m.find("oncecount_replica_rebuilds_total"));
+}
+
 TEST_F(ApiTest, MarksARestoringShardUnreadyInMetrics) {
   ShardView restoring = SecondView();
   restoring.phase = ShardPhase::kRestoring;

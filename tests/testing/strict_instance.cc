@@ -54,6 +54,7 @@ StrictInstance::StrictInstance(StrictKafka& kafka, StrictInstanceOptions options
     ro.dedup = TestDedup();
     ro.dedup.window = options_.dedup_window;
     ro.log = log;
+    ro.metrics = &metrics_;
     auto made = replica::Replicator::Create(std::move(ro), board_);
     if (auto* error = std::get_if<std::string>(&made)) {
       ADD_FAILURE() << options_.process << ": " << *error;
@@ -73,6 +74,7 @@ StrictInstance::StrictInstance(StrictKafka& kafka, StrictInstanceOptions options
   po.changelog_retention_bytes = options_.changelog_retention_bytes;
   po.checkpoint_dir = options_.checkpoint_dir;
   po.log = log;
+  po.metrics = &metrics_;
   auto made = service::Processor::Create(std::move(po), board_, workers, replicator_.get());
   if (auto* error = std::get_if<std::string>(&made)) {
     ADD_FAILURE() << options_.process << ": " << *error;

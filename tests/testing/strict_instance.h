@@ -89,12 +89,15 @@ class StrictInstance {
   bool Runs(int32_t p) const;  // an active, running shard
   bool RunsAll(int32_t partitions) const;
   const std::string& log() const { return log_; }
+  // What the processor and the replicator count about themselves (GET /metrics).
+  const base::MetricRegistry& metrics() const { return metrics_; }
 
  private:
   StrictKafka& kafka_;
   const StrictInstanceOptions options_;
   std::unique_ptr<kafka::Clients> clients_;
   shard::StateBoard board_;
+  base::MetricRegistry metrics_;
   std::vector<std::unique_ptr<service::ShardWorker>> workers_;
   std::vector<std::thread> threads_;
   std::unique_ptr<replica::Replicator> replicator_;

@@ -84,6 +84,57 @@ bool CaughtUp(const StrictInstance& replica, const StrictInstance& active, int32
          mine->counters->counters() == theirs->counters->counters();
 }
 
+// The number of rebuilds an instance logged.
+size_t LoggedRebuilds(const StrictInstance& instance) {
+  size_t logged = 0;
+  for (size_t at = instance.log().find(": rebuilding ("); at != std::string::npos;
+       at = instance.log().find(": rebuilding (", at + 1)) {
+    ++logged;
+  }
+  return logged;
+}
+
+// Three instances, one standby per shard: when the third leaves, the counters-only
+// replicas that now stand by for its shards' standbys are read again from the start
+// (they need the filters): rebuilds, each counted for /metrics.
+TEST(Replicator, CountsEveryRebuildOfAReplica) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  StrictInstance a(kafka, WithStandby("a"));
+  StrictInstance b(kafka, WithStandby("b"));
+  auto c = std::make_unique<StrictInstance>(kafka, WithStandby("c"));
+  auto standbys_on = [](const StrictInstance& i) {
+    int standbys = 0;
+    for (int32_t p = 0; p < testing::kServicePartitions; ++p) {
+      auto view = i.View(p);
+      standbys += view && view->role == shard::ShardRole::kStandby &&
+                  view->phase == shard::ShardPhase::kRunning;
+    }
+    return standbys;
+  };
+  ASSERT_TRUE(RunUntil(kafka, {&a, &b, c.get()},
+                       [&] {
+                         return standbys_on(a) + standbys_on(b) + standbys_on(*c) ==
+                                    testing::kServicePartitions &&
+                                standbys_on(*c) > 0;
+                       }))
+      << a.log() << b.log() << c->log();
+  EXPECT_EQ(c->Finish(), "");
+  c.reset();
+  ASSERT_TRUE(
+      RunUntil(kafka, {&a, &b},
+               [&] { return standbys_on(a) + standbys_on(b) == testing::kServicePartitions; }))
+      << a.log() << b.log();
+  EXPECT_GT(LoggedRebuilds(a) + LoggedRebuilds(b), 0u) << a.log() << b.log();
+  for (const StrictInstance* instance : {&a, &b}) {
+    const std::string m = instance->metrics().Render();
+    EXPECT_NE(m.find("\noncecount_replica_rebuilds_total " +
+                     std::to_string(LoggedRebuilds(*instance)) + "\n"),
+              std::string::npos)
+        << m;
+  }
+}
+
 TEST(Replicator, AStandbyFollowsOnlyCommittedBatchesAndTakesOverAfterTheDeadOwnersTransactionEnds) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);

@@ -231,6 +231,37 @@ TEST(Processor, AnAbortedCommitRestoresTheShardsAndCountsTheirInputOnce) {
   ExpectExactlyOnce(kafka, 220);
 }
 
+// The line of a Prometheus exposition that starts with `prefix`, or "".
+std::string MetricLine(const std::string& exposition, const std::string& prefix) {
+  const size_t at = exposition.find("\n" + prefix);
+  if (at == std::string::npos) return "";
+  return exposition.substr(at + 1, exposition.find('\n', at + 1) - at - 1);
+}
+
+TEST(Processor, MeasuresEachTransactionAndEachRestoreOnItsClock) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  std::string m = a.metrics().Render();
+  EXPECT_EQ(MetricLine(m, "oncecount_restore_duration_seconds_count"),
+            "oncecount_restore_duration_seconds_count 1")
+      << m;
+  const std::string claims = MetricLine(m, "oncecount_commit_duration_seconds_count");
+  EXPECT_EQ(claims, "oncecount_commit_duration_seconds_count 1") << "the claim's transaction";
+
+  Send(kafka, 0, 100);
+  a.StepAndCommit();
+  Send(kafka, 100, 150);
+  a.StepAndCommit();
+  m = a.metrics().Render();
+  EXPECT_EQ(MetricLine(m, "oncecount_commit_duration_seconds_count"),
+            "oncecount_commit_duration_seconds_count 3")
+      << m;
+  EXPECT_EQ(MetricLine(m, "oncecount_commit_duration_seconds_bucket{le=\"+Inf\"}"),
+            "oncecount_commit_duration_seconds_bucket{le=\"+Inf\"} 3");
+}
+
 TEST(Processor, ARestoreThatFailsIsRetriedWithGrowingBackOffAndShownUntilItWorks) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);

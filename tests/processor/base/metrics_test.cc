@@ -1,0 +1,73 @@
+// The metric registry: what components count, rendered in the Prometheus text format.
+#include "processor/base/metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace oncecount::base {
+namespace {
+
+TEST(MetricRegistry, RendersCountersAndGaugesWithTheirHelpAndType) {
+  MetricRegistry registry;
+  Counter& rebuilds = registry.AddCounter("x_rebuilds_total", "Rebuilds.");
+  Gauge& depth = registry.AddGauge("x_depth", "Depth.");
+  rebuilds.Add();
+  rebuilds.Add(2);
+  depth.Set(0.25);
+  EXPECT_EQ(registry.Render(),
+            "# HELP x_rebuilds_total Rebuilds.\n# TYPE x_rebuilds_total counter\n"
+            "x_rebuilds_total 3\n"
+            "# HELP x_depth Depth.\n# TYPE x_depth gauge\nx_depth 0.25\n");
+}
+
+TEST(MetricRegistry, RendersAHistogramWithCumulativeBucketsSumAndCount) {
+  MetricRegistry registry;
+  Histogram& h = registry.AddHistogram("x_seconds", "Durations.", {0.1, 1});
+  for (double v : {0.05, 0.1, 0.5, 3.0}) h.Observe(v);
+  EXPECT_EQ(registry.Render(),
+            "# HELP x_seconds Durations.\n# TYPE x_seconds histogram\n"
+            "x_seconds_bucket{le=\"0.1\"} 2\n"  // a bound includes its own value
+            "x_seconds_bucket{le=\"1\"} 3\n"
+            "x_seconds_bucket{le=\"+Inf\"} 4\n"
+            "x_seconds_sum 3.65\n"
+            "x_seconds_count 4\n");
+}
+
+TEST(MetricRegistry, ReturnsTheSameMetricWhenANameIsRegisteredTwice) {
+  MetricRegistry registry;
+  Counter& first = registry.AddCounter("x_total", "X.");
+  Counter& second = registry.AddCounter("x_total", "X.");
+  EXPECT_EQ(&first, &second);
+  second.Add();
+  EXPECT_EQ(registry.Render(), "# HELP x_total X.\n# TYPE x_total counter\nx_total 1\n");
+}
+
+TEST(Histogram, CountsEveryObservationFromManyThreads) {
+  Histogram h(DurationBuckets());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&h] {
+      for (int i = 0; i < 10000; ++i) h.Observe(0.002);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  const Histogram::Reading r = h.Read();
+  EXPECT_EQ(r.count, 40000u);
+  EXPECT_NEAR(r.sum, 80.0, 1e-6);
+  EXPECT_EQ(r.cumulative.front(), 0u) << "0.002 s is above the first bound, 1 ms";
+  EXPECT_EQ(r.cumulative[1], 40000u);
+}
+
+TEST(DurationBuckets, DoubleFromAMillisecondToOverAMinute) {
+  const std::vector<double> bounds = DurationBuckets();
+  ASSERT_GE(bounds.size(), 2u);
+  EXPECT_DOUBLE_EQ(bounds.front(), 0.001);
+  EXPECT_GT(bounds.back(), 60.0);
+  for (size_t i = 1; i < bounds.size(); ++i) EXPECT_DOUBLE_EQ(bounds[i], 2 * bounds[i - 1]);
+}
+
+}  // namespace
+}  // namespace oncecount::base
