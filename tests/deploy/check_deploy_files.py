@@ -33,6 +33,7 @@ exits 1, or exits 0. What a check reads:
               no other build packages, and its runtime stage covers the shared
               libraries of the built binary
   docs        docs/operations.md describes every exposed metric; the README links it
+  promtool    `promtool check metrics` accepts what GET /metrics serves
   selftest    every check above, fed a broken copy of its input, reports it
 """
 
@@ -105,11 +106,12 @@ def config_env_names():
 
 
 _EXPOSED = None
+_EXPOSITION = None
 
 
 def exposed_metrics():
     """The metric families of a running `oncecount serve` (embedded Kafka), from # TYPE."""
-    global _EXPOSED
+    global _EXPOSED, _EXPOSITION
     if _EXPOSED is not None:
         return _EXPOSED
     with tempfile.TemporaryDirectory() as d:
@@ -141,7 +143,23 @@ def exposed_metrics():
     if not names:
         raise SystemExit("GET /metrics listed no metric families")
     _EXPOSED = names
+    _EXPOSITION = body
     return names
+
+
+def check_promtool(exposition=None):
+    """Prometheus's own linter accepts what GET /metrics serves."""
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        return ["promtool is not installed (scripts/setup installs Debian's prometheus for it)"]
+    if exposition is None:
+        exposed_metrics()
+        exposition = _EXPOSITION
+    r = subprocess.run([promtool, "check", "metrics"], input=exposition, capture_output=True,
+                       text=True, timeout=60)
+    if r.returncode != 0:
+        return ["promtool check metrics: " + (r.stdout + r.stderr).strip()]
+    return []
 
 
 def metric_names(text):
@@ -1015,6 +1033,7 @@ def check_selftest():
     c["services"][name]["image"] = "oncecount:local"
     expect("a compose image without the version", check_compose(compose=c))
 
+    expect("a counter promtool rejects", check_promtool("# HELP x X.\n# TYPE x counter\nx 1\n"))
     expect("an undocumented metric", check_docs(operations="nothing here\n", readme="docs/operations.md"))
     return problems
 
@@ -1022,7 +1041,8 @@ def check_selftest():
 CHECKS = {
     "yaml": check_yaml, "configs": check_configs, "topics": check_topics, "compose": check_compose,
     "kubernetes": check_kubernetes, "dashboard": check_dashboard, "prometheus": check_prometheus,
-    "dockerfile": check_dockerfile, "docs": check_docs, "selftest": check_selftest,
+    "dockerfile": check_dockerfile, "docs": check_docs, "promtool": check_promtool,
+    "selftest": check_selftest,
 }
 
 
