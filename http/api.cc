@@ -140,11 +140,7 @@ void WriteReasons(json::JsonWriter& j,
 // Prometheus sample values: the shortest round-trip text in %g style (0.0005, not
 // 5e-04), and the format's spellings of the non-finite values.
 std::string MetricValue(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-  char buf[32];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general);
-  return ec == std::errc() ? std::string(buf, end) : "NaN";
+  return base::PrometheusValue(v);
 }
 std::string MetricValue(uint64_t v) {
   return std::to_string(v);

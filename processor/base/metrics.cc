@@ -1,24 +1,28 @@
 #include "processor/base/metrics.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 namespace oncecount::base {
 namespace {
 
-// A sample value as Prometheus reads it: integers without a fraction, +Inf spelled.
-std::string Number(double v) {
-  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-  if (std::isnan(v)) return "NaN";
-  char buffer[32];
-  if (v == std::floor(v) && std::fabs(v) < 1e15) {
-    std::snprintf(buffer, sizeof buffer, "%.0f", v);
-  } else {
-    std::snprintf(buffer, sizeof buffer, "%.9g", v);
+// HELP text escapes backslashes and line feeds (exposition format 0.0.4).
+std::string EscapeHelp(const std::string& help) {
+  std::string out;
+  for (char c : help) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
   }
-  return buffer;
+  return out;
 }
 
 void AtomicAdd(std::atomic<double>& target, double v) {
@@ -32,14 +36,23 @@ void RenderHistogram(const std::string& name, const Histogram& h, std::string& o
   for (size_t i = 0; i <= r.bounds.size(); ++i) {
     const double bound =
         i < r.bounds.size() ? r.bounds[i] : std::numeric_limits<double>::infinity();
-    out += name + "_bucket{le=\"" + Number(bound) + "\"} " +
-           Number(static_cast<double>(r.cumulative[i])) + "\n";
+    out += name + "_bucket{le=\"" + PrometheusValue(bound) + "\"} " +
+           std::to_string(r.cumulative[i]) + "\n";
   }
-  out += name + "_sum " + Number(r.sum) + "\n";
-  out += name + "_count " + Number(static_cast<double>(r.count)) + "\n";
+  out += name + "_sum " + PrometheusValue(r.sum) + "\n";
+  out += name + "_count " + std::to_string(r.count) + "\n";
 }
 
 }  // namespace
+
+std::string PrometheusValue(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  char buffer[32];
+  const auto [end, error] =
+      std::to_chars(buffer, buffer + sizeof buffer, v, std::chars_format::general);
+  return error == std::errc() ? std::string(buffer, end) : "NaN";
+}
 
 Histogram::Histogram(std::vector<double> bounds)
     : bounds_(std::move(bounds)),
@@ -80,16 +93,29 @@ MetricRegistry::Entry* MetricRegistry::Find(const std::string& name) {
   return it == entries_.end() ? nullptr : &*it;
 }
 
+// A name registered as two kinds would make two families of one name, which
+// Prometheus rejects: a programming error, caught by the first test that registers.
+void MetricRegistry::RequireKind(const Entry* e, bool same_kind) {
+  if (e != nullptr && !same_kind) {
+    std::fprintf(stderr, "metric %s registered as two kinds\n", e->name.c_str());
+    std::abort();
+  }
+}
+
 Counter& MetricRegistry::AddCounter(const std::string& name, const std::string& help) {
   std::lock_guard lock(mu_);
-  if (Entry* e = Find(name); e != nullptr && e->counter) return *e->counter;
+  Entry* e = Find(name);
+  RequireKind(e, e != nullptr && e->counter);
+  if (e != nullptr) return *e->counter;
   entries_.push_back({name, help, std::make_unique<Counter>(), nullptr, nullptr});
   return *entries_.back().counter;
 }
 
 Gauge& MetricRegistry::AddGauge(const std::string& name, const std::string& help) {
   std::lock_guard lock(mu_);
-  if (Entry* e = Find(name); e != nullptr && e->gauge) return *e->gauge;
+  Entry* e = Find(name);
+  RequireKind(e, e != nullptr && e->gauge);
+  if (e != nullptr) return *e->gauge;
   entries_.push_back({name, help, nullptr, std::make_unique<Gauge>(), nullptr});
   return *entries_.back().gauge;
 }
@@ -97,7 +123,9 @@ Gauge& MetricRegistry::AddGauge(const std::string& name, const std::string& help
 Histogram& MetricRegistry::AddHistogram(const std::string& name, const std::string& help,
                                         std::vector<double> bounds) {
   std::lock_guard lock(mu_);
-  if (Entry* e = Find(name); e != nullptr && e->histogram) return *e->histogram;
+  Entry* e = Find(name);
+  RequireKind(e, e != nullptr && e->histogram);
+  if (e != nullptr) return *e->histogram;
   entries_.push_back(
       {name, help, nullptr, nullptr, std::make_unique<Histogram>(std::move(bounds))});
   return *entries_.back().histogram;
@@ -108,9 +136,9 @@ std::string MetricRegistry::Render() const {
   std::string out;
   for (const Entry& e : entries_) {
     const char* type = e.counter ? "counter" : e.gauge ? "gauge" : "histogram";
-    out += "# HELP " + e.name + " " + e.help + "\n# TYPE " + e.name + " " + type + "\n";
-    if (e.counter) out += e.name + " " + Number(static_cast<double>(e.counter->value())) + "\n";
-    if (e.gauge) out += e.name + " " + Number(e.gauge->value()) + "\n";
+    out += "# HELP " + e.name + " " + EscapeHelp(e.help) + "\n# TYPE " + e.name + " " + type + "\n";
+    if (e.counter) out += e.name + " " + std::to_string(e.counter->value()) + "\n";
+    if (e.gauge) out += e.name + " " + PrometheusValue(e.gauge->value()) + "\n";
     if (e.histogram) RenderHistogram(e.name, *e.histogram, out);
   }
   return out;

@@ -63,13 +63,18 @@ class Histogram {
   std::atomic<uint64_t> count_{0};
 };
 
+// A sample value as Prometheus reads it: the shortest text that reads back to `v`,
+// NaN and ±Inf spelled its way.
+std::string PrometheusValue(double v);
+
 // Bucket bounds for durations in seconds: 1 ms to about 65 s, doubling.
 std::vector<double> DurationBuckets();
 
 class MetricRegistry {
  public:
   // `name` follows Prometheus (snake_case, counters end in _total, units in the
-  // name); registering a name twice returns the first metric.
+  // name); registering a name twice returns the first metric (as another kind:
+  // aborts, a programming error).
   Counter& AddCounter(const std::string& name, const std::string& help);
   Gauge& AddGauge(const std::string& name, const std::string& help);
   Histogram& AddHistogram(const std::string& name, const std::string& help,
@@ -87,6 +92,7 @@ class MetricRegistry {
     std::unique_ptr<Histogram> histogram;
   };
   Entry* Find(const std::string& name);
+  static void RequireKind(const Entry* e, bool same_kind);
 
   mutable std::mutex mu_;
   std::deque<Entry> entries_;

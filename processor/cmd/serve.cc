@@ -48,8 +48,8 @@ int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
       /*stop_requested=*/StopSignalPending};
   auto started = ServiceRuntime::Start(std::move(ro));
   if (auto* error = std::get_if<std::string>(&started)) {
-    if (StopSignalPending()) {  // a stop while it waited for topics: nothing to undo
-      err << "serve: stopped before it started (" << *error << ")\n";
+    if (error->starts_with(kStoppedWhileWaiting)) {  // nothing to undo
+      err << "serve: " << *error << "\n";
       return 0;
     }
     err << "serve: " << *error << "\n";

@@ -96,7 +96,9 @@ std::string AwaitServiceTopics(const RuntimeOptions& o, kafka::Clients& clients)
   wait.stop_requested = o.stop_requested;
   wait.log = o.log;
   auto found = kafka::AwaitTopics(clients, topics, std::chrono::milliseconds(10000), wait);
-  return found ? std::string() : found.error();
+  if (found) return {};
+  const bool stopped = o.stop_requested && o.stop_requested();
+  return (stopped ? std::string(kStoppedWhileWaiting) : std::string()) + found.error();
 }
 
 }  // namespace
@@ -155,6 +157,13 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
   const auto endpoint = rt->http_->server->local_endpoint();
   rt->url_ = "http://" + endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
 
+  // Probes are answered from here on (/readyz: not ready), also while topics are
+  // awaited.
+  ServiceRuntime* self = rt.get();
+  rt->http_thread_ = std::thread([self] {
+    NameThisThread("oc-http");
+    self->http_->io.run();
+  });
   if (std::string e = AwaitServiceTopics(options, *rt->clients_); !e.empty()) return e;
 
   replica::ReplicatorOptions ro;
@@ -176,17 +185,12 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
   if (auto* error = std::get_if<std::string>(&made)) return *error;
   rt->processor_ = std::move(std::get<std::unique_ptr<service::Processor>>(made));
 
-  ServiceRuntime* self = rt.get();
   for (size_t i = 0; i < rt->workers_.size(); ++i) {
     rt->worker_threads_.emplace_back([w = rt->workers_[i].get(), i] {
       NameThisThread("oc-worker-" + std::to_string(i));
       w->Run();
     });
   }
-  rt->http_thread_ = std::thread([self] {
-    NameThisThread("oc-http");
-    self->http_->io.run();
-  });
   rt->replicator_thread_ = std::thread([self] {
     NameThisThread("oc-replicas");
     const std::string error = self->replicator_->Run();

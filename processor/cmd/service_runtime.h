@@ -16,6 +16,7 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <variant>
 #include <vector>
@@ -28,6 +29,9 @@
 #include "processor/shard/shard_view.h"
 
 namespace oncecount::cmd {
+
+// How ServiceRuntime::Start's error begins when a stop ended its wait for topics.
+inline constexpr std::string_view kStoppedWhileWaiting = "stopped while waiting: ";
 
 struct RuntimeOptions {
   config::Config config;

@@ -47,21 +47,22 @@ filter::Result<std::map<std::string, int>> AwaitTopics(Clients& clients,
   std::chrono::milliseconds backoff = wait.first_backoff;
   for (;;) {
     auto counts = clients.PartitionCounts(timeout);
-    if (!counts) return filter::Error{counts.error()};
-    const RequiredTopic* missing = FirstMissing(counts.value(), topics);
-    if (missing == nullptr) return CountsOf(counts.value(), topics);
-    if (wait.stop_requested && wait.stop_requested())
-      return filter::Error{MissingMessage(*missing)};
-    if (wait.log) {
-      wait.log("waiting for topic " + missing->name + " to be created (" +
-               MissingMessage(*missing) + "); asking again in " + std::to_string(backoff.count()) +
-               " ms");
+    std::string why;    // what the wait is for
+    std::string error;  // what a stop returns
+    if (!counts) {
+      why = "cannot ask the cluster which topics exist: " + counts.error();
+      error = counts.error();
+    } else if (const RequiredTopic* missing = FirstMissing(counts.value(), topics)) {
+      why = "waiting for topic " + missing->name + " to be created (" + MissingMessage(*missing) +
+            ")";
+      error = MissingMessage(*missing);
+    } else {
+      return CountsOf(counts.value(), topics);
     }
+    if (wait.log) wait.log(why + "; asking again in " + std::to_string(backoff.count()) + " ms");
     // In slices, so that a stop is seen within a quarter of a second.
     for (auto left = backoff; left.count() > 0; left -= kStopCheckEvery) {
-      if (wait.stop_requested && wait.stop_requested()) {
-        return filter::Error{MissingMessage(*missing)};
-      }
+      if (wait.stop_requested && wait.stop_requested()) return filter::Error{error};
       clock.Sleep(std::min(left, kStopCheckEvery));
     }
     backoff = std::min(backoff * 2, wait.max_backoff);

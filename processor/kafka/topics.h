@@ -40,10 +40,10 @@ struct TopicWait {
   std::chrono::milliseconds max_backoff{30000};
 };
 
-// RequireTopics, except that while a topic is missing it logs which one and asks
-// again after a back-off, until every topic exists (its partition counts) or a stop
-// is requested (the missing-topic error). Other errors (the cluster cannot be
-// asked) return at once.
+// RequireTopics, except that while a topic is missing, or the cluster cannot be
+// asked (brokers still starting), it logs why and asks again after a back-off, until
+// every topic exists (their partition counts) or a stop is requested (the last
+// error).
 filter::Result<std::map<std::string, int>> AwaitTopics(Clients& clients,
                                                        const std::vector<RequiredTopic>& topics,
                                                        std::chrono::milliseconds timeout,

@@ -353,7 +353,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
     for (const auto& [p, why] : loaded.failed) RestoreFailed(p, why);
     if (loaded.restored.empty()) return {};
     std::map<int32_t, int64_t> positions = Claim(loaded.restored);
-    restore_seconds->Observe(static_cast<double>(clock.SteadyMs() - start) / 1000.0);
+    if (!positions.empty()) {
+      restore_seconds->Observe(static_cast<double>(clock.SteadyMs() - start) / 1000.0);
+    }
     Log("restored " + std::to_string(positions.size()) + " shard(s) in " +
         std::to_string(clock.SteadyMs() - start) + " ms");
     return positions;

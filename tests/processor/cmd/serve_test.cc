@@ -281,7 +281,7 @@ TEST_F(ServeBeforeTopicsTest, StopsCleanlyOnSigtermWhileItWaitsForATopic) {
   ASSERT_TRUE(WaitFor([&] { return Logged("a", "waiting for topic events.changelog"); }, 30s));
   serve.Signal(SIGTERM);
   EXPECT_EQ(serve.Wait(10s), 0);
-  EXPECT_TRUE(Logged("a", "stopped before it started (topic events.changelog does not exist"))
+  EXPECT_TRUE(Logged("a", "serve: stopped while waiting: topic events.changelog does not exist"))
       << ReadFile(dir_ + "/a.log");
 }
 

@@ -83,16 +83,25 @@ TEST(AwaitTopics, GivesUpWithinAQuarterSecondOfAStopRequest) {
   EXPECT_LE(kafka.clock().SteadyMs() - start_ms, 1100 + 250);
 }
 
-TEST(AwaitTopics, ReturnsAtOnceWhenTheClusterCannotBeAsked) {
+TEST(AwaitTopics, KeepsAskingWhileTheClusterCannotBeReached) {
   testing::StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("events", 4).ok());
+  ASSERT_TRUE(kafka.CreateTopic("events.changelog", 4).ok());
   auto clients = kafka.ClientsFor("a");
   kafka.InjectError(testing::StrictKafka::Call::kPartitionCounts,
-                    {ErrorKind::kRetriable, "_TRANSPORT", "the cluster cannot be reached"});
+                    {ErrorKind::kRetriable, "_TRANSPORT", "the cluster cannot be reached"}, 2);
+  std::vector<std::string> lines;
   TopicWait wait;
   wait.clock = &kafka.clock();
+  wait.log = [&](const std::string& line) { lines.push_back(line); };
   const int64_t start_ms = kafka.clock().SteadyMs();
-  EXPECT_FALSE(AwaitTopics(*clients, kTopics, 1s, wait));
-  EXPECT_EQ(kafka.clock().SteadyMs(), start_ms);
+  auto counts = AwaitTopics(*clients, kTopics, 1s, wait);
+  ASSERT_TRUE(counts) << counts.error();
+  EXPECT_EQ(counts.value().at("events"), 4);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("cannot ask the cluster which topics exist"), std::string::npos)
+      << lines[0];
+  EXPECT_EQ(kafka.clock().SteadyMs() - start_ms, 1000 + 2000);
 }
 
 }  // namespace
