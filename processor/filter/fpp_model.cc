@@ -6,6 +6,15 @@
 namespace oncecount::filter {
 namespace {
 
+// x^n for n >= 0 by squaring.
+double IntegerPower(double x, int n) {
+  double result = 1;
+  for (; n > 0; n >>= 1, x *= x) {
+    if (n & 1) result *= x;
+  }
+  return result;
+}
+
 // log(x!) for j >= 0. std::lgamma writes the global `signgam`, a data race when
 // shards on several threads compute their models at once; lgamma_r does not.
 double LogFactorial(double j) {
@@ -37,12 +46,18 @@ double BlockedBloomFpp(double bits, int hashes, double inserted, uint32_t block_
   const double sd = std::sqrt(lambda);
   const int64_t lo = static_cast<int64_t>(std::max(0.0, std::floor(lambda - 12 * sd - 10)));
   const int64_t hi = static_cast<int64_t>(std::ceil(lambda + 12 * sd + 20));
+  // The Poisson weight and (1 - 1/B)^{jk} follow from one term to the next by a
+  // product, so that a term costs a few multiplications rather than lgamma, exp
+  // and pow (sizing runs this sum thousands of times).
+  const double lo_d = static_cast<double>(lo);
+  double weight = std::exp(lo_d * std::log(lambda) - lambda - LogFactorial(lo_d));
+  double clear_fraction = std::exp(lo_d * k * miss_per_bit);  // (1 - 1/B)^{jk}
+  const double clear_step = std::exp(k * miss_per_bit);
   double total = 0;
   for (int64_t j = lo; j <= hi; ++j) {
-    const double jd = static_cast<double>(j);
-    const double log_weight = jd * std::log(lambda) - lambda - LogFactorial(jd);
-    const double set_fraction = -std::expm1(jd * k * miss_per_bit);
-    total += std::exp(log_weight) * std::pow(set_fraction, k);
+    total += weight * IntegerPower(1.0 - clear_fraction, hashes);
+    weight *= lambda / static_cast<double>(j + 1);
+    clear_fraction *= clear_step;
   }
   return std::clamp(total, 0.0, 1.0);
 }
