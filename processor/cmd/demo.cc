@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "processor/cmd/inject_workload.h"
+#include "processor/cmd/log_sink.h"
 #include "processor/cmd/service_runtime.h"
 #include "processor/cmd/service_topics.h"
 #include "processor/kafka/embedded_cluster.h"
@@ -139,9 +140,11 @@ int RunDemo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
   }
   const std::string bootstrap =
       std::get<std::unique_ptr<kafka::EmbeddedCluster>>(cluster)->bootstrap_servers();
-  auto started = ServiceRuntime::Start({c, bootstrap, "demo", LineLogger(err),
-                                        kafka::EmbeddedCluster::kPartitionRetentionBytes,
-                                        /*local_checkpoints=*/false, StopSignalPending});
+  auto started = ServiceRuntime::Start(
+      {c, bootstrap, "demo",
+       base::Logger(MakeStreamLogSink(err, base::LogLevel::kInfo, LogFormat::kText), "demo"),
+       kafka::EmbeddedCluster::kPartitionRetentionBytes,
+       /*local_checkpoints=*/false, StopSignalPending});
   if (auto* error = std::get_if<std::string>(&started)) {
     err << "demo: " << *error << "\n";
     return 1;

@@ -138,6 +138,12 @@ int main(int argc, char** argv) {
       "this instance's name, unique in the group and stable across restarts "
       "(default: <hostname>-<http port>, with the listen address unless it is a wildcard; "
       "with port 0, <hostname>-<random>)");
+  srv->add_option("--log-level", serve.log_level,
+                  "the least severe lines logged: "
+                  "debug | info | warn | error")
+      ->capture_default_str();
+  srv->add_option("--log-format", serve.log_format, "text lines, or json: one JSON object per line")
+      ->capture_default_str();
   oncecount::cmd::DemoOptions demo;
   CLI::App* dem = app.add_subcommand(
       "demo", "embedded Kafka, the processor, the HTTP API and a stream of events with retries");

@@ -3,6 +3,7 @@
 #include <ostream>
 #include <random>
 
+#include "processor/cmd/log_sink.h"
 #include "processor/cmd/service_runtime.h"
 #include "processor/cmd/service_topics.h"
 #include "processor/kafka/embedded_cluster.h"
@@ -18,6 +19,12 @@ uint64_t RandomSeed() {
 }  // namespace
 
 int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
+  const std::optional<base::LogLevel> level = base::ParseLogLevel(o.log_level);
+  const std::optional<LogFormat> format = ParseLogFormat(o.log_format);
+  if (!level || !format) {
+    err << "serve: --log-level takes debug, info, warn or error and --log-format text or json\n";
+    return 2;
+  }
   const config::ConfigResult loaded =
       config::LoadConfigFile(o.config_file, config::ProcessEnvironment());
   if (const auto* error = std::get_if<config::ConfigError>(&loaded)) {
@@ -38,14 +45,15 @@ int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
     bootstrap = embedded->bootstrap_servers();
     err << "serve: embedded Kafka cluster at " << bootstrap << " (in memory only)\n";
   }
-  RuntimeOptions ro{
-      c,
-      bootstrap,
-      o.instance_id.empty() ? DefaultInstanceId(c.http.listen, RandomSeed()) : o.instance_id,
-      LineLogger(err),
-      embedded ? kafka::EmbeddedCluster::kPartitionRetentionBytes : 0,
-      /*local_checkpoints=*/embedded == nullptr,
-      /*stop_requested=*/StopSignalPending};
+  const std::string instance_id =
+      o.instance_id.empty() ? DefaultInstanceId(c.http.listen, RandomSeed()) : o.instance_id;
+  RuntimeOptions ro{c,
+                    bootstrap,
+                    instance_id,
+                    base::Logger(MakeStreamLogSink(err, *level, *format), instance_id),
+                    embedded ? kafka::EmbeddedCluster::kPartitionRetentionBytes : 0,
+                    /*local_checkpoints=*/embedded == nullptr,
+                    /*stop_requested=*/StopSignalPending};
   auto started = ServiceRuntime::Start(std::move(ro));
   if (auto* error = std::get_if<std::string>(&started)) {
     if (error->starts_with(kStoppedWhileWaiting)) {  // nothing to undo

@@ -12,7 +12,9 @@ namespace oncecount::cmd {
 
 struct ServeOptions {
   std::string config_file;
-  std::string instance_id;  // empty: DefaultInstanceId
+  std::string instance_id;          // empty: DefaultInstanceId
+  std::string log_level = "info";   // debug | info | warn | error
+  std::string log_format = "text";  // text | json (one JSON object per line)
 };
 
 // Exit codes: 0 after a signal and a clean drain, 1 on a runtime failure, 2 on a

@@ -94,7 +94,7 @@ std::string AwaitServiceTopics(const RuntimeOptions& o, kafka::Clients& clients)
   if (o.config.processing.standby_replicas > 0) topics.push_back({k.MembersTopic(), hint});
   kafka::TopicWait wait;
   wait.stop_requested = o.stop_requested;
-  wait.log = o.log;
+  wait.log = o.log.Child("topics");
   auto found = kafka::AwaitTopics(clients, topics, std::chrono::milliseconds(10000), wait);
   if (found) return {};
   const bool stopped = o.stop_requested && o.stop_requested();
@@ -127,7 +127,7 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
     if (error) return "state.dir: cannot create " + c.state.dir + ": " + error.message();
     po.checkpoint_dir = c.state.dir;
   }
-  po.log = options.log;
+  po.log = options.log.Child("processor");
   po.metrics = &rt->metrics_;
   const unsigned threads = c.processing.threads > 0
                                ? static_cast<unsigned>(c.processing.threads)
@@ -138,7 +138,7 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
     wo.input_topic = c.kafka.input_topic;
     wo.target_fpp = c.dedup.target_fpp;
     wo.now_ms = [] { return base::DefaultClock().WallMs(); };
-    wo.log = options.log;
+    wo.log = options.log.Child("worker " + std::to_string(i));
     wo.checkpoint_dir = po.checkpoint_dir;
     wo.changelog_topic = po.changelog_topic;
     rt->workers_.push_back(std::make_unique<service::ShardWorker>(std::move(wo)));
@@ -175,7 +175,7 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
   ro.api_url = rt->url_;
   ro.standby_replicas = c.processing.standby_replicas;
   ro.dedup = po.dedup;
-  ro.log = options.log;
+  ro.log = options.log.Child("replicas");
   ro.metrics = &rt->metrics_;
   auto replicator = replica::Replicator::Create(std::move(ro), rt->board_);
   if (auto* error = std::get_if<std::string>(&replicator)) return *error;
@@ -242,14 +242,6 @@ bool StopSignalPending() {
   sigemptyset(&pending);
   if (sigpending(&pending) != 0) return false;
   return sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1;
-}
-
-std::function<void(const std::string&)> LineLogger(std::ostream& err) {
-  auto mu = std::make_shared<std::mutex>();
-  return [&err, mu](const std::string& line) {
-    std::lock_guard lock(*mu);
-    err << "oncecount: " << line << std::endl;
-  };
 }
 
 ServiceRuntime::~ServiceRuntime() {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "processor/base/logger.h"
 #include "processor/kafka/clients.h"
 #include "processor/replica/replicator.h"
 #include "processor/service/processor.h"
@@ -37,7 +38,7 @@ struct RuntimeOptions {
   config::Config config;
   std::string bootstrap_servers;  // resolved: never "embedded"
   std::string instance_id;
-  std::function<void(const std::string&)> log;  // thread-safe sink for log lines
+  base::Logger log;  // thread-safe sink for log lines
   // How many bytes a changelog partition keeps when the cluster cannot say (the
   // embedded one); 0: unknown.
   size_t changelog_retention_bytes = 0;
@@ -66,10 +67,8 @@ class ServiceRuntime {
 
  private:
   ServiceRuntime() = default;
-  void Log(const std::string& line) const {
-    if (log_) log_(line);
-  }
-  std::function<void(const std::string&)> log_;
+  void Log(const std::string& line) const { log_.Warn(line); }
+  base::Logger log_;
 
   shard::StateBoard board_;
   base::MetricRegistry metrics_;             // the components' own metrics, rendered by /metrics
@@ -100,8 +99,5 @@ std::string DefaultInstanceId(const std::string& http_listen, uint64_t random);
 int WaitForStop(const std::function<bool()>& done);
 // Whether SIGTERM or SIGINT is pending (blocked by main, not yet taken by WaitForStop).
 bool StopSignalPending();
-
-// A thread-safe log sink writing "oncecount: <line>" lines to `err`.
-std::function<void(const std::string&)> LineLogger(std::ostream& err);
 
 }  // namespace oncecount::cmd

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "processor/base/clock.h"
+#include "processor/base/logger.h"
 #include "processor/filter/result.h"
 #include "processor/kafka/clients.h"
 
@@ -35,7 +36,7 @@ filter::Result<std::map<std::string, int>> RequireTopics(Clients& clients,
 struct TopicWait {
   base::Clock* clock = nullptr;                   // null: the system clock
   std::function<bool()> stop_requested;           // null: wait as long as it takes
-  std::function<void(const std::string&)> log;    // one line per wait
+  base::Logger log;                               // one line per wait
   std::chrono::milliseconds first_backoff{1000};  // doubled after each wait
   std::chrono::milliseconds max_backoff{30000};
 };

@@ -94,9 +94,8 @@ struct Replicator::Impl {
         "changelog that moved under them, a new epoch they could not follow).");
   }
 
-  void Log(const std::string& line) const {
-    if (o.log) o.log(line);
-  }
+  void Log(const std::string& line) const { o.log.Info(line); }
+  void Warn(const std::string& line) const { o.log.Warn(line); }
 
   // --- Set-up --------------------------------------------------------------------
 
@@ -190,7 +189,7 @@ struct Replicator::Impl {
     rebuilds->Add();
     StartCollecting(p, r.hot, keep_everything);
     if (kafka::KafkaError e = reader->Seek({o.changelog_topic, p, kafka::kOffsetBeginning})) {
-      Log("replica " + std::to_string(p) + ": seek failed: " + e.ToString());
+      Warn("replica " + std::to_string(p) + ": seek failed: " + e.ToString());
       assignment_changed = true;  // assigning again starts it over as well
     }
   }
@@ -203,7 +202,7 @@ struct Replicator::Impl {
     }
     if (membership) assignment.push_back({o.members_topic, 0, members_next_offset});
     if (kafka::KafkaError e = reader->Assign(assignment)) {
-      Log("replicas: cannot assign the changelog: " + e.ToString());
+      Warn("replicas: cannot assign the changelog: " + e.ToString());
     }
     assignment_changed = false;
   }
@@ -269,7 +268,7 @@ struct Replicator::Impl {
     r.since_ms = Now();
     r.dirty = true;
     assignment_changed = true;  // stop reading it until the retry
-    Log("replica " + std::to_string(p) + " failed: " + why);
+    Warn("replica " + std::to_string(p) + " failed: " + why);
   }
 
   // --- Roles and membership ----------------------------------------------------------
@@ -310,7 +309,7 @@ struct Replicator::Impl {
     const std::string bytes = EncodeMemberRecord(m);
     if (kafka::KafkaError e =
             members_producer->Produce({o.members_topic, 0, o.instance_id, bytes, {}})) {
-      Log("members: cannot send a heartbeat: " + e.ToString());
+      Warn("members: cannot send a heartbeat: " + e.ToString());
     }
     members_producer->Poll();
     heartbeat_soon = false;
@@ -413,7 +412,7 @@ struct Replicator::Impl {
       fatal = "the changelog follower hit a fatal error: " + m.error;
     }
     if (m.kind != kafka::MessageKind::kRecord && m.kind != kafka::MessageKind::kPartitionEnd) {
-      Log("replicas: " + m.error);
+      Warn("replicas: " + m.error);
       return;
     }
     const bool end = m.kind == kafka::MessageKind::kPartitionEnd;

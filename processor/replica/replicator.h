@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "processor/base/clock.h"
+#include "processor/base/logger.h"
 #include "processor/base/metrics.h"
 #include "processor/changelog/lineage_follower.h"
 #include "processor/filter/filter_factory.h"
@@ -69,7 +70,7 @@ struct ReplicatorOptions {
   std::chrono::milliseconds member_timeout{5000};
   // A replica's view is published at most this often while it changes.
   std::chrono::milliseconds publish_every{25};
-  std::function<void(const std::string&)> log;
+  base::Logger log;
 };
 
 // A hot replica handed to the processor, which makes it the shard's active state.

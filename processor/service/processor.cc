@@ -125,9 +125,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
     return id;
   }
 
-  void Log(const std::string& line) const {
-    if (o.log) o.log(line);
-  }
+  void Log(const std::string& line) const { o.log.Info(line); }
+  // Something went wrong that the processor handles (an abort, a failed restore, lost
+  // input); an operator may need to act.
+  void Warn(const std::string& line) const { o.log.Warn(line); }
 
   // --- Set-up ----------------------------------------------------------------------
 
@@ -275,13 +276,13 @@ struct Processor::Impl final : kafka::RebalanceListener {
     const bool gone = result.outcome == TxnOutcome::kAssignmentGone;
     if (kafka::IsRecordTooLarge(result.error)) {
       record_cap = std::max(changelog::kMinRecordBytes, RecordLimit(o.changelog_topic) / 2);
-      Log("a broker refused a record as too large; records are at most " +
-          std::to_string(record_cap) + " bytes from now on");
+      Warn("a broker refused a record as too large; records are at most " +
+           std::to_string(record_cap) + " bytes from now on");
     }
-    Log(what + " aborted: " + result.error.ToString() +
-        (gone ? "; the group moved on without this instance: dropping its shards without a "
-                "claim until the group gives them back"
-              : "; restoring the shards from their changelog"));
+    Warn(what + " aborted: " + result.error.ToString() +
+         (gone ? "; the group moved on without this instance: dropping its shards without a "
+                 "claim until the group gives them back"
+               : "; restoring the shards from their changelog"));
     for (int32_t p : partitions) {
       auto it = shards.find(p);
       if (it == shards.end()) continue;
@@ -303,7 +304,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     if (slot.phase == shard::ShardPhase::kRunning) {
       WorkerOf(p).Drop({p});
       if (kafka::KafkaError e = consumer->Pause({p}))
-        Log("shard " + std::to_string(p) + ": " + e.ToString());
+        Warn("shard " + std::to_string(p) + ": " + e.ToString());
     }
     slot.phase = why.empty() ? shard::ShardPhase::kRestoring : shard::ShardPhase::kFailed;
     slot.failure = why;
@@ -368,8 +369,8 @@ struct Processor::Impl final : kafka::RebalanceListener {
     const int64_t backoff = std::min<int64_t>(
         o.restore_backoff_max.count(), o.restore_backoff.count()
                                            << std::min<uint64_t>(slot.restore_failures - 1, 16));
-    Log("shard " + std::to_string(p) + ": restore failed (" + why + "); retrying in " +
-        std::to_string(backoff) + " ms");
+    Warn("shard " + std::to_string(p) + ": restore failed (" + why + "); retrying in " +
+         std::to_string(backoff) + " ms");
     Suspend(p,
             why + " (attempt " + std::to_string(slot.restore_failures) + ", retrying in " +
                 std::to_string(backoff) + " ms)",
@@ -494,15 +495,15 @@ struct Processor::Impl final : kafka::RebalanceListener {
       return;
     }
     if (paused.empty()) return;
-    if (kafka::KafkaError e = consumer->Pause(paused)) Log(e.ToString());
+    if (kafka::KafkaError e = consumer->Pause(paused)) Warn(e.ToString());
   }
 
   void OnRevoked(const std::vector<int32_t>& partitions, bool lost) override {
     if (lost) {
       // The group moved on without us (we were paused or cut off): another instance
       // may own these shards already. Committing now would be a zombie's commit.
-      Log("lost " + std::to_string(partitions.size()) +
-          " partition(s); dropping their uncommitted work");
+      Warn("lost " + std::to_string(partitions.size()) +
+           " partition(s); dropping their uncommitted work");
     } else {
       Log("revoked " + std::to_string(partitions.size()) + " partition(s)");
       Commit();
@@ -514,7 +515,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
       to_drop[&WorkerOf(p)].push_back(p);
     }
     for (auto& [worker, dropped] : to_drop) worker->Drop(std::move(dropped));
-    if (kafka::KafkaError e = consumer->IncrementalUnassign(partitions)) Log(e.ToString());
+    if (kafka::KafkaError e = consumer->IncrementalUnassign(partitions)) Warn(e.ToString());
     if (replicator) replicator->Follow(partitions);
   }
 
@@ -554,9 +555,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
     }
     const uint64_t lost = from >= 0 && low > from ? static_cast<uint64_t>(low - from) : 0;
     it->second.input_lost += lost;
-    Log("shard " + std::to_string(p) + ": input offsets " + std::to_string(from) + ".." +
-        std::to_string(low - 1) + " were removed by retention before they were applied: " +
-        std::to_string(lost) + " messages lost; going on at offset " + std::to_string(low));
+    Warn("shard " + std::to_string(p) + ": input offsets " + std::to_string(from) + ".." +
+         std::to_string(low - 1) + " were removed by retention before they were applied: " +
+         std::to_string(lost) + " messages lost; going on at offset " + std::to_string(low));
     if (kafka::KafkaError e = StartInputAt(p, low)) {
       return RestoreFailed(p, "cannot go on after lost input: " + e.ToString());
     }
@@ -615,7 +616,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
           fatal = "the consumer hit a fatal error: " + m->error;
           break;
         case kafka::MessageKind::kError:
-          Log("consumer: " + m->error);
+          Warn("consumer: " + m->error);
           break;
         case kafka::MessageKind::kPartitionEnd:
           break;

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "processor/base/clock.h"
+#include "processor/base/logger.h"
 #include "processor/base/metrics.h"
 #include "processor/filter/filter_factory.h"
 #include "processor/kafka/clients.h"
@@ -90,7 +91,7 @@ struct ProcessorOptions {
   // Seeds the random ids of this instance's claims (0: from std::random_device).
   uint64_t claim_seed = 0;
   // One line per notable event (assignment, restore, abort); may be empty.
-  std::function<void(const std::string&)> log;
+  base::Logger log;
 };
 
 class Processor {

@@ -158,8 +158,8 @@ void ShardLoader::RestoreCold(const std::vector<int32_t>& partitions,
     if (lineage.needs_full_read()) again.push_back(p);
   }
   if (!again.empty()) {
-    Log("reading the changelog again, keeping every record, for " + std::to_string(again.size()) +
-        " shard(s) whose lineage was cut back");
+    o_.log.Info("reading the changelog again, keeping every record, for " +
+                std::to_string(again.size()) + " shard(s) whose lineage was cut back");
     if (!Stream(again, changelog::LineageBuilder::Keep::kEverything, lineages, out)) return;
   }
   for (auto& [p, lineage] : lineages) {

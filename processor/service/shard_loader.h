@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "processor/base/clock.h"
+#include "processor/base/logger.h"
 #include "processor/filter/filter_factory.h"
 #include "processor/kafka/clients.h"
 #include "processor/service/local_checkpoint.h"
@@ -43,7 +44,7 @@ struct ShardLoaderOptions {
   filter::DedupSpec dedup;                    // for a shard whose changelog is empty
   replica::Replicator* replicator = nullptr;  // null: every shard restores cold
   std::function<uint64_t()> new_claim_id;     // required: random, non-zero
-  std::function<void(const std::string&)> log;
+  base::Logger log;
   // Local checkpoints (local_checkpoint.h) to start from; empty: none.
   std::string checkpoint_dir;
 };
@@ -74,9 +75,9 @@ class ShardLoader {
   // read fails.
   bool Stream(const std::vector<int32_t>& partitions, changelog::LineageBuilder::Keep keep,
               std::map<int32_t, changelog::LineageBuilder>& lineages, LoadResult& out);
-  void Log(const std::string& line) const {
-    if (o_.log) o_.log(line);
-  }
+  // What the loader logs is a fallback (a local checkpoint it cannot use, a replica
+  // it cannot follow): a warning.
+  void Log(const std::string& line) const { o_.log.Warn(line); }
 
   ShardLoaderOptions o_;
 };

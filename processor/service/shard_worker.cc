@@ -155,12 +155,12 @@ void ShardWorker::ReportRetention(int32_t p, Shard& shard, const SnapshotCadence
   shard.outgrowing_retention = outgrows;
   if (!o_.log) return;
   if (outgrows) {
-    o_.log("shard " + std::to_string(p) + ": its snapshot takes " +
-           std::to_string(shard.last_snapshot_bytes) + " bytes; a changelog partition keeps " +
-           std::to_string(cadence.retention_bytes) +
-           ", too few for two snapshots and the batches between them, so a restore can find "
-           "none complete and fail: raise the changelog's retention.bytes, or lower "
-           "dedup.expected_rate or dedup.window_ms (docs/operations.md)");
+    o_.log.Warn("shard " + std::to_string(p) + ": its snapshot takes " +
+                std::to_string(shard.last_snapshot_bytes) + " bytes; a changelog partition keeps " +
+                std::to_string(cadence.retention_bytes) +
+                ", too few for two snapshots and the batches between them, so a restore can find "
+                "none complete and fail: raise the changelog's retention.bytes, or lower "
+                "dedup.expected_rate or dedup.window_ms (docs/operations.md)");
   } else {
     o_.log("shard " + std::to_string(p) + ": its snapshot (" +
            std::to_string(shard.last_snapshot_bytes) +
@@ -234,7 +234,7 @@ void ShardWorker::Execute(CommittedCommand& c) {
     if (const std::string error =
             WriteCheckpoint(o_.checkpoint_dir, o_.changelog_topic, *checkpoint);
         !error.empty() && o_.log) {
-      o_.log("shard " + std::to_string(p) + ": no local checkpoint: " + error);
+      o_.log.Warn("shard " + std::to_string(p) + ": no local checkpoint: " + error);
     }
   }
 }

@@ -29,6 +29,7 @@
 #include <variant>
 #include <vector>
 
+#include "processor/base/logger.h"
 #include "processor/kafka/clients.h"
 #include "processor/service/bounded_queue.h"
 #include "processor/service/dead_letter.h"
@@ -60,7 +61,7 @@ struct WorkerOptions {
   SnapshotCadence snapshots;
   size_t mailbox_capacity = 64;
   std::function<int64_t()> now_ms;  // wall clock, ms since the epoch
-  std::function<void(const std::string&)> log;
+  base::Logger log;
   // Where a shard's local checkpoint goes after each committed snapshot
   // (local_checkpoint.h); empty: none are written.
   std::string checkpoint_dir;

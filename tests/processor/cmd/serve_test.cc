@@ -4,6 +4,8 @@
 //
 // ONCECOUNT_TEST_SCALE (default 1) scales the number of events, so that the
 // sanitizer build runs the same scenarios on a smaller stream.
+#include "processor/cmd/serve.h"
+
 #include <gtest/gtest.h>
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
@@ -244,6 +246,19 @@ TEST_F(ServeTest, ReportsInputThatRetentionRemovedBeforeItWasAppliedInsteadOfSki
   EXPECT_NE(log.find("were removed by retention before they were applied"), std::string::npos);
   second.Signal(SIGTERM);
   EXPECT_EQ(second.Wait(30s), 0);
+}
+
+TEST(Serve, RefusesAnUnknownLogLevelOrFormatAsAUsageError) {
+  std::ostringstream out, err;
+  ServeOptions o;
+  o.config_file = "/nonexistent.yaml";
+  o.log_level = "loud";
+  EXPECT_EQ(RunServe(o, out, err), 2);
+  EXPECT_NE(err.str().find("--log-level takes debug, info, warn or error"), std::string::npos)
+      << err.str();
+  o.log_level = "warn";
+  o.log_format = "xml";
+  EXPECT_EQ(RunServe(o, out, err), 2);
 }
 
 // The job that creates the topics has not finished: the cluster (in this process)
