@@ -107,7 +107,7 @@ Counter& MetricRegistry::AddCounter(const std::string& name, const std::string& 
   Entry* e = Find(name);
   RequireKind(e, e != nullptr && e->counter);
   if (e != nullptr) return *e->counter;
-  entries_.push_back({name, help, std::make_unique<Counter>(), nullptr, nullptr});
+  entries_.push_back({name, help, std::make_unique<Counter>(), nullptr, nullptr, {}, {}});
   return *entries_.back().counter;
 }
 
@@ -116,7 +116,7 @@ Gauge& MetricRegistry::AddGauge(const std::string& name, const std::string& help
   Entry* e = Find(name);
   RequireKind(e, e != nullptr && e->gauge);
   if (e != nullptr) return *e->gauge;
-  entries_.push_back({name, help, nullptr, std::make_unique<Gauge>(), nullptr});
+  entries_.push_back({name, help, nullptr, std::make_unique<Gauge>(), nullptr, {}, {}});
   return *entries_.back().gauge;
 }
 
@@ -127,19 +127,43 @@ Histogram& MetricRegistry::AddHistogram(const std::string& name, const std::stri
   RequireKind(e, e != nullptr && e->histogram);
   if (e != nullptr) return *e->histogram;
   entries_.push_back(
-      {name, help, nullptr, nullptr, std::make_unique<Histogram>(std::move(bounds))});
+      {name, help, nullptr, nullptr, std::make_unique<Histogram>(std::move(bounds)), {}, {}});
   return *entries_.back().histogram;
+}
+
+void MetricRegistry::AddGaugeFunction(const std::string& name, const std::string& help,
+                                      std::string labels, std::function<double()> read) {
+  std::lock_guard lock(mu_);
+  const Entry* e = Find(name);
+  RequireKind(e, e != nullptr && e->read);
+  Entry entry{name, help, nullptr, nullptr, nullptr, std::move(read), std::move(labels)};
+  entries_.push_back(std::move(entry));
+}
+
+void MetricRegistry::RenderEntry(const Entry& e, std::string& out) const {
+  if (e.counter) out += e.name + " " + std::to_string(e.counter->value()) + "\n";
+  if (e.gauge) out += e.name + " " + PrometheusValue(e.gauge->value()) + "\n";
+  if (e.histogram) RenderHistogram(e.name, *e.histogram, out);
+  if (e.read) {
+    out += e.name + (e.labels.empty() ? "" : "{" + e.labels + "}") + " " +
+           PrometheusValue(e.read()) + "\n";
+  }
 }
 
 std::string MetricRegistry::Render() const {
   std::lock_guard lock(mu_);
   std::string out;
-  for (const Entry& e : entries_) {
-    const char* type = e.counter ? "counter" : e.gauge ? "gauge" : "histogram";
-    out += "# HELP " + e.name + " " + EscapeHelp(e.help) + "\n# TYPE " + e.name + " " + type + "\n";
-    if (e.counter) out += e.name + " " + std::to_string(e.counter->value()) + "\n";
-    if (e.gauge) out += e.name + " " + PrometheusValue(e.gauge->value()) + "\n";
-    if (e.histogram) RenderHistogram(e.name, *e.histogram, out);
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const Entry& first = entries_[i];
+    const bool seen = std::any_of(entries_.begin(), entries_.begin() + static_cast<ptrdiff_t>(i),
+                                  [&](const Entry& e) { return e.name == first.name; });
+    if (seen) continue;
+    const char* type = first.counter ? "counter" : first.histogram ? "histogram" : "gauge";
+    out += "# HELP " + first.name + " " + EscapeHelp(first.help) + "\n# TYPE " + first.name + " " +
+           type + "\n";
+    for (size_t j = i; j < entries_.size(); ++j) {
+      if (entries_[j].name == first.name) RenderEntry(entries_[j], out);
+    }
   }
   return out;
 }

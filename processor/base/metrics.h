@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -79,8 +80,15 @@ class MetricRegistry {
   Gauge& AddGauge(const std::string& name, const std::string& help);
   Histogram& AddHistogram(const std::string& name, const std::string& help,
                           std::vector<double> bounds);
+  // A gauge read when the registry renders (a queue's depth, a figure another object
+  // keeps): `read` runs on the rendering thread, so it must be safe there, and what it
+  // reads must outlive the rendering. `labels`: label pairs without braces
+  // (`worker="0"`), one sample each; the samples of one name form one family.
+  void AddGaugeFunction(const std::string& name, const std::string& help, std::string labels,
+                        std::function<double()> read);
 
-  // Every metric in the Prometheus text format (0.0.4), in registration order.
+  // Every metric in the Prometheus text format (0.0.4), families in the order of
+  // their first registration.
   std::string Render() const;
 
  private:
@@ -90,7 +98,10 @@ class MetricRegistry {
     std::unique_ptr<Counter> counter;
     std::unique_ptr<Gauge> gauge;
     std::unique_ptr<Histogram> histogram;
+    std::function<double()> read;  // a gauge read on rendering
+    std::string labels;            // with `read` only
   };
+  void RenderEntry(const Entry& e, std::string& out) const;
   Entry* Find(const std::string& name);
   static void RequireKind(const Entry* e, bool same_kind);
 

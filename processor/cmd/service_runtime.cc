@@ -143,6 +143,12 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
     wo.changelog_topic = po.changelog_topic;
     rt->workers_.push_back(std::make_unique<service::ShardWorker>(std::move(wo)));
     workers.push_back(rt->workers_.back().get());
+    rt->metrics_.AddGaugeFunction(
+        "oncecount_worker_mailbox_depth",
+        "Commands waiting in a shard worker's mailbox (at most 64): a full mailbox makes the "
+        "consumer loop wait for the worker.",
+        "worker=\"" + std::to_string(i) + "\"",
+        [w = workers.back()] { return static_cast<double>(w->MailboxDepth()); });
   }
   rt->http_ = std::make_unique<Http>();
   http::ApiOptions api;

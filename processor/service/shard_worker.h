@@ -78,6 +78,9 @@ class ShardWorker {
   void Run();
   // Run returns once every command posted before Close has run.
   void Close();
+  // Commands waiting in the mailbox (at most WorkerOptions::mailbox_capacity). Any
+  // thread: for /metrics.
+  size_t MailboxDepth() const { return mailbox_.size(); }
 
   // Applies input messages (of shards this worker owns; others are dropped).
   void Apply(std::vector<kafka::Message> messages);

@@ -45,6 +45,26 @@ TEST(MetricRegistry, ReturnsTheSameMetricWhenANameIsRegisteredTwice) {
   EXPECT_EQ(registry.Render(), "# HELP x_total X.\n# TYPE x_total counter\nx_total 1\n");
 }
 
+TEST(MetricRegistry, ReadsGaugeFunctionsWhenItRendersAndGroupsTheirLabelsInOneFamily) {
+  MetricRegistry registry;
+  int depth0 = 3;
+  registry.AddGaugeFunction("x_depth", "Depth.", "worker=\"0\"", [&] { return depth0; });
+  registry.AddCounter("x_total", "X.");
+  registry.AddGaugeFunction("x_depth", "Depth.", "worker=\"1\"", [] { return 0.5; });
+  depth0 = 7;  // read when rendered, not when registered
+  EXPECT_EQ(registry.Render(),
+            "# HELP x_depth Depth.\n# TYPE x_depth gauge\n"
+            "x_depth{worker=\"0\"} 7\n"
+            "x_depth{worker=\"1\"} 0.5\n"
+            "# HELP x_total X.\n# TYPE x_total counter\nx_total 0\n");
+}
+
+TEST(MetricRegistry, EscapesBackslashesAndLineFeedsInHelp) {
+  MetricRegistry registry;
+  registry.AddGauge("x", "a\\b\nc");
+  EXPECT_EQ(registry.Render(), "# HELP x a\\\\b\\nc\n# TYPE x gauge\nx 0\n");
+}
+
 TEST(Histogram, CountsEveryObservationFromManyThreads) {
   Histogram h(DurationBuckets());
   std::vector<std::thread> threads;
