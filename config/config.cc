@@ -211,22 +211,28 @@ bool KnownSection(const std::string& section) {
 // The largest filter state one shard may need before start-up refuses it.
 constexpr double kMaxShardFilterBytes = 16.0 * (uint64_t{1} << 30);
 
+// A configuration error about `key` ("dedup.window_ms"; empty when the file itself
+// is the problem).
+base::Error BadConfig(std::string key, std::string message) {
+  return base::Error(base::Errc::kBadConfig, std::move(message), std::move(key));
+}
+
 // Checks that the dedup filter can hold the configured window at the expected rate,
 // without building it.
-std::optional<ConfigError> CheckDedupFeasible(const DedupConfig& d) {
+base::Status CheckDedupFeasible(const DedupConfig& d) {
   const int64_t window_ms = d.window_ms + d.timestamp_tolerance_ms;
   const double ids = d.expected_rate * static_cast<double>(window_ms) / 1000.0;
   double bytes = 0;
   switch (d.mode) {
     case filter::DedupMode::kNone:
-      return std::nullopt;
+      return {};
     case filter::DedupMode::kExact:
       bytes = ids * 32;  // table at load 1/2 plus the expiry FIFO
       break;
     case filter::DedupMode::kBloom:
     case filter::DedupMode::kGaussian: {
       auto size = filter::SizeBloom(ids, d.target_fpp);
-      if (!size) return ConfigError{"dedup.window_ms", size.error()};
+      if (!size) return BadConfig("dedup.window_ms", size.message());
       bytes = static_cast<double>(size->bits) / 8;
       break;
     }
@@ -234,7 +240,7 @@ std::optional<ConfigError> CheckDedupFeasible(const DedupConfig& d) {
       auto fbf =
           filter::SizeFbf({d.expected_rate, filter::Millis{window_ms}, d.target_fpp, d.check});
       if (!fbf) {
-        return ConfigError{"dedup.window_ms", "the filter cannot hold this window: " + fbf.error()};
+        return BadConfig("dedup.window_ms", "the filter cannot hold this window: " + fbf.message());
       }
       const uint32_t filters =
           fbf->past_filters + (d.check == filter::MembershipCheck::kPairs ? 3 : 2);
@@ -250,48 +256,49 @@ std::optional<ConfigError> CheckDedupFeasible(const DedupConfig& d) {
         << " ids/s needs " << bytes / (uint64_t{1} << 30)
         << " GiB of filter state per shard (at most " << kMaxShardFilterBytes / (uint64_t{1} << 30)
         << " GiB); shorten the window or lower the rate";
-    return ConfigError{"dedup.window_ms", msg.str()};
+    return BadConfig("dedup.window_ms", msg.str());
   }
-  return std::nullopt;
+  return {};
 }
 
-ConfigResult Parse(const std::string& yaml, const EnvLookup& env, const std::string& source) {
+base::Result<Config> Parse(const std::string& yaml, const EnvLookup& env,
+                           const std::string& source) {
   Config config;
   YAML::Node root;
   try {
     root = YAML::Load(yaml);
   } catch (const YAML::Exception& e) {
-    return ConfigError{"", source + ": not valid YAML: " + e.what()};
+    return BadConfig("", source + ": not valid YAML: " + e.what());
   }
   if (root && !root.IsNull()) {
-    if (!root.IsMap()) return ConfigError{"", source + ": expected a mapping of sections"};
+    if (!root.IsMap()) return BadConfig("", source + ": expected a mapping of sections");
     for (const auto& section : root) {
       const std::string name = section.first.as<std::string>();
       if (!KnownSection(name)) {
-        return ConfigError{name,
-                           "unknown section (expected kafka, processing, dedup, http or state)"};
+        return BadConfig(name,
+                         "unknown section (expected kafka, processing, dedup, http or state)");
       }
       if (section.second.IsNull()) continue;
-      if (!section.second.IsMap()) return ConfigError{name, "expected a mapping of keys"};
+      if (!section.second.IsMap()) return BadConfig(name, "expected a mapping of keys");
       for (const auto& entry : section.second) {
         const std::string key = entry.first.as<std::string>();
         const std::string dotted = name + "." + key;
         if (name == "kafka" && key == "properties") {
           if (entry.second.IsNull()) continue;
-          if (!entry.second.IsMap()) return ConfigError{dotted, "expected a mapping of strings"};
+          if (!entry.second.IsMap()) return BadConfig(dotted, "expected a mapping of strings");
           for (const auto& property : entry.second) {
             if (!property.second.IsScalar()) {
-              return ConfigError{dotted + "." + property.first.as<std::string>(),
-                                 "expected a string"};
+              return BadConfig(dotted + "." + property.first.as<std::string>(),
+                               "expected a string");
             }
             config.kafka.properties[property.first.as<std::string>()] = property.second.Scalar();
           }
           continue;
         }
         const Key* k = FindKey(name, key);
-        if (k == nullptr) return ConfigError{dotted, "unknown key"};
-        if (!entry.second.IsScalar()) return ConfigError{dotted, "expected a single value"};
-        if (auto error = k->set(config, entry.second.Scalar())) return ConfigError{dotted, *error};
+        if (k == nullptr) return BadConfig(dotted, "unknown key");
+        if (!entry.second.IsScalar()) return BadConfig(dotted, "expected a single value");
+        if (auto error = k->set(config, entry.second.Scalar())) return BadConfig(dotted, *error);
       }
     }
   }
@@ -299,10 +306,12 @@ ConfigResult Parse(const std::string& yaml, const EnvLookup& env, const std::str
     const auto value = env(k.env());
     if (!value) continue;
     if (auto error = k.set(config, *value)) {
-      return ConfigError{k.dotted(), *error + " (from " + k.env() + ")"};
+      return BadConfig(k.dotted(), *error + " (from " + k.env() + ")");
     }
   }
-  if (auto error = CheckDedupFeasible(config.dedup)) return *error;
+  if (base::Status feasible = CheckDedupFeasible(config.dedup); !feasible) {
+    return std::move(feasible).error();
+  }
   return config;
 }
 
@@ -324,18 +333,19 @@ EnvLookup ProcessEnvironment() {
   };
 }
 
-ConfigResult ParseConfig(const std::string& yaml, const EnvLookup& env, const std::string& source) {
+base::Result<Config> ParseConfig(const std::string& yaml, const EnvLookup& env,
+                                 const std::string& source) {
   // The module's edge: yaml-cpp reports problems by exceptions.
   try {
     return Parse(yaml, env, source);
   } catch (const YAML::Exception& e) {
-    return ConfigError{"", source + ": " + e.what()};
+    return BadConfig("", source + ": " + e.what());
   }
 }
 
-ConfigResult LoadConfigFile(const std::string& path, const EnvLookup& env) {
+base::Result<Config> LoadConfigFile(const std::string& path, const EnvLookup& env) {
   std::ifstream in(path);
-  if (!in) return ConfigError{"", "cannot read the configuration file " + path};
+  if (!in) return BadConfig("", "cannot read the configuration file " + path);
   std::ostringstream text;
   text << in.rdbuf();
   return ParseConfig(text.str(), env, path);

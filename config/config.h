@@ -2,7 +2,7 @@
 // overrides, validated key by key.
 //
 // Every key has a default (config/oncecount.yaml documents them). An unknown key, a
-// wrong type or an out-of-range value is a ConfigError naming the key
+// wrong type or an out-of-range value is an error naming the key
 // ("dedup.window_ms: expected an integer in 1..1000000000000, got -5"). Environment
 // variables ONCECOUNT_<SECTION>_<KEY> (upper case, e.g. ONCECOUNT_DEDUP_WINDOW_MS)
 // override the file; kafka.properties is set in the file only.
@@ -15,8 +15,8 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <variant>
 
+#include "processor/base/result.h"
 #include "processor/filter/dedup_filter.h"
 #include "processor/filter/membership_check.h"
 
@@ -80,22 +80,17 @@ struct Config {
   StateConfig state;
 };
 
-struct ConfigError {
-  std::string key;      // "dedup.window_ms"; empty when the file itself is the problem
-  std::string message;  // what was expected and what was found
-  std::string ToString() const { return key.empty() ? message : key + ": " + message; }
-};
-
-using ConfigResult = std::variant<Config, ConfigError>;
-
 // Looks up an environment variable; std::getenv in production, a map in tests.
 using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
 EnvLookup ProcessEnvironment();
 
 // `yaml` is the file's text (empty: all defaults); `source` names it in messages.
-ConfigResult ParseConfig(const std::string& yaml, const EnvLookup& env,
-                         const std::string& source = "config");
-ConfigResult LoadConfigFile(const std::string& path, const EnvLookup& env);
+// Errors are Errc::kBadConfig; their subject is the key ("dedup.window_ms"), empty
+// when the file itself is the problem, and their message what was expected and what
+// was found.
+base::Result<Config> ParseConfig(const std::string& yaml, const EnvLookup& env,
+                                 const std::string& source = "config");
+base::Result<Config> LoadConfigFile(const std::string& path, const EnvLookup& env);
 
 // The effective configuration as YAML, every key spelled out.
 std::string RenderConfig(const Config& config);

@@ -13,17 +13,17 @@ namespace bhttp = boost::beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
-std::variant<ClientResponse, std::string> HttpGet(const std::string& base_url,
-                                                  const std::string& target,
-                                                  std::chrono::milliseconds timeout) {
+base::Result<ClientResponse> HttpGet(const std::string& base_url, const std::string& target,
+                                     std::chrono::milliseconds timeout) {
   constexpr std::string_view kScheme = "http://";
-  if (base_url.rfind(kScheme, 0) != 0)
-    return "expected a URL like http://host:port, got " + base_url;
+  if (base_url.rfind(kScheme, 0) != 0) {
+    return base::InvalidArgument("expected a URL like http://host:port, got " + base_url);
+  }
   std::string authority = base_url.substr(kScheme.size());
   while (!authority.empty() && authority.back() == '/') authority.pop_back();
   const size_t colon = authority.rfind(':');
   if (colon == std::string::npos || authority.find('/') != std::string::npos) {
-    return "expected a URL like http://host:port, got " + base_url;
+    return base::InvalidArgument("expected a URL like http://host:port, got " + base_url);
   }
   std::string host = authority.substr(0, colon);
   const std::string port = authority.substr(colon + 1);
@@ -34,7 +34,7 @@ std::variant<ClientResponse, std::string> HttpGet(const std::string& base_url,
   beast::error_code ec;
   tcp::resolver resolver(io);
   const auto endpoints = resolver.resolve(host, port, ec);
-  if (ec) return "cannot resolve " + authority + ": " + ec.message();
+  if (ec) return base::IoFailure("cannot resolve " + authority + ": " + ec.message());
   ClientResponse out;
   std::string failure;
   stream.expires_after(timeout);
@@ -66,7 +66,7 @@ std::variant<ClientResponse, std::string> HttpGet(const std::string& base_url,
   io.run();
   beast::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
-  if (!failure.empty()) return failure;
+  if (!failure.empty()) return base::IoFailure(failure);
   return out;
 }
 

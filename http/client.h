@@ -7,7 +7,8 @@
 
 #include <chrono>
 #include <string>
-#include <variant>
+
+#include "processor/base/result.h"
 
 namespace oncecount::http {
 
@@ -17,9 +18,8 @@ struct ClientResponse {
 };
 
 // `base_url` is "http://host:port" (no path); `target` starts with "/". Errors say
-// what failed (bad URL, connect, timeout, protocol).
-std::variant<ClientResponse, std::string> HttpGet(const std::string& base_url,
-                                                  const std::string& target,
-                                                  std::chrono::milliseconds timeout);
+// what failed: a bad URL (kInvalidArgument), or connect, timeout, protocol (kIo).
+base::Result<ClientResponse> HttpGet(const std::string& base_url, const std::string& target,
+                                     std::chrono::milliseconds timeout);
 
 }  // namespace oncecount::http

@@ -216,20 +216,19 @@ std::optional<tcp::endpoint> ParseEndpoint(const std::string& address, std::stri
 
 Server::Server(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {}
 
-std::variant<std::shared_ptr<Server>, std::string> Server::Listen(net::io_context& io,
-                                                                  const std::string& address,
-                                                                  Handler handler,
-                                                                  ServerLimits limits) {
+base::Result<std::shared_ptr<Server>> Server::Listen(net::io_context& io,
+                                                     const std::string& address, Handler handler,
+                                                     ServerLimits limits) {
   std::string error;
   const auto endpoint = ParseEndpoint(address, error);
-  if (!endpoint) return "http.listen " + address + ": " + error;
+  if (!endpoint) return base::Error(base::Errc::kBadConfig, address + ": " + error, "http.listen");
   auto shared = std::make_shared<Shared>(io, std::move(handler), limits);
   beast::error_code ec;
   shared->acceptor.open(endpoint->protocol(), ec);
   if (!ec) shared->acceptor.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) shared->acceptor.bind(*endpoint, ec);
   if (!ec) shared->acceptor.listen(net::socket_base::max_listen_connections, ec);
-  if (ec) return "http.listen " + address + ": " + ec.message();
+  if (ec) return base::Error(base::Errc::kIo, address + ": " + ec.message(), "http.listen");
   std::shared_ptr<Server> server(new Server(std::move(shared)));
   server->Accept();
   return server;

@@ -24,7 +24,8 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <variant>
+
+#include "processor/base/result.h"
 
 namespace oncecount::http {
 
@@ -53,11 +54,11 @@ using Handler = std::function<Response(const Request&)>;
 class Server : public std::enable_shared_from_this<Server> {
  public:
   // Binds `address` ("host:port", "[v6]:port"; port 0 picks one) and starts
-  // accepting. Errors name the address and the reason.
-  static std::variant<std::shared_ptr<Server>, std::string> Listen(boost::asio::io_context& io,
-                                                                   const std::string& address,
-                                                                   Handler handler,
-                                                                   ServerLimits limits = {});
+  // accepting. Errors (subject "http.listen") name the address and the reason: a
+  // malformed address is kBadConfig, one that cannot be bound kIo.
+  static base::Result<std::shared_ptr<Server>> Listen(boost::asio::io_context& io,
+                                                      const std::string& address, Handler handler,
+                                                      ServerLimits limits = {});
 
   boost::asio::ip::tcp::endpoint local_endpoint() const;
   // Stops accepting; open connections finish their current exchange.

@@ -13,6 +13,9 @@
 
 namespace oncecount::base {
 
+// The one duration type of the code: filters, windows, intervals, timeouts.
+using Millis = std::chrono::milliseconds;
+
 class Clock {
  public:
   virtual ~Clock() = default;

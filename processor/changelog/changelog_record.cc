@@ -4,14 +4,13 @@
 
 #include <numeric>
 
-#include "processor/filter/byte_io.h"
+#include "processor/base/byte_io.h"
 
 namespace oncecount::changelog {
 namespace {
 
-using filter::ByteReader;
-using filter::ByteWriter;
-using filter::Error;
+using base::ByteReader;
+using base::ByteWriter;
 
 constexpr char kMagic[4] = {'O', 'C', 'C', 'L'};
 constexpr size_t kHeaderBytes = 36;         // format 3
@@ -74,33 +73,33 @@ void EncodeBody(const SnapshotChunk& c, ByteWriter& w) {
   w.Bytes(c.bytes);
 }
 
-filter::Result<Record> DecodeBatch(ByteReader& r, BatchRecord b) {
+base::Result<Record> DecodeBatch(ByteReader& r, BatchRecord b) {
   b.input_from = r.I64();
   b.input_to = r.I64();
   b.sealed_at_ms = r.I64();
   const uint32_t segments = r.U32();
   // Every segment takes at least 12 bytes: refuse counts the input cannot hold
   // before allocating for them.
-  if (!r.ok() || segments > r.remaining() / 12) return Error{"batch: bad segment count"};
+  if (!r.ok() || segments > r.remaining() / 12) return base::Corrupt("batch: bad segment count");
   b.segments.resize(segments);
   for (FilterSegment& s : b.segments) {
     s.time_ms = r.I64();
     const uint32_t n = r.U32();
-    if (!r.ok() || n > r.remaining() / 8) return Error{"batch: bad hash count"};
+    if (!r.ok() || n > r.remaining() / 8) return base::Corrupt("batch: bad hash count");
     s.hashes.resize(n);
     for (uint64_t& h : s.hashes) h = r.U64();
   }
   const uint32_t counters = r.U32();
-  if (!r.ok() || counters > r.remaining() / 12) return Error{"batch: bad counter count"};
+  if (!r.ok() || counters > r.remaining() / 12) return base::Corrupt("batch: bad counter count");
   b.counters.resize(counters);
   for (CounterUpdate& c : b.counters) {
     c.name = std::string(r.Bytes(kMaxCounterNameBytes));
     c.value = r.I64();
   }
   b.stats = ReadStats(r);
-  if (!r.ok()) return Error{"batch: truncated"};
-  if (!r.done()) return Error{"batch: trailing bytes"};
-  if (b.input_to < b.input_from) return Error{"batch: input range ends before it starts"};
+  if (!r.ok()) return base::Corrupt("batch: truncated");
+  if (!r.done()) return base::Corrupt("batch: trailing bytes");
+  if (b.input_to < b.input_from) return base::Corrupt("batch: input range ends before it starts");
   return Record{std::move(b)};
 }
 
@@ -141,25 +140,25 @@ void EncodeRecord(const Record& record, std::string& out) {
   w.U64(XXH3_64bits(out.data() + start, out.size() - start));
 }
 
-filter::Result<Record> DecodeRecord(std::string_view bytes) {
+base::Result<Record> DecodeRecord(std::string_view bytes) {
   if (bytes.size() < kFormat2HeaderBytes + kChecksumBytes) {
-    return Error{"changelog record: too short"};
+    return base::Corrupt("changelog record: too short");
   }
   if (bytes.size() > kMaxRecordBytes + kHeaderBytes + kChecksumBytes) {
-    return Error{"changelog record: too large"};
+    return base::Corrupt("changelog record: too large");
   }
   if (bytes.substr(0, 4) != std::string_view(kMagic, 4)) {
-    return Error{"changelog record: bad magic"};
+    return base::Corrupt("changelog record: bad magic");
   }
   const std::string_view covered = bytes.substr(0, bytes.size() - kChecksumBytes);
   ByteReader tail(bytes.substr(covered.size()));
   if (tail.U64() != XXH3_64bits(covered.data(), covered.size())) {
-    return Error{"changelog record: checksum mismatch"};
+    return base::Corrupt("changelog record: checksum mismatch");
   }
   ByteReader r(covered.substr(4));
   const uint16_t version = r.U16();
   if (version < kOldestReadableChangelogFormat || version > kChangelogFormatVersion) {
-    return Error{"changelog record: unsupported format version " + std::to_string(version)};
+    return base::Corrupt("changelog record: unsupported format version " + std::to_string(version));
   }
   const auto type = static_cast<RecordType>(r.U8());
   r.U8();
@@ -167,12 +166,12 @@ filter::Result<Record> DecodeRecord(std::string_view bytes) {
   const uint64_t epoch = r.U64();
   const uint64_t seq = r.U64();
   const uint64_t claim = version >= 3 ? r.U64() : 0;
-  if (!r.ok()) return Error{"changelog record: truncated header"};
+  if (!r.ok()) return base::Corrupt("changelog record: truncated header");
   switch (type) {
     case RecordType::kBatch:
       return DecodeBatch(r, BatchRecord{partition, epoch, seq, 0, 0, 0, {}, {}, {}, claim});
     case RecordType::kClaim:
-      if (!r.done()) return Error{"claim: trailing bytes"};
+      if (!r.done()) return base::Corrupt("claim: trailing bytes");
       return Record{ClaimRecord{partition, epoch, seq, claim}};
     case RecordType::kSnapshotChunk: {
       SnapshotChunk c{partition, epoch, seq, 0, 0, {}, claim};
@@ -180,11 +179,11 @@ filter::Result<Record> DecodeRecord(std::string_view bytes) {
       c.count = r.U32();
       c.bytes = std::string(r.Bytes(kMaxRecordBytes));
       if (!r.done() || c.count == 0 || c.index >= c.count)
-        return Error{"snapshot chunk: malformed"};
+        return base::Corrupt("snapshot chunk: malformed");
       return Record{std::move(c)};
     }
   }
-  return Error{"changelog record: unknown type " + std::to_string(static_cast<int>(type))};
+  return base::Corrupt("changelog record: unknown type " + std::to_string(static_cast<int>(type)));
 }
 
 }  // namespace oncecount::changelog

@@ -51,7 +51,7 @@
 #include <variant>
 #include <vector>
 
-#include "processor/filter/result.h"
+#include "processor/base/result.h"
 
 namespace oncecount::changelog {
 
@@ -147,6 +147,6 @@ constexpr size_t SnapshotChunkPayload(size_t record_bytes) {
 }
 
 void EncodeRecord(const Record& record, std::string& out);
-filter::Result<Record> DecodeRecord(std::string_view bytes);
+base::Result<Record> DecodeRecord(std::string_view bytes);
 
 }  // namespace oncecount::changelog

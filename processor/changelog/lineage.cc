@@ -6,7 +6,7 @@
 namespace oncecount::changelog {
 
 void LineageBuilder::Add(std::string_view encoded) {
-  filter::Result<Record> decoded = DecodeRecord(encoded);
+  base::Result<Record> decoded = DecodeRecord(encoded);
   if (!decoded) {
     ++ignored_;
     return;
@@ -111,12 +111,12 @@ uint64_t LineageBuilder::last_seq() const {
   return std::max({claimed_base_, kept_snapshot_seq_, chain_.empty() ? 0 : chain_.rbegin()->first});
 }
 
-filter::Result<RestorePlan> LineageBuilder::Finish() && {
+base::Result<RestorePlan> LineageBuilder::Finish() && {
   if (needs_full_read_) {
-    return filter::Error{"the changelog's lineage was cut back to before snapshot " +
+    return base::Corrupt("the changelog's lineage was cut back to before snapshot " +
                          std::to_string(kept_snapshot_seq_) +
                          " after the records before it were let go of: read it again, keeping "
-                         "everything"};
+                         "everything");
   }
   RestorePlan plan;
   plan.epoch = claims_.epoch();
@@ -134,11 +134,11 @@ filter::Result<RestorePlan> LineageBuilder::Finish() && {
   for (uint64_t seq = plan.snapshot_seq + 1; seq <= plan.last_seq; ++seq) {
     auto it = chain_.find(seq);
     if (it == chain_.end()) {
-      return filter::Error{"the changelog lacks batch " + std::to_string(seq) + " of " +
+      return base::Corrupt("the changelog lacks batch " + std::to_string(seq) + " of " +
                            std::to_string(plan.last_seq) + " after snapshot " +
                            std::to_string(plan.snapshot_seq) +
                            " (records lost, e.g. to retention): the shard cannot be restored "
-                           "exactly"};
+                           "exactly");
     }
     plan.batches.push_back(std::move(it->second));
   }

@@ -37,9 +37,9 @@
 #include <string>
 #include <vector>
 
+#include "processor/base/result.h"
 #include "processor/changelog/changelog_record.h"
 #include "processor/changelog/claim_rule.h"
-#include "processor/filter/result.h"
 
 namespace oncecount::changelog {
 
@@ -61,7 +61,7 @@ class LineageBuilder {
 
   void Add(std::string_view encoded);  // decodes, counts undecodable records as ignored
   void Add(Record record);
-  filter::Result<RestorePlan> Finish() &&;
+  base::Result<RestorePlan> Finish() &&;
 
   // See "Memory" above.
   bool needs_full_read() const { return needs_full_read_; }

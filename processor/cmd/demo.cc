@@ -134,22 +134,21 @@ int RunDemo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
   c.kafka.group_id = "oncecount-demo";
   err << "demo: starting an embedded Kafka cluster (" << o.partitions << " partitions)\n";
   auto cluster = kafka::EmbeddedCluster::Start(1, ServiceTopics(c.kafka, o.partitions));
-  if (auto* error = std::get_if<std::string>(&cluster)) {
-    err << "demo: " << *error << "\n";
-    return 1;
+  if (!cluster) {
+    err << "demo: " << cluster.error() << "\n";
+    return base::ExitCodeFor(cluster.code());
   }
-  const std::string bootstrap =
-      std::get<std::unique_ptr<kafka::EmbeddedCluster>>(cluster)->bootstrap_servers();
+  const std::string bootstrap = cluster.value()->bootstrap_servers();
   auto started = ServiceRuntime::Start(
       {c, bootstrap, "demo",
        base::Logger(MakeStreamLogSink(err, base::LogLevel::kInfo, LogFormat::kText), "demo"),
        kafka::EmbeddedCluster::kPartitionRetentionBytes,
        /*local_checkpoints=*/false, StopSignalPending});
-  if (auto* error = std::get_if<std::string>(&started)) {
-    err << "demo: " << *error << "\n";
-    return 1;
+  if (!started) {
+    err << "demo: " << started.error() << "\n";
+    return base::ExitCodeFor(started.code());
   }
-  auto& runtime = std::get<std::unique_ptr<ServiceRuntime>>(started);
+  auto& runtime = started.value();
   out << "oncecount demo: open " << runtime->url() << "/ (counters: " << runtime->url()
       << "/v1/counters, statistics: " << runtime->url() << "/v1/stats)" << std::endl;
   err << "demo: producing " << o.rate << " events/s to " << c.kafka.input_topic << " with "
@@ -192,9 +191,13 @@ int RunDemo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
   if (signal_number > 0) err << "demo: stopping on signal " << signal_number << "\n";
   stop_generator = true;
   generator.join();
-  const std::string failure = runtime->Stop();
-  if (!failure.empty() || counts.failed) {
-    err << "demo: " << (failure.empty() ? "the event generator could not start" : failure) << "\n";
+  const base::Status stopped = runtime->Stop();
+  if (!stopped) {
+    err << "demo: " << stopped.error() << "\n";
+    return base::ExitCodeFor(stopped.code());
+  }
+  if (counts.failed) {
+    err << "demo: the event generator could not start\n";
     return 1;
   }
   err << "demo: stopped cleanly\n";

@@ -24,11 +24,11 @@ int RunDevKafka(const DevKafkaOptions& o, std::ostream& out, std::ostream& err) 
   if (topics.empty()) topics = ServiceTopics(config::KafkaConfig{}, o.partitions);
 
   auto started = kafka::EmbeddedCluster::Start(o.brokers, topics);
-  if (auto* error = std::get_if<std::string>(&started)) {
-    err << "dev-kafka: " << *error << "\n";
-    return 1;
+  if (!started) {
+    err << "dev-kafka: " << started.error() << "\n";
+    return base::ExitCodeFor(started.code());
   }
-  const auto& cluster = std::get<std::unique_ptr<kafka::EmbeddedCluster>>(started);
+  const auto& cluster = started.value();
   // The file first: a reader that has seen the line may rely on the file.
   if (!o.bootstrap_file.empty() &&
       !WriteFileAtomically(o.bootstrap_file, cluster->bootstrap_servers())) {

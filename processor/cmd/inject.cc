@@ -6,6 +6,7 @@
 #include <fstream>
 #include <ostream>
 
+#include "processor/base/result.h"
 #include "processor/cmd/atomic_file.h"
 
 namespace oncecount::cmd {
@@ -26,26 +27,32 @@ void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
   }
 }
 
-std::string Validate(const InjectOptions& o) {
+base::Error Usage(std::string message) {
+  return base::Error(base::Errc::kUsage, std::move(message));
+}
+
+base::Status Validate(const InjectOptions& o) {
   const WorkloadOptions& w = o.workload;
-  if (o.bootstrap.empty()) return "--bootstrap is required";
-  if (o.topic.empty()) return "--topic must not be empty";
-  if (w.events == 0) return "--events must be at least 1";
-  if (!(w.duplicate_rate >= 0 && w.duplicate_rate <= 1)) return "--duplicate-rate must be in 0..1";
-  if (!(w.malformed_rate >= 0 && w.malformed_rate < 1)) return "--malformed-rate must be in [0, 1)";
-  if (w.counters == 0) return "--counters must be at least 1";
-  if (w.clients == 0) return "--clients must be at least 1";
-  if (w.max_retry_delay_ms < 0) return "--max-retry-delay-ms must not be negative";
-  if (o.rate < 0) return "--rate must not be negative";
+  if (o.bootstrap.empty()) return Usage("--bootstrap is required");
+  if (o.topic.empty()) return Usage("--topic must not be empty");
+  if (w.events == 0) return Usage("--events must be at least 1");
+  if (!(w.duplicate_rate >= 0 && w.duplicate_rate <= 1))
+    return Usage("--duplicate-rate must be in 0..1");
+  if (!(w.malformed_rate >= 0 && w.malformed_rate < 1))
+    return Usage("--malformed-rate must be in [0, 1)");
+  if (w.counters == 0) return Usage("--counters must be at least 1");
+  if (w.clients == 0) return Usage("--clients must be at least 1");
+  if (w.max_retry_delay_ms < 0) return Usage("--max-retry-delay-ms must not be negative");
+  if (o.rate < 0) return Usage("--rate must not be negative");
   return {};
 }
 
 }  // namespace
 
 int RunInject(const InjectOptions& o, std::ostream& err) {
-  if (const std::string bad = Validate(o); !bad.empty()) {
-    err << "inject: " << bad << "\n";
-    return 2;
+  if (const base::Status valid = Validate(o); !valid) {
+    err << "inject: " << valid.error() << "\n";
+    return base::ExitCodeFor(valid.code());
   }
   DeliveryCounts counts;
   char error[512];

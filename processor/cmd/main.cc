@@ -58,13 +58,13 @@ void AddFilterEval(CLI::App& app, oncecount::cmd::FilterEvalOptions& o) {
 // `oncecount check-config FILE`: validate, then print the effective configuration
 // (defaults, file and environment overrides applied).
 int RunCheckConfig(const std::string& path) {
-  const oncecount::config::ConfigResult result =
+  const auto loaded =
       oncecount::config::LoadConfigFile(path, oncecount::config::ProcessEnvironment());
-  if (const auto* error = std::get_if<oncecount::config::ConfigError>(&result)) {
-    std::cerr << "check-config: " << error->ToString() << "\n";
-    return kUsageError;
+  if (!loaded) {
+    std::cerr << "check-config: " << loaded.error() << "\n";
+    return oncecount::base::ExitCodeFor(loaded.code());
   }
-  std::cout << oncecount::config::RenderConfig(std::get<oncecount::config::Config>(result));
+  std::cout << oncecount::config::RenderConfig(loaded.value());
   return 0;
 }
 

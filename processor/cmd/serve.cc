@@ -25,23 +25,22 @@ int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
     err << "serve: --log-level takes debug, info, warn or error and --log-format text or json\n";
     return 2;
   }
-  const config::ConfigResult loaded =
-      config::LoadConfigFile(o.config_file, config::ProcessEnvironment());
-  if (const auto* error = std::get_if<config::ConfigError>(&loaded)) {
-    err << "serve: " << error->ToString() << "\n";
-    return 2;
+  const auto loaded = config::LoadConfigFile(o.config_file, config::ProcessEnvironment());
+  if (!loaded) {
+    err << "serve: " << loaded.error() << "\n";
+    return base::ExitCodeFor(loaded.code());
   }
-  const config::Config& c = std::get<config::Config>(loaded);
+  const config::Config& c = loaded.value();
   std::unique_ptr<kafka::EmbeddedCluster> embedded;
   std::string bootstrap = c.kafka.bootstrap_servers;
   if (bootstrap == "embedded") {
     constexpr int kEmbeddedPartitions = 8;
     auto started = kafka::EmbeddedCluster::Start(1, ServiceTopics(c.kafka, kEmbeddedPartitions));
-    if (auto* error = std::get_if<std::string>(&started)) {
-      err << "serve: " << *error << "\n";
-      return 1;
+    if (!started) {
+      err << "serve: " << started.error() << "\n";
+      return base::ExitCodeFor(started.code());
     }
-    embedded = std::move(std::get<std::unique_ptr<kafka::EmbeddedCluster>>(started));
+    embedded = std::move(started).value();
     bootstrap = embedded->bootstrap_servers();
     err << "serve: embedded Kafka cluster at " << bootstrap << " (in memory only)\n";
   }
@@ -55,23 +54,19 @@ int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
                     /*local_checkpoints=*/embedded == nullptr,
                     /*stop_requested=*/StopSignalPending};
   auto started = ServiceRuntime::Start(std::move(ro));
-  if (auto* error = std::get_if<std::string>(&started)) {
-    if (error->starts_with(kStoppedWhileWaiting)) {  // nothing to undo
-      err << "serve: " << *error << "\n";
-      return 0;
-    }
-    err << "serve: " << *error << "\n";
-    return 1;
+  if (!started) {
+    err << "serve: " << started.error() << "\n";
+    return base::ExitCodeFor(started.code());  // kStopped: 0, nothing to undo
   }
-  auto& runtime = std::get<std::unique_ptr<ServiceRuntime>>(started);
+  auto& runtime = started.value();
   out << runtime->url() << std::endl;
   err << "serve: HTTP API at " << runtime->url() << "; SIGTERM or Ctrl-C stops it\n";
   const int signal_number = WaitForStop([&] { return runtime->processor_finished(); });
   if (signal_number > 0) err << "serve: stopping on signal " << signal_number << "\n";
-  const std::string failure = runtime->Stop();
-  if (!failure.empty()) {
-    err << "serve: " << failure << "\n";
-    return 1;
+  const base::Status stopped = runtime->Stop();
+  if (!stopped) {
+    err << "serve: " << stopped.error() << "\n";
+    return base::ExitCodeFor(stopped.code());
   }
   err << "serve: stopped cleanly\n";
   return 0;

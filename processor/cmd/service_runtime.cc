@@ -86,7 +86,7 @@ namespace {
 // Waits until the topics the service needs exist, so that an instance started beside
 // the job that creates them (Kubernetes, Compose) waits with a log line instead of
 // exiting into a restart loop. The processor and the replicator check them again.
-std::string AwaitServiceTopics(const RuntimeOptions& o, kafka::Clients& clients) {
+base::Status AwaitServiceTopics(const RuntimeOptions& o, kafka::Clients& clients) {
   const config::KafkaConfig& k = o.config.kafka;
   const std::string hint = "deploy/create-topics.sh or docs/operations.md create it";
   std::vector<kafka::RequiredTopic> topics = {
@@ -96,21 +96,15 @@ std::string AwaitServiceTopics(const RuntimeOptions& o, kafka::Clients& clients)
   wait.stop_requested = o.stop_requested;
   wait.log = o.log.Child("topics");
   auto found = kafka::AwaitTopics(clients, topics, std::chrono::milliseconds(10000), wait);
-  if (found) return {};
-  const bool stopped = o.stop_requested && o.stop_requested();
-  return (stopped ? std::string(kStoppedWhileWaiting) : std::string()) + found.error();
+  if (!found) return std::move(found).error();
+  return {};
 }
 
-}  // namespace
-
-std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start(
-    RuntimeOptions options) {
+// The processor's options from the configuration; creates state.dir when the shards
+// keep local checkpoints.
+base::Result<service::ProcessorOptions> ProcessorOptionsOf(const RuntimeOptions& options) {
   const config::Config& c = options.config;
-  std::unique_ptr<ServiceRuntime> rt(new ServiceRuntime());
-  rt->log_ = options.log;
-  rt->clients_ = kafka::MakeRdKafkaClients(options.bootstrap_servers, c.kafka.properties);
   service::ProcessorOptions po;
-  po.clients = rt->clients_.get();
   po.transaction_timeout = std::chrono::milliseconds(c.kafka.transaction_timeout_ms);
   po.input_topic = c.kafka.input_topic;
   po.dlq_topic = c.kafka.EffectiveDlqTopic();
@@ -124,15 +118,38 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
   if (options.local_checkpoints) {
     std::error_code error;
     std::filesystem::create_directories(c.state.dir, error);
-    if (error) return "state.dir: cannot create " + c.state.dir + ": " + error.message();
+    if (error) {
+      return base::Error(base::Errc::kIo, "cannot create " + c.state.dir + ": " + error.message(),
+                         "state.dir");
+    }
     po.checkpoint_dir = c.state.dir;
   }
   po.log = options.log.Child("processor");
-  po.metrics = &rt->metrics_;
+  return po;
+}
+
+replica::ReplicatorOptions ReplicatorOptionsOf(const RuntimeOptions& options,
+                                               const service::ProcessorOptions& po) {
+  const config::Config& c = options.config;
+  replica::ReplicatorOptions ro;
+  ro.changelog_topic = po.changelog_topic;
+  if (c.processing.standby_replicas > 0) ro.members_topic = c.kafka.MembersTopic();
+  ro.group_id = c.kafka.group_id;
+  ro.instance_id = options.instance_id;
+  ro.standby_replicas = c.processing.standby_replicas;
+  ro.dedup = po.dedup;
+  ro.log = options.log.Child("replicas");
+  return ro;
+}
+
+}  // namespace
+
+void ServiceRuntime::CreateWorkers(const RuntimeOptions& options,
+                                   const service::ProcessorOptions& po) {
+  const config::Config& c = options.config;
   const unsigned threads = c.processing.threads > 0
                                ? static_cast<unsigned>(c.processing.threads)
                                : std::max(1u, std::thread::hardware_concurrency());
-  std::vector<service::ShardWorker*> workers;
   for (unsigned i = 0; i < threads; ++i) {
     service::WorkerOptions wo;
     wo.input_topic = c.kafka.input_topic;
@@ -141,77 +158,91 @@ std::variant<std::unique_ptr<ServiceRuntime>, std::string> ServiceRuntime::Start
     wo.log = options.log.Child("worker " + std::to_string(i));
     wo.checkpoint_dir = po.checkpoint_dir;
     wo.changelog_topic = po.changelog_topic;
-    rt->workers_.push_back(std::make_unique<service::ShardWorker>(std::move(wo)));
-    workers.push_back(rt->workers_.back().get());
-    rt->metrics_.AddGaugeFunction(
+    workers_.push_back(std::make_unique<service::ShardWorker>(std::move(wo)));
+    metrics_.AddGaugeFunction(
         "oncecount_worker_mailbox_depth",
         "Commands waiting in a shard worker's mailbox (at most 64): a full mailbox makes the "
         "consumer loop wait for the worker.",
         "worker=\"" + std::to_string(i) + "\"",
-        [w = workers.back()] { return static_cast<double>(w->MailboxDepth()); });
+        [w = workers_.back().get()] { return static_cast<double>(w->MailboxDepth()); });
   }
-  rt->http_ = std::make_unique<Http>();
+}
+
+// Listens, and answers probes from here on (/readyz: not ready), also while topics
+// are awaited.
+base::Status ServiceRuntime::StartHttp(const RuntimeOptions& options) {
+  const config::Config& c = options.config;
+  http_ = std::make_unique<Http>();
   http::ApiOptions api;
   api.instance_id = options.instance_id;
   api.input_topic = c.kafka.input_topic;
   api.target_fpp = c.dedup.target_fpp;
-  api.metrics = &rt->metrics_;
-  auto listening = http::Server::Listen(rt->http_->io, c.http.listen,
-                                        http::MakeApiHandler(rt->board_, std::move(api)));
-  if (auto* error = std::get_if<std::string>(&listening)) return *error;
-  rt->http_->server = std::get<std::shared_ptr<http::Server>>(listening);
-  const auto endpoint = rt->http_->server->local_endpoint();
-  rt->url_ = "http://" + endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
-
-  // Probes are answered from here on (/readyz: not ready), also while topics are
-  // awaited.
-  ServiceRuntime* self = rt.get();
-  rt->http_thread_ = std::thread([self] {
+  api.metrics = &metrics_;
+  auto listening =
+      http::Server::Listen(http_->io, c.http.listen, http::MakeApiHandler(board_, std::move(api)));
+  if (!listening) return std::move(listening).error();
+  http_->server = std::move(listening).value();
+  const auto endpoint = http_->server->local_endpoint();
+  url_ = "http://" + endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
+  http_thread_ = std::thread([this] {
     NameThisThread("oc-http");
-    self->http_->io.run();
+    http_->io.run();
   });
-  if (std::string e = AwaitServiceTopics(options, *rt->clients_); !e.empty()) return e;
+  return {};
+}
 
-  replica::ReplicatorOptions ro;
-  ro.clients = rt->clients_.get();
-  ro.changelog_topic = po.changelog_topic;
-  if (c.processing.standby_replicas > 0) ro.members_topic = c.kafka.MembersTopic();
-  ro.group_id = c.kafka.group_id;
-  ro.instance_id = options.instance_id;
-  ro.api_url = rt->url_;
-  ro.standby_replicas = c.processing.standby_replicas;
-  ro.dedup = po.dedup;
-  ro.log = options.log.Child("replicas");
-  ro.metrics = &rt->metrics_;
-  auto replicator = replica::Replicator::Create(std::move(ro), rt->board_);
-  if (auto* error = std::get_if<std::string>(&replicator)) return *error;
-  rt->replicator_ = std::move(std::get<std::unique_ptr<replica::Replicator>>(replicator));
-
-  auto made = service::Processor::Create(std::move(po), rt->board_, workers, rt->replicator_.get());
-  if (auto* error = std::get_if<std::string>(&made)) return *error;
-  rt->processor_ = std::move(std::get<std::unique_ptr<service::Processor>>(made));
-
-  for (size_t i = 0; i < rt->workers_.size(); ++i) {
-    rt->worker_threads_.emplace_back([w = rt->workers_[i].get(), i] {
+void ServiceRuntime::StartThreads() {
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    worker_threads_.emplace_back([w = workers_[i].get(), i] {
       NameThisThread("oc-worker-" + std::to_string(i));
       w->Run();
     });
   }
-  rt->replicator_thread_ = std::thread([self] {
+  replicator_thread_ = std::thread([this] {
     NameThisThread("oc-replicas");
-    const std::string error = self->replicator_->Run();
-    if (!error.empty()) self->Log("replicas stopped: " + error);
+    const base::Status ended = replicator_->Run();
+    if (!ended) Log("replicas stopped: " + ended.error().ToString());
   });
-  rt->processor_thread_ = std::thread([self] {
+  processor_thread_ = std::thread([this] {
     NameThisThread("oc-processor");
-    self->processor_error_ = self->processor_->Run();
-    self->processor_done_.store(true);
+    processor_status_ = processor_->Run();
+    processor_done_.store(true);
   });
+}
+
+base::Result<std::unique_ptr<ServiceRuntime>> ServiceRuntime::Start(RuntimeOptions options) {
+  std::unique_ptr<ServiceRuntime> rt(new ServiceRuntime());
+  rt->log_ = options.log;
+  rt->clients_ =
+      kafka::MakeRdKafkaClients(options.bootstrap_servers, options.config.kafka.properties);
+  auto po = ProcessorOptionsOf(options);
+  if (!po) return std::move(po).error();
+  po->clients = rt->clients_.get();
+  po->metrics = &rt->metrics_;
+  rt->CreateWorkers(options, *po);
+  if (base::Status s = rt->StartHttp(options); !s) return std::move(s).error();
+  if (base::Status s = AwaitServiceTopics(options, *rt->clients_); !s) return std::move(s).error();
+
+  replica::ReplicatorOptions ro = ReplicatorOptionsOf(options, *po);
+  ro.clients = rt->clients_.get();
+  ro.api_url = rt->url_;
+  ro.metrics = &rt->metrics_;
+  auto replicator = replica::Replicator::Create(std::move(ro), rt->board_);
+  if (!replicator) return std::move(replicator).error();
+  rt->replicator_ = std::move(replicator).value();
+
+  std::vector<service::ShardWorker*> workers;
+  for (auto& w : rt->workers_) workers.push_back(w.get());
+  auto made = service::Processor::Create(std::move(po).value(), rt->board_, std::move(workers),
+                                         rt->replicator_.get());
+  if (!made) return std::move(made).error();
+  rt->processor_ = std::move(made).value();
+  rt->StartThreads();
   return rt;
 }
 
-std::string ServiceRuntime::Stop() {
-  if (stopped_) return processor_error_;
+base::Status ServiceRuntime::Stop() {
+  if (stopped_) return processor_status_;
   stopped_ = true;
   if (processor_) processor_->Stop();
   if (processor_thread_.joinable()) processor_thread_.join();
@@ -226,7 +257,7 @@ std::string ServiceRuntime::Stop() {
     http_->io.stop();
   }
   if (http_thread_.joinable()) http_thread_.join();
-  return processor_error_;
+  return processor_status_;
 }
 
 // Waits for SIGTERM/SIGINT (blocked by main) or for `done` to turn true.
@@ -251,7 +282,7 @@ bool StopSignalPending() {
 }
 
 ServiceRuntime::~ServiceRuntime() {
-  Stop();
+  (void)Stop();  // the owner asked Stop for the outcome already, or no longer can
 }
 
 }  // namespace oncecount::cmd

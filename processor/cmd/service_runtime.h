@@ -16,9 +16,7 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <thread>
-#include <variant>
 #include <vector>
 
 #include "config/config.h"
@@ -30,9 +28,6 @@
 #include "processor/shard/shard_view.h"
 
 namespace oncecount::cmd {
-
-// How ServiceRuntime::Start's error begins when a stop ended its wait for topics.
-inline constexpr std::string_view kStoppedWhileWaiting = "stopped while waiting: ";
 
 struct RuntimeOptions {
   config::Config config;
@@ -51,7 +46,9 @@ struct RuntimeOptions {
 
 class ServiceRuntime {
  public:
-  static std::variant<std::unique_ptr<ServiceRuntime>, std::string> Start(RuntimeOptions options);
+  // Starts everything, or returns why not: kStopped when a stop request ended the
+  // wait for topics (nothing to undo), else what failed.
+  static base::Result<std::unique_ptr<ServiceRuntime>> Start(RuntimeOptions options);
   ~ServiceRuntime();
 
   // "http://127.0.0.1:8080": where the API listens (the real port when 0 was asked).
@@ -60,13 +57,16 @@ class ServiceRuntime {
   // True once the processor's thread has ended (a fatal error, or after Stop).
   bool processor_finished() const { return processor_done_.load(); }
   // Stops the processor (it commits and leaves the group), then the API. Returns the
-  // processor's fatal error, or "" after a clean stop.
-  std::string Stop();
+  // processor's fatal error, or ok after a clean stop.
+  base::Status Stop();
 
   struct Http;
 
  private:
   ServiceRuntime() = default;
+  void CreateWorkers(const RuntimeOptions& options, const service::ProcessorOptions& po);
+  base::Status StartHttp(const RuntimeOptions& options);
+  void StartThreads();
   void Log(const std::string& line) const { log_.Warn(line); }
   base::Logger log_;
 
@@ -82,7 +82,7 @@ class ServiceRuntime {
   std::thread http_thread_;
   std::thread replicator_thread_;
   std::atomic<bool> processor_done_{false};
-  std::string processor_error_;
+  base::Status processor_status_;
   std::string url_;
   bool stopped_ = false;
 };

@@ -20,26 +20,26 @@ namespace {
 
 using Counters = std::map<std::string, int64_t>;
 
-std::optional<Counters> ReadTruth(const std::string& path, std::string& error) {
+// A truth file that cannot be read or parsed is a usage error (kUsage): it is what
+// --truth names.
+base::Result<Counters> ReadTruth(const std::string& path) {
   std::ifstream in(path);
-  if (!in) {
-    error = "--truth: cannot read " + path;
-    return std::nullopt;
-  }
+  if (!in) return base::Error(base::Errc::kUsage, "cannot read " + path, "--truth");
   std::ostringstream text;
   text << in.rdbuf();
   simdjson::dom::parser parser;
   simdjson::dom::object counters;
   if (parser.parse(text.str()).at_key("counters").get_object().get(counters) != simdjson::SUCCESS) {
-    error = "--truth: " + path + " is not a truth file (expected {\"counters\": {...}})";
-    return std::nullopt;
+    return base::Error(base::Errc::kUsage,
+                       path + " is not a truth file (expected {\"counters\": {...}})", "--truth");
   }
   Counters truth;
   for (auto [name, value] : counters) {
     int64_t v = 0;
     if (value.get_int64().get(v) != simdjson::SUCCESS) {
-      error = "--truth: the value of counter \"" + std::string(name) + "\" is not an integer";
-      return std::nullopt;
+      return base::Error(base::Errc::kUsage,
+                         "the value of counter \"" + std::string(name) + "\" is not an integer",
+                         "--truth");
     }
     truth[std::string(name)] = v;
   }
@@ -61,7 +61,7 @@ std::string QueryEscape(const std::string& s) {
 }
 
 // Every counter the service lists, page by page.
-std::optional<Counters> ReadService(const std::string& api, std::string& error) {
+base::Result<Counters> ReadService(const std::string& api) {
   Counters served;
   std::optional<std::string> after;
   simdjson::dom::parser parser;
@@ -69,30 +69,25 @@ std::optional<Counters> ReadService(const std::string& api, std::string& error) 
     std::string target = "/v1/counters?limit=1000";
     if (after) target += "&after=" + QueryEscape(*after);
     auto got = http::HttpGet(api, target, std::chrono::seconds(10));
-    if (auto* e = std::get_if<std::string>(&got)) {
-      error = *e;
-      return std::nullopt;
-    }
-    const auto& response = std::get<http::ClientResponse>(got);
+    if (!got) return std::move(got).error();
+    const http::ClientResponse& response = got.value();
     if (response.status != 200) {
-      error =
-          "GET " + target + " answered " + std::to_string(response.status) + ": " + response.body;
-      return std::nullopt;
+      return base::IoFailure("GET " + target + " answered " + std::to_string(response.status) +
+                             ": " + response.body);
     }
     simdjson::dom::element doc;
     simdjson::dom::array list;
     if (parser.parse(response.body).get(doc) != simdjson::SUCCESS ||
         doc["counters"].get_array().get(list) != simdjson::SUCCESS) {
-      error = "GET " + target + " did not answer {\"counters\": [...]}";
-      return std::nullopt;
+      return base::Corrupt("GET " + target + " did not answer {\"counters\": [...]}");
     }
     for (auto item : list) {
       std::string_view name;
       int64_t value = 0;
       if (item["counter"].get_string().get(name) != simdjson::SUCCESS ||
           item["value"].get_int64().get(value) != simdjson::SUCCESS) {
-        error = "GET " + target + " listed a counter without a name or an integer value";
-        return std::nullopt;
+        return base::Corrupt("GET " + target +
+                             " listed a counter without a name or an integer value");
       }
       served[std::string(name)] = value;
     }
@@ -100,8 +95,7 @@ std::optional<Counters> ReadService(const std::string& api, std::string& error) 
     if (doc["next"].get_string().get(next) != simdjson::SUCCESS) return served;  // null: done
     after = std::string(next);
   }
-  error = "the counter list never ended";
-  return std::nullopt;
+  return base::Corrupt("the counter list never ended");
 }
 
 struct Report {
@@ -180,22 +174,21 @@ int RunVerify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
     err << "verify: --timeout-s must be positive\n";
     return 2;
   }
-  std::string error;
-  const std::optional<Counters> truth = ReadTruth(o.truth_file, error);
+  const base::Result<Counters> truth = ReadTruth(o.truth_file);
   if (!truth) {
-    err << "verify: " << error << "\n";
-    return 2;
+    err << "verify: " << truth.error() << "\n";
+    return base::ExitCodeFor(truth.code());
   }
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(static_cast<int64_t>(o.timeout_s * 1000));
   std::optional<Report> last;
   while (true) {
-    const std::optional<Counters> served = ReadService(o.api_url, error);
+    const base::Result<Counters> served = ReadService(o.api_url);
     if (served) {
       last = Compare(*truth, *served);
       if (last->all_exact()) break;
     } else {
-      err << "verify: " << error << "\n";
+      err << "verify: " << served.error() << "\n";
     }
     if (std::chrono::steady_clock::now() + o.poll_every >= deadline) break;
     std::this_thread::sleep_for(o.poll_every);

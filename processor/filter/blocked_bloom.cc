@@ -6,20 +6,22 @@
 
 namespace oncecount::filter {
 
-Result<BlockedBloom> BlockedBloom::Create(uint64_t bits, int hashes, uint64_t seed,
-                                          uint32_t block_bits) {
-  if (bits == 0) return Error{"bits must be at least 1 (got 0)"};
+base::Result<BlockedBloom> BlockedBloom::Create(uint64_t bits, int hashes, uint64_t seed,
+                                                uint32_t block_bits) {
+  if (bits == 0) return base::InvalidArgument("bits must be at least 1 (got 0)");
   if (block_bits != 512 && block_bits != 1024) {
-    return Error{"block bits must be 512 or 1024 (got " + std::to_string(block_bits) + ")"};
+    return base::InvalidArgument("block bits must be 512 or 1024 (got " +
+                                 std::to_string(block_bits) + ")");
   }
   if (hashes < kMinHashes || hashes > kMaxHashes) {
-    return Error{"hashes must be in " + std::to_string(kMinHashes) + ".." +
-                 std::to_string(kMaxHashes) + " (got " + std::to_string(hashes) + ")"};
+    return base::InvalidArgument("hashes must be in " + std::to_string(kMinHashes) + ".." +
+                                 std::to_string(kMaxHashes) + " (got " + std::to_string(hashes) +
+                                 ")");
   }
   const uint64_t num_blocks = (bits + block_bits - 1) / block_bits;
   if (num_blocks > kMaxBlocks) {
-    return Error{"bits must be at most " + std::to_string(kMaxBlocks * block_bits) + " (got " +
-                 std::to_string(bits) + ")"};
+    return base::InvalidArgument("bits must be at most " + std::to_string(kMaxBlocks * block_bits) +
+                                 " (got " + std::to_string(bits) + ")");
   }
   return BlockedBloom(BitBuffer(num_blocks * (block_bits / 64)), num_blocks, hashes, seed,
                       block_bits);

@@ -26,9 +26,9 @@
 #include <cstdint>
 #include <span>
 
+#include "processor/base/result.h"
 #include "processor/filter/bit_buffer.h"
 #include "processor/filter/id_hash.h"
-#include "processor/filter/result.h"
 
 namespace oncecount::filter {
 
@@ -120,8 +120,8 @@ struct BloomView {
 class BlockedBloom {
  public:
   // `bits` is rounded up to whole blocks. Errors name the bad parameter.
-  static Result<BlockedBloom> Create(uint64_t bits, int hashes, uint64_t seed,
-                                     uint32_t block_bits = kBlockBits);
+  static base::Result<BlockedBloom> Create(uint64_t bits, int hashes, uint64_t seed,
+                                           uint32_t block_bits = kBlockBits);
 
   BlockedBloom(BlockedBloom&&) noexcept = default;
   BlockedBloom& operator=(BlockedBloom&&) noexcept = default;

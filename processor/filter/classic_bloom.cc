@@ -7,12 +7,13 @@
 
 namespace oncecount::filter {
 
-Result<ClassicBloom> ClassicBloom::Create(uint64_t bits, int hashes, uint64_t seed) {
-  if (bits == 0) return Error{"bits must be at least 1 (got 0)"};
-  if (bits > (uint64_t{1} << 40)) return Error{"bits must be at most 2^40"};
+base::Result<ClassicBloom> ClassicBloom::Create(uint64_t bits, int hashes, uint64_t seed) {
+  if (bits == 0) return base::InvalidArgument("bits must be at least 1 (got 0)");
+  if (bits > (uint64_t{1} << 40)) return base::InvalidArgument("bits must be at most 2^40");
   if (hashes < kMinHashes || hashes > kMaxHashes) {
-    return Error{"hashes must be in " + std::to_string(kMinHashes) + ".." +
-                 std::to_string(kMaxHashes) + " (got " + std::to_string(hashes) + ")"};
+    return base::InvalidArgument("hashes must be in " + std::to_string(kMinHashes) + ".." +
+                                 std::to_string(kMaxHashes) + " (got " + std::to_string(hashes) +
+                                 ")");
   }
   return ClassicBloom(bits, hashes, seed);
 }

@@ -11,16 +11,16 @@
 #include <span>
 #include <vector>
 
+#include "processor/base/result.h"
 #include "processor/filter/cell_positions.h"
 #include "processor/filter/id_hash.h"
-#include "processor/filter/result.h"
 
 namespace oncecount::filter {
 
 class ClassicBloom {
  public:
   // bits >= 1, hashes in kMinHashes..kMaxHashes (blocked_bloom.h).
-  static Result<ClassicBloom> Create(uint64_t bits, int hashes, uint64_t seed);
+  static base::Result<ClassicBloom> Create(uint64_t bits, int hashes, uint64_t seed);
 
   bool MayContain(IdHash hash) const;
   void Insert(IdHash hash);

@@ -18,11 +18,12 @@
 #include <string_view>
 #include <vector>
 
+#include "processor/base/clock.h"
 #include "processor/filter/id_hash.h"
 
 namespace oncecount::filter {
 
-using Millis = std::chrono::milliseconds;
+using base::Millis;
 
 // Filters clamp clock readings to this (2^61 ms, 73 million years), so that time
 // arithmetic cannot overflow; periods and windows are at most kMaxPeriod.

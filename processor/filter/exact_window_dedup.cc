@@ -23,24 +23,26 @@ uint64_t ExactWindowDedup::CapacityFor(uint64_t ids) {
   return std::bit_ceil(std::clamp(ids * 2, kMinCapacity, kMaxCapacity));
 }
 
-Result<ExactWindowDedup> ExactWindowDedup::Create(Millis window, uint64_t expected_ids,
-                                                  Millis start) {
+base::Result<ExactWindowDedup> ExactWindowDedup::Create(Millis window, uint64_t expected_ids,
+                                                        Millis start) {
   if (window.count() <= 0 || window > kMaxPeriod) {
-    return Error{"window must be in 1.." + std::to_string(kMaxPeriod.count()) + " ms (got " +
-                 std::to_string(window.count()) + " ms)"};
+    return base::InvalidArgument("window must be in 1.." + std::to_string(kMaxPeriod.count()) +
+                                 " ms (got " + std::to_string(window.count()) + " ms)");
   }
   if (expected_ids > kMaxPresizedIds) {
-    return Error{"exact mode presizes for at most " + std::to_string(kMaxPresizedIds) +
-                 " ids (the rate times the window asks for " + std::to_string(expected_ids) + ")"};
+    return base::InvalidArgument(
+        "exact mode presizes for at most " + std::to_string(kMaxPresizedIds) +
+        " ids (the rate times the window asks for " + std::to_string(expected_ids) + ")");
   }
   const uint64_t capacity = CapacityFor(expected_ids);
   try {
     return ExactWindowDedup(window, capacity, start);
   } catch (const std::bad_alloc&) {
-    return Error{"cannot allocate a table of " + std::to_string(capacity) + " ids (" +
-                 std::to_string(capacity * 8 >> 20) + " MiB) for the expected ids"};
+    return base::InvalidArgument("cannot allocate a table of " + std::to_string(capacity) +
+                                 " ids (" + std::to_string(capacity * 8 >> 20) +
+                                 " MiB) for the expected ids");
   } catch (const std::length_error&) {
-    return Error{"a table of " + std::to_string(capacity) + " ids is too large"};
+    return base::InvalidArgument("a table of " + std::to_string(capacity) + " ids is too large");
   }
 }
 

@@ -12,15 +12,15 @@
 #include <deque>
 #include <vector>
 
+#include "processor/base/result.h"
 #include "processor/filter/dedup_filter.h"
-#include "processor/filter/result.h"
 
 namespace oncecount::filter {
 
 class ExactWindowDedup final : public DedupFilter {
  public:
   // `expected_ids` presizes the table (it grows past it by doubling).
-  static Result<ExactWindowDedup> Create(Millis window, uint64_t expected_ids, Millis start);
+  static base::Result<ExactWindowDedup> Create(Millis window, uint64_t expected_ids, Millis start);
 
   DedupMode mode() const override { return DedupMode::kExact; }
   void AdvanceTo(Millis now) override;

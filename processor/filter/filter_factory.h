@@ -6,9 +6,9 @@
 
 #include <memory>
 
+#include "processor/base/result.h"
 #include "processor/filter/dedup_filter.h"
 #include "processor/filter/forgetful_bloom_filter.h"
-#include "processor/filter/result.h"
 
 namespace oncecount::filter {
 
@@ -29,6 +29,6 @@ struct DedupSpec {
   uint32_t cell_bits = 8;  // gaussian: 4, 8 or 64
 };
 
-Result<std::unique_ptr<DedupFilter>> MakeDedupFilter(const DedupSpec& spec, Millis start);
+base::Result<std::unique_ptr<DedupFilter>> MakeDedupFilter(const DedupSpec& spec, Millis start);
 
 }  // namespace oncecount::filter

@@ -27,11 +27,11 @@ std::string Str(int64_t v) {
 template <class C>
 using Tag = std::type_identity<C>;
 
-Result<BlockedBloom> MakeConstituent(Tag<BlockedBloom>, const FbfConfig& c, uint64_t seed) {
+base::Result<BlockedBloom> MakeConstituent(Tag<BlockedBloom>, const FbfConfig& c, uint64_t seed) {
   return BlockedBloom::Create(c.bits_per_filter, c.hashes, seed, c.block_bits);
 }
 
-Result<GaussianBloom> MakeConstituent(Tag<GaussianBloom>, const FbfConfig& c, uint64_t seed) {
+base::Result<GaussianBloom> MakeConstituent(Tag<GaussianBloom>, const FbfConfig& c, uint64_t seed) {
   return GaussianBloom::Create(
       {c.bits_per_filter, c.hashes, static_cast<int>(c.cell_bits), c.exp, seed});
 }
@@ -79,65 +79,71 @@ const char* CheckName(MembershipCheck check) {
 }
 
 template <class C>
-Result<BasicForgetfulFilter<C>> BasicForgetfulFilter<C>::Create(const FbfConfig& config,
-                                                                Millis start) {
+base::Result<BasicForgetfulFilter<C>> BasicForgetfulFilter<C>::Create(const FbfConfig& config,
+                                                                      Millis start) {
   const uint32_t non_past = config.check == MembershipCheck::kPairs ? 3 : 2;
-  if (config.bits_per_filter == 0) return Error{"bits per filter must be at least 1 (got 0)"};
+  if (config.bits_per_filter == 0)
+    return base::InvalidArgument("bits per filter must be at least 1 (got 0)");
   if (config.hashes < kMinHashes || config.hashes > kMaxHashes) {
-    return Error{"hashes must be in " + Str(kMinHashes) + ".." + Str(kMaxHashes) + " (got " +
-                 Str(config.hashes) + ")"};
+    return base::InvalidArgument("hashes must be in " + Str(kMinHashes) + ".." + Str(kMaxHashes) +
+                                 " (got " + Str(config.hashes) + ")");
   }
-  if (config.past_filters < 1) return Error{"past filters must be at least 1 (got 0)"};
+  if (config.past_filters < 1)
+    return base::InvalidArgument("past filters must be at least 1 (got 0)");
   if (config.max_filters > 4096) {
-    return Error{"max filters must be at most 4096 (got " + Str(config.max_filters) + ")"};
+    return base::InvalidArgument("max filters must be at most 4096 (got " +
+                                 Str(config.max_filters) + ")");
   }
   // In 64 bits: a past_filters near 2^32 must not wrap around to a small sum.
   if (uint64_t{config.past_filters} + non_past > config.max_filters) {
-    return Error{"past filters must be at most max filters - " + Str(non_past) + " = " +
-                 Str(static_cast<int64_t>(config.max_filters) - non_past) + " (got " +
-                 Str(config.past_filters) + ")"};
+    return base::InvalidArgument("past filters must be at most max filters - " + Str(non_past) +
+                                 " = " + Str(static_cast<int64_t>(config.max_filters) - non_past) +
+                                 " (got " + Str(config.past_filters) + ")");
   }
   if (config.refresh.count() <= 0 || config.refresh > kMaxPeriod) {
-    return Error{"refresh period must be in 1.." + Str(kMaxPeriod.count()) + " ms (got " +
-                 Str(config.refresh.count()) + " ms)"};
+    return base::InvalidArgument("refresh period must be in 1.." + Str(kMaxPeriod.count()) +
+                                 " ms (got " + Str(config.refresh.count()) + " ms)");
   }
   if (config.window.count() < 0 || config.window > kMaxPeriod) {
-    return Error{"window must be in 0.." + Str(kMaxPeriod.count()) + " ms (got " +
-                 Str(config.window.count()) + " ms)"};
+    return base::InvalidArgument("window must be in 0.." + Str(kMaxPeriod.count()) + " ms (got " +
+                                 Str(config.window.count()) + " ms)");
   }
   const Millis nominal = (config.past_filters + 1) * config.refresh;
   if (config.window > nominal) {
-    return Error{"window of " + Str(config.window.count()) + " ms exceeds what " +
-                 Str(config.past_filters) + " past filters at a refresh period of " +
-                 Str(config.refresh.count()) + " ms hold ((N + 1) * t = " + Str(nominal.count()) +
-                 " ms)"};
+    return base::InvalidArgument(
+        "window of " + Str(config.window.count()) + " ms exceeds what " + Str(config.past_filters) +
+        " past filters at a refresh period of " + Str(config.refresh.count()) +
+        " ms hold ((N + 1) * t = " + Str(nominal.count()) + " ms)");
   }
   if (!(config.target_fpp > 0 && config.target_fpp < 1)) {
-    return Error{"target fpp must be in (0, 1) (got " + std::to_string(config.target_fpp) + ")"};
+    return base::InvalidArgument("target fpp must be in (0, 1) (got " +
+                                 std::to_string(config.target_fpp) + ")");
   }
   if (config.refresh_step.count() < 0 || config.refresh_step > kMaxPeriod) {
-    return Error{"refresh step must be in 0.." + Str(kMaxPeriod.count()) + " ms"};
+    return base::InvalidArgument("refresh step must be in 0.." + Str(kMaxPeriod.count()) + " ms");
   }
   if (config.adapt_every.count() <= 0 || config.adapt_every > kMaxPeriod) {
-    return Error{"adaptation interval must be in 1.." + Str(kMaxPeriod.count()) + " ms"};
+    return base::InvalidArgument("adaptation interval must be in 1.." + Str(kMaxPeriod.count()) +
+                                 " ms");
   }
   if (config.slice_capacity > (uint64_t{1} << 48)) {
-    return Error{"slice capacity must be at most 2^48 ids (got " +
-                 std::to_string(config.slice_capacity) + ")"};
+    return base::InvalidArgument("slice capacity must be at most 2^48 ids (got " +
+                                 std::to_string(config.slice_capacity) + ")");
   }
   FbfConfig probe_config = config;
   probe_config.bits_per_filter = 1;
   auto probe = MakeConstituent(Tag<C>{}, probe_config, 0);
-  if (!probe) return Error{probe.error()};
-  if (auto error = SizeError(Tag<C>{}, config)) return Error{*error};
+  if (!probe) return probe.error();
+  if (auto error = SizeError(Tag<C>{}, config)) return base::InvalidArgument(*error);
   if (start > kMaxFilterTime || start < -kMaxFilterTime) {
-    return Error{"start time must be within +-2^61 ms"};
+    return base::InvalidArgument("start time must be within +-2^61 ms");
   }
   try {
     return BasicForgetfulFilter(config, start);
   } catch (const std::bad_alloc&) {
-    return Error{"cannot allocate " + Str(config.past_filters + non_past) + " filters of " +
-                 Str(static_cast<int64_t>(config.bits_per_filter)) + " bits"};
+    return base::InvalidArgument("cannot allocate " + Str(config.past_filters + non_past) +
+                                 " filters of " +
+                                 Str(static_cast<int64_t>(config.bits_per_filter)) + " bits");
   }
 }
 

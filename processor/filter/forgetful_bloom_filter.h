@@ -46,13 +46,13 @@
 #include <type_traits>
 #include <vector>
 
+#include "processor/base/result.h"
 #include "processor/filter/adaptive_policy.h"
 #include "processor/filter/blocked_bloom.h"
 #include "processor/filter/dedup_filter.h"
 #include "processor/filter/fpp_model.h"
 #include "processor/filter/gaussian_bloom.h"
 #include "processor/filter/membership_check.h"
-#include "processor/filter/result.h"
 
 namespace oncecount::filter {
 
@@ -89,7 +89,7 @@ template <class Constituent>
 class BasicForgetfulFilter final : public DedupFilter {
  public:
   // Validates the configuration; errors name the offending field.
-  static Result<BasicForgetfulFilter> Create(const FbfConfig& config, Millis start);
+  static base::Result<BasicForgetfulFilter> Create(const FbfConfig& config, Millis start);
 
   BasicForgetfulFilter(BasicForgetfulFilter&&) noexcept = default;
   BasicForgetfulFilter& operator=(BasicForgetfulFilter&&) noexcept = default;

@@ -135,20 +135,23 @@ void InsertCells(uint64_t* words, const uint64_t* pos, int k, uint64_t m, const 
 
 }  // namespace
 
-Result<GaussianBloom> GaussianBloom::Create(const GaussianParams& params) {
-  if (params.cells == 0) return Error{"cells must be at least 1 (got 0)"};
+base::Result<GaussianBloom> GaussianBloom::Create(const GaussianParams& params) {
+  if (params.cells == 0) return base::InvalidArgument("cells must be at least 1 (got 0)");
   if (params.cells > kMaxGaussianCells) {
-    return Error{"cells must be at most 2^40 (got " + std::to_string(params.cells) + ")"};
+    return base::InvalidArgument("cells must be at most 2^40 (got " + std::to_string(params.cells) +
+                                 ")");
   }
   if (params.hashes < kMinHashes || params.hashes > kMaxHashes) {
-    return Error{"hashes must be in " + std::to_string(kMinHashes) + ".." +
-                 std::to_string(kMaxHashes) + " (got " + std::to_string(params.hashes) + ")"};
+    return base::InvalidArgument("hashes must be in " + std::to_string(kMinHashes) + ".." +
+                                 std::to_string(kMaxHashes) + " (got " +
+                                 std::to_string(params.hashes) + ")");
   }
   if (!ValidCellBits(params.cell_bits)) {
-    return Error{"cell bits must be 4, 8 or 64 (got " + std::to_string(params.cell_bits) + ")"};
+    return base::InvalidArgument("cell bits must be 4, 8 or 64 (got " +
+                                 std::to_string(params.cell_bits) + ")");
   }
   if (params.exp != ExpKind::kExact && params.exp != ExpKind::kFast) {
-    return Error{"exponential must be exact or fast"};
+    return base::InvalidArgument("exponential must be exact or fast");
   }
   return GaussianBloom(params);
 }

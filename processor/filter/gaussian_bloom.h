@@ -34,9 +34,9 @@
 #include <span>
 #include <vector>
 
+#include "processor/base/result.h"
 #include "processor/filter/classic_bloom.h"
 #include "processor/filter/id_hash.h"
-#include "processor/filter/result.h"
 
 namespace oncecount::filter {
 
@@ -67,7 +67,7 @@ struct KernelTables {
 class GaussianBloom {
  public:
   // Errors name the bad parameter.
-  static Result<GaussianBloom> Create(const GaussianParams& params);
+  static base::Result<GaussianBloom> Create(const GaussianParams& params);
 
   GaussianBloom(GaussianBloom&&) noexcept = default;
   GaussianBloom& operator=(GaussianBloom&&) noexcept = default;

@@ -7,9 +7,9 @@
 
 namespace oncecount::filter {
 
-Result<GaussianDedup> GaussianDedup::Create(const GaussianParams& params) {
+base::Result<GaussianDedup> GaussianDedup::Create(const GaussianParams& params) {
   auto filter = GaussianBloom::Create(params);
-  if (!filter) return Error{filter.error()};
+  if (!filter) return filter.error();
   return GaussianDedup(std::move(filter).value());
 }
 

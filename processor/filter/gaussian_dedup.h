@@ -13,7 +13,7 @@ namespace oncecount::filter {
 
 class GaussianDedup final : public DedupFilter {
  public:
-  static Result<GaussianDedup> Create(const GaussianParams& params);
+  static base::Result<GaussianDedup> Create(const GaussianParams& params);
 
   DedupMode mode() const override { return DedupMode::kGaussian; }
   void AdvanceTo(Millis now) override;

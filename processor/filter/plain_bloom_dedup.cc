@@ -7,10 +7,10 @@
 
 namespace oncecount::filter {
 
-Result<PlainBloomDedup> PlainBloomDedup::Create(uint64_t bits, int hashes, uint64_t seed,
-                                                uint32_t block_bits) {
+base::Result<PlainBloomDedup> PlainBloomDedup::Create(uint64_t bits, int hashes, uint64_t seed,
+                                                      uint32_t block_bits) {
   auto bloom = BlockedBloom::Create(bits, hashes, seed, block_bits);
-  if (!bloom) return Error{bloom.error()};
+  if (!bloom) return bloom.error();
   return PlainBloomDedup(std::move(bloom).value());
 }
 

@@ -12,8 +12,8 @@ namespace oncecount::filter {
 
 class PlainBloomDedup final : public DedupFilter {
  public:
-  static Result<PlainBloomDedup> Create(uint64_t bits, int hashes, uint64_t seed,
-                                        uint32_t block_bits = kBlockBits);
+  static base::Result<PlainBloomDedup> Create(uint64_t bits, int hashes, uint64_t seed,
+                                              uint32_t block_bits = kBlockBits);
 
   DedupMode mode() const override { return DedupMode::kBloom; }
   void AdvanceTo(Millis now) override;

@@ -28,7 +28,7 @@ Best BestHashes(uint64_t blocks, uint32_t block_bits,
 
 // Smallest block count whose best hash count meets `target` (FPP falls with size),
 // searched from `guess` outwards, then by bisection.
-Result<std::pair<uint64_t, int>> SmallestBlocks(
+base::Result<std::pair<uint64_t, int>> SmallestBlocks(
     double target, uint32_t block_bits, uint64_t guess,
     const std::function<double(double bits, int k)>& fpp) {
   const auto meets = [&](uint64_t blocks) {
@@ -41,7 +41,7 @@ Result<std::pair<uint64_t, int>> SmallestBlocks(
     lo = hi / 2;
   } else {
     while (!meets(hi)) {
-      if (hi >= kMaxBlocks / 2) return Error{"needs more than 256 GiB per filter"};
+      if (hi >= kMaxBlocks / 2) return base::InvalidArgument("needs more than 256 GiB per filter");
       lo = hi;
       hi *= 2;
     }
@@ -90,13 +90,13 @@ uint64_t SliceCapacity(const FbfConfig& config) {
   return lo;
 }
 
-Result<FbfConfig> SizeFbf(const SizingRequest& request) {
-  if (!(request.expected_rate > 0)) return Error{"expected rate must be positive"};
-  if (request.window.count() <= 0) return Error{"window must be positive"};
+base::Result<FbfConfig> SizeFbf(const SizingRequest& request) {
+  if (!(request.expected_rate > 0)) return base::InvalidArgument("expected rate must be positive");
+  if (request.window.count() <= 0) return base::InvalidArgument("window must be positive");
   if (!(request.target_fpp > 0 && request.target_fpp < 1)) {
-    return Error{"target fpp must be in (0, 1)"};
+    return base::InvalidArgument("target fpp must be in (0, 1)");
   }
-  if (request.past_filters < 1) return Error{"past filters must be at least 1"};
+  if (request.past_filters < 1) return base::InvalidArgument("past filters must be at least 1");
   FbfConfig config;
   config.check = request.check;
   config.past_filters = request.past_filters;
@@ -104,7 +104,7 @@ Result<FbfConfig> SizeFbf(const SizingRequest& request) {
   config.target_fpp = request.target_fpp;
   config.block_bits = request.block_bits;
   if (request.block_bits != 512 && request.block_bits != 1024) {
-    return Error{"block bits must be 512 or 1024"};
+    return base::InvalidArgument("block bits must be 512 or 1024");
   }
   // Ceiling division keeps (N + 1) * t >= window.
   const int64_t slices = request.past_filters + 1;
@@ -122,20 +122,22 @@ Result<FbfConfig> SizeFbf(const SizingRequest& request) {
         return SteadyStateWorstFpp(c, slice_ids, ConstituentModel::kBlocked);
       });
   if (!sized)
-    return Error{"the window of " + std::to_string(request.window.count()) + " ms at " +
-                 std::to_string(request.expected_rate) + " ids/s " + sized.error()};
+    return base::InvalidArgument("the window of " + std::to_string(request.window.count()) +
+                                 " ms at " + std::to_string(request.expected_rate) + " ids/s " +
+                                 sized.message());
   config.bits_per_filter = sized->first * request.block_bits;
   config.hashes = sized->second;
   config.slice_capacity = SliceCapacity(config);
   return config;
 }
 
-Result<BloomSize> SizeBloom(double ids, double target_fpp) {
-  if (!(target_fpp > 0 && target_fpp < 1)) return Error{"target fpp must be in (0, 1)"};
+base::Result<BloomSize> SizeBloom(double ids, double target_fpp) {
+  if (!(target_fpp > 0 && target_fpp < 1))
+    return base::InvalidArgument("target fpp must be in (0, 1)");
   const double n = std::max(1.0, ids);
   auto sized = SmallestBlocks(target_fpp, kBlockBits, GuessBlocks(n, target_fpp, kBlockBits),
                               [&](double bits, int k) { return BlockedBloomFpp(bits, k, n); });
-  if (!sized) return Error{sized.error()};
+  if (!sized) return sized.error();
   return BloomSize{sized->first * kBlockBits, sized->second};
 }
 

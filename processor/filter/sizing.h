@@ -9,8 +9,8 @@
 
 #include <cstdint>
 
+#include "processor/base/result.h"
 #include "processor/filter/forgetful_bloom_filter.h"
-#include "processor/filter/result.h"
 
 namespace oncecount::filter {
 
@@ -31,7 +31,7 @@ struct SizingRequest {
 // Fills bits_per_filter, hashes, past_filters, refresh, window, target_fpp, check and
 // slice_capacity (for the default max_filters); the other fields keep FbfConfig's
 // defaults.
-Result<FbfConfig> SizeFbf(const SizingRequest& request);
+base::Result<FbfConfig> SizeFbf(const SizingRequest& request);
 
 // The most ids one slice may hold so that the configured ring (N past filters), each
 // filter holding two such slices (the future one), stays at or below
@@ -53,6 +53,6 @@ struct BloomSize {
 };
 
 // One blocked filter that holds `ids` ids at `target_fpp` (the `bloom` mode's size).
-Result<BloomSize> SizeBloom(double ids, double target_fpp);
+base::Result<BloomSize> SizeBloom(double ids, double target_fpp);
 
 }  // namespace oncecount::filter

@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "processor/filter/byte_io.h"
+#include "processor/base/byte_io.h"
 #include "processor/filter/cell_coding.h"
 #include "processor/filter/exact_window_dedup.h"
 #include "processor/filter/forgetful_bloom_filter.h"
@@ -32,7 +32,7 @@ uint64_t Checksum(std::string_view bytes) {
 template <class Body>
 void Frame(DedupMode mode, std::string& out, Body&& body, uint8_t constituent = 0) {
   const size_t start = out.size();
-  ByteWriter w(out);
+  base::ByteWriter w(out);
   out.append(kMagic, 4);
   w.U16(kStateFormatVersion);
   w.U8(static_cast<uint8_t>(mode));
@@ -44,44 +44,45 @@ void Frame(DedupMode mode, std::string& out, Body&& body, uint8_t constituent = 
   w.U64(Checksum(std::string_view(out).substr(start)));
 }
 
-Error Corrupt(const std::string& what) {
-  return Error{"corrupt filter state: " + what};
+base::Error CorruptState(const std::string& what) {
+  return base::Corrupt("corrupt filter state: " + what);
 }
 
-Result<std::unique_ptr<DedupFilter>> DecodeFramed(std::string_view bytes);
+base::Result<std::unique_ptr<DedupFilter>> DecodeFramed(std::string_view bytes);
 
 }  // namespace
 
-Result<std::unique_ptr<DedupFilter>> DecodeDedupFilter(std::string_view bytes) {
+base::Result<std::unique_ptr<DedupFilter>> DecodeDedupFilter(std::string_view bytes) {
   try {
     return DecodeFramed(bytes);
   } catch (const std::bad_alloc&) {
-    return Corrupt("cannot allocate the decoded filter");
+    return CorruptState("cannot allocate the decoded filter");
   }
 }
 
 namespace {
 
-Result<std::unique_ptr<DedupFilter>> DecodeFramed(std::string_view bytes) {
-  if (bytes.size() < kHeaderBytes + kChecksumBytes) return Corrupt("shorter than its header");
-  if (std::memcmp(bytes.data(), kMagic, 4) != 0) return Corrupt("bad magic");
-  ByteReader header(bytes.substr(4, kHeaderBytes - 4));
+base::Result<std::unique_ptr<DedupFilter>> DecodeFramed(std::string_view bytes) {
+  if (bytes.size() < kHeaderBytes + kChecksumBytes) return CorruptState("shorter than its header");
+  if (std::memcmp(bytes.data(), kMagic, 4) != 0) return CorruptState("bad magic");
+  base::ByteReader header(bytes.substr(4, kHeaderBytes - 4));
   const uint16_t version = header.U16();
   const uint8_t mode = header.U8();
   const uint8_t constituent = header.U8();
   const uint64_t payload = header.U64();
   if (version != kStateFormatVersion) {
-    return Corrupt("format version " + std::to_string(version) + " is not supported (expected " +
-                   std::to_string(kStateFormatVersion) + ")");
+    return CorruptState("format version " + std::to_string(version) +
+                        " is not supported (expected " + std::to_string(kStateFormatVersion) + ")");
   }
-  if (payload != bytes.size() - kHeaderBytes - kChecksumBytes) return Corrupt("length mismatch");
-  ByteReader trailer(bytes.substr(bytes.size() - kChecksumBytes));
+  if (payload != bytes.size() - kHeaderBytes - kChecksumBytes)
+    return CorruptState("length mismatch");
+  base::ByteReader trailer(bytes.substr(bytes.size() - kChecksumBytes));
   if (trailer.U64() != Checksum(bytes.substr(0, bytes.size() - kChecksumBytes))) {
-    return Corrupt("checksum mismatch");
+    return CorruptState("checksum mismatch");
   }
   const std::string_view body = bytes.substr(kHeaderBytes, payload);
   if (constituent > 1 || (constituent == 1 && static_cast<DedupMode>(mode) != DedupMode::kFbf)) {
-    return Corrupt("unknown constituent " + std::to_string(constituent));
+    return CorruptState("unknown constituent " + std::to_string(constituent));
   }
   switch (static_cast<DedupMode>(mode)) {
     case DedupMode::kFbf:
@@ -95,7 +96,7 @@ Result<std::unique_ptr<DedupFilter>> DecodeFramed(std::string_view bytes) {
     case DedupMode::kNone:
       return NoneStateCodec::Decode(body);
   }
-  return Corrupt("unknown mode " + std::to_string(mode));
+  return CorruptState("unknown mode " + std::to_string(mode));
 }
 
 }  // namespace
@@ -108,7 +109,7 @@ void FbfStateCodec::EncodeWith(const BasicForgetfulFilter<C>& f, std::string& ou
                                uint8_t constituent, WriteParams&& params, WriteSlot&& slot_bits) {
   Frame(
       DedupMode::kFbf, out,
-      [&](ByteWriter& w) {
+      [&](base::ByteWriter& w) {
         const FbfConfig& c = f.config_;
         w.U64(c.bits_per_filter);
         w.U32(static_cast<uint32_t>(c.hashes));
@@ -152,18 +153,18 @@ void FbfStateCodec::EncodeWith(const BasicForgetfulFilter<C>& f, std::string& ou
 
 void FbfStateCodec::Encode(const ForgetfulBloomFilter& f, std::string& out) {
   EncodeWith(
-      f, out, 0, [](ByteWriter&, const FbfConfig&) {},
-      [](ByteWriter& w, const BlockedBloom& b) { w.Words(b.words()); });
+      f, out, 0, [](base::ByteWriter&, const FbfConfig&) {},
+      [](base::ByteWriter& w, const BlockedBloom& b) { w.Words(b.words()); });
 }
 
 void FbfStateCodec::Encode(const GaussianForgetfulFilter& f, std::string& out) {
   EncodeWith(
       f, out, 1,
-      [](ByteWriter& w, const FbfConfig& c) {
+      [](base::ByteWriter& w, const FbfConfig& c) {
         w.U8(static_cast<uint8_t>(c.cell_bits));
         w.U8(static_cast<uint8_t>(c.exp));
       },
-      [](ByteWriter& w, const GaussianBloom& g) { w.Words(g.words()); });
+      [](base::ByteWriter& w, const GaussianBloom& g) { w.Words(g.words()); });
 }
 
 namespace {
@@ -181,10 +182,10 @@ bool ValidCells(const std::vector<uint64_t>& words, int cell_bits) {
 }  // namespace
 
 template <class C, class ReadParams, class ReadSlot>
-Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeWith(std::string_view payload,
-                                                               ReadParams&& params,
-                                                               ReadSlot&& slot_bits) {
-  ByteReader r(payload);
+base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeWith(std::string_view payload,
+                                                                     ReadParams&& params,
+                                                                     ReadSlot&& slot_bits) {
+  base::ByteReader r(payload);
   FbfConfig c;
   c.bits_per_filter = r.U64();
   c.hashes = static_cast<int>(r.U32());
@@ -204,15 +205,15 @@ Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeWith(std::string_view 
   c.slice_capacity = r.U64();
   // Returns the bits of one filter, or an error message.
   const std::optional<std::string> bad_params = params(r, c);
-  if (!r.ok()) return Corrupt("truncated fbf config");
-  if (bad_params) return Corrupt(*bad_params);
-  if (check > 2 || model > 1 || policy > 1) return Corrupt("bad check, model or policy");
+  if (!r.ok()) return CorruptState("truncated fbf config");
+  if (bad_params) return CorruptState(*bad_params);
+  if (check > 2 || model > 1 || policy > 1) return CorruptState("bad check, model or policy");
   c.policy = static_cast<ResizePolicy>(policy);
   c.check = static_cast<MembershipCheck>(check);
   c.model = static_cast<ConstituentModel>(model);
   const Millis now_read_later{0};
   auto created = BasicForgetfulFilter<C>::Create(c, now_read_later);
-  if (!created) return Corrupt(created.error());
+  if (!created) return CorruptState(created.message());
   BasicForgetfulFilter<C> f = std::move(created).value();
   f.refresh_ = r.Ms();
   f.target_filters_ = r.U32();
@@ -226,22 +227,22 @@ Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeWith(std::string_view 
   f.inserted_at_last_adapt_ = r.U64();
   f.early_refreshes_ = r.U64();
   const uint32_t slots = r.U32();
-  if (!r.ok()) return Corrupt("truncated fbf state");
+  if (!r.ok()) return CorruptState("truncated fbf state");
   if (f.refresh_.count() <= 0 || f.refresh_ > kMaxPeriod ||
       f.target_filters_ < f.non_past_filters() + 1 || f.target_filters_ > c.max_filters ||
       slots < f.non_past_filters() + 1 || slots > 4096) {
-    return Corrupt("fbf shape out of range");
+    return CorruptState("fbf shape out of range");
   }
   // AdvanceTo leaves now < next refresh <= now + refresh, and the next adaptation
   // within one interval of now.
   if (f.now_ > kMaxFilterTime || f.now_ < -kMaxFilterTime || f.next_refresh_ <= f.now_ ||
       f.next_refresh_ > f.now_ + f.refresh_ || f.next_adapt_ < f.now_ ||
       f.next_adapt_ > f.now_ + c.adapt_every) {
-    return Corrupt("fbf clock out of range");
+    return CorruptState("fbf clock out of range");
   }
   // Counts only grow, and adaptation reads them as a difference: a count at the last
   // adaptation above the total would wrap.
-  if (f.inserted_at_last_adapt_ > f.inserted_) return Corrupt("fbf counts out of range");
+  if (f.inserted_at_last_adapt_ > f.inserted_) return CorruptState("fbf counts out of range");
   f.slots_.clear();
   f.spare_.clear();
   for (uint32_t i = 0; i < slots; ++i) {
@@ -252,43 +253,43 @@ Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeWith(std::string_view 
     // An early refresh leaves a filter at now + 1 ms (forgetful_bloom_filter.h).
     const auto valid_time = [&](Millis t) { return t == Millis::max() || t <= f.now_ + Millis{1}; };
     if (!valid_time(left_future) || !valid_time(left_present)) {
-      return Corrupt("fbf filter times out of range");
+      return CorruptState("fbf filter times out of range");
     }
     // Each new id goes into two filters and counts once in the total.
-    if (inserted > f.inserted_) return Corrupt("fbf filter count above the total");
-    Result<C> constituent = slot_bits(r, c, seed, inserted);
-    if (!constituent) return Corrupt(constituent.error());
+    if (inserted > f.inserted_) return CorruptState("fbf filter count above the total");
+    base::Result<C> constituent = slot_bits(r, c, seed, inserted);
+    if (!constituent) return CorruptState(constituent.message());
     f.slots_.push_back({std::move(constituent).value(), left_future, left_present});
   }
-  if (!r.done()) return Corrupt("trailing bytes after fbf state");
+  if (!r.done()) return CorruptState("trailing bytes after fbf state");
   f.RebuildViews();
   return std::unique_ptr<DedupFilter>(new BasicForgetfulFilter<C>(std::move(f)));
 }
 
-Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_view payload) {
+base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_view payload) {
   std::vector<uint64_t> words;
   return DecodeWith<BlockedBloom>(
       payload,
-      [&](ByteReader&, const FbfConfig& c) -> std::optional<std::string> {
+      [&](base::ByteReader&, const FbfConfig& c) -> std::optional<std::string> {
         // Every filter's bits are in the payload: refuse to allocate more than it holds.
         if (c.bits_per_filter / 8 > payload.size()) return "filter size beyond the payload";
         return std::nullopt;
       },
-      [&](ByteReader& r, const FbfConfig& c, uint64_t seed,
-          uint64_t inserted) -> Result<BlockedBloom> {
+      [&](base::ByteReader& r, const FbfConfig& c, uint64_t seed,
+          uint64_t inserted) -> base::Result<BlockedBloom> {
         auto bloom = BlockedBloom::Create(c.bits_per_filter, c.hashes, seed, c.block_bits);
-        if (!bloom) return Error{bloom.error()};
-        if (!r.Words(words, bloom->words().size())) return Error{"truncated filter bits"};
+        if (!bloom) return bloom.error();
+        if (!r.Words(words, bloom->words().size())) return base::Corrupt("truncated filter bits");
         bloom->Restore(words, inserted);
         return bloom;
       });
 }
 
-Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeGaussian(std::string_view payload) {
+base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeGaussian(std::string_view payload) {
   std::vector<uint64_t> words;
   return DecodeWith<GaussianBloom>(
       payload,
-      [&](ByteReader& r, FbfConfig& c) -> std::optional<std::string> {
+      [&](base::ByteReader& r, FbfConfig& c) -> std::optional<std::string> {
         c.cell_bits = r.U8();
         const uint8_t exp = r.U8();
         if (!ValidCellBits(static_cast<int>(c.cell_bits)) || exp > 1) {
@@ -300,20 +301,20 @@ Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeGaussian(std::string_v
         }
         return std::nullopt;
       },
-      [&](ByteReader& r, const FbfConfig& c, uint64_t seed,
-          uint64_t inserted) -> Result<GaussianBloom> {
+      [&](base::ByteReader& r, const FbfConfig& c, uint64_t seed,
+          uint64_t inserted) -> base::Result<GaussianBloom> {
         auto g = GaussianBloom::Create(
             {c.bits_per_filter, c.hashes, static_cast<int>(c.cell_bits), c.exp, seed});
-        if (!g) return Error{g.error()};
-        if (!r.Words(words, g->words().size())) return Error{"truncated filter cells"};
-        if (!ValidCells(words, g->cell_bits())) return Error{"cell above the peak value"};
+        if (!g) return g.error();
+        if (!r.Words(words, g->words().size())) return base::Corrupt("truncated filter cells");
+        if (!ValidCells(words, g->cell_bits())) return base::Corrupt("cell above the peak value");
         g->Restore(words, inserted);
         return g;
       });
 }
 
 void GaussianStateCodec::Encode(const GaussianDedup& f, std::string& out) {
-  Frame(DedupMode::kGaussian, out, [&](ByteWriter& w) {
+  Frame(DedupMode::kGaussian, out, [&](base::ByteWriter& w) {
     const GaussianBloom& g = f.filter_;
     w.U64(g.cells());
     w.U32(static_cast<uint32_t>(g.hashes()));
@@ -327,8 +328,8 @@ void GaussianStateCodec::Encode(const GaussianDedup& f, std::string& out) {
   });
 }
 
-Result<std::unique_ptr<DedupFilter>> GaussianStateCodec::Decode(std::string_view payload) {
-  ByteReader r(payload);
+base::Result<std::unique_ptr<DedupFilter>> GaussianStateCodec::Decode(std::string_view payload) {
+  base::ByteReader r(payload);
   GaussianParams p;
   p.cells = r.U64();
   p.hashes = static_cast<int>(r.U32());
@@ -338,19 +339,19 @@ Result<std::unique_ptr<DedupFilter>> GaussianStateCodec::Decode(std::string_view
   const uint64_t inserted = r.U64();
   const Millis now = r.Ms();
   const uint64_t duplicates = r.U64();
-  if (!r.ok()) return Corrupt("truncated gaussian state");
-  if (exp > 1 || !ValidCellBits(p.cell_bits)) return Corrupt("bad cell bits or exponential");
+  if (!r.ok()) return CorruptState("truncated gaussian state");
+  if (exp > 1 || !ValidCellBits(p.cell_bits)) return CorruptState("bad cell bits or exponential");
   p.exp = static_cast<ExpKind>(exp);
   if (p.cells / 8 > payload.size() / static_cast<uint64_t>(p.cell_bits)) {
-    return Corrupt("filter size beyond the payload");
+    return CorruptState("filter size beyond the payload");
   }
   auto created = GaussianDedup::Create(p);
-  if (!created) return Corrupt(created.error());
+  if (!created) return CorruptState(created.message());
   GaussianDedup f = std::move(created).value();
   std::vector<uint64_t> words;
-  if (!r.Words(words, f.filter_.words().size())) return Corrupt("truncated filter cells");
-  if (!r.done()) return Corrupt("trailing bytes after gaussian state");
-  if (!ValidCells(words, p.cell_bits)) return Corrupt("cell above the peak value");
+  if (!r.Words(words, f.filter_.words().size())) return CorruptState("truncated filter cells");
+  if (!r.done()) return CorruptState("trailing bytes after gaussian state");
+  if (!ValidCells(words, p.cell_bits)) return CorruptState("cell above the peak value");
   f.filter_.Restore(words, inserted);
   f.now_ = now;
   f.duplicates_ = duplicates;
@@ -358,7 +359,7 @@ Result<std::unique_ptr<DedupFilter>> GaussianStateCodec::Decode(std::string_view
 }
 
 void BloomStateCodec::Encode(const PlainBloomDedup& f, std::string& out) {
-  Frame(DedupMode::kBloom, out, [&](ByteWriter& w) {
+  Frame(DedupMode::kBloom, out, [&](base::ByteWriter& w) {
     w.U64(f.bloom_.bits());
     w.U32(static_cast<uint32_t>(f.bloom_.hashes()));
     w.U32(f.bloom_.block_bits());
@@ -370,8 +371,8 @@ void BloomStateCodec::Encode(const PlainBloomDedup& f, std::string& out) {
   });
 }
 
-Result<std::unique_ptr<DedupFilter>> BloomStateCodec::Decode(std::string_view payload) {
-  ByteReader r(payload);
+base::Result<std::unique_ptr<DedupFilter>> BloomStateCodec::Decode(std::string_view payload) {
+  base::ByteReader r(payload);
   const uint64_t bits = r.U64();
   const int hashes = static_cast<int>(r.U32());
   const uint32_t block_bits = r.U32();
@@ -379,14 +380,14 @@ Result<std::unique_ptr<DedupFilter>> BloomStateCodec::Decode(std::string_view pa
   const uint64_t inserted = r.U64();
   const Millis now = r.Ms();
   const uint64_t duplicates = r.U64();
-  if (!r.ok()) return Corrupt("truncated bloom state");
-  if (bits / 8 > payload.size()) return Corrupt("filter size beyond the payload");
+  if (!r.ok()) return CorruptState("truncated bloom state");
+  if (bits / 8 > payload.size()) return CorruptState("filter size beyond the payload");
   auto created = PlainBloomDedup::Create(bits, hashes, seed, block_bits);
-  if (!created) return Corrupt(created.error());
+  if (!created) return CorruptState(created.message());
   PlainBloomDedup f = std::move(created).value();
   std::vector<uint64_t> words;
-  if (!r.Words(words, f.bloom_.words().size())) return Corrupt("truncated filter bits");
-  if (!r.done()) return Corrupt("trailing bytes after bloom state");
+  if (!r.Words(words, f.bloom_.words().size())) return CorruptState("truncated filter bits");
+  if (!r.done()) return CorruptState("trailing bytes after bloom state");
   f.bloom_.Restore(words, inserted);
   f.now_ = now;
   f.duplicates_ = duplicates;
@@ -396,7 +397,7 @@ Result<std::unique_ptr<DedupFilter>> BloomStateCodec::Decode(std::string_view pa
 // Exact payload: window, clock, counters, table capacity, then the FIFO (oldest
 // first); the table is rebuilt from the FIFO, which holds exactly its members.
 void ExactStateCodec::Encode(const ExactWindowDedup& f, std::string& out) {
-  Frame(DedupMode::kExact, out, [&](ByteWriter& w) {
+  Frame(DedupMode::kExact, out, [&](base::ByteWriter& w) {
     w.Ms(f.window_);
     w.Ms(f.now_);
     w.U64(f.inserted_);
@@ -409,44 +410,44 @@ void ExactStateCodec::Encode(const ExactWindowDedup& f, std::string& out) {
   });
 }
 
-Result<std::unique_ptr<DedupFilter>> ExactStateCodec::Decode(std::string_view payload) {
-  ByteReader r(payload);
+base::Result<std::unique_ptr<DedupFilter>> ExactStateCodec::Decode(std::string_view payload) {
+  base::ByteReader r(payload);
   const Millis window = r.Ms();
   const Millis now = r.Ms();
   const uint64_t inserted = r.U64();
   const uint64_t duplicates = r.U64();
   const uint64_t entries = r.U64();
-  if (!r.ok()) return Corrupt("truncated exact state");
+  if (!r.ok()) return CorruptState("truncated exact state");
   if (window.count() <= 0 || window > kMaxPeriod || now > kMaxFilterTime || now < -kMaxFilterTime ||
       entries > (payload.size() / 16)) {
-    return Corrupt("exact shape out of range");
+    return CorruptState("exact shape out of range");
   }
   ExactWindowDedup f(window, ExactWindowDedup::CapacityFor(entries), now);
   for (uint64_t i = 0; i < entries; ++i) {
     const uint64_t key = r.U64();
     const Millis at = r.Ms();
-    if (key == 0 || f.Find(key)) return Corrupt("bad or repeated key in exact state");
+    if (key == 0 || f.Find(key)) return CorruptState("bad or repeated key in exact state");
     if (at > now || (!f.fifo_.empty() && at < f.fifo_.back().at)) {
-      return Corrupt("exact entries out of time order");
+      return CorruptState("exact entries out of time order");
     }
     f.Add(key);
     f.fifo_.push_back({key, at});
   }
-  if (!r.done()) return Corrupt("trailing bytes after exact state");
+  if (!r.done()) return CorruptState("trailing bytes after exact state");
   f.inserted_ = inserted;
   f.duplicates_ = duplicates;
   return std::unique_ptr<DedupFilter>(new ExactWindowDedup(std::move(f)));
 }
 
 void NoneStateCodec::Encode(const NoDedup& f, std::string& out) {
-  Frame(DedupMode::kNone, out, [&](ByteWriter& w) { w.U64(f.inserted_); });
+  Frame(DedupMode::kNone, out, [&](base::ByteWriter& w) { w.U64(f.inserted_); });
 }
 
-Result<std::unique_ptr<DedupFilter>> NoneStateCodec::Decode(std::string_view payload) {
-  ByteReader r(payload);
+base::Result<std::unique_ptr<DedupFilter>> NoneStateCodec::Decode(std::string_view payload) {
+  base::ByteReader r(payload);
   auto f = std::make_unique<NoDedup>();
   f->inserted_ = r.U64();
-  if (!r.done()) return Corrupt("bad none state");
+  if (!r.done()) return CorruptState("bad none state");
   return std::unique_ptr<DedupFilter>(std::move(f));
 }
 

@@ -33,8 +33,13 @@
 #include <string>
 #include <string_view>
 
+#include "processor/base/result.h"
 #include "processor/filter/dedup_filter.h"
-#include "processor/filter/result.h"
+
+namespace oncecount::base {
+class ByteWriter;
+class ByteReader;
+}  // namespace oncecount::base
 
 namespace oncecount::filter {
 
@@ -47,20 +52,18 @@ class GaussianBloom;
 using ForgetfulBloomFilter = BasicForgetfulFilter<BlockedBloom>;
 using GaussianForgetfulFilter = BasicForgetfulFilter<GaussianBloom>;
 class GaussianDedup;
-class ByteWriter;
-class ByteReader;
 class PlainBloomDedup;
 class ExactWindowDedup;
 class NoDedup;
 
-Result<std::unique_ptr<DedupFilter>> DecodeDedupFilter(std::string_view bytes);
+base::Result<std::unique_ptr<DedupFilter>> DecodeDedupFilter(std::string_view bytes);
 
 // The codecs are friends of their filter classes; only the filters call Encode.
 struct FbfStateCodec {
   static void Encode(const ForgetfulBloomFilter& f, std::string& out);
   static void Encode(const GaussianForgetfulFilter& f, std::string& out);
-  static Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload);
-  static Result<std::unique_ptr<DedupFilter>> DecodeGaussian(std::string_view payload);
+  static base::Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload);
+  static base::Result<std::unique_ptr<DedupFilter>> DecodeGaussian(std::string_view payload);
 
  private:
   // The parts both constituents share; the constituent's own fields come between
@@ -69,24 +72,25 @@ struct FbfStateCodec {
   static void EncodeWith(const BasicForgetfulFilter<C>& f, std::string& out, uint8_t constituent,
                          WriteParams&& params, WriteSlot&& slot);
   template <class C, class ReadParams, class ReadSlot>
-  static Result<std::unique_ptr<DedupFilter>> DecodeWith(std::string_view payload,
-                                                         ReadParams&& params, ReadSlot&& slot);
+  static base::Result<std::unique_ptr<DedupFilter>> DecodeWith(std::string_view payload,
+                                                               ReadParams&& params,
+                                                               ReadSlot&& slot);
 };
 struct GaussianStateCodec {
   static void Encode(const GaussianDedup& f, std::string& out);
-  static Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload);
+  static base::Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload);
 };
 struct BloomStateCodec {
   static void Encode(const PlainBloomDedup& f, std::string& out);
-  static Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload);
+  static base::Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload);
 };
 struct ExactStateCodec {
   static void Encode(const ExactWindowDedup& f, std::string& out);
-  static Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload);
+  static base::Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload);
 };
 struct NoneStateCodec {
   static void Encode(const NoDedup& f, std::string& out);
-  static Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload);
+  static base::Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload);
 };
 
 }  // namespace oncecount::filter

@@ -4,9 +4,9 @@
 
 namespace oncecount::kafka {
 
-std::variant<rd_kafka_conf_s*, std::string> MakeClientConfig(
-    const Settings& defaults, const std::map<std::string, std::string>& user,
-    const Settings& pinned) {
+base::Result<rd_kafka_conf_s*> MakeClientConfig(const Settings& defaults,
+                                                const std::map<std::string, std::string>& user,
+                                                const Settings& pinned) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   char error[512];
   auto set = [&](const std::string& name, const std::string& value) {
@@ -14,7 +14,7 @@ std::variant<rd_kafka_conf_s*, std::string> MakeClientConfig(
         RD_KAFKA_CONF_OK) {
       return std::string();
     }
-    return "kafka property " + name + "=" + value + ": " + error;
+    return name + "=" + value + ": " + error;
   };
   std::string failed;
   for (const auto& [name, value] : defaults) {
@@ -28,7 +28,7 @@ std::variant<rd_kafka_conf_s*, std::string> MakeClientConfig(
   }
   if (!failed.empty()) {
     rd_kafka_conf_destroy(conf);
-    return failed;
+    return base::Error(base::Errc::kBadConfig, failed, "kafka.properties");
   }
   return conf;
 }

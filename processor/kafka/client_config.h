@@ -8,8 +8,9 @@
 #include <map>
 #include <string>
 #include <utility>
-#include <variant>
 #include <vector>
+
+#include "processor/base/result.h"
 
 struct rd_kafka_conf_s;
 
@@ -17,10 +18,11 @@ namespace oncecount::kafka {
 
 using Settings = std::vector<std::pair<std::string, std::string>>;
 
-// A new rd_kafka_conf_t (the caller owns it), or an error naming the property.
-// `pinned` are applied after `user` so that the user cannot turn them off.
-std::variant<rd_kafka_conf_s*, std::string> MakeClientConfig(
-    const Settings& defaults, const std::map<std::string, std::string>& user,
-    const Settings& pinned);
+// A new rd_kafka_conf_t (the caller owns it), or a kBadConfig error (subject
+// "kafka.properties") naming the property. `pinned` are applied after `user` so that
+// the user cannot turn them off.
+base::Result<rd_kafka_conf_s*> MakeClientConfig(const Settings& defaults,
+                                                const std::map<std::string, std::string>& user,
+                                                const Settings& pinned);
 
 }  // namespace oncecount::kafka

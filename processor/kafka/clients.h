@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-#include "processor/filter/result.h"
+#include "processor/base/result.h"
 
 namespace oncecount::kafka {
 
@@ -64,6 +64,9 @@ struct KafkaError {
   bool ok() const { return kind == ErrorKind::kNone; }
   explicit operator bool() const { return !ok(); }  // true when there is an error
   std::string ToString() const;
+  // As the rest of the code reports errors (Errc::kKafka), for callers past the
+  // decision the kind drives.
+  base::Error ToError() const { return base::KafkaFailure(ToString()); }
 };
 
 // --- Records ---------------------------------------------------------------------
@@ -285,26 +288,26 @@ struct GroupConsumerSpec {
 class Clients {
  public:
   virtual ~Clients() = default;
-  virtual filter::Result<std::unique_ptr<GroupConsumer>> NewGroupConsumer(
+  virtual base::Result<std::unique_ptr<GroupConsumer>> NewGroupConsumer(
       const GroupConsumerSpec& spec) = 0;
-  virtual filter::Result<std::unique_ptr<TransactionalProducer>> NewTransactionalProducer(
+  virtual base::Result<std::unique_ptr<TransactionalProducer>> NewTransactionalProducer(
       const std::string& transactional_id, std::chrono::milliseconds transaction_timeout) = 0;
   // `name` says what the reader is for (it names its client id).
-  virtual filter::Result<std::unique_ptr<PartitionReader>> NewPartitionReader(
+  virtual base::Result<std::unique_ptr<PartitionReader>> NewPartitionReader(
       const std::string& name) = 0;
-  virtual filter::Result<std::unique_ptr<PlainProducer>> NewPlainProducer() = 0;
+  virtual base::Result<std::unique_ptr<PlainProducer>> NewPlainProducer() = 0;
 
   // The partition count of every topic that exists.
-  virtual filter::Result<std::map<std::string, int>> PartitionCounts(
+  virtual base::Result<std::map<std::string, int>> PartitionCounts(
       std::chrono::milliseconds timeout) = 0;
   // The partition's high watermark: the offset after its last record, committed or
   // not (read_uncommitted). A read_committed reader that has reached it has seen
   // every transaction that began before the question decided.
-  virtual filter::Result<int64_t> HighWatermark(const std::string& topic, int32_t partition,
-                                                std::chrono::milliseconds timeout) = 0;
+  virtual base::Result<int64_t> HighWatermark(const std::string& topic, int32_t partition,
+                                              std::chrono::milliseconds timeout) = 0;
   // The partition's oldest offset still kept (retention moves it forward).
-  virtual filter::Result<int64_t> LogStart(const std::string& topic, int32_t partition,
-                                           std::chrono::milliseconds timeout) = 0;
+  virtual base::Result<int64_t> LogStart(const std::string& topic, int32_t partition,
+                                         std::chrono::milliseconds timeout) = 0;
   // The largest record the brokers accept on `topic` (its max.message.bytes), or
   // nullopt while that is not known. It never blocks: the first call asks the cluster
   // in the background, later calls return the answer once it came. A cluster that

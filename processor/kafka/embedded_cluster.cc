@@ -58,33 +58,35 @@ void DisableNagleOnListeners(const std::set<int>& ports) {
 
 }  // namespace
 
-std::variant<std::unique_ptr<EmbeddedCluster>, std::string> EmbeddedCluster::Start(
+base::Result<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start(
     int brokers, const std::vector<TopicSpec>& topics) {
   if (brokers < 1 || brokers > 16) {
-    return "brokers must be in 1..16 (got " + std::to_string(brokers) + ")";
+    return base::InvalidArgument("brokers must be in 1..16 (got " + std::to_string(brokers) + ")");
   }
   char error[512] = {0};
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   // The hosting handle never talks to a broker; keep it quiet.
   if (rd_kafka_conf_set(conf, "log_level", "3", error, sizeof error) != RD_KAFKA_CONF_OK) {
     rd_kafka_conf_destroy(conf);
-    return std::string("embedded cluster: ") + error;
+    return base::KafkaFailure(std::string("embedded cluster: ") + error);
   }
   rd_kafka_t* handle = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
   if (handle == nullptr) {
     rd_kafka_conf_destroy(conf);
-    return std::string("embedded cluster: cannot create the hosting client: ") + error;
+    return base::KafkaFailure(std::string("embedded cluster: cannot create the hosting client: ") +
+                              error);
   }
   rd_kafka_mock_cluster_t* mock = rd_kafka_mock_cluster_new(handle, brokers);
   if (mock == nullptr) {
     rd_kafka_destroy(handle);
-    return "embedded cluster: cannot start the mock brokers";
+    return base::KafkaFailure("embedded cluster: cannot start the mock brokers");
   }
   std::unique_ptr<EmbeddedCluster> cluster(new EmbeddedCluster(handle, mock));
   DisableNagleOnListeners(Ports(cluster->bootstrap_servers()));
   for (const TopicSpec& topic : topics) {
-    const std::string failed = cluster->CreateTopic(topic);
-    if (!failed.empty()) return failed;
+    if (base::Status created = cluster->CreateTopic(topic); !created) {
+      return std::move(created).error();
+    }
   }
   return cluster;
 }
@@ -97,15 +99,16 @@ EmbeddedCluster::~EmbeddedCluster() {
   rd_kafka_destroy(handle_);
 }
 
-std::string EmbeddedCluster::CreateTopic(const TopicSpec& topic) {
-  if (topic.name.empty()) return "topic names must not be empty";
+base::Status EmbeddedCluster::CreateTopic(const TopicSpec& topic) {
+  if (topic.name.empty()) return base::InvalidArgument("topic names must not be empty");
   if (topic.partitions < 1 || topic.partitions > 1024) {
-    return "partitions must be in 1..1024 (got " + std::to_string(topic.partitions) + ")";
+    return base::InvalidArgument("partitions must be in 1..1024 (got " +
+                                 std::to_string(topic.partitions) + ")");
   }
   const rd_kafka_resp_err_t err =
       rd_kafka_mock_topic_create(mock_, topic.name.c_str(), topic.partitions, 1);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return "cannot create topic " + topic.name + ": " + rd_kafka_err2str(err);
+    return base::KafkaFailure("cannot create topic " + topic.name + ": " + rd_kafka_err2str(err));
   }
   return {};
 }

@@ -15,8 +15,9 @@
 #include <memory>
 #include <string>
 #include <utility>
-#include <variant>
 #include <vector>
+
+#include "processor/base/result.h"
 
 struct rd_kafka_s;
 struct rd_kafka_mock_cluster_s;
@@ -36,8 +37,8 @@ class EmbeddedCluster {
   static constexpr size_t kPartitionRetentionRecords = 100000;
 
   // Starts `brokers` brokers (1..16) and creates `topics`. Errors say what failed.
-  static std::variant<std::unique_ptr<EmbeddedCluster>, std::string> Start(
-      int brokers, const std::vector<TopicSpec>& topics);
+  static base::Result<std::unique_ptr<EmbeddedCluster>> Start(int brokers,
+                                                              const std::vector<TopicSpec>& topics);
 
   ~EmbeddedCluster();
   EmbeddedCluster(const EmbeddedCluster&) = delete;
@@ -46,8 +47,8 @@ class EmbeddedCluster {
   // "127.0.0.1:port,..." — the bootstrap.servers value for clients.
   const std::string& bootstrap_servers() const { return bootstrap_servers_; }
 
-  // Empty on success, else the broker's error.
-  std::string CreateTopic(const TopicSpec& topic);
+  // Ok, or the broker's error.
+  base::Status CreateTopic(const TopicSpec& topic);
 
   rd_kafka_mock_cluster_s* mock() { return mock_; }
 

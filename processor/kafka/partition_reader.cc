@@ -5,10 +5,12 @@
 
 namespace oncecount::kafka {
 
-filter::Result<std::map<int32_t, int64_t>> StreamPartitions(
-    Clients& clients, base::Clock& clock, const std::string& topic,
-    const std::vector<int32_t>& partitions, std::chrono::milliseconds wait_limit,
-    const RecordSink& sink, const std::map<int32_t, int64_t>& start) {
+base::Result<std::map<int32_t, int64_t>> StreamPartitions(Clients& clients, base::Clock& clock,
+                                                          const std::string& topic,
+                                                          const std::vector<int32_t>& partitions,
+                                                          std::chrono::milliseconds wait_limit,
+                                                          const RecordSink& sink,
+                                                          const std::map<int32_t, int64_t>& start) {
   std::map<int32_t, int64_t> result;  // partition → next offset
   if (partitions.empty()) return result;
   const int64_t deadline = clock.SteadyMs() + wait_limit.count();
@@ -16,7 +18,7 @@ filter::Result<std::map<int32_t, int64_t>> StreamPartitions(
   std::vector<TopicPartitionOffset> assignment;
   for (int32_t p : partitions) {
     auto high = clients.HighWatermark(topic, p, wait_limit);
-    if (!high) return filter::Error{high.error()};
+    if (!high) return high.error();
     const auto from = start.find(p);
     const int64_t first = from == start.end() ? 0 : from->second;
     result[p] = first;
@@ -27,19 +29,19 @@ filter::Result<std::map<int32_t, int64_t>> StreamPartitions(
   }
   if (assignment.empty()) return result;
   auto reader = clients.NewPartitionReader("changelog-reader");
-  if (!reader) return filter::Error{reader.error()};
-  if (KafkaError e = reader.value()->Assign(assignment)) return filter::Error{e.ToString()};
+  if (!reader) return reader.error();
+  if (KafkaError e = reader.value()->Assign(assignment)) return base::KafkaFailure(e.ToString());
   std::set<int32_t> open;
   for (const auto& [p, high] : target) open.insert(p);
   while (!open.empty()) {
     if (clock.SteadyMs() > deadline) {
       const int32_t p = *open.begin();
-      return filter::Error{
+      return base::KafkaFailure(
           "timed out reading " + topic + "/" + std::to_string(p) + ": the reader is at offset " +
           std::to_string(result[p]) + " and needs to reach the high watermark " +
           std::to_string(target[p]) +
           "; a transaction begun before it is still open (an owner that died inside a "
-          "transaction holds it until kafka.transaction_timeout_ms)"};
+          "transaction holds it until kafka.transaction_timeout_ms)");
     }
     std::optional<Message> m = reader.value()->Poll(std::chrono::milliseconds(100));
     if (!m) {
@@ -57,7 +59,7 @@ filter::Result<std::map<int32_t, int64_t>> StreamPartitions(
       next_offset = std::max(next_offset, m->offset);
       reached = m->offset;
     } else if (m->kind == MessageKind::kFatal || m->kind == MessageKind::kError) {
-      return filter::Error{"reading " + topic + ": " + m->error};
+      return base::KafkaFailure("reading " + topic + ": " + m->error);
     }
     if (reached >= target[m->partition]) open.erase(m->partition);
   }
@@ -65,17 +67,17 @@ filter::Result<std::map<int32_t, int64_t>> StreamPartitions(
   return result;
 }
 
-filter::Result<ReadResult> ReadPartitions(Clients& clients, base::Clock& clock,
-                                          const std::string& topic,
-                                          const std::vector<int32_t>& partitions,
-                                          std::chrono::milliseconds wait_limit,
-                                          const std::map<int32_t, int64_t>& start) {
+base::Result<ReadResult> ReadPartitions(Clients& clients, base::Clock& clock,
+                                        const std::string& topic,
+                                        const std::vector<int32_t>& partitions,
+                                        std::chrono::milliseconds wait_limit,
+                                        const std::map<int32_t, int64_t>& start) {
   ReadResult result;
   auto read = StreamPartitions(
       clients, clock, topic, partitions, wait_limit,
       [&result](int32_t p, std::string_view value) { result[p].records.emplace_back(value); },
       start);
-  if (!read) return filter::Error{read.error()};
+  if (!read) return read.error();
   for (const auto& [p, next] : read.value()) result[p].next_offset = next;
   return result;
 }

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "processor/base/clock.h"
-#include "processor/filter/result.h"
+#include "processor/base/result.h"
 #include "processor/kafka/clients.h"
 
 namespace oncecount::kafka {
@@ -40,17 +40,17 @@ using ReadResult = std::map<int32_t, PartitionRecords>;
 // only during the call), in log order per partition, and returns each partition's
 // next offset: a read that holds nothing but what the sink keeps.
 using RecordSink = std::function<void(int32_t partition, std::string_view value)>;
-filter::Result<std::map<int32_t, int64_t>> StreamPartitions(
+base::Result<std::map<int32_t, int64_t>> StreamPartitions(
     Clients& clients, base::Clock& clock, const std::string& topic,
     const std::vector<int32_t>& partitions, std::chrono::milliseconds wait_limit,
     const RecordSink& sink, const std::map<int32_t, int64_t>& start = {});
 
 // The same read, every record's value kept.
 // `start`: where to begin reading each partition (absent: its oldest record).
-filter::Result<ReadResult> ReadPartitions(Clients& clients, base::Clock& clock,
-                                          const std::string& topic,
-                                          const std::vector<int32_t>& partitions,
-                                          std::chrono::milliseconds wait_limit,
-                                          const std::map<int32_t, int64_t>& start = {});
+base::Result<ReadResult> ReadPartitions(Clients& clients, base::Clock& clock,
+                                        const std::string& topic,
+                                        const std::vector<int32_t>& partitions,
+                                        std::chrono::milliseconds wait_limit,
+                                        const std::map<int32_t, int64_t>& start = {});
 
 }  // namespace oncecount::kafka

@@ -163,16 +163,15 @@ rd_kafka_resp_err_t ProduceCopy(rd_kafka_t* rk, const OutgoingRecord& r) {
   }
 }
 
-filter::Result<rd_kafka_t*> NewHandle(rd_kafka_type_t type,
-                                      std::variant<rd_kafka_conf_s*, std::string> made,
-                                      const std::string& what) {
-  if (auto* e = std::get_if<std::string>(&made)) return filter::Error{*e};
-  rd_kafka_conf_t* conf = std::get<rd_kafka_conf_t*>(made);
+base::Result<rd_kafka_t*> NewHandle(rd_kafka_type_t type, base::Result<rd_kafka_conf_s*> made,
+                                    const std::string& what) {
+  if (!made) return std::move(made).error();
+  rd_kafka_conf_t* conf = made.value();
   char error[512];
   rd_kafka_t* rk = rd_kafka_new(type, conf, error, sizeof error);
   if (rk == nullptr) {
     rd_kafka_conf_destroy(conf);
-    return filter::Error{"cannot create the " + what + ": " + error};
+    return base::KafkaFailure("cannot create the " + what + ": " + error);
   }
   return rk;
 }
@@ -422,7 +421,7 @@ class RdKafkaClients final : public Clients {
     if (admin_ != nullptr) rd_kafka_destroy(admin_);
   }
 
-  filter::Result<std::unique_ptr<GroupConsumer>> NewGroupConsumer(
+  base::Result<std::unique_ptr<GroupConsumer>> NewGroupConsumer(
       const GroupConsumerSpec& spec) override {
     Settings defaults = connection_;
     defaults.push_back({"auto.offset.reset", spec.error_on_lost_position ? "error" : "earliest"});
@@ -440,19 +439,19 @@ class RdKafkaClients final : public Clients {
                                   {"enable.auto.offset.store", "false"},
                                   {"isolation.level", "read_committed"},
                                   {"enable.partition.eof", "false"}});
-    if (auto* e = std::get_if<std::string>(&made)) return filter::Error{*e};
-    rd_kafka_conf_t* conf = std::get<rd_kafka_conf_t*>(made);
+    if (!made) return std::move(made).error();
+    rd_kafka_conf_t* conf = made.value();
     rd_kafka_conf_set_rebalance_cb(conf, &RdGroupConsumer::OnRebalance);
     auto consumer = std::make_unique<RdGroupConsumer>(spec.topic);
     rd_kafka_conf_set_opaque(conf, consumer.get());
     auto rk = NewHandle(RD_KAFKA_CONSUMER, conf, "consumer");
-    if (!rk) return filter::Error{rk.error()};
+    if (!rk) return rk.error();
     rd_kafka_poll_set_consumer(rk.value());
     consumer->set_handle(rk.value());
     return std::unique_ptr<GroupConsumer>(std::move(consumer));
   }
 
-  filter::Result<std::unique_ptr<TransactionalProducer>> NewTransactionalProducer(
+  base::Result<std::unique_ptr<TransactionalProducer>> NewTransactionalProducer(
       const std::string& transactional_id, std::chrono::milliseconds timeout) override {
     Settings defaults = connection_;
     defaults.push_back({"linger.ms", "5"});
@@ -461,20 +460,20 @@ class RdKafkaClients final : public Clients {
                                   {"transaction.timeout.ms", std::to_string(timeout.count())},
                                   {"enable.idempotence", "true"},
                                   {"message.max.bytes", "1000000"}});
-    if (auto* e = std::get_if<std::string>(&made)) return filter::Error{*e};
-    rd_kafka_conf_t* conf = std::get<rd_kafka_conf_t*>(made);
+    if (!made) return std::move(made).error();
+    rd_kafka_conf_t* conf = made.value();
     auto producer = std::make_unique<RdTransactionalProducer>(transactional_id);
     // Delivery reports also wake the flush inside commit_transaction as soon as the
     // last record is acknowledged; without them it polls in 10 ms steps.
     rd_kafka_conf_set_dr_msg_cb(conf, &RdTransactionalProducer::OnDelivery);
     rd_kafka_conf_set_opaque(conf, producer.get());
     auto rk = NewHandle(RD_KAFKA_PRODUCER, conf, "transactional producer");
-    if (!rk) return filter::Error{rk.error()};
+    if (!rk) return rk.error();
     producer->set_handle(rk.value());
     return std::unique_ptr<TransactionalProducer>(std::move(producer));
   }
 
-  filter::Result<std::unique_ptr<PartitionReader>> NewPartitionReader(
+  base::Result<std::unique_ptr<PartitionReader>> NewPartitionReader(
       const std::string& name) override {
     Settings defaults = connection_;
     defaults.push_back({"auto.offset.reset", "earliest"});
@@ -489,28 +488,28 @@ class RdKafkaClients final : public Clients {
                                   {"enable.partition.eof", "true"},
                                   {"isolation.level", "read_committed"}});
     auto rk = NewHandle(RD_KAFKA_CONSUMER, std::move(made), "reader " + name);
-    if (!rk) return filter::Error{rk.error()};
+    if (!rk) return rk.error();
     rd_kafka_poll_set_consumer(rk.value());
     return std::unique_ptr<PartitionReader>(std::make_unique<RdPartitionReader>(rk.value()));
   }
 
-  filter::Result<std::unique_ptr<PlainProducer>> NewPlainProducer() override {
+  base::Result<std::unique_ptr<PlainProducer>> NewPlainProducer() override {
     auto made = MakeClientConfig(connection_, properties_,
                                  {{"enable.idempotence", "true"}, {"linger.ms", "0"}});
     auto rk = NewHandle(RD_KAFKA_PRODUCER, std::move(made), "producer");
-    if (!rk) return filter::Error{rk.error()};
+    if (!rk) return rk.error();
     return std::unique_ptr<PlainProducer>(std::make_unique<RdPlainProducer>(rk.value()));
   }
 
-  filter::Result<std::map<std::string, int>> PartitionCounts(
+  base::Result<std::map<std::string, int>> PartitionCounts(
       std::chrono::milliseconds timeout) override {
-    if (std::string e = EnsureAdmin(); !e.empty()) return filter::Error{e};
+    if (base::Status s = EnsureAdmin(); !s) return std::move(s).error();
     const rd_kafka_metadata_t* md = nullptr;
     const rd_kafka_resp_err_t e =
         rd_kafka_metadata(admin_, 1, nullptr, &md, static_cast<int>(timeout.count()));
     if (e)
-      return filter::Error{std::string("cannot read the cluster's metadata: ") +
-                           rd_kafka_err2str(e)};
+      return base::KafkaFailure(std::string("cannot read the cluster's metadata: ") +
+                                rd_kafka_err2str(e));
     std::map<std::string, int> counts;
     for (int i = 0; i < md->topic_cnt; ++i) {
       if (md->topics[i].err == RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -521,30 +520,30 @@ class RdKafkaClients final : public Clients {
     return counts;
   }
 
-  filter::Result<int64_t> HighWatermark(const std::string& topic, int32_t partition,
-                                        std::chrono::milliseconds timeout) override {
-    if (std::string e = EnsureAdmin(); !e.empty()) return filter::Error{e};
+  base::Result<int64_t> HighWatermark(const std::string& topic, int32_t partition,
+                                      std::chrono::milliseconds timeout) override {
+    if (base::Status s = EnsureAdmin(); !s) return std::move(s).error();
     int64_t low = 0, high = 0;
     // The admin handle reads read_uncommitted, so the end it is told is the high
     // watermark, not the last stable offset.
     const rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(
         admin_, topic.c_str(), partition, &low, &high, static_cast<int>(timeout.count()));
     if (e) {
-      return filter::Error{"cannot read the end of " + topic + "/" + std::to_string(partition) +
-                           ": " + rd_kafka_err2str(e)};
+      return base::KafkaFailure("cannot read the end of " + topic + "/" +
+                                std::to_string(partition) + ": " + rd_kafka_err2str(e));
     }
     return high;
   }
 
-  filter::Result<int64_t> LogStart(const std::string& topic, int32_t partition,
-                                   std::chrono::milliseconds timeout) override {
-    if (std::string e = EnsureAdmin(); !e.empty()) return filter::Error{e};
+  base::Result<int64_t> LogStart(const std::string& topic, int32_t partition,
+                                 std::chrono::milliseconds timeout) override {
+    if (base::Status s = EnsureAdmin(); !s) return std::move(s).error();
     int64_t low = 0, high = 0;
     const rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(
         admin_, topic.c_str(), partition, &low, &high, static_cast<int>(timeout.count()));
     if (e) {
-      return filter::Error{"cannot read the start of " + topic + "/" + std::to_string(partition) +
-                           ": " + rd_kafka_err2str(e)};
+      return base::KafkaFailure("cannot read the start of " + topic + "/" +
+                                std::to_string(partition) + ": " + rd_kafka_err2str(e));
     }
     return low;
   }
@@ -569,7 +568,7 @@ class RdKafkaClients final : public Clients {
 
   std::optional<size_t> ConfigValue(const std::string& topic, int64_t TopicConfig::*value) {
     std::lock_guard lock(config_mu_);
-    if (!EnsureAdmin().empty()) return std::nullopt;
+    if (!EnsureAdmin().ok()) return std::nullopt;
     TakeConfigAnswers();
     auto [it, first] = topic_configs_.try_emplace(topic);
     if (first) AskConfig(topic);
@@ -633,7 +632,7 @@ class RdKafkaClients final : public Clients {
 
   // A consumer handle that joins no group and reads read_uncommitted: metadata and
   // high watermarks.
-  std::string EnsureAdmin() {
+  base::Status EnsureAdmin() {
     if (admin_ != nullptr) return {};
     auto made = MakeClientConfig(connection_, properties_,
                                  {{"group.id", "oncecount-admin"},

@@ -15,8 +15,9 @@ const RequiredTopic* FirstMissing(const std::map<std::string, int>& counts,
   return it == topics.end() ? nullptr : &*it;
 }
 
-std::string MissingMessage(const RequiredTopic& t) {
-  return "topic " + t.name + " does not exist" + (t.hint.empty() ? "" : "; " + t.hint);
+base::Error MissingTopic(const RequiredTopic& t) {
+  return base::Error(base::Errc::kMissingTopic,
+                     "topic " + t.name + " does not exist" + (t.hint.empty() ? "" : "; " + t.hint));
 }
 
 std::map<std::string, int> CountsOf(const std::map<std::string, int>& counts,
@@ -28,41 +29,40 @@ std::map<std::string, int> CountsOf(const std::map<std::string, int>& counts,
 
 }  // namespace
 
-filter::Result<std::map<std::string, int>> RequireTopics(Clients& clients,
-                                                         const std::vector<RequiredTopic>& topics,
-                                                         std::chrono::milliseconds timeout) {
+base::Result<std::map<std::string, int>> RequireTopics(Clients& clients,
+                                                       const std::vector<RequiredTopic>& topics,
+                                                       std::chrono::milliseconds timeout) {
   auto counts = clients.PartitionCounts(timeout);
-  if (!counts) return filter::Error{counts.error()};
+  if (!counts) return counts.error();
   if (const RequiredTopic* missing = FirstMissing(counts.value(), topics)) {
-    return filter::Error{MissingMessage(*missing)};
+    return MissingTopic(*missing);
   }
   return CountsOf(counts.value(), topics);
 }
 
-filter::Result<std::map<std::string, int>> AwaitTopics(Clients& clients,
-                                                       const std::vector<RequiredTopic>& topics,
-                                                       std::chrono::milliseconds timeout,
-                                                       const TopicWait& wait) {
+base::Result<std::map<std::string, int>> AwaitTopics(Clients& clients,
+                                                     const std::vector<RequiredTopic>& topics,
+                                                     std::chrono::milliseconds timeout,
+                                                     const TopicWait& wait) {
   base::Clock& clock = wait.clock != nullptr ? *wait.clock : base::DefaultClock();
   std::chrono::milliseconds backoff = wait.first_backoff;
   for (;;) {
     auto counts = clients.PartitionCounts(timeout);
-    std::string why;    // what the wait is for
-    std::string error;  // what a stop returns
+    std::string why;  // what the wait is for
     if (!counts) {
-      why = "cannot ask the cluster which topics exist: " + counts.error();
-      error = counts.error();
+      why = "cannot ask the cluster which topics exist: " + counts.message();
     } else if (const RequiredTopic* missing = FirstMissing(counts.value(), topics)) {
-      why = "waiting for topic " + missing->name + " to be created (" + MissingMessage(*missing) +
-            ")";
-      error = MissingMessage(*missing);
+      why = "waiting for topic " + missing->name + " to be created (" +
+            MissingTopic(*missing).message() + ")";
     } else {
       return CountsOf(counts.value(), topics);
     }
     if (wait.log) wait.log(why + "; asking again in " + std::to_string(backoff.count()) + " ms");
     // In slices, so that a stop is seen within a quarter of a second.
     for (auto left = backoff; left.count() > 0; left -= kStopCheckEvery) {
-      if (wait.stop_requested && wait.stop_requested()) return filter::Error{error};
+      if (wait.stop_requested && wait.stop_requested()) {
+        return base::Error(base::Errc::kStopped, "stopped while " + why);
+      }
       clock.Sleep(std::min(left, kStopCheckEvery));
     }
     backoff = std::min(backoff * 2, wait.max_backoff);

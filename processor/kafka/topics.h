@@ -15,7 +15,7 @@
 
 #include "processor/base/clock.h"
 #include "processor/base/logger.h"
-#include "processor/filter/result.h"
+#include "processor/base/result.h"
 #include "processor/kafka/clients.h"
 
 namespace oncecount::kafka {
@@ -26,11 +26,11 @@ struct RequiredTopic {
   std::string hint;  // appended to "topic <name> does not exist"; may be empty
 };
 
-// The partition count of each required topic, or an error naming the first one
-// missing (or why the cluster could not be asked).
-filter::Result<std::map<std::string, int>> RequireTopics(Clients& clients,
-                                                         const std::vector<RequiredTopic>& topics,
-                                                         std::chrono::milliseconds timeout);
+// The partition count of each required topic, or an error: kMissingTopic naming the
+// first one missing, or why the cluster could not be asked (kKafka).
+base::Result<std::map<std::string, int>> RequireTopics(Clients& clients,
+                                                       const std::vector<RequiredTopic>& topics,
+                                                       std::chrono::milliseconds timeout);
 
 // How AwaitTopics waits: on which clock, whom it tells, and what ends the wait.
 struct TopicWait {
@@ -43,11 +43,11 @@ struct TopicWait {
 
 // RequireTopics, except that while a topic is missing, or the cluster cannot be
 // asked (brokers still starting), it logs why and asks again after a back-off, until
-// every topic exists (their partition counts) or a stop is requested (the last
-// error).
-filter::Result<std::map<std::string, int>> AwaitTopics(Clients& clients,
-                                                       const std::vector<RequiredTopic>& topics,
-                                                       std::chrono::milliseconds timeout,
-                                                       const TopicWait& wait);
+// every topic exists (their partition counts) or a stop is requested (kStopped,
+// saying what it was waiting for).
+base::Result<std::map<std::string, int>> AwaitTopics(Clients& clients,
+                                                     const std::vector<RequiredTopic>& topics,
+                                                     std::chrono::milliseconds timeout,
+                                                     const TopicWait& wait);
 
 }  // namespace oncecount::kafka

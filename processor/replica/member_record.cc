@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "processor/filter/byte_io.h"
+#include "processor/base/byte_io.h"
 
 namespace oncecount::replica {
 namespace {
@@ -19,7 +19,7 @@ constexpr uint32_t kMaxActives = 1 << 20;
 
 std::string EncodeMemberRecord(const MemberRecord& record) {
   std::string out;
-  filter::ByteWriter w(out);
+  base::ByteWriter w(out);
   for (char c : kMagic) w.U8(static_cast<uint8_t>(c));
   w.U16(kMemberFormatVersion);
   w.U8(record.leaving ? kLeaving : 0);
@@ -34,18 +34,18 @@ std::string EncodeMemberRecord(const MemberRecord& record) {
   return out;
 }
 
-filter::Result<MemberRecord> DecodeMemberRecord(std::string_view bytes) {
+base::Result<MemberRecord> DecodeMemberRecord(std::string_view bytes) {
   if (bytes.size() < 4 + kChecksumBytes || bytes.substr(0, 4) != std::string_view(kMagic, 4)) {
-    return filter::Error{"member record: bad magic"};
+    return base::Corrupt("member record: bad magic");
   }
   const std::string_view covered = bytes.substr(0, bytes.size() - kChecksumBytes);
-  filter::ByteReader tail(bytes.substr(covered.size()));
+  base::ByteReader tail(bytes.substr(covered.size()));
   if (tail.U64() != XXH3_64bits(covered.data(), covered.size())) {
-    return filter::Error{"member record: checksum mismatch"};
+    return base::Corrupt("member record: checksum mismatch");
   }
-  filter::ByteReader r(covered.substr(4));
+  base::ByteReader r(covered.substr(4));
   if (const uint16_t version = r.U16(); version != kMemberFormatVersion) {
-    return filter::Error{"member record: unsupported version " + std::to_string(version)};
+    return base::Corrupt("member record: unsupported version " + std::to_string(version));
   }
   MemberRecord m;
   const uint8_t flags = r.U8();
@@ -57,15 +57,15 @@ filter::Result<MemberRecord> DecodeMemberRecord(std::string_view bytes) {
   m.api_url = std::string(r.Bytes(kMaxUrlBytes));
   const uint32_t count = r.U32();
   if (!r.ok() || count > kMaxActives || count > r.remaining() / 4) {
-    return filter::Error{"member record: bad shard count"};
+    return base::Corrupt("member record: bad shard count");
   }
   m.actives.resize(count);
   for (int32_t& p : m.actives) p = static_cast<int32_t>(r.U32());
-  if (!r.done()) return filter::Error{"member record: truncated or trailing bytes"};
-  if (m.instance_id.empty()) return filter::Error{"member record: no instance id"};
-  if ((flags & ~kLeaving) != 0) return filter::Error{"member record: unknown flags"};
+  if (!r.done()) return base::Corrupt("member record: truncated or trailing bytes");
+  if (m.instance_id.empty()) return base::Corrupt("member record: no instance id");
+  if ((flags & ~kLeaving) != 0) return base::Corrupt("member record: unknown flags");
   if (!std::is_sorted(m.actives.begin(), m.actives.end())) {
-    return filter::Error{"member record: shards out of order"};
+    return base::Corrupt("member record: shards out of order");
   }
   return m;
 }

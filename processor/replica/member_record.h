@@ -29,7 +29,7 @@
 #include <string_view>
 #include <vector>
 
-#include "processor/filter/result.h"
+#include "processor/base/result.h"
 
 namespace oncecount::replica {
 
@@ -48,6 +48,6 @@ struct MemberRecord {
 };
 
 std::string EncodeMemberRecord(const MemberRecord& record);
-filter::Result<MemberRecord> DecodeMemberRecord(std::string_view bytes);
+base::Result<MemberRecord> DecodeMemberRecord(std::string_view bytes);
 
 }  // namespace oncecount::replica

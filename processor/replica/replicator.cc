@@ -60,7 +60,7 @@ struct Replicator::Impl {
   bool heartbeat_soon = true;
   int64_t next_heartbeat_ms = 0;
   int64_t next_roles_ms = 0;
-  std::string fatal;
+  base::Status fatal;  // what ended the replicator; ok while it runs
 
   // Commands from other threads.
   struct TakeCommand {
@@ -99,19 +99,19 @@ struct Replicator::Impl {
 
   // --- Set-up --------------------------------------------------------------------
 
-  std::string CreateClients() {
+  base::Status CreateClients() {
     auto r = o.clients->NewPartitionReader("replica-" + o.instance_id);
-    if (!r) return "cannot create the changelog follower: " + r.error();
+    if (!r) return r.error().Wrap("cannot create the changelog follower");
     reader = std::move(r.value());
     if (o.members_topic.empty()) return {};
     auto p = o.clients->NewPlainProducer();
-    if (!p) return "cannot create the members producer: " + p.error();
+    if (!p) return p.error().Wrap("cannot create the members producer");
     members_producer = std::move(p.value());
     membership.emplace(o.instance_id, o.member_timeout);
     return {};
   }
 
-  std::string CheckTopics() {
+  base::Status CheckTopics() {
     std::vector<kafka::RequiredTopic> required = {{o.changelog_topic, ""}};
     if (!o.members_topic.empty()) {
       required.push_back({o.members_topic,
@@ -216,7 +216,7 @@ struct Replicator::Impl {
       return;
     }
     if (r.mode != Replica::Mode::kFollowing) return;
-    filter::Result<changelog::Record> record = changelog::DecodeRecord(bytes);
+    base::Result<changelog::Record> record = changelog::DecodeRecord(bytes);
     if (!record) return;  // counted as ignored by a restore, too
     switch (r.follower->Next(record.value())) {
       case changelog::LineageFollower::Step::kApply:
@@ -244,12 +244,12 @@ struct Replicator::Impl {
       return Rebuild(p, r, "its lineage was cut back before the snapshot it kept",
                      /*keep_everything=*/true);
     }
-    filter::Result<changelog::RestorePlan> plan = std::move(*r.collecting).Finish();
+    base::Result<changelog::RestorePlan> plan = std::move(*r.collecting).Finish();
     r.collecting.reset();
-    if (!plan) return Fail(p, r, plan.error());
+    if (!plan) return Fail(p, r, plan.message());
     auto state = plan->snapshot ? shard::ShardState::FromSnapshot(*plan->snapshot)
                                 : shard::ShardState::Create(p, o.dedup, filter::Millis{0});
-    if (!state) return Fail(p, r, state.error());
+    if (!state) return Fail(p, r, state.message());
     r.state = std::move(state).value();
     for (const changelog::BatchRecord& b : plan->batches) r.state->Replay(b);
     if (!r.hot) r.state->ForgetFilter();
@@ -386,7 +386,7 @@ struct Replicator::Impl {
   bool Step(std::chrono::milliseconds poll_timeout) {
     RunCommands();
     if (assignment_changed) Reassign();
-    for (int i = 0; i < 4096 && fatal.empty(); ++i) {
+    for (int i = 0; i < 4096 && fatal.ok(); ++i) {
       std::optional<kafka::Message> m =
           reader->Poll(i == 0 ? poll_timeout : std::chrono::milliseconds(0));
       if (!m) break;
@@ -404,12 +404,12 @@ struct Replicator::Impl {
       next_roles_ms = now + kRolesEveryMs;
     }
     PublishDue(now);
-    return fatal.empty();
+    return fatal.ok();
   }
 
   void OnMessage(const kafka::Message& m) {
     if (m.kind == kafka::MessageKind::kFatal) {
-      fatal = "the changelog follower hit a fatal error: " + m.error;
+      fatal = base::KafkaFailure("the changelog follower hit a fatal error: " + m.error);
     }
     if (m.kind != kafka::MessageKind::kRecord && m.kind != kafka::MessageKind::kPartitionEnd) {
       Warn("replicas: " + m.error);
@@ -429,7 +429,7 @@ struct Replicator::Impl {
     }
   }
 
-  std::string Finish() {
+  base::Status Finish() {
     {
       std::lock_guard lock(commands_mu);
       closed = true;
@@ -454,20 +454,20 @@ struct Replicator::Impl {
 Replicator::Replicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Replicator::~Replicator() = default;
 
-std::variant<std::unique_ptr<Replicator>, std::string> Replicator::Create(
-    ReplicatorOptions options, shard::StateBoard& board) {
-  if (options.clients == nullptr) return std::string("no Kafka clients");
-  if (options.instance_id.empty()) return std::string("no instance id");
+base::Result<std::unique_ptr<Replicator>> Replicator::Create(ReplicatorOptions options,
+                                                             shard::StateBoard& board) {
+  if (options.clients == nullptr) return base::InvalidArgument("no Kafka clients");
+  if (options.instance_id.empty()) return base::InvalidArgument("no instance id");
   if (options.standby_replicas > 0 && options.members_topic.empty()) {
-    return std::string("standbys need a members topic");
+    return base::InvalidArgument("standbys need a members topic");
   }
   auto impl = std::make_unique<Impl>(std::move(options), board);
-  if (std::string e = impl->CheckTopics(); !e.empty()) return e;
-  if (std::string e = impl->CreateClients(); !e.empty()) return e;
+  if (base::Status s = impl->CheckTopics(); !s) return std::move(s).error();
+  if (base::Status s = impl->CreateClients(); !s) return std::move(s).error();
   return std::unique_ptr<Replicator>(new Replicator(std::move(impl)));
 }
 
-std::string Replicator::Run() {
+base::Status Replicator::Run() {
   Start();
   while (!stop_.load() && Step()) {
   }
@@ -482,7 +482,7 @@ bool Replicator::Step(std::chrono::milliseconds poll_timeout) {
   return impl_->Step(poll_timeout);
 }
 
-std::string Replicator::Finish() {
+base::Status Replicator::Finish() {
   return impl_->Finish();
 }
 

@@ -39,12 +39,12 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "processor/base/clock.h"
 #include "processor/base/logger.h"
 #include "processor/base/metrics.h"
+#include "processor/base/result.h"
 #include "processor/changelog/lineage_follower.h"
 #include "processor/filter/filter_factory.h"
 #include "processor/kafka/clients.h"
@@ -84,15 +84,15 @@ class Replicator {
  public:
   // Checks the options, reads the changelog's partition count and creates the
   // Kafka clients; errors name what is wrong.
-  static std::variant<std::unique_ptr<Replicator>, std::string> Create(ReplicatorOptions options,
-                                                                       shard::StateBoard& board);
+  static base::Result<std::unique_ptr<Replicator>> Create(ReplicatorOptions options,
+                                                          shard::StateBoard& board);
   ~Replicator();
   Replicator(const Replicator&) = delete;
   Replicator& operator=(const Replicator&) = delete;
 
   // Follows every shard (until the processor takes some) until Stop; then says
-  // goodbye on the members topic. Returns "" or the error that ended it.
-  std::string Run();
+  // goodbye on the members topic. Returns ok or the error that ended it.
+  base::Status Run();
   void Stop() { stop_.store(true); }
 
   // Run in steps, for tests that script the loop: Start starts following; each
@@ -100,7 +100,7 @@ class Replicator {
   // publishes (false once a fatal error happened); Finish is Run's goodbye.
   void Start();
   bool Step(std::chrono::milliseconds poll_timeout = std::chrono::milliseconds(10));
-  std::string Finish();
+  base::Status Finish();
 
   // Stops following `partitions` (this instance owns them now) and returns the hot
   // replicas among them that had caught up with their changelog.

@@ -11,7 +11,7 @@
 #include <iterator>
 #include <limits>
 
-#include "processor/filter/byte_io.h"
+#include "processor/base/byte_io.h"
 
 namespace oncecount::service {
 namespace {
@@ -40,7 +40,7 @@ bool WriteAll(int fd, std::string_view bytes) {
 std::string EncodeCheckpoint(const LocalCheckpoint& c) {
   std::string out;
   out.reserve(4 + 2 + 4 + 8 * 4 + 4 + c.snapshot.size() + 8);
-  filter::ByteWriter w(out);
+  base::ByteWriter w(out);
   for (char ch : kMagic) w.U8(static_cast<uint8_t>(ch));
   w.U16(kVersion);
   w.U32(static_cast<uint32_t>(c.partition));
@@ -53,18 +53,18 @@ std::string EncodeCheckpoint(const LocalCheckpoint& c) {
   return out;
 }
 
-filter::Result<LocalCheckpoint> DecodeCheckpoint(std::string_view bytes) {
+base::Result<LocalCheckpoint> DecodeCheckpoint(std::string_view bytes) {
   if (bytes.size() < 4 + 8 || bytes.substr(0, 4) != std::string_view(kMagic, 4)) {
-    return filter::Error{"local checkpoint: bad magic"};
+    return base::Corrupt("local checkpoint: bad magic");
   }
   const std::string_view covered = bytes.substr(0, bytes.size() - 8);
-  filter::ByteReader tail(bytes.substr(covered.size()));
+  base::ByteReader tail(bytes.substr(covered.size()));
   if (tail.U64() != XXH3_64bits(covered.data(), covered.size())) {
-    return filter::Error{"local checkpoint: checksum mismatch"};
+    return base::Corrupt("local checkpoint: checksum mismatch");
   }
-  filter::ByteReader r(covered.substr(4));
+  base::ByteReader r(covered.substr(4));
   if (const uint16_t version = r.U16(); version != kVersion) {
-    return filter::Error{"local checkpoint: unsupported version " + std::to_string(version)};
+    return base::Corrupt("local checkpoint: unsupported version " + std::to_string(version));
   }
   LocalCheckpoint c;
   c.partition = static_cast<int32_t>(r.U32());
@@ -73,9 +73,9 @@ filter::Result<LocalCheckpoint> DecodeCheckpoint(std::string_view bytes) {
   c.seq = r.U64();
   c.changelog_offset = r.I64();
   c.snapshot = std::string(r.Bytes(kMaxSnapshotBytes));
-  if (!r.done()) return filter::Error{"local checkpoint: truncated or trailing bytes"};
+  if (!r.done()) return base::Corrupt("local checkpoint: truncated or trailing bytes");
   if (c.partition < 0 || c.changelog_offset < 0 || c.seq == 0) {
-    return filter::Error{"local checkpoint: impossible position"};
+    return base::Corrupt("local checkpoint: impossible position");
   }
   return c;
 }
@@ -85,44 +85,48 @@ std::string CheckpointPath(const std::string& dir, const std::string& changelog_
   return dir + "/" + changelog_topic + "-" + std::to_string(partition) + ".checkpoint";
 }
 
-std::string WriteCheckpoint(const std::string& dir, const std::string& changelog_topic,
-                            const LocalCheckpoint& checkpoint) {
-  if (checkpoint.snapshot.size() > kMaxSnapshotBytes) return "local checkpoint: snapshot too large";
+base::Status WriteCheckpoint(const std::string& dir, const std::string& changelog_topic,
+                             const LocalCheckpoint& checkpoint) {
+  if (checkpoint.snapshot.size() > kMaxSnapshotBytes) {
+    return base::InvalidArgument("local checkpoint: snapshot too large");
+  }
   const std::string path = CheckpointPath(dir, changelog_topic, checkpoint.partition);
   const std::string tmp = path + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-  if (fd < 0) return Errno("cannot create " + tmp);
+  if (fd < 0) return base::IoFailure(Errno("cannot create " + tmp));
   const bool written = WriteAll(fd, EncodeCheckpoint(checkpoint)) && ::fsync(fd) == 0;
   const std::string write_error = written ? "" : Errno("cannot write " + tmp);
   ::close(fd);
   if (!written) {
     std::remove(tmp.c_str());
-    return write_error;
+    return base::IoFailure(write_error);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) return Errno("cannot rename " + tmp);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return base::IoFailure(Errno("cannot rename " + tmp));
+  }
   // The rename is durable once the directory is.
   if (const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir_fd >= 0) {
     ::fsync(dir_fd);
     ::close(dir_fd);
   }
-  return "";
+  return {};
 }
 
-filter::Result<std::optional<LocalCheckpoint>> ReadCheckpoint(const std::string& dir,
-                                                              const std::string& changelog_topic,
-                                                              int32_t partition) {
+base::Result<std::optional<LocalCheckpoint>> ReadCheckpoint(const std::string& dir,
+                                                            const std::string& changelog_topic,
+                                                            int32_t partition) {
   const std::string path = CheckpointPath(dir, changelog_topic, partition);
   std::ifstream file(path, std::ios::binary);
   if (!file) {
     if (errno == ENOENT) return std::optional<LocalCheckpoint>();
-    return filter::Error{Errno("cannot open " + path)};
+    return base::IoFailure(Errno("cannot open " + path));
   }
   const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  if (file.bad()) return filter::Error{"cannot read " + path};
+  if (file.bad()) return base::IoFailure("cannot read " + path);
   auto decoded = DecodeCheckpoint(bytes);
-  if (!decoded) return filter::Error{path + ": " + decoded.error()};
+  if (!decoded) return std::move(decoded).error().Wrap(path);
   if (decoded->partition != partition) {
-    return filter::Error{path + ": holds shard " + std::to_string(decoded->partition)};
+    return base::Corrupt(path + ": holds shard " + std::to_string(decoded->partition));
   }
   return std::optional<LocalCheckpoint>(std::move(decoded).value());
 }

@@ -27,7 +27,7 @@
 #include <string>
 #include <string_view>
 
-#include "processor/filter/result.h"
+#include "processor/base/result.h"
 
 namespace oncecount::service {
 
@@ -42,18 +42,19 @@ struct LocalCheckpoint {
 };
 
 std::string EncodeCheckpoint(const LocalCheckpoint& checkpoint);
-filter::Result<LocalCheckpoint> DecodeCheckpoint(std::string_view bytes);
+base::Result<LocalCheckpoint> DecodeCheckpoint(std::string_view bytes);
 
 std::string CheckpointPath(const std::string& dir, const std::string& changelog_topic,
                            int32_t partition);
 
-// "" once the checkpoint is on the disk; else why not.
-std::string WriteCheckpoint(const std::string& dir, const std::string& changelog_topic,
-                            const LocalCheckpoint& checkpoint);
+// Ok once the checkpoint is on the disk; else why not (kIo).
+base::Status WriteCheckpoint(const std::string& dir, const std::string& changelog_topic,
+                             const LocalCheckpoint& checkpoint);
 
-// nullopt when there is none; an error when it cannot be read or is corrupt.
-filter::Result<std::optional<LocalCheckpoint>> ReadCheckpoint(const std::string& dir,
-                                                              const std::string& changelog_topic,
-                                                              int32_t partition);
+// nullopt when there is none; an error when it cannot be read (kIo) or is corrupt
+// (kCorrupt).
+base::Result<std::optional<LocalCheckpoint>> ReadCheckpoint(const std::string& dir,
+                                                            const std::string& changelog_topic,
+                                                            int32_t partition);
 
 }  // namespace oncecount::service

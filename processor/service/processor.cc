@@ -56,7 +56,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   std::unique_ptr<kafka::GroupConsumer> consumer;
   std::unique_ptr<kafka::TransactionalProducer> producer;
   std::map<int32_t, ShardSlot> shards;
-  std::string fatal;
+  base::Status fatal;  // what ended the processor; ok while it runs
   Router router;
   bool assignment_seen = false;
   bool stopping = false;  // shutting down: assignments are taken, not served
@@ -132,7 +132,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
 
   // --- Set-up ----------------------------------------------------------------------
 
-  std::string CreateClients() {
+  base::Status CreateClients() {
     auto c = o.clients->NewGroupConsumer({o.input_topic, o.group_id, true});
     if (!c) return c.error();
     consumer = std::move(c.value());
@@ -140,11 +140,11 @@ struct Processor::Impl final : kafka::RebalanceListener {
                                                  o.transaction_timeout);
     if (!p) return p.error();
     producer = std::move(p.value());
-    if (kafka::KafkaError e = producer->InitTransactions(kCallTimeout)) return e.ToString();
+    if (kafka::KafkaError e = producer->InitTransactions(kCallTimeout)) return e.ToError();
     return {};
   }
 
-  std::string CheckTopics() {
+  base::Status CheckTopics() {
     const std::string create =
         "create it (the changelog with as many partitions as " + o.input_topic + ")";
     auto counts = kafka::RequireTopics(
@@ -153,9 +153,11 @@ struct Processor::Impl final : kafka::RebalanceListener {
     if (!counts) return counts.error();
     std::map<std::string, int>& partitions = counts.value();
     if (partitions[o.changelog_topic] != partitions[o.input_topic]) {
-      return "topic " + o.changelog_topic + " has " +
-             std::to_string(partitions[o.changelog_topic]) + " partitions; it needs " +
-             std::to_string(partitions[o.input_topic]) + ", as many as " + o.input_topic;
+      return base::Error(base::Errc::kBadConfig,
+                         "has " + std::to_string(partitions[o.changelog_topic]) +
+                             " partitions; it needs " + std::to_string(partitions[o.input_topic]) +
+                             ", as many as " + o.input_topic,
+                         "topic " + o.changelog_topic);
     }
     board.SetPartitionCount(partitions[o.input_topic]);
     // Asks for the topics' size limits now, so that the answers are in before the
@@ -210,7 +212,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // Seals every shard's batch on its worker and commits them, with their dead
   // letters and input offsets, in one transaction.
   void Commit() {
-    if (!fatal.empty() || consumer->AssignmentLost()) return;  // the revocation drops the work
+    if (!fatal.ok() || consumer->AssignmentLost()) return;  // the revocation drops the work
     router.HandOverAll();
     last_commit_ms = clock.SteadyMs();
     router.Sealed();
@@ -265,12 +267,13 @@ struct Processor::Impl final : kafka::RebalanceListener {
   void OnTransactionFailed(const TxnResult& result, const std::vector<int32_t>& partitions,
                            const std::string& what) {
     if (result.outcome == TxnOutcome::kFatal) {
-      fatal = what + " failed and the producer cannot go on: " + result.error.ToString() +
-              (result.error.kind == kafka::ErrorKind::kProducerFenced
-                   ? " (another instance runs with instance id " + o.instance_id +
-                         ", or a transaction of ours outlived kafka.transaction_timeout_ms); "
-                         "exiting so that a restart fences whatever is left"
-                   : "");
+      fatal = base::KafkaFailure(
+          what + " failed and the producer cannot go on: " + result.error.ToString() +
+          (result.error.kind == kafka::ErrorKind::kProducerFenced
+               ? " (another instance runs with instance id " + o.instance_id +
+                     ", or a transaction of ours outlived kafka.transaction_timeout_ms); "
+                     "exiting so that a restart fences whatever is left"
+               : ""));
       return;
     }
     const bool gone = result.outcome == TxnOutcome::kAssignmentGone;
@@ -331,7 +334,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // moving on) and starts their input where their changelog says.
   void RestoreDue() {
     std::vector<int32_t> due = DueRestores();
-    if (due.empty() || !fatal.empty() || stopping) return;
+    if (due.empty() || !fatal.ok() || stopping) return;
     for (const auto& [p, position] : RestoreAndClaim(due)) {
       if (kafka::KafkaError e = StartInputAt(p, position)) {
         RestoreFailed(p, "cannot resume its input: " + e.ToString());
@@ -343,7 +346,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // workers; returns the input position of each shard that runs now.
   std::map<int32_t, int64_t> RestoreAndClaim(const std::vector<int32_t>& partitions) {
     Commit();  // a claim needs a transaction of its own
-    if (!fatal.empty()) return {};
+    if (!fatal.ok()) return {};
     const int64_t start = clock.SteadyMs();
     std::map<int32_t, OwnCommit> own;
     for (int32_t p : partitions) {
@@ -491,7 +494,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
       if (it == positions.end()) paused.push_back(p);
     }
     if (kafka::KafkaError e = consumer->IncrementalAssign(assign)) {
-      fatal = e.ToString();
+      fatal = e.ToError();
       return;
     }
     if (paused.empty()) return;
@@ -593,15 +596,15 @@ struct Processor::Impl final : kafka::RebalanceListener {
     }
   }
 
-  std::string Start() {
-    if (kafka::KafkaError e = consumer->Subscribe(this)) return e.ToString();
+  base::Status Start() {
+    if (kafka::KafkaError e = consumer->Subscribe(this)) return e.ToError();
     next_refresh_ms = clock.SteadyMs();
     return {};
   }
 
   bool Step(std::chrono::milliseconds poll_timeout) {
     std::chrono::milliseconds timeout = poll_timeout;
-    for (int i = 0; i < kBurst && fatal.empty(); ++i) {
+    for (int i = 0; i < kBurst && fatal.ok(); ++i) {
       std::optional<kafka::Message> m = consumer->Poll(timeout);
       if (!m) break;
       timeout = std::chrono::milliseconds(0);
@@ -613,7 +616,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
           OnInputGone(m->partition, m->offset);
           break;
         case kafka::MessageKind::kFatal:
-          fatal = "the consumer hit a fatal error: " + m->error;
+          fatal = base::KafkaFailure("the consumer hit a fatal error: " + m->error);
           break;
         case kafka::MessageKind::kError:
           Warn("consumer: " + m->error);
@@ -635,11 +638,11 @@ struct Processor::Impl final : kafka::RebalanceListener {
       RefreshViews();
       next_refresh_ms = now + 1000;
     }
-    return fatal.empty();
+    return fatal.ok();
   }
 
-  std::string Finish() {
-    if (fatal.empty()) Commit();
+  base::Status Finish() {
+    if (fatal.ok()) Commit();
     stopping = true;
     AwaitFirstAssignment();
     consumer->Close();  // revokes our partitions (committing first)
@@ -655,26 +658,27 @@ struct Processor::Impl final : kafka::RebalanceListener {
 Processor::Processor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Processor::~Processor() = default;
 
-std::variant<std::unique_ptr<Processor>, std::string> Processor::Create(
-    ProcessorOptions options, shard::StateBoard& board, std::vector<ShardWorker*> workers,
-    replica::Replicator* replicator) {
-  if (options.clients == nullptr) return std::string("no Kafka clients");
-  if (workers.empty()) return std::string("no shard workers");
-  if (options.instance_id.empty()) return std::string("no instance id");
+base::Result<std::unique_ptr<Processor>> Processor::Create(ProcessorOptions options,
+                                                           shard::StateBoard& board,
+                                                           std::vector<ShardWorker*> workers,
+                                                           replica::Replicator* replicator) {
+  if (options.clients == nullptr) return base::InvalidArgument("no Kafka clients");
+  if (workers.empty()) return base::InvalidArgument("no shard workers");
+  if (options.instance_id.empty()) return base::InvalidArgument("no instance id");
   auto impl = std::make_unique<Impl>(std::move(options), board, std::move(workers), replicator);
-  if (std::string e = impl->CheckTopics(); !e.empty()) return e;
-  if (std::string e = impl->CreateClients(); !e.empty()) return e;
+  if (base::Status s = impl->CheckTopics(); !s) return std::move(s).error();
+  if (base::Status s = impl->CreateClients(); !s) return std::move(s).error();
   return std::unique_ptr<Processor>(new Processor(std::move(impl)));
 }
 
-std::string Processor::Run() {
-  if (std::string e = Start(); !e.empty()) return e;
+base::Status Processor::Run() {
+  if (base::Status s = Start(); !s) return s;
   while (!stop_.load() && Step()) {
   }
   return Finish();
 }
 
-std::string Processor::Start() {
+base::Status Processor::Start() {
   return impl_->Start();
 }
 
@@ -682,7 +686,7 @@ bool Processor::Step(std::chrono::milliseconds poll_timeout) {
   return impl_->Step(poll_timeout);
 }
 
-std::string Processor::Finish() {
+base::Status Processor::Finish() {
   return impl_->Finish();
 }
 

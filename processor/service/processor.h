@@ -34,12 +34,12 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "processor/base/clock.h"
 #include "processor/base/logger.h"
 #include "processor/base/metrics.h"
+#include "processor/base/result.h"
 #include "processor/filter/filter_factory.h"
 #include "processor/kafka/clients.h"
 #include "processor/shard/shard_view.h"
@@ -102,24 +102,25 @@ class Processor {
   // (ShardWorker::Run) for as long as the processor does. With a replicator (its
   // thread running), assigned shards are taken over from its hot replicas where it
   // has them, and revoked shards go back to it.
-  static std::variant<std::unique_ptr<Processor>, std::string> Create(
-      ProcessorOptions options, shard::StateBoard& board, std::vector<ShardWorker*> workers,
-      replica::Replicator* replicator = nullptr);
+  static base::Result<std::unique_ptr<Processor>> Create(ProcessorOptions options,
+                                                         shard::StateBoard& board,
+                                                         std::vector<ShardWorker*> workers,
+                                                         replica::Replicator* replicator = nullptr);
   ~Processor();
   Processor(const Processor&) = delete;
   Processor& operator=(const Processor&) = delete;
 
   // Runs until Stop; then commits what is pending, leaves the group and returns.
-  // Returns an empty string on a clean stop, else the fatal error that ended it.
-  std::string Run();
+  // Returns ok after a clean stop, else the fatal error that ended it.
+  base::Status Run();
   void Stop() { stop_.store(true); }
 
   // Run in steps, for tests that script the loop: Start subscribes; each Step
   // polls for at most `poll_timeout` and commits when due (false once a fatal
   // error happened); Finish is Run's shutdown.
-  std::string Start();
+  base::Status Start();
   bool Step(std::chrono::milliseconds poll_timeout = std::chrono::milliseconds(10));
-  std::string Finish();
+  base::Status Finish();
   // Commits what the workers applied now, whatever the interval (tests).
   void CommitNow();
 

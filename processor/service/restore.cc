@@ -6,26 +6,26 @@
 
 namespace oncecount::service {
 
-filter::Result<RestoredShard> RestoreCold(int32_t p, const std::vector<std::string>& records,
-                                          const filter::DedupSpec& dedup, uint64_t claim_id,
-                                          std::optional<OwnCommit> own_committed) {
+base::Result<RestoredShard> RestoreCold(int32_t p, const std::vector<std::string>& records,
+                                        const filter::DedupSpec& dedup, uint64_t claim_id,
+                                        std::optional<OwnCommit> own_committed) {
   changelog::LineageBuilder lineage;
   for (const std::string& r : records) lineage.Add(std::string_view(r));
   return RestoreCold(p, std::move(lineage), dedup, claim_id, own_committed);
 }
 
-filter::Result<RestoredShard> RestoreCold(int32_t p, changelog::LineageBuilder lineage,
-                                          const filter::DedupSpec& dedup, uint64_t claim_id,
-                                          std::optional<OwnCommit> own_committed) {
+base::Result<RestoredShard> RestoreCold(int32_t p, changelog::LineageBuilder lineage,
+                                        const filter::DedupSpec& dedup, uint64_t claim_id,
+                                        std::optional<OwnCommit> own_committed) {
   uint64_t base = lineage.last_seq();
   if (own_committed && lineage.epoch() == own_committed->epoch) base = own_committed->seq;
   const changelog::ClaimRecord claim{p, lineage.epoch() + 1, base, claim_id};
   lineage.Add(changelog::Record{claim});
   auto plan = std::move(lineage).Finish();
-  if (!plan) return filter::Error{plan.error()};
+  if (!plan) return plan.error();
   auto state = plan->snapshot ? shard::ShardState::FromSnapshot(*plan->snapshot)
                               : shard::ShardState::Create(p, dedup, filter::Millis{0});
-  if (!state) return filter::Error{state.error()};
+  if (!state) return state.error();
   for (const changelog::BatchRecord& b : plan->batches) state.value()->Replay(b);
   state.value()->SetClaim(claim.epoch, claim.claim);
   std::string summary =

@@ -28,10 +28,10 @@
 #include <string_view>
 #include <vector>
 
+#include "processor/base/result.h"
 #include "processor/changelog/changelog_record.h"
 #include "processor/changelog/lineage.h"
 #include "processor/filter/filter_factory.h"
-#include "processor/filter/result.h"
 #include "processor/replica/replicator.h"
 #include "processor/shard/shard_state.h"
 
@@ -52,14 +52,13 @@ struct OwnCommit {
 
 // From a lineage fed with every record of the partition (it may have let go of what
 // its newest snapshot covers; one that needs_full_read() fails).
-filter::Result<RestoredShard> RestoreCold(int32_t partition, changelog::LineageBuilder lineage,
-                                          const filter::DedupSpec& dedup, uint64_t claim_id,
-                                          std::optional<OwnCommit> own_committed = std::nullopt);
+base::Result<RestoredShard> RestoreCold(int32_t partition, changelog::LineageBuilder lineage,
+                                        const filter::DedupSpec& dedup, uint64_t claim_id,
+                                        std::optional<OwnCommit> own_committed = std::nullopt);
 
-filter::Result<RestoredShard> RestoreCold(int32_t partition,
-                                          const std::vector<std::string>& records,
-                                          const filter::DedupSpec& dedup, uint64_t claim_id,
-                                          std::optional<OwnCommit> own_committed = std::nullopt);
+base::Result<RestoredShard> RestoreCold(int32_t partition, const std::vector<std::string>& records,
+                                        const filter::DedupSpec& dedup, uint64_t claim_id,
+                                        std::optional<OwnCommit> own_committed = std::nullopt);
 
 // `source` names where the state came from, for the summary ("its standby replica").
 std::optional<RestoredShard> CatchUp(int32_t partition, replica::Handoff handoff,

@@ -40,7 +40,7 @@ std::map<int32_t, LocalCheckpoint> ShardLoader::UsableCheckpoints(
     const std::string shard = "shard " + std::to_string(p) + ": ";
     auto read = ReadCheckpoint(o_.checkpoint_dir, o_.changelog_topic, p);
     if (!read) {
-      Log(shard + "its local checkpoint is unusable (" + read.error() +
+      Log(shard + "its local checkpoint is unusable (" + read.message() +
           "); restoring from the changelog");
       continue;
     }
@@ -48,7 +48,7 @@ std::map<int32_t, LocalCheckpoint> ShardLoader::UsableCheckpoints(
     LocalCheckpoint& checkpoint = *read.value();
     auto start = o_.clients->LogStart(o_.changelog_topic, p, o_.wait);
     if (!start) {
-      Log(shard + "cannot read the changelog's start (" + start.error() +
+      Log(shard + "cannot read the changelog's start (" + start.message() +
           "); restoring from the changelog");
       continue;
     }
@@ -78,7 +78,7 @@ std::vector<RestoredShard> ShardLoader::FromCheckpoints(const std::vector<int32_
   auto read =
       kafka::ReadPartitions(*o_.clients, *o_.clock, o_.changelog_topic, taken, o_.wait, from);
   if (!read) {
-    Log("cannot read the changelog after the local checkpoints (" + read.error() +
+    Log("cannot read the changelog after the local checkpoints (" + read.message() +
         "); restoring from scratch");
     return out;
   }
@@ -93,7 +93,7 @@ std::vector<RestoredShard> ShardLoader::FromCheckpoints(const std::vector<int32_
     }
     auto state = shard::ShardState::FromSnapshot(c.snapshot);
     if (!state) {
-      Log(shard + "its local checkpoint is unusable (" + state.error() +
+      Log(shard + "its local checkpoint is unusable (" + state.message() +
           "); restoring from the changelog");
       continue;
     }
@@ -126,7 +126,7 @@ std::vector<RestoredShard> ShardLoader::TakeOver(const std::vector<int32_t>& par
   auto read =
       kafka::ReadPartitions(*o_.clients, *o_.clock, o_.changelog_topic, taken, o_.wait, from);
   if (!read) {
-    Log("cannot read the changelog after the replicas (" + read.error() +
+    Log("cannot read the changelog after the replicas (" + read.message() +
         "); restoring from scratch");
     return out;
   }
@@ -167,7 +167,7 @@ void ShardLoader::RestoreCold(const std::vector<int32_t>& partitions,
     auto r = service::RestoreCold(p, std::move(lineage), o_.dedup, o_.new_claim_id(),
                                   mine != own.end() ? std::optional(mine->second) : std::nullopt);
     if (!r) {
-      out.failed[p] = r.error();
+      out.failed[p] = r.message();
       continue;
     }
     out.restored.push_back(std::move(r.value()));
@@ -183,7 +183,7 @@ bool ShardLoader::Stream(const std::vector<int32_t>& partitions,
       [&lineages](int32_t p, std::string_view value) { lineages.at(p).Add(value); });
   if (read) return true;
   for (int32_t p : partitions) {
-    out.failed[p] = read.error();
+    out.failed[p] = read.message();
     lineages.erase(p);
   }
   return false;

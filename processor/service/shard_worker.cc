@@ -231,10 +231,10 @@ void ShardWorker::Execute(CommittedCommand& c) {
     const auto offset = c.changelog_offsets.find(p);
     if (!checkpoint || offset == c.changelog_offsets.end()) continue;
     checkpoint->changelog_offset = offset->second;
-    if (const std::string error =
+    if (const base::Status written =
             WriteCheckpoint(o_.checkpoint_dir, o_.changelog_topic, *checkpoint);
-        !error.empty() && o_.log) {
-      o_.log.Warn("shard " + std::to_string(p) + ": no local checkpoint: " + error);
+        !written && o_.log) {
+      o_.log.Warn("shard " + std::to_string(p) + ": no local checkpoint: " + written.message());
     }
   }
 }

@@ -7,7 +7,7 @@
 #include <memory>
 #include <new>
 
-#include "processor/filter/byte_io.h"
+#include "processor/base/byte_io.h"
 #include "processor/filter/no_dedup.h"
 #include "processor/filter/state_codec.h"
 
@@ -67,11 +67,11 @@ bool Decompress(std::string_view packed, uint64_t size, std::string& out) {
 ShardState::ShardState(int32_t partition, std::unique_ptr<filter::DedupFilter> filter)
     : partition_(partition), filter_(std::move(filter)) {}
 
-filter::Result<std::unique_ptr<ShardState>> ShardState::Create(int32_t partition,
-                                                               const filter::DedupSpec& spec,
-                                                               filter::Millis now) {
+base::Result<std::unique_ptr<ShardState>> ShardState::Create(int32_t partition,
+                                                             const filter::DedupSpec& spec,
+                                                             filter::Millis now) {
   auto made = filter::MakeDedupFilter(spec, now);
-  if (!made) return filter::Error{made.error()};
+  if (!made) return made.error();
   return std::unique_ptr<ShardState>(new ShardState(partition, std::move(made.value())));
 }
 
@@ -345,7 +345,7 @@ std::string ShardState::EncodeSnapshot(uint64_t epoch) const {
   stats.Add(in_flight_stats_);
   stats.Add(PendingStats());
   std::string body;
-  filter::ByteWriter b(body);
+  base::ByteWriter b(body);
   b.U32(static_cast<uint32_t>(partition_));
   b.U64(has_pending() || has_batch_in_flight() ? epoch : epoch_);
   b.U64(sealed_seq() + closed_batches_.size() + (has_pending_ ? 1 : 0));
@@ -374,7 +374,7 @@ std::string ShardState::EncodeSnapshot(uint64_t epoch) const {
   b.Bytes(filter_state);
 
   std::string out;
-  filter::ByteWriter w(out);
+  base::ByteWriter w(out);
   for (char c : kSnapshotMagic) w.U8(static_cast<uint8_t>(c));
   w.U16(kSnapshotVersion);
   w.U8(kZstdCodec);
@@ -390,38 +390,38 @@ std::string ShardState::EncodeSnapshot(uint64_t epoch) const {
   return out;
 }
 
-filter::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshot(std::string_view bytes) {
+base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshot(std::string_view bytes) {
   if (bytes.size() < 4 + 8 || bytes.substr(0, 4) != std::string_view(kSnapshotMagic, 4)) {
-    return filter::Error{"shard snapshot: bad magic"};
+    return base::Corrupt("shard snapshot: bad magic");
   }
   const std::string_view covered = bytes.substr(0, bytes.size() - 8);
-  filter::ByteReader tail(bytes.substr(covered.size()));
+  base::ByteReader tail(bytes.substr(covered.size()));
   if (tail.U64() != XXH3_64bits(covered.data(), covered.size())) {
-    return filter::Error{"shard snapshot: checksum mismatch"};
+    return base::Corrupt("shard snapshot: checksum mismatch");
   }
-  filter::ByteReader r(covered.substr(4));
+  base::ByteReader r(covered.substr(4));
   const uint16_t version = r.U16();
   if (version == kPlainSnapshotVersion) return FromSnapshotBody(covered.substr(6));
   if (version != kSnapshotVersion) {
-    return filter::Error{"shard snapshot: unsupported version " + std::to_string(version)};
+    return base::Corrupt("shard snapshot: unsupported version " + std::to_string(version));
   }
   const uint8_t codec = r.U8();
   const uint64_t body_bytes = r.U64();
-  if (!r.ok() || codec != kZstdCodec) return filter::Error{"shard snapshot: unknown codec"};
+  if (!r.ok() || codec != kZstdCodec) return base::Corrupt("shard snapshot: unknown codec");
   const std::string_view packed = covered.substr(4 + 2 + 1 + 8);
   if (body_bytes > kMaxSnapshotBodyBytes ||
       ZSTD_getFrameContentSize(packed.data(), packed.size()) != body_bytes) {
-    return filter::Error{"shard snapshot: bad body length"};
+    return base::Corrupt("shard snapshot: bad body length");
   }
   std::string body;
   if (!Decompress(packed, body_bytes, body)) {
-    return filter::Error{"shard snapshot: cannot decompress"};
+    return base::Corrupt("shard snapshot: cannot decompress");
   }
   return FromSnapshotBody(body);
 }
 
-filter::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshotBody(std::string_view body) {
-  filter::ByteReader r(body);
+base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshotBody(std::string_view body) {
+  base::ByteReader r(body);
   const auto partition = static_cast<int32_t>(r.U32());
   const uint64_t epoch = r.U64();
   const uint64_t seq = r.U64();
@@ -432,7 +432,7 @@ filter::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshotBody(std::st
   stats.near_edge_duplicates = r.U64();
   for (uint64_t& n : stats.dead_lettered) n = r.U64();
   const uint32_t count = r.U32();
-  if (!r.ok() || count > r.remaining() / 12) return filter::Error{"shard snapshot: bad counters"};
+  if (!r.ok() || count > r.remaining() / 12) return base::Corrupt("shard snapshot: bad counters");
   CounterTable counters;
   counters.reserve(count);
   for (uint32_t i = 0; i < count; ++i) {
@@ -440,9 +440,9 @@ filter::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshotBody(std::st
     counters.Assign(name, r.I64());
   }
   const std::string_view filter_state = r.Bytes(kMaxFilterStateBytes);
-  if (!r.done()) return filter::Error{"shard snapshot: truncated or trailing bytes"};
+  if (!r.done()) return base::Corrupt("shard snapshot: truncated or trailing bytes");
   auto decoded = filter::DecodeDedupFilter(filter_state);
-  if (!decoded) return filter::Error{"shard snapshot: " + decoded.error()};
+  if (!decoded) return base::Corrupt("shard snapshot: " + decoded.message());
   std::unique_ptr<ShardState> state(new ShardState(partition, std::move(decoded.value())));
   state->epoch_ = epoch;
   state->committed_seq_ = seq;

@@ -38,11 +38,11 @@
 #include <string_view>
 #include <vector>
 
+#include "processor/base/result.h"
 #include "processor/changelog/changelog_record.h"
 #include "processor/event/increment_event.h"
 #include "processor/filter/dedup_filter.h"
 #include "processor/filter/filter_factory.h"
-#include "processor/filter/result.h"
 #include "processor/shard/counter_table.h"
 #include "processor/shard/shard_view.h"
 
@@ -85,11 +85,11 @@ struct Decision {
 
 class ShardState {
  public:
-  static filter::Result<std::unique_ptr<ShardState>> Create(int32_t partition,
-                                                            const filter::DedupSpec& spec,
-                                                            filter::Millis now);
+  static base::Result<std::unique_ptr<ShardState>> Create(int32_t partition,
+                                                          const filter::DedupSpec& spec,
+                                                          filter::Millis now);
   // The state a snapshot (EncodeSnapshot) describes; checks version and checksum.
-  static filter::Result<std::unique_ptr<ShardState>> FromSnapshot(std::string_view bytes);
+  static base::Result<std::unique_ptr<ShardState>> FromSnapshot(std::string_view bytes);
 
   // The rules of an active owner (the defaults until set).
   void set_rules(const ShardRules& rules);
@@ -162,7 +162,7 @@ class ShardState {
 
  private:
   // The body of a snapshot, after its envelope (magic, version, codec, checksum).
-  static filter::Result<std::unique_ptr<ShardState>> FromSnapshotBody(std::string_view body);
+  static base::Result<std::unique_ptr<ShardState>> FromSnapshotBody(std::string_view body);
   ShardState(int32_t partition, std::unique_ptr<filter::DedupFilter> filter);
 
   // The shard's clock for a record (and the clock statistics it changes).

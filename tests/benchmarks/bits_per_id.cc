@@ -48,7 +48,7 @@ Measurement Measure(MembershipCheck check, uint32_t block_bits, uint64_t bits, i
   c.seed = seed;
   auto made = ForgetfulBloomFilter::Create(c, Millis{0});
   if (!made) {
-    std::fprintf(stderr, "%s\n", made.error().c_str());
+    std::fprintf(stderr, "%s\n", made.message().c_str());
     std::exit(1);
   }
   ForgetfulBloomFilter& f = made.value();

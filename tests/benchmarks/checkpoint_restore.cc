@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   spec.window = Millis{ids / 100};
   auto made = ShardState::Create(0, spec, Millis{0});
   if (!made.ok()) {
-    std::fprintf(stderr, "%s\n", made.error().c_str());
+    std::fprintf(stderr, "%s\n", made.message().c_str());
     return 1;
   }
   std::unique_ptr<ShardState> s = std::move(made).value();
@@ -80,10 +80,10 @@ int main(int argc, char** argv) {
     encode.push_back(MsSince(start));
     const LocalCheckpoint checkpoint{0, 1, 1, s->committed_seq(), 0, snapshot};
     start = Clock::now();
-    if (const std::string e =
+    if (const oncecount::base::Status written =
             oncecount::service::WriteCheckpoint(dir, "events.changelog", checkpoint);
-        !e.empty()) {
-      std::fprintf(stderr, "%s\n", e.c_str());
+        !written) {
+      std::fprintf(stderr, "%s\n", written.message().c_str());
       return 1;
     }
     write.push_back(MsSince(start));

@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
     auto b = ClassicBloom::Create(o.cells, o.hashes, seed);
     auto bm = ClassicBloom::Create(mem_bits, o.hashes, seed);
     if (!g || !b || !bm)
-      Usage(!g ? g.error().c_str() : !b ? b.error().c_str() : bm.error().c_str());
+      Usage(!g ? g.message().c_str() : !b ? b.message().c_str() : bm.message().c_str());
     for (int n = 1; n <= o.max_n; ++n) {
       const IdHash id{rng()};
       g->Insert(id);

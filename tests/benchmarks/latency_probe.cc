@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
     while (Clock::now() - start < std::chrono::seconds(10)) {
       auto got =
           oncecount::http::HttpGet(api, "/v1/counters/" + counter, std::chrono::milliseconds(2000));
-      const auto* r = std::get_if<oncecount::http::ClientResponse>(&got);
+      const auto* r = (got.ok() ? &got.value() : nullptr);
       if (r != nullptr && r->status == 200) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }

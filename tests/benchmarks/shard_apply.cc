@@ -73,7 +73,7 @@ std::unique_ptr<ShardState> NewShard(int32_t partition) {
   spec.target_fpp = 1e-9;
   auto made = ShardState::Create(partition, spec, Millis{kT0});
   if (!made.ok()) {
-    std::fprintf(stderr, "%s\n", made.error().c_str());
+    std::fprintf(stderr, "%s\n", made.message().c_str());
     std::exit(1);
   }
   auto state = std::move(made).value();

@@ -44,7 +44,7 @@ oncecount::filter::DedupSpec Spec() {
 std::unique_ptr<ShardState> NewShard() {
   auto made = ShardState::Create(0, Spec(), Millis{0});
   if (!made.ok()) {
-    std::fprintf(stderr, "%s\n", made.error().c_str());
+    std::fprintf(stderr, "%s\n", made.message().c_str());
     std::exit(1);
   }
   return std::move(made).value();

@@ -20,18 +20,22 @@ EnvLookup EnvOf(std::map<std::string, std::string> vars) {
   };
 }
 
-Config Ok(const ConfigResult& r) {
-  if (const auto* e = std::get_if<ConfigError>(&r)) {
-    ADD_FAILURE() << e->ToString();
+Config Ok(const base::Result<Config>& r) {
+  if (!r) {
+    ADD_FAILURE() << r.error();
     return Config{};
   }
-  return std::get<Config>(r);
+  return r.value();
 }
 
-ConfigError Err(const ConfigResult& r) {
-  if (const auto* e = std::get_if<ConfigError>(&r)) return *e;
+// The error, which must be a configuration error (kBadConfig; its subject is the key).
+base::Error Err(const base::Result<Config>& r) {
+  if (!r) {
+    EXPECT_EQ(r.code(), base::Errc::kBadConfig) << r.error();
+    return r.error();
+  }
   ADD_FAILURE() << "expected a configuration error";
-  return ConfigError{};
+  return base::Error(base::Errc::kInternal, "");
 }
 
 TEST(Config, GivesEveryKeyItsDefaultForAnEmptyFile) {
@@ -55,8 +59,7 @@ TEST(Config, GivesEveryKeyItsDefaultForAnEmptyFile) {
 }
 
 TEST(Config, ShippedDefaultFileEqualsTheBuiltInDefaults) {
-  const ConfigResult shipped =
-      LoadConfigFile(ONCECOUNT_SOURCE_DIR "/config/oncecount.yaml", NoEnv());
+  const auto shipped = LoadConfigFile(ONCECOUNT_SOURCE_DIR "/config/oncecount.yaml", NoEnv());
   EXPECT_EQ(RenderConfig(Ok(shipped)), RenderConfig(Ok(ParseConfig("", NoEnv()))));
 }
 
@@ -117,15 +120,15 @@ TEST(Config, LetsTheEnvironmentOverrideTheFile) {
 }
 
 TEST(Config, NamesTheKeyAndTheVariableOfABadEnvironmentValue) {
-  const ConfigError e = Err(ParseConfig("", EnvOf({{"ONCECOUNT_PROCESSING_THREADS", "many"}})));
-  EXPECT_EQ(e.key, "processing.threads");
-  EXPECT_NE(e.message.find("ONCECOUNT_PROCESSING_THREADS"), std::string::npos) << e.message;
-  EXPECT_NE(e.message.find("0..256"), std::string::npos) << e.message;
+  const base::Error e = Err(ParseConfig("", EnvOf({{"ONCECOUNT_PROCESSING_THREADS", "many"}})));
+  EXPECT_EQ(e.subject(), "processing.threads");
+  EXPECT_NE(e.message().find("ONCECOUNT_PROCESSING_THREADS"), std::string::npos) << e.message();
+  EXPECT_NE(e.message().find("0..256"), std::string::npos) << e.message();
 }
 
 TEST(Config, RejectsAnUnknownKeyNamingIt) {
-  EXPECT_EQ(Err(ParseConfig("dedup:\n  windw_ms: 5\n", NoEnv())).key, "dedup.windw_ms");
-  EXPECT_EQ(Err(ParseConfig("dedupe:\n  window_ms: 5\n", NoEnv())).key, "dedupe");
+  EXPECT_EQ(Err(ParseConfig("dedup:\n  windw_ms: 5\n", NoEnv())).subject(), "dedup.windw_ms");
+  EXPECT_EQ(Err(ParseConfig("dedupe:\n  window_ms: 5\n", NoEnv())).subject(), "dedupe");
 }
 
 TEST(Config, RejectsWrongTypesNamingTheKeyAndWhatWasExpected) {
@@ -151,33 +154,34 @@ TEST(Config, RejectsWrongTypesNamingTheKeyAndWhatWasExpected) {
       {"kafka:\n  group_id: \"\"\n", "kafka.group_id", "non-empty"},
   };
   for (const Case& c : cases) {
-    const ConfigError e = Err(ParseConfig(c.yaml, NoEnv()));
-    EXPECT_EQ(e.key, c.key) << c.yaml;
-    EXPECT_NE(e.message.find(c.expected), std::string::npos) << c.yaml << " -> " << e.message;
+    const base::Error e = Err(ParseConfig(c.yaml, NoEnv()));
+    EXPECT_EQ(e.subject(), c.key) << c.yaml;
+    EXPECT_NE(e.message().find(c.expected), std::string::npos) << c.yaml << " -> " << e.message();
   }
 }
 
 TEST(Config, RejectsOutOfRangeValuesNamingTheKey) {
-  EXPECT_EQ(Err(ParseConfig("dedup:\n  window_ms: 0\n", NoEnv())).key, "dedup.window_ms");
-  EXPECT_EQ(Err(ParseConfig("dedup:\n  window_ms: -5\n", NoEnv())).key, "dedup.window_ms");
-  EXPECT_EQ(Err(ParseConfig("dedup:\n  target_fpp: 0\n", NoEnv())).key, "dedup.target_fpp");
-  EXPECT_EQ(Err(ParseConfig("dedup:\n  target_fpp: 1\n", NoEnv())).key, "dedup.target_fpp");
-  EXPECT_EQ(Err(ParseConfig("dedup:\n  expected_rate: -1\n", NoEnv())).key, "dedup.expected_rate");
-  EXPECT_EQ(Err(ParseConfig("processing:\n  commit_interval_ms: 0\n", NoEnv())).key,
+  EXPECT_EQ(Err(ParseConfig("dedup:\n  window_ms: 0\n", NoEnv())).subject(), "dedup.window_ms");
+  EXPECT_EQ(Err(ParseConfig("dedup:\n  window_ms: -5\n", NoEnv())).subject(), "dedup.window_ms");
+  EXPECT_EQ(Err(ParseConfig("dedup:\n  target_fpp: 0\n", NoEnv())).subject(), "dedup.target_fpp");
+  EXPECT_EQ(Err(ParseConfig("dedup:\n  target_fpp: 1\n", NoEnv())).subject(), "dedup.target_fpp");
+  EXPECT_EQ(Err(ParseConfig("dedup:\n  expected_rate: -1\n", NoEnv())).subject(),
+            "dedup.expected_rate");
+  EXPECT_EQ(Err(ParseConfig("processing:\n  commit_interval_ms: 0\n", NoEnv())).subject(),
             "processing.commit_interval_ms");
-  EXPECT_EQ(Err(ParseConfig("processing:\n  standby_replicas: 9\n", NoEnv())).key,
+  EXPECT_EQ(Err(ParseConfig("processing:\n  standby_replicas: 9\n", NoEnv())).subject(),
             "processing.standby_replicas");
 }
 
 TEST(Config, RejectsAWindowTheFilterCannotHold) {
   // A day at a million events per second per shard: far beyond one shard's memory.
-  const ConfigError e =
+  const base::Error e =
       Err(ParseConfig("dedup:\n  window_ms: 86400000\n  expected_rate: 1000000\n", NoEnv()));
-  EXPECT_EQ(e.key, "dedup.window_ms");
-  EXPECT_NE(e.message.find("GiB"), std::string::npos) << e.message;
-  const ConfigError exact = Err(ParseConfig(
+  EXPECT_EQ(e.subject(), "dedup.window_ms");
+  EXPECT_NE(e.message().find("GiB"), std::string::npos) << e.message();
+  const base::Error exact = Err(ParseConfig(
       "dedup:\n  mode: exact\n  window_ms: 86400000\n  expected_rate: 100000\n", NoEnv()));
-  EXPECT_EQ(exact.key, "dedup.window_ms");
+  EXPECT_EQ(exact.subject(), "dedup.window_ms");
   // The same window without dedup holds nothing and is accepted.
   Ok(ParseConfig("dedup:\n  mode: none\n  window_ms: 86400000\n  expected_rate: 1000000\n",
                  NoEnv()));
@@ -193,26 +197,26 @@ TEST(Config, AcceptsGaussianConstituentFiltersWithTheirCellBits) {
 
 TEST(Config, RejectsCellBitsOtherThanFourEightOrSixtyFour) {
   for (const char* bits : {"3", "16", "0", "x"}) {
-    const ConfigError e = Err(ParseConfig(
+    const base::Error e = Err(ParseConfig(
         std::string("dedup:\n  filter: gaussian\n  cell_bits: ") + bits + "\n", NoEnv()));
-    EXPECT_EQ(e.key, "dedup.cell_bits");
+    EXPECT_EQ(e.subject(), "dedup.cell_bits");
   }
 }
 
 TEST(Config, RejectsAnUnknownConstituentFilter) {
-  EXPECT_EQ(Err(ParseConfig("dedup:\n  filter: cuckoo\n", NoEnv())).key, "dedup.filter");
+  EXPECT_EQ(Err(ParseConfig("dedup:\n  filter: cuckoo\n", NoEnv())).subject(), "dedup.filter");
 }
 
 TEST(Config, ReportsYamlThatDoesNotParse) {
-  const ConfigError e = Err(ParseConfig("dedup: [unclosed\n", NoEnv(), "broken.yaml"));
-  EXPECT_TRUE(e.key.empty());
-  EXPECT_NE(e.message.find("broken.yaml"), std::string::npos) << e.message;
-  EXPECT_FALSE(Err(ParseConfig("- a\n- b\n", NoEnv())).message.empty());
+  const base::Error e = Err(ParseConfig("dedup: [unclosed\n", NoEnv(), "broken.yaml"));
+  EXPECT_TRUE(e.subject().empty());
+  EXPECT_NE(e.message().find("broken.yaml"), std::string::npos) << e.message();
+  EXPECT_FALSE(Err(ParseConfig("- a\n- b\n", NoEnv())).message().empty());
 }
 
 TEST(Config, ReportsAFileThatCannotBeRead) {
-  const ConfigError e = Err(LoadConfigFile("/nonexistent/oncecount.yaml", NoEnv()));
-  EXPECT_NE(e.message.find("/nonexistent/oncecount.yaml"), std::string::npos);
+  const base::Error e = Err(LoadConfigFile("/nonexistent/oncecount.yaml", NoEnv()));
+  EXPECT_NE(e.message().find("/nonexistent/oncecount.yaml"), std::string::npos);
 }
 
 TEST(Config, RendersAConfigurationThatParsesBackToItself) {

@@ -26,9 +26,8 @@ class ServerFixture : public ::testing::Test {
  protected:
   void StartServer(Handler handler, ServerLimits limits = {}, int threads = 1) {
     auto listening = Server::Listen(io_, "127.0.0.1:0", std::move(handler), limits);
-    ASSERT_TRUE(std::holds_alternative<std::shared_ptr<Server>>(listening))
-        << std::get<std::string>(listening);
-    server_ = std::get<std::shared_ptr<Server>>(listening);
+    ASSERT_TRUE(listening.ok()) << listening.message();
+    server_ = listening.value();
     for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { io_.run(); });
   }
   void TearDown() override {
@@ -264,9 +263,11 @@ TEST_F(ServerFixture, TurnsAHandlerExceptionIntoA500) {
 TEST(ServerListen, NamesTheAddressWhenItCannotListen) {
   net::io_context io;
   auto bad = Server::Listen(io, "not-an-ip:80", Echo());
-  ASSERT_TRUE(std::holds_alternative<std::string>(bad));
-  EXPECT_NE(std::get<std::string>(bad).find("not-an-ip"), std::string::npos);
-  EXPECT_TRUE(std::holds_alternative<std::string>(Server::Listen(io, "127.0.0.1:99999", Echo())));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.code(), base::Errc::kBadConfig);
+  EXPECT_EQ(bad.error().subject(), "http.listen");
+  EXPECT_NE(bad.message().find("not-an-ip"), std::string::npos);
+  EXPECT_FALSE(Server::Listen(io, "127.0.0.1:99999", Echo()).ok());
 }
 
 }  // namespace

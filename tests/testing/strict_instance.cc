@@ -56,11 +56,11 @@ StrictInstance::StrictInstance(StrictKafka& kafka, StrictInstanceOptions options
     ro.log = log;
     ro.metrics = &metrics_;
     auto made = replica::Replicator::Create(std::move(ro), board_);
-    if (auto* error = std::get_if<std::string>(&made)) {
+    if (auto* error = (made.ok() ? nullptr : &made.message())) {
       ADD_FAILURE() << options_.process << ": " << *error;
       return;
     }
-    replicator_ = std::move(std::get<std::unique_ptr<replica::Replicator>>(made));
+    replicator_ = std::move(made).value();
     replicator_->Start();
   }
   service::ProcessorOptions po;
@@ -76,17 +76,17 @@ StrictInstance::StrictInstance(StrictKafka& kafka, StrictInstanceOptions options
   po.log = log;
   po.metrics = &metrics_;
   auto made = service::Processor::Create(std::move(po), board_, workers, replicator_.get());
-  if (auto* error = std::get_if<std::string>(&made)) {
+  if (auto* error = (made.ok() ? nullptr : &made.message())) {
     ADD_FAILURE() << options_.process << ": " << *error;
     return;
   }
-  processor_ = std::move(std::get<std::unique_ptr<service::Processor>>(made));
-  EXPECT_EQ(processor_->Start(), "");
+  processor_ = std::move(made).value();
+  EXPECT_TRUE(processor_->Start().ok());
 }
 
 StrictInstance::~StrictInstance() {
-  if (processor_ && !dead_) processor_->Finish();
-  if (replicator_ && !dead_) replicator_->Finish();
+  if (processor_ && !dead_) (void)processor_->Finish();
+  if (replicator_ && !dead_) (void)replicator_->Finish();
   processor_.reset();
   replicator_.reset();
   for (auto& w : workers_) w->Close();
@@ -120,12 +120,12 @@ void StrictInstance::Kill() {
   dead_ = true;
 }
 
-std::string StrictInstance::Finish() {
-  if (!processor_ || dead_) return "no running processor";
+base::Status StrictInstance::Finish() {
+  if (!processor_ || dead_) return base::Error(base::Errc::kInternal, "no running processor");
   dead_ = true;  // once only
-  std::string error = processor_->Finish();
-  if (replicator_) replicator_->Finish();
-  return error;
+  base::Status finished = processor_->Finish();
+  if (replicator_) (void)replicator_->Finish();
+  return finished;
 }
 
 std::shared_ptr<const shard::ShardView> StrictInstance::View(int32_t p) const {

@@ -81,8 +81,8 @@ class StrictInstance {
   void Kill();
   // The double crashed the process (CrashAt): the test stops driving it.
   void MarkKilled() { dead_ = true; }
-  // The processor's clean shutdown; returns its error ("" on a clean stop).
-  std::string Finish();
+  // The processor's clean shutdown; returns its error (ok on a clean stop).
+  base::Status Finish();
 
   // The view this instance publishes for shard p (active, standby or replica).
   std::shared_ptr<const shard::ShardView> View(int32_t p) const;

@@ -1299,36 +1299,36 @@ class StrictClients final : public kafka::Clients {
  public:
   explicit StrictClients(Identity identity) : id_(std::move(identity)) {}
 
-  filter::Result<std::unique_ptr<kafka::GroupConsumer>> NewGroupConsumer(
+  base::Result<std::unique_ptr<kafka::GroupConsumer>> NewGroupConsumer(
       const kafka::GroupConsumerSpec& spec) override {
-    if (Dead()) return filter::Error{"crashed"};
+    if (Dead()) return base::KafkaFailure("crashed");
     return std::unique_ptr<kafka::GroupConsumer>(std::make_unique<StrictGroupConsumer>(id_, spec));
   }
-  filter::Result<std::unique_ptr<kafka::TransactionalProducer>> NewTransactionalProducer(
+  base::Result<std::unique_ptr<kafka::TransactionalProducer>> NewTransactionalProducer(
       const std::string& transactional_id, std::chrono::milliseconds transaction_timeout) override {
-    if (Dead()) return filter::Error{"crashed"};
+    if (Dead()) return base::KafkaFailure("crashed");
     return std::unique_ptr<kafka::TransactionalProducer>(
         std::make_unique<StrictTransactionalProducer>(id_, transactional_id, transaction_timeout));
   }
-  filter::Result<std::unique_ptr<kafka::PartitionReader>> NewPartitionReader(
+  base::Result<std::unique_ptr<kafka::PartitionReader>> NewPartitionReader(
       const std::string&) override {
-    if (Dead()) return filter::Error{"crashed"};
+    if (Dead()) return base::KafkaFailure("crashed");
     return std::unique_ptr<kafka::PartitionReader>(std::make_unique<StrictPartitionReader>(id_));
   }
-  filter::Result<std::unique_ptr<kafka::PlainProducer>> NewPlainProducer() override {
-    if (Dead()) return filter::Error{"crashed"};
+  base::Result<std::unique_ptr<kafka::PlainProducer>> NewPlainProducer() override {
+    if (Dead()) return base::KafkaFailure("crashed");
     return std::unique_ptr<kafka::PlainProducer>(std::make_unique<StrictPlainProducer>(id_));
   }
-  filter::Result<std::map<std::string, int>> PartitionCounts(std::chrono::milliseconds) override;
-  filter::Result<int64_t> HighWatermark(const std::string& topic, int32_t partition,
-                                        std::chrono::milliseconds) override;
-  filter::Result<int64_t> LogStart(const std::string& topic, int32_t partition,
-                                   std::chrono::milliseconds) override {
+  base::Result<std::map<std::string, int>> PartitionCounts(std::chrono::milliseconds) override;
+  base::Result<int64_t> HighWatermark(const std::string& topic, int32_t partition,
+                                      std::chrono::milliseconds) override;
+  base::Result<int64_t> LogStart(const std::string& topic, int32_t partition,
+                                 std::chrono::milliseconds) override {
     std::lock_guard lock(id_.cluster->mu);
-    if (id_.crashed()) return filter::Error{"crashed"};
+    if (id_.crashed()) return base::KafkaFailure("crashed");
     const auto* log = id_.cluster->FindPartition(topic, partition);
     if (log == nullptr)
-      return filter::Error{UnknownPartition(ErrorKind::kFailed, topic, partition).ToString()};
+      return base::KafkaFailure(UnknownPartition(ErrorKind::kFailed, topic, partition).ToString());
     return log->log_start;
   }
   std::optional<size_t> RetentionBytes(const std::string& topic) override {
@@ -1358,12 +1358,11 @@ class StrictClients final : public kafka::Clients {
   const Identity id_;
 };
 
-filter::Result<std::map<std::string, int>> StrictClients::PartitionCounts(
-    std::chrono::milliseconds) {
+base::Result<std::map<std::string, int>> StrictClients::PartitionCounts(std::chrono::milliseconds) {
   std::lock_guard lock(id_.cluster->mu);
-  if (id_.crashed()) return filter::Error{"crashed"};
+  if (id_.crashed()) return base::KafkaFailure("crashed");
   if (auto injected = id_.cluster->TakeInjection(Call::kPartitionCounts, id_.instance)) {
-    return filter::Error{injected->ToString()};
+    return base::KafkaFailure(injected->ToString());
   }
   std::map<std::string, int> counts;
   for (const auto& [name, partitions] : id_.cluster->topics) {
@@ -1372,16 +1371,16 @@ filter::Result<std::map<std::string, int>> StrictClients::PartitionCounts(
   return counts;
 }
 
-filter::Result<int64_t> StrictClients::HighWatermark(const std::string& topic, int32_t partition,
-                                                     std::chrono::milliseconds) {
+base::Result<int64_t> StrictClients::HighWatermark(const std::string& topic, int32_t partition,
+                                                   std::chrono::milliseconds) {
   std::lock_guard lock(id_.cluster->mu);
-  if (id_.crashed()) return filter::Error{"crashed"};
+  if (id_.crashed()) return base::KafkaFailure("crashed");
   if (auto injected = id_.cluster->TakeInjection(Call::kHighWatermark, id_.instance)) {
-    return filter::Error{injected->ToString()};
+    return base::KafkaFailure(injected->ToString());
   }
   const auto* log = id_.cluster->FindPartition(topic, partition);
   if (log == nullptr)
-    return filter::Error{UnknownPartition(ErrorKind::kFailed, topic, partition).ToString()};
+    return base::KafkaFailure(UnknownPartition(ErrorKind::kFailed, topic, partition).ToString());
   return log->HighWatermark();
 }
 

@@ -21,7 +21,7 @@ constexpr int64_t kCommittedOffset = -1001;
 constexpr auto kTimeout = 1s;
 
 template <class T>
-T Take(filter::Result<T> result) {
+T Take(base::Result<T> result) {
   EXPECT_TRUE(result.ok()) << result.error();
   return std::move(result).value();
 }

@@ -63,7 +63,7 @@ BatchRecord SampleBatch() {
 
 template <class T>
 T DecodedAs(std::string_view bytes) {
-  filter::Result<Record> decoded = DecodeRecord(bytes);
+  base::Result<Record> decoded = DecodeRecord(bytes);
   if (!decoded.ok()) {
     ADD_FAILURE() << decoded.error();
     return T{};
@@ -285,7 +285,7 @@ TEST(ChangelogRecord, ReportsAChecksumMismatch) {
   bad[kHeaderBytes] ^= 1;
   const auto decoded = DecodeRecord(bad);
   ASSERT_FALSE(decoded.ok());
-  EXPECT_TRUE(Mentions(decoded.error(), "checksum"));
+  EXPECT_TRUE(Mentions(decoded.message(), "checksum"));
 }
 
 TEST(ChangelogRecord, RejectsAWrongMagic) {
@@ -294,14 +294,14 @@ TEST(ChangelogRecord, RejectsAWrongMagic) {
   Reseal(bad);
   const auto decoded = DecodeRecord(bad);
   ASSERT_FALSE(decoded.ok());
-  EXPECT_TRUE(Mentions(decoded.error(), "magic"));
+  EXPECT_TRUE(Mentions(decoded.message(), "magic"));
 }
 
 TEST(ChangelogRecord, RejectsAnotherFormatVersion) {
   for (uint64_t version : {0, 1, 4, 0xffff}) {
     const auto decoded = DecodeRecord(WithField(Encoded(SampleBatch()), kVersionAt, 2, version));
     ASSERT_FALSE(decoded.ok()) << version;
-    EXPECT_TRUE(Mentions(decoded.error(), "version " + std::to_string(version)));
+    EXPECT_TRUE(Mentions(decoded.message(), "version " + std::to_string(version)));
   }
 }
 
@@ -309,7 +309,7 @@ TEST(ChangelogRecord, RejectsAnUnknownRecordType) {
   for (uint64_t type : {0, 4, 255}) {
     const auto decoded = DecodeRecord(WithField(Encoded(ClaimRecord{1, 1, 1}), kTypeAt, 1, type));
     ASSERT_FALSE(decoded.ok()) << type;
-    EXPECT_TRUE(Mentions(decoded.error(), "unknown type"));
+    EXPECT_TRUE(Mentions(decoded.message(), "unknown type"));
   }
 }
 
@@ -330,7 +330,7 @@ TEST(ChangelogRecord, RejectsATruncatedBodyEvenWithAValidChecksum) {
   Reseal(bad);
   const auto decoded = DecodeRecord(bad);
   ASSERT_FALSE(decoded.ok());
-  EXPECT_TRUE(Mentions(decoded.error(), "truncated"));
+  EXPECT_TRUE(Mentions(decoded.message(), "truncated"));
 }
 
 TEST(ChangelogRecord, RejectsTrailingBytesAfterAnyBody) {
@@ -348,14 +348,14 @@ TEST(ChangelogRecord, RejectsAnOversizeRecord) {
   const SnapshotChunk chunk{1, 1, 1, 0, 1, std::string(kMaxRecordBytes, 'z')};
   const auto decoded = DecodeRecord(Encoded(chunk));
   ASSERT_FALSE(decoded.ok());
-  EXPECT_TRUE(Mentions(decoded.error(), "too large"));
+  EXPECT_TRUE(Mentions(decoded.message(), "too large"));
 }
 
 TEST(ChangelogRecord, RejectsASnapshotChunkWhoseIndexIsNotBelowItsCount) {
   for (const auto& [index, count] : {std::pair<uint32_t, uint32_t>{2, 2}, {3, 2}, {0, 0}}) {
     const auto decoded = DecodeRecord(Encoded(SnapshotChunk{1, 1, 1, index, count, "x"}));
     ASSERT_FALSE(decoded.ok()) << index << "/" << count;
-    EXPECT_TRUE(Mentions(decoded.error(), "snapshot chunk"));
+    EXPECT_TRUE(Mentions(decoded.message(), "snapshot chunk"));
   }
   EXPECT_TRUE(DecodeRecord(Encoded(SnapshotChunk{1, 1, 1, 1, 2, "x"})).ok());
 }
@@ -367,7 +367,7 @@ TEST(ChangelogRecord, RejectsABatchWhoseInputRangeEndsBeforeItStarts) {
   batch.input_to = 9;
   const auto decoded = DecodeRecord(Encoded(batch));
   ASSERT_FALSE(decoded.ok());
-  EXPECT_TRUE(Mentions(decoded.error(), "input range"));
+  EXPECT_TRUE(Mentions(decoded.message(), "input range"));
 }
 
 // Counts that claim more elements than the record's bytes could hold are refused
@@ -382,7 +382,7 @@ TEST(ChangelogRecord, RejectsASegmentCountTheBytesCannotHold) {
   }
   const auto huge = DecodeRecord(WithField(good, kBatchSegmentCountAt, 4, 0xffffffff));
   ASSERT_FALSE(huge.ok());
-  EXPECT_TRUE(Mentions(huge.error(), "segment count"));
+  EXPECT_TRUE(Mentions(huge.message(), "segment count"));
 }
 
 TEST(ChangelogRecord, RejectsAHashCountTheBytesCannotHold) {
@@ -391,7 +391,7 @@ TEST(ChangelogRecord, RejectsAHashCountTheBytesCannotHold) {
   ASSERT_EQ(Le(good, hash_count_at, 4), 3u);
   const auto decoded = DecodeRecord(WithField(good, hash_count_at, 4, 0xffffffff));
   ASSERT_FALSE(decoded.ok());
-  EXPECT_TRUE(Mentions(decoded.error(), "hash count"));
+  EXPECT_TRUE(Mentions(decoded.message(), "hash count"));
 }
 
 TEST(ChangelogRecord, RejectsACounterCountTheBytesCannotHold) {
@@ -403,7 +403,7 @@ TEST(ChangelogRecord, RejectsACounterCountTheBytesCannotHold) {
   ASSERT_EQ(Le(good, counter_count_at, 4), 1u);
   const auto decoded = DecodeRecord(WithField(good, counter_count_at, 4, 0xffffffff));
   ASSERT_FALSE(decoded.ok());
-  EXPECT_TRUE(Mentions(decoded.error(), "counter count"));
+  EXPECT_TRUE(Mentions(decoded.message(), "counter count"));
 }
 
 TEST(ChangelogRecord, RejectsACounterNameLongerThanTheLimitOrTheRecord) {

@@ -64,7 +64,7 @@ class Builder {
   uint64_t epoch() const { return Current().epoch(); }
   uint64_t last_seq() const { return Current().last_seq(); }
 
-  filter::Result<RestorePlan> Finish() && {
+  base::Result<RestorePlan> Finish() && {
     if (!streaming_.needs_full_read()) return std::move(streaming_).Finish();
     LineageBuilder again;
     for (const std::string& r : fed_) again.Add(std::string_view(r));
@@ -90,7 +90,7 @@ void Feed(Builder& builder, const std::vector<SnapshotChunk>& chunks) {
 }
 
 RestorePlan Planned(Builder builder) {
-  filter::Result<RestorePlan> plan = std::move(builder).Finish();
+  base::Result<RestorePlan> plan = std::move(builder).Finish();
   if (!plan.ok()) {
     ADD_FAILURE() << plan.error();
     return {};
@@ -399,18 +399,18 @@ TEST_P(Lineage, ReportsTheMissingBatchOfAGap) {
   Feed(builder, Batch(1, 2));
   Feed(builder, Batch(1, 4));
   EXPECT_EQ(builder.last_seq(), 4u);
-  filter::Result<RestorePlan> plan = std::move(builder).Finish();
+  base::Result<RestorePlan> plan = std::move(builder).Finish();
   ASSERT_FALSE(plan.ok());
-  EXPECT_NE(plan.error().find("lacks batch 3 of 4"), std::string::npos) << plan.error();
+  EXPECT_NE(plan.message().find("lacks batch 3 of 4"), std::string::npos) << plan.error();
 }
 
 TEST_P(Lineage, ReportsBatchesLostAtTheStartWithoutASnapshot) {
   Builder builder(GetParam());
   Feed(builder, Batch(1, 3));  // 1 and 2 were deleted by retention
   Feed(builder, Batch(1, 4));
-  filter::Result<RestorePlan> plan = std::move(builder).Finish();
+  base::Result<RestorePlan> plan = std::move(builder).Finish();
   ASSERT_FALSE(plan.ok());
-  EXPECT_NE(plan.error().find("lacks batch 1 "), std::string::npos) << plan.error();
+  EXPECT_NE(plan.message().find("lacks batch 1 "), std::string::npos) << plan.error();
 }
 
 TEST_P(Lineage, ReportsAClaimWhoseBaseBatchIsMissing) {
@@ -418,9 +418,9 @@ TEST_P(Lineage, ReportsAClaimWhoseBaseBatchIsMissing) {
   Feed(builder, Batch(1, 1));
   Feed(builder, Claim(2, 2));  // batch 2 was lost
   EXPECT_EQ(builder.last_seq(), 2u);
-  filter::Result<RestorePlan> plan = std::move(builder).Finish();
+  base::Result<RestorePlan> plan = std::move(builder).Finish();
   ASSERT_FALSE(plan.ok());
-  EXPECT_NE(plan.error().find("lacks batch 2 of 2"), std::string::npos) << plan.error();
+  EXPECT_NE(plan.message().find("lacks batch 2 of 2"), std::string::npos) << plan.error();
 }
 
 TEST_P(Lineage, ReportsAGapAfterTheSnapshot) {
@@ -428,9 +428,9 @@ TEST_P(Lineage, ReportsAGapAfterTheSnapshot) {
   Feed(builder, Batch(1, 1));
   Feed(builder, Snapshot(1, 1, {"s"}));
   Feed(builder, Batch(1, 3));
-  filter::Result<RestorePlan> plan = std::move(builder).Finish();
+  base::Result<RestorePlan> plan = std::move(builder).Finish();
   ASSERT_FALSE(plan.ok());
-  EXPECT_NE(plan.error().find("lacks batch 2 of 3 after snapshot 1"), std::string::npos)
+  EXPECT_NE(plan.message().find("lacks batch 2 of 3 after snapshot 1"), std::string::npos)
       << plan.error();
 }
 
@@ -456,9 +456,9 @@ TEST_P(Lineage, IgnoresSnapshotChunksWhoseHeadWasLost) {
   std::vector<SnapshotChunk> chunks = Snapshot(1, 1, {"a", "b"});
   Feed(builder, chunks[1]);  // chunk 0 went to retention
   Feed(builder, Batch(1, 2));
-  filter::Result<RestorePlan> plan = std::move(builder).Finish();
+  base::Result<RestorePlan> plan = std::move(builder).Finish();
   ASSERT_FALSE(plan.ok());  // batch 1 is gone and no snapshot covers it
-  EXPECT_NE(plan.error().find("lacks batch 1 "), std::string::npos) << plan.error();
+  EXPECT_NE(plan.message().find("lacks batch 1 "), std::string::npos) << plan.error();
 }
 
 TEST_P(Lineage, CountsUndecodableRecordsAsIgnored) {
@@ -525,7 +525,7 @@ TEST(LineageKeepingFromTheNewestSnapshot, HoldsOnlyTheNewestSnapshotAndTheBatche
   for (int i = 0; i < 3; ++i) builder.Add(Record{Batch(1, ++seq)});
   EXPECT_EQ(builder.held_batches(), 3u);
   EXPECT_EQ(builder.last_seq(), 53u);
-  filter::Result<RestorePlan> kept = std::move(builder).Finish();
+  base::Result<RestorePlan> kept = std::move(builder).Finish();
   ASSERT_TRUE(kept.ok()) << kept.error();
   EXPECT_EQ(kept.value().snapshot, "s4!");
   EXPECT_EQ(kept.value().snapshot_seq, 50u);
@@ -546,9 +546,9 @@ TEST(LineageKeepingFromTheNewestSnapshot, AsksForAFullReadWhenAClaimCutsBackBefo
   EXPECT_FALSE(builder.needs_full_read());
   builder.Add(Record{Claim(2, 1)});
   EXPECT_TRUE(builder.needs_full_read());
-  filter::Result<RestorePlan> plan = std::move(builder).Finish();
+  base::Result<RestorePlan> plan = std::move(builder).Finish();
   ASSERT_FALSE(plan.ok());
-  EXPECT_NE(plan.error().find("read it again"), std::string::npos) << plan.error();
+  EXPECT_NE(plan.message().find("read it again"), std::string::npos) << plan.error();
 }
 
 TEST(LineageKeepingFromTheNewestSnapshot, ANewerClaimFromItsSnapshotOnNeedsNothingItLetGo) {
@@ -560,7 +560,7 @@ TEST(LineageKeepingFromTheNewestSnapshot, ANewerClaimFromItsSnapshotOnNeedsNothi
   builder.Add(Record{Claim(2, 2)});
   builder.Add(Record{Batch(2, 3)});
   EXPECT_FALSE(builder.needs_full_read());
-  filter::Result<RestorePlan> plan = std::move(builder).Finish();
+  base::Result<RestorePlan> plan = std::move(builder).Finish();
   ASSERT_TRUE(plan.ok()) << plan.error();
   EXPECT_EQ(plan.value().snapshot_seq, 2u);
   EXPECT_EQ(SeqsAndEpochs(plan.value()), (SeqEpoch{{3, 2}}));

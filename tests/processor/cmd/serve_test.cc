@@ -134,8 +134,8 @@ TEST_F(ServeTest, DeadLettersEveryMalformedMessageWithItsReasonAndSourceAndKeeps
   EXPECT_EQ(seen, reasons) << "the workload cycles through every stateless reason";
 
   auto got = http::HttpGet(url, "/v1/stats", 10s);
-  ASSERT_TRUE(std::holds_alternative<http::ClientResponse>(got));
-  const std::string stats = std::get<http::ClientResponse>(got).body;
+  ASSERT_TRUE(got.ok());
+  const std::string stats = got.value().body;
   EXPECT_NE(stats.find("\"dead_lettered\":" + std::to_string(malformed) + ","), std::string::npos)
       << stats.substr(0, 400);
   serve.Signal(SIGTERM);
@@ -267,8 +267,8 @@ class ServeBeforeTopicsTest : public ServeTest {
  protected:
   void StartCluster() override {
     auto started = kafka::EmbeddedCluster::Start(1, {{"events", 8}, {"events.dlq", 8}});
-    ASSERT_TRUE(std::holds_alternative<std::unique_ptr<kafka::EmbeddedCluster>>(started));
-    cluster_ = std::move(std::get<std::unique_ptr<kafka::EmbeddedCluster>>(started));
+    ASSERT_TRUE(started.ok());
+    cluster_ = std::move(started).value();
     bootstrap_ = cluster_->bootstrap_servers();
   }
   bool Logged(const std::string& name, const std::string& text) {
@@ -279,7 +279,7 @@ class ServeBeforeTopicsTest : public ServeTest {
 TEST_F(ServeBeforeTopicsTest, WaitsForAMissingTopicAndCountsOnceItIsCreated) {
   std::thread topics_job([&] {
     EXPECT_TRUE(WaitFor([&] { return Logged("a", "waiting for topic events.changelog"); }, 30s));
-    EXPECT_EQ(cluster_->CreateTopic({"events.changelog", 8}), "");
+    EXPECT_TRUE(cluster_->CreateTopic({"events.changelog", 8}).ok());
   });
   auto [serve, url] = Serve("a");
   topics_job.join();
@@ -296,7 +296,28 @@ TEST_F(ServeBeforeTopicsTest, StopsCleanlyOnSigtermWhileItWaitsForATopic) {
   ASSERT_TRUE(WaitFor([&] { return Logged("a", "waiting for topic events.changelog"); }, 30s));
   serve.Signal(SIGTERM);
   EXPECT_EQ(serve.Wait(10s), 0);
-  EXPECT_TRUE(Logged("a", "serve: stopped while waiting: topic events.changelog does not exist"))
+  EXPECT_TRUE(Logged("a", "serve: stopped while waiting for topic events.changelog to be created"))
+      << ReadFile(dir_ + "/a.log");
+}
+
+// The topics were created by hand, the changelog with fewer partitions than the input.
+class ServeMisdeployedTopicsTest : public ServeBeforeTopicsTest {
+ protected:
+  void StartCluster() override {
+    auto started = kafka::EmbeddedCluster::Start(
+        1, {{"events", 8}, {"events.dlq", 8}, {"events.changelog", 4}});
+    ASSERT_TRUE(started.ok());
+    cluster_ = std::move(started).value();
+    bootstrap_ = cluster_->bootstrap_servers();
+  }
+};
+
+// SPEC §3: a deployment the configuration does not fit is a configuration error
+// (exit 2), which a supervisor should not restart in a loop, not a runtime one.
+TEST_F(ServeMisdeployedTopicsTest, ExitsWithTheConfigurationErrorCodeNamingTheTopic) {
+  ChildProcess serve = SpawnServe("a");
+  EXPECT_EQ(serve.Wait(60s), 2);
+  EXPECT_TRUE(Logged("a", "serve: topic events.changelog: has 4 partitions; it needs 8"))
       << ReadFile(dir_ + "/a.log");
 }
 

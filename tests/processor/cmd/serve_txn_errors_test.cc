@@ -206,7 +206,7 @@ class ServeTxnErrorsTest : public ServiceFixture {
 
   static bool Ready(const std::string& url) {
     auto got = http::HttpGet(url, "/readyz", 5s);
-    auto* r = std::get_if<http::ClientResponse>(&got);
+    auto* r = (got.ok() ? &got.value() : nullptr);
     return r != nullptr && r->status == 200;
   }
 

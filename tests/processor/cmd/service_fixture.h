@@ -55,7 +55,7 @@ inline int64_t TruthField(const std::string& truth_file, const std::string& fiel
 // The body of GET url+target, or "" when the request failed.
 inline std::string Get(const std::string& url, const std::string& target) {
   auto got = http::HttpGet(url, target, 10s);
-  if (auto* r = std::get_if<http::ClientResponse>(&got)) return r->body;
+  if (auto* r = (got.ok() ? &got.value() : nullptr)) return r->body;
   return "";
 }
 
@@ -92,8 +92,8 @@ class ServiceFixture : public ::testing::Test {
     auto started = kafka::EmbeddedCluster::Start(
         brokers,
         {{"events", 8}, {"events.dlq", 8}, {"events.changelog", 8}, {"events.members", 1}});
-    ASSERT_TRUE(std::holds_alternative<std::unique_ptr<kafka::EmbeddedCluster>>(started));
-    cluster_ = std::move(std::get<std::unique_ptr<kafka::EmbeddedCluster>>(started));
+    ASSERT_TRUE(started.ok());
+    cluster_ = std::move(started).value();
     bootstrap_ = cluster_->bootstrap_servers();
   }
 

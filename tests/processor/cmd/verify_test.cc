@@ -28,7 +28,7 @@ class FakeService {
   FakeService() {
     auto listening = http::Server::Listen(io_, "127.0.0.1:0",
                                           [this](const http::Request& r) { return Serve(r); });
-    server_ = std::get<std::shared_ptr<http::Server>>(listening);
+    server_ = listening.value();
     thread_ = std::thread([this] { io_.run(); });
   }
   ~FakeService() {

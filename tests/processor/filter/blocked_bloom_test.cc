@@ -161,7 +161,7 @@ void ExpectRejected(uint64_t bits, int hashes, uint32_t block, const std::string
   auto created = BlockedBloom::Create(bits, hashes, 0, block);
   ASSERT_FALSE(created.ok()) << "accepted bits " << bits << ", hashes " << hashes << ", block "
                              << block;
-  EXPECT_NE(created.error().find(word), std::string::npos) << created.error();
+  EXPECT_NE(created.message().find(word), std::string::npos) << created.error();
 }
 
 TEST(BlockedBloom, RejectsBadParametersNamingThem) {

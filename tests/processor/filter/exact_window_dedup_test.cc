@@ -180,7 +180,7 @@ TEST(ExactWindowDedup, RejectsANonPositiveWindowNamingTheWindow) {
   for (int64_t w : {0, -1, -60000}) {
     auto created = ExactWindowDedup::Create(Millis{w}, 100, Millis{0});
     ASSERT_FALSE(created.ok()) << w;
-    EXPECT_NE(created.error().find("window"), std::string::npos) << created.error();
+    EXPECT_NE(created.message().find("window"), std::string::npos) << created.error();
   }
 }
 

@@ -114,7 +114,7 @@ TEST(MakeDedupFilter, BuildsNoDedup) {
 void ExpectRejected(const DedupSpec& spec, const std::string& word) {
   auto made = MakeDedupFilter(spec, Millis{0});
   ASSERT_FALSE(made.ok()) << "mode " << ModeName(spec.mode);
-  EXPECT_NE(made.error().find(word), std::string::npos) << made.error();
+  EXPECT_NE(made.message().find(word), std::string::npos) << made.error();
 }
 
 TEST(MakeDedupFilter, RejectsBadSpecsNamingTheField) {
@@ -143,7 +143,7 @@ TEST(MakeDedupFilter, ReportsAnExactWindowTooLargeForMemoryAsAnError) {
   DedupSpec spec = Spec(DedupMode::kExact);
   spec.expected_rate = 1e12;
   spec.window = Millis{86'400'000};
-  Result<std::unique_ptr<DedupFilter>> made = Error{"not run"};
+  base::Result<std::unique_ptr<DedupFilter>> made = base::Error(base::Errc::kInternal, "not run");
   EXPECT_NO_THROW(made = MakeDedupFilter(spec, Millis{0}));
   EXPECT_FALSE(made.ok());
 }

@@ -912,7 +912,7 @@ FbfConfig ValidConfig() {
 void ExpectRejected(const FbfConfig& c, const std::string& word) {
   auto f = ForgetfulBloomFilter::Create(c, Millis{0});
   ASSERT_FALSE(f.ok()) << "accepted: " << Describe(c);
-  EXPECT_NE(f.error().find(word), std::string::npos)
+  EXPECT_NE(f.message().find(word), std::string::npos)
       << "the error \"" << f.error() << "\" does not name \"" << word << "\"";
 }
 

@@ -15,7 +15,7 @@ namespace {
 GaussianBloom Make(uint64_t cells, int hashes, int cell_bits, ExpKind exp = ExpKind::kFast,
                    uint64_t seed = 7) {
   auto g = GaussianBloom::Create({cells, hashes, cell_bits, exp, seed});
-  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error());
+  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.message());
   return std::move(g).value();
 }
 
@@ -171,9 +171,9 @@ TEST(GaussianBloom, PacksFourBitCellsSixteenToAWord) {
 }
 
 TEST(GaussianBloom, NamesTheBadParameter) {
-  EXPECT_NE(GaussianBloom::Create({0, 3, 8}).error().find("cells"), std::string::npos);
-  EXPECT_NE(GaussianBloom::Create({256, 0, 8}).error().find("hashes"), std::string::npos);
-  EXPECT_NE(GaussianBloom::Create({256, 3, 16}).error().find("cell bits"), std::string::npos);
+  EXPECT_NE(GaussianBloom::Create({0, 3, 8}).message().find("cells"), std::string::npos);
+  EXPECT_NE(GaussianBloom::Create({256, 0, 8}).message().find("hashes"), std::string::npos);
+  EXPECT_NE(GaussianBloom::Create({256, 3, 16}).message().find("cell bits"), std::string::npos);
 }
 
 }  // namespace

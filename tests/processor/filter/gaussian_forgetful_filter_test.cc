@@ -156,7 +156,7 @@ TEST(GaussianFbf, RejectsCellBitsOtherThanFourEightOrSixtyFour) {
   c.cell_bits = 16;
   auto created = GaussianForgetfulFilter::Create(c, Millis{0});
   ASSERT_FALSE(created.ok());
-  EXPECT_NE(created.error().find("cell bits"), std::string::npos);
+  EXPECT_NE(created.message().find("cell bits"), std::string::npos);
 }
 
 }  // namespace

@@ -173,7 +173,7 @@ TEST(GaussianStateCodec, RejectsBadCellBitsBehindAValidChecksum) {
   // Payload: cells u64, hashes u32, then cell bits at payload offset 12.
   auto decoded = DecodeDedupFilter(WithField(single, 16 + 12, 1, 16));
   ASSERT_FALSE(decoded.ok());
-  EXPECT_NE(decoded.error().find("cell bits"), std::string::npos) << decoded.error();
+  EXPECT_NE(decoded.message().find("cell bits"), std::string::npos) << decoded.error();
 }
 
 TEST(GaussianStateCodec, RejectsADoubleCellAboveThePeakBehindAValidChecksum) {
@@ -184,7 +184,7 @@ TEST(GaussianStateCodec, RejectsADoubleCellAboveThePeakBehindAValidChecksum) {
   b = WithField(b, b.size() - 16, 8, 0x4000000000000000ULL);
   auto decoded = DecodeDedupFilter(b);
   ASSERT_FALSE(decoded.ok());
-  EXPECT_NE(decoded.error().find("peak"), std::string::npos) << decoded.error();
+  EXPECT_NE(decoded.message().find("peak"), std::string::npos) << decoded.error();
 }
 
 }  // namespace

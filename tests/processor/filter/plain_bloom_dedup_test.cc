@@ -85,7 +85,7 @@ TEST(PlainBloomDedup, RejectsBadParametersNamingThem) {
         {1024, 3, 100, "block bits"}}) {
     auto created = PlainBloomDedup::Create(bits, hashes, 0, block);
     ASSERT_FALSE(created.ok());
-    EXPECT_NE(created.error().find(word), std::string::npos) << created.error();
+    EXPECT_NE(created.message().find(word), std::string::npos) << created.error();
   }
 }
 

@@ -126,7 +126,7 @@ TEST(SizeFbf, NeedsFewerBitsForThePairsCheckThanForThePapersCheck) {
 void ExpectRejected(const SizingRequest& r, const std::string& word) {
   auto c = SizeFbf(r);
   ASSERT_FALSE(c.ok()) << "accepted " << Describe(r);
-  EXPECT_NE(c.error().find(word), std::string::npos) << c.error();
+  EXPECT_NE(c.message().find(word), std::string::npos) << c.error();
 }
 
 TEST(SizeFbf, RejectsBadRequestsNamingTheField) {
@@ -142,7 +142,7 @@ TEST(SizeFbf, RejectsBadRequestsNamingTheField) {
 TEST(SizeFbf, RejectsARequestNoFilterSizeCanMeet) {
   auto c = SizeFbf({1000, Millis{60000}, 1e-300});
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.error().find("256 GiB"), std::string::npos) << c.error();
+  EXPECT_NE(c.message().find("256 GiB"), std::string::npos) << c.error();
 }
 
 TEST(SteadyStateWorstFpp, IsTheCheckOverOneSliceInTheFutureAndTwoInEveryOtherFilter) {
@@ -189,7 +189,7 @@ TEST(SizeBloom, RejectsATargetOutsideZeroOne) {
   for (double fpp : {0.0, 1.0, -1.0, std::numeric_limits<double>::quiet_NaN()}) {
     auto size = SizeBloom(100, fpp);
     ASSERT_FALSE(size.ok());
-    EXPECT_NE(size.error().find("target fpp"), std::string::npos) << size.error();
+    EXPECT_NE(size.message().find("target fpp"), std::string::npos) << size.error();
   }
 }
 

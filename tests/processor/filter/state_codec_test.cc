@@ -39,7 +39,7 @@ using oncecount::testing::Reseal;
 using oncecount::testing::WithField;
 
 template <class F>
-F Created(Result<F> r) {
+F Created(base::Result<F> r) {
   if (!r.ok()) ADD_FAILURE() << r.error();
   return std::move(r).value();
 }
@@ -460,7 +460,7 @@ TEST(StateCodec, RejectsEveryTruncationOfEveryMode) {
     for (size_t len = 0; len < state.size(); ++len) {
       auto decoded = DecodeDedupFilter(std::string_view(state).substr(0, len));
       ASSERT_FALSE(decoded.ok()) << "accepted a state truncated to " << len << " bytes";
-      EXPECT_NE(decoded.error().find("corrupt"), std::string::npos) << decoded.error();
+      EXPECT_NE(decoded.message().find("corrupt"), std::string::npos) << decoded.error();
     }
   }
 }
@@ -492,14 +492,14 @@ TEST(StateCodec, RejectsAWrongMagic) {
   Reseal(state);
   auto decoded = DecodeDedupFilter(state);
   ASSERT_FALSE(decoded.ok());
-  EXPECT_NE(decoded.error().find("magic"), std::string::npos) << decoded.error();
+  EXPECT_NE(decoded.message().find("magic"), std::string::npos) << decoded.error();
 }
 
 TEST(StateCodec, RejectsAnUnknownVersionEvenWithAValidChecksum) {
   for (uint64_t version : {0, 1, 3, 0xFFFF}) {
     auto decoded = DecodeDedupFilter(WithField(MakeSmallStates().fbf, 4, 2, version));
     ASSERT_FALSE(decoded.ok());
-    EXPECT_NE(decoded.error().find("version"), std::string::npos) << decoded.error();
+    EXPECT_NE(decoded.message().find("version"), std::string::npos) << decoded.error();
   }
 }
 
@@ -509,7 +509,7 @@ TEST(StateCodec, RejectsAPayloadLengthThatDoesNotMatch) {
   for (uint64_t bad : {length - 1, length + 1, uint64_t{0}, ~uint64_t{0}, uint64_t{1} << 63}) {
     auto decoded = DecodeDedupFilter(WithField(state, 8, 8, bad));
     ASSERT_FALSE(decoded.ok());
-    EXPECT_NE(decoded.error().find("length"), std::string::npos) << decoded.error();
+    EXPECT_NE(decoded.message().find("length"), std::string::npos) << decoded.error();
   }
 }
 
@@ -518,14 +518,14 @@ TEST(StateCodec, RejectsAChecksumMismatch) {
   state[state.size() - 1] = static_cast<char>(state[state.size() - 1] ^ 1);
   auto decoded = DecodeDedupFilter(state);
   ASSERT_FALSE(decoded.ok());
-  EXPECT_NE(decoded.error().find("checksum"), std::string::npos) << decoded.error();
+  EXPECT_NE(decoded.message().find("checksum"), std::string::npos) << decoded.error();
 }
 
 TEST(StateCodec, RejectsAnUnknownMode) {
   for (uint64_t mode : {5, 9, 255}) {
     auto decoded = DecodeDedupFilter(WithField(MakeSmallStates().none, 6, 1, mode));
     ASSERT_FALSE(decoded.ok());
-    EXPECT_NE(decoded.error().find("mode"), std::string::npos) << decoded.error();
+    EXPECT_NE(decoded.message().find("mode"), std::string::npos) << decoded.error();
   }
 }
 
@@ -649,7 +649,8 @@ TEST(StateCodec, RejectsANoneStateWithAPayloadOfTheWrongSize) {
 // sized from it: a state of a few bytes must not make the decoder ask for petabytes.
 TEST(StateCodec, RejectsAnExactStateWhoseEntryCountIsFarBeyondItsPayload) {
   const std::string state = MakeSmallStates().exact;
-  Result<std::unique_ptr<DedupFilter>> decoded = Error{"not run"};
+  base::Result<std::unique_ptr<DedupFilter>> decoded =
+      base::Error(base::Errc::kInternal, "not run");
   EXPECT_NO_THROW(
       decoded = DecodeDedupFilter(WithField(state, exact_at::kEntries, 8, uint64_t{1} << 50)));
   EXPECT_FALSE(decoded.ok());
@@ -658,7 +659,8 @@ TEST(StateCodec, RejectsAnExactStateWhoseEntryCountIsFarBeyondItsPayload) {
 // The same for filter bits: a few hundred bytes must not allocate a 256 GiB filter.
 TEST(StateCodec, RejectsAnFbfStateWhoseBitsAreFarBeyondItsPayload) {
   const std::string state = MakeSmallStates().fbf;
-  Result<std::unique_ptr<DedupFilter>> decoded = Error{"not run"};
+  base::Result<std::unique_ptr<DedupFilter>> decoded =
+      base::Error(base::Errc::kInternal, "not run");
   EXPECT_NO_THROW(
       decoded = DecodeDedupFilter(WithField(state, fbf_at::kBits, 8, kMaxBlocks * kBlockBits)));
   EXPECT_FALSE(decoded.ok());

@@ -19,17 +19,17 @@ class RdKafkaClientsTest : public ::testing::Test {
  protected:
   RdKafkaClientsTest() {
     auto started = EmbeddedCluster::Start(1, {{"log", 2}});
-    if (auto* error = std::get_if<std::string>(&started)) {
+    if (auto* error = (started.ok() ? nullptr : &started.message())) {
       ADD_FAILURE() << *error;
       return;
     }
-    cluster_ = std::move(std::get<std::unique_ptr<EmbeddedCluster>>(started));
+    cluster_ = std::move(started).value();
     clients_ = MakeRdKafkaClients(cluster_->bootstrap_servers(), {});
   }
 
   std::unique_ptr<TransactionalProducer> Producer() {
     auto made = clients_->NewTransactionalProducer("rdkafka-clients-test", 10s);
-    EXPECT_TRUE(made.ok()) << (made.ok() ? "" : made.error());
+    EXPECT_TRUE(made.ok()) << (made.ok() ? "" : made.message());
     if (!made.ok()) return nullptr;
     EXPECT_FALSE(made.value()->InitTransactions(30s));
     return std::move(made).value();

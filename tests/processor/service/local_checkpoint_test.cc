@@ -70,7 +70,7 @@ class CheckpointFiles : public ::testing::Test {
 };
 
 TEST_F(CheckpointFiles, WritesAndReadsBackPerChangelogAndShard) {
-  ASSERT_EQ(WriteCheckpoint(dir_, "events.changelog", Example()), "");
+  ASSERT_TRUE(WriteCheckpoint(dir_, "events.changelog", Example()).ok());
   EXPECT_TRUE(std::filesystem::exists(dir_ + "/events.changelog-3.checkpoint"));
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/events.changelog-3.checkpoint.tmp"));
   auto read = ReadCheckpoint(dir_, "events.changelog", 3);
@@ -87,32 +87,34 @@ TEST_F(CheckpointFiles, WritesAndReadsBackPerChangelogAndShard) {
 }
 
 TEST_F(CheckpointFiles, ANewCheckpointReplacesTheOldOne) {
-  ASSERT_EQ(WriteCheckpoint(dir_, "events.changelog", Example()), "");
+  ASSERT_TRUE(WriteCheckpoint(dir_, "events.changelog", Example()).ok());
   LocalCheckpoint newer = Example();
   newer.seq = 50;
   newer.snapshot = "newer snapshot";
-  ASSERT_EQ(WriteCheckpoint(dir_, "events.changelog", newer), "");
+  ASSERT_TRUE(WriteCheckpoint(dir_, "events.changelog", newer).ok());
   auto read = ReadCheckpoint(dir_, "events.changelog", 3);
   ASSERT_TRUE(read.ok() && read.value().has_value());
   EXPECT_EQ(*read.value(), newer);
 }
 
 TEST_F(CheckpointFiles, ReportsACorruptFileOrOneOfAnotherShard) {
-  ASSERT_EQ(WriteCheckpoint(dir_, "events.changelog", Example()), "");
+  ASSERT_TRUE(WriteCheckpoint(dir_, "events.changelog", Example()).ok());
   std::filesystem::rename(dir_ + "/events.changelog-3.checkpoint",
                           dir_ + "/events.changelog-5.checkpoint");
   auto moved = ReadCheckpoint(dir_, "events.changelog", 5);
   ASSERT_FALSE(moved.ok());
-  EXPECT_NE(moved.error().find("holds shard 3"), std::string::npos) << moved.error();
+  EXPECT_NE(moved.message().find("holds shard 3"), std::string::npos) << moved.error();
   std::ofstream(dir_ + "/events.changelog-6.checkpoint") << "not a checkpoint";
   auto corrupt = ReadCheckpoint(dir_, "events.changelog", 6);
   ASSERT_FALSE(corrupt.ok());
-  EXPECT_NE(corrupt.error().find("bad magic"), std::string::npos) << corrupt.error();
+  EXPECT_NE(corrupt.message().find("bad magic"), std::string::npos) << corrupt.error();
 }
 
 TEST_F(CheckpointFiles, SaysWhyItCannotWrite) {
-  const std::string error = WriteCheckpoint(dir_ + "/missing", "events.changelog", Example());
-  EXPECT_NE(error.find("cannot create"), std::string::npos) << error;
+  const base::Status written = WriteCheckpoint(dir_ + "/missing", "events.changelog", Example());
+  ASSERT_FALSE(written.ok());
+  EXPECT_EQ(written.code(), base::Errc::kIo);
+  EXPECT_NE(written.message().find("cannot create"), std::string::npos) << written.error();
 }
 
 }  // namespace

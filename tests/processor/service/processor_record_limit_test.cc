@@ -87,7 +87,7 @@ std::map<std::string, int64_t> RestoredCounters(StrictKafka& kafka, std::string*
     auto restored = RestoreCold(p, kafka.CommittedValues("events.changelog", p),
                                 testing::TestDedup(), /*claim_id=*/1);
     if (!restored.ok()) {
-      *error = "shard " + std::to_string(p) + ": " + restored.error();
+      *error = "shard " + std::to_string(p) + ": " + restored.message();
       continue;
     }
     for (const auto& c : restored.value().state->counters()) counts[c.name] += c.value;

@@ -323,7 +323,10 @@ TEST(Processor, AProducerFencedByASecondProcessWithItsIdEndsTheInstanceWithAClea
   for (int i = 0; i < 3; ++i) first.Step();
   first.Commit();
   EXPECT_FALSE(first.Step());
-  const std::string error = first.Finish();
+  const base::Status finished = first.Finish();
+  ASSERT_FALSE(finished.ok());
+  EXPECT_EQ(finished.code(), base::Errc::kKafka);
+  const std::string& error = finished.message();
   EXPECT_NE(error.find("PRODUCER_FENCED"), std::string::npos) << error;
   EXPECT_NE(error.find("shared-id"), std::string::npos) << error;
   EXPECT_EQ(CountsInChangelog(kafka), Expected(50)) << "the fenced batch never counts";

@@ -40,11 +40,11 @@ class Feed {
  public:
   Feed() {
     auto started = kafka::EmbeddedCluster::Start(1, {{"events", 2}});
-    if (auto* error = std::get_if<std::string>(&started)) {
+    if (auto* error = (started.ok() ? nullptr : &started.message())) {
       ADD_FAILURE() << *error;
       return;
     }
-    cluster_ = std::move(std::get<std::unique_ptr<kafka::EmbeddedCluster>>(started));
+    cluster_ = std::move(started).value();
     clients_ = kafka::MakeRdKafkaClients(cluster_->bootstrap_servers(), {});
     auto producer = clients_->NewPlainProducer();
     auto reader = clients_->NewPartitionReader("shard-worker-test");

@@ -1132,7 +1132,7 @@ TEST(ShardState, RejectsASnapshotWhoseBodyLengthDisagreesWithItsFrame) {
   bad += LittleEndian(XXH3_64bits(bad.data(), bad.size()), 8);
   auto made = ShardState::FromSnapshot(bad);
   ASSERT_FALSE(made.ok());
-  EXPECT_NE(made.error().find("body length"), std::string::npos) << made.error();
+  EXPECT_NE(made.message().find("body length"), std::string::npos) << made.error();
 }
 
 // A frame whose header claims 4e9 bytes but holds 10: the decoder must fail
@@ -1150,7 +1150,7 @@ TEST(ShardState, RejectsASnapshotWhoseFrameClaimsFarMoreThanItHolds) {
   bad += LittleEndian(XXH3_64bits(bad.data(), bad.size()), 8);
   auto made = ShardState::FromSnapshot(bad);
   ASSERT_FALSE(made.ok());
-  EXPECT_NE(made.error().find("cannot decompress"), std::string::npos) << made.error();
+  EXPECT_NE(made.message().find("cannot decompress"), std::string::npos) << made.error();
 }
 
 }  // namespace

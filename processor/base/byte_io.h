@@ -15,9 +15,9 @@
 #include <string_view>
 #include <vector>
 
-#include "processor/filter/dedup_filter.h"
+#include "processor/base/clock.h"
 
-namespace oncecount::filter {
+namespace oncecount::base {
 
 class ByteWriter {
  public:
@@ -107,4 +107,4 @@ class ByteReader {
   bool ok_ = true;
 };
 
-}  // namespace oncecount::filter
+}  // namespace oncecount::base
