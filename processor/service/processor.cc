@@ -70,6 +70,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
   std::unique_ptr<base::MetricRegistry> own_metrics;  // when the options bring none
   base::Histogram* commit_seconds = nullptr;
   base::Histogram* restore_seconds = nullptr;
+  // When the transaction in progress began (steady ms), -1 when none is open. Written
+  // by the processor's thread, read by /metrics while a commit may be blocked.
+  std::atomic<int64_t> txn_open_since_ms{-1};
 
   Impl(ProcessorOptions options, shard::StateBoard& b, std::vector<ShardWorker*> w,
        replica::Replicator* r)
@@ -99,6 +102,15 @@ struct Processor::Impl final : kafka::RebalanceListener {
         "oncecount_restore_duration_seconds",
         "How long each restore of the shards assigned at once took, claim included.",
         base::DurationBuckets());
+    metrics->AddGaugeFunction(
+        "oncecount_open_transaction_age_seconds",
+        "How long the instance's open transaction has been running (0: none is open). An "
+        "open transaction holds back the last stable offset of the changelog and the "
+        "dead-letter topic: read_committed readers (restores, standbys) wait for it.",
+        "", [this] {
+          const int64_t since = txn_open_since_ms.load(std::memory_order_relaxed);
+          return since < 0 ? 0.0 : static_cast<double>(clock.SteadyMs() - since) / 1000.0;
+        });
   }
 
   ShardWorker& WorkerOf(int32_t partition) { return router.WorkerOf(partition); }
@@ -245,7 +257,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
 
   TxnResult TimedTransaction(const TxnContent& content) {
     const int64_t start = clock.SteadyMs();
+    txn_open_since_ms.store(start, std::memory_order_relaxed);
     TxnResult result = Transaction(*producer, clock, kCallTimeout).Run(content);
+    txn_open_since_ms.store(-1, std::memory_order_relaxed);
     commit_seconds->Observe(static_cast<double>(clock.SteadyMs() - start) / 1000.0);
     return result;
   }

@@ -369,5 +369,46 @@ TEST_F(ServeFaultTest, StaysExactThroughFailingRequestsAndABrokerGoingDownAndUp)
   EXPECT_EQ(serve.Wait(30s), 0);
 }
 
+// The value of the unlabelled gauge `name` in a /metrics exposition, or -1.
+double GaugeValue(const std::string& exposition, const std::string& name) {
+  const size_t at = exposition.find("\n" + name + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(exposition.substr(at + name.size() + 2));
+}
+
+// A commit the brokers answer slowly shows as an open transaction of growing age on
+// /metrics (read while the processor's thread waits), and as 0 again once it is in.
+TEST_F(ServeFaultTest, ShowsTheAgeOfATransactionTheBrokersHoldOpen) {
+  const std::string kAge = "oncecount_open_transaction_age_seconds";
+  auto [serve, url] = Serve("a");
+  EXPECT_EQ(GaugeValue(Get(url, "/metrics"), kAge), 0) << "no transaction open while idle";
+  const std::string truth = dir_ + "/truth.json";
+  const uint64_t events = Scaled(6000);
+  int injected = -1;
+  std::thread inject([&] { injected = Inject(events, static_cast<double>(events) / 6.0, truth); });
+  std::this_thread::sleep_for(1s);
+  for (int32_t broker = 1; broker <= 3; ++broker) {
+    rd_kafka_mock_broker_set_rtt(cluster_->mock(), broker, 1500);
+  }
+  double oldest = 0;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        oldest = std::max(oldest, GaugeValue(Get(url, "/metrics"), kAge));
+        return oldest >= 1.0;
+      },
+      60s))
+      << "largest age seen: " << oldest;
+  for (int32_t broker = 1; broker <= 3; ++broker) {
+    rd_kafka_mock_broker_set_rtt(cluster_->mock(), broker, 0);
+  }
+  inject.join();
+  ASSERT_EQ(injected, 0);
+  std::string report;
+  EXPECT_EQ(Verify(truth, url, 120, &report), 0) << report;
+  EXPECT_TRUE(WaitFor([&] { return GaugeValue(Get(url, "/metrics"), kAge) == 0; }, 30s));
+  serve.Signal(SIGTERM);
+  EXPECT_EQ(serve.Wait(30s), 0);
+}
+
 }  // namespace
 }  // namespace oncecount::cmd
