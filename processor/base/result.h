@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -77,6 +78,9 @@ std::ostream& operator<<(std::ostream& out, const Error& error);
 inline Error InvalidArgument(std::string message) {
   return Error(Errc::kInvalidArgument, std::move(message));
 }
+inline Error UsageError(std::string message) {
+  return Error(Errc::kUsage, std::move(message));
+}
 inline Error Corrupt(std::string message) {
   return Error(Errc::kCorrupt, std::move(message));
 }
@@ -117,22 +121,20 @@ class [[nodiscard]] Result {
 // Success or an Error: Result<void>.
 class [[nodiscard]] Status {
  public:
-  Status() = default;  // success
-  Status(Error error)
-      : error_(std::move(error)), ok_(false) {}  // NOLINT(google-explicit-constructor)
+  Status() = default;                                // success
+  Status(Error error) : error_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
   static Status Ok() { return Status(); }
 
-  bool ok() const { return ok_; }
-  explicit operator bool() const { return ok_; }
+  bool ok() const { return !error_.has_value(); }
+  explicit operator bool() const { return ok(); }
   // Only when !ok().
-  const Error& error() const& { return error_; }
-  Error&& error() && { return std::move(error_); }
-  Errc code() const { return error_.code(); }
-  const std::string& message() const { return error_.message(); }
+  const Error& error() const& { return *error_; }
+  Error&& error() && { return *std::move(error_); }
+  Errc code() const { return error_->code(); }
+  const std::string& message() const { return error_->message(); }
 
  private:
-  Error error_{Errc::kInternal, {}};
-  bool ok_ = true;
+  std::optional<Error> error_;  // empty: success
 };
 
 }  // namespace oncecount::base

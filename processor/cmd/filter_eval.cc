@@ -32,16 +32,12 @@ IdHash StreamId(uint64_t seed, uint64_t stream, uint64_t index) {
   return IdHash{filter::SeededMix(IdHash{index}, seed * 1000003 + stream)};
 }
 
-base::Error Usage(std::string message) {
-  return base::Error(base::Errc::kUsage, std::move(message));
-}
-
 // Rate schedule: piecewise constant, `second,rate` rows sorted by second.
 class RateSchedule {
  public:
   static base::Result<RateSchedule> Load(const std::string& path) {
     std::ifstream in(path);
-    if (!in) return Usage("--rate-schedule: cannot open " + path);
+    if (!in) return base::UsageError("--rate-schedule: cannot open " + path);
     RateSchedule s;
     std::string line;
     for (int number = 1; std::getline(in, line); ++number) {
@@ -51,16 +47,16 @@ class RateSchedule {
       char comma = 0;
       if (!(row >> second >> comma >> rate) || comma != ',') {
         if (number == 1) continue;  // a header row
-        return Usage("--rate-schedule: line " + std::to_string(number) +
-                     " is not `second,rate`: " + line);
+        return base::UsageError("--rate-schedule: line " + std::to_string(number) +
+                                " is not `second,rate`: " + line);
       }
       if (rate < 0 || second < 0 || (!s.rows_.empty() && second <= s.rows_.back().first)) {
-        return Usage("--rate-schedule: line " + std::to_string(number) +
-                     " needs a non-negative rate and increasing seconds");
+        return base::UsageError("--rate-schedule: line " + std::to_string(number) +
+                                " needs a non-negative rate and increasing seconds");
       }
       s.rows_.emplace_back(second, rate);
     }
-    if (s.rows_.empty()) return Usage("--rate-schedule: " + path + " has no rows");
+    if (s.rows_.empty()) return base::UsageError("--rate-schedule: " + path + " has no rows");
     return s;
   }
   static RateSchedule Constant(double rate) {
@@ -91,17 +87,17 @@ base::Result<Built> Build(const FilterEvalOptions& o, double first_rate) {
   const Millis start{0};
   const int cell_bits = o.cell_bits.value_or(8);
   if (cell_bits != 4 && cell_bits != 8 && cell_bits != 64) {
-    return Usage("--cell-bits: expected 4, 8 or 64, got " + std::to_string(cell_bits));
+    return base::UsageError("--cell-bits: expected 4, 8 or 64, got " + std::to_string(cell_bits));
   }
   if (o.exp != "fast" && o.exp != "exact") {
-    return Usage("--exp: expected fast or exact, got " + o.exp);
+    return base::UsageError("--exp: expected fast or exact, got " + o.exp);
   }
   const filter::ExpKind exp = o.exp == "fast" ? filter::ExpKind::kFast : filter::ExpKind::kExact;
   if (o.filter != "bloom" && o.filter != "gaussian") {
-    return Usage("--filter: expected bloom or gaussian, got " + o.filter);
+    return base::UsageError("--filter: expected bloom or gaussian, got " + o.filter);
   }
   if (o.cell_bits && o.mode != "gaussian" && o.filter != "gaussian") {
-    return Usage("--cell-bits applies to --mode gaussian and --filter gaussian only");
+    return base::UsageError("--cell-bits applies to --mode gaussian and --filter gaussian only");
   }
   if (o.mode == "fbf") {
     filter::MembershipCheck check;
@@ -112,13 +108,13 @@ base::Result<Built> Build(const FilterEvalOptions& o, double first_rate) {
     } else if (o.check == "any") {
       check = filter::MembershipCheck::kAny;
     } else {
-      return Usage("--check: expected paper, pairs or any, got " + o.check);
+      return base::UsageError("--check: expected paper, pairs or any, got " + o.check);
     }
     filter::FbfConfig config;
     const bool explicit_shape = o.bits || o.hashes || o.past || o.refresh_ms;
     if (explicit_shape) {
       if (!o.bits || !o.hashes || !o.past || !o.refresh_ms) {
-        return Usage(
+        return base::UsageError(
             "--bits, --hashes, --past and --refresh-ms go together (or give none and let "
             "--rate, --window-ms and --target-fpp size the filter)");
       }
@@ -130,9 +126,10 @@ base::Result<Built> Build(const FilterEvalOptions& o, double first_rate) {
       config.window = Millis{o.window_ms.value_or(0)};
       config.target_fpp = o.target_fpp;
     } else {
-      if (!o.window_ms) return Usage("--window-ms is required when the filter sizes itself");
+      if (!o.window_ms)
+        return base::UsageError("--window-ms is required when the filter sizes itself");
       auto sized = filter::SizeFbf({first_rate, Millis{*o.window_ms}, o.target_fpp, check});
-      if (!sized) return Usage("sizing: " + sized.message());
+      if (!sized) return base::UsageError("sizing: " + sized.message());
       config = sized.value();
     }
     config.adaptive = o.adaptive;
@@ -144,25 +141,25 @@ base::Result<Built> Build(const FilterEvalOptions& o, double first_rate) {
     if (o.policy == "paper") {
       config.policy = filter::ResizePolicy::kPaper;
     } else if (o.policy != "guarded") {
-      return Usage("--policy: expected guarded or paper, got " + o.policy);
+      return base::UsageError("--policy: expected guarded or paper, got " + o.policy);
     }
     if (o.model == "classic") {
       config.model = filter::ConstituentModel::kClassic;
     } else if (o.model != "blocked") {
-      return Usage("--model: expected blocked or classic, got " + o.model);
+      return base::UsageError("--model: expected blocked or classic, got " + o.model);
     }
     if (o.filter == "gaussian") {
       // --bits counts cells, as for --mode gaussian.
       config.cell_bits = static_cast<uint32_t>(cell_bits);
       config.exp = exp;
       auto gaussian = filter::GaussianForgetfulFilter::Create(config, start);
-      if (!gaussian) return Usage("fbf: " + gaussian.message());
+      if (!gaussian) return base::UsageError("fbf: " + gaussian.message());
       const Millis window = gaussian->window();
       return Built{std::make_unique<filter::GaussianForgetfulFilter>(std::move(gaussian).value()),
                    window};
     }
     auto fbf = filter::ForgetfulBloomFilter::Create(config, start);
-    if (!fbf) return Usage("fbf: " + fbf.message());
+    if (!fbf) return base::UsageError("fbf: " + fbf.message());
     const Millis window = fbf->window();
     return Built{std::make_unique<filter::ForgetfulBloomFilter>(std::move(fbf).value()), window};
   }
@@ -170,40 +167,40 @@ base::Result<Built> Build(const FilterEvalOptions& o, double first_rate) {
     uint64_t bits = 0;
     int hashes = 0;
     if (o.bits) {
-      if (!o.hashes) return Usage("--hashes is required with --bits");
+      if (!o.hashes) return base::UsageError("--hashes is required with --bits");
       bits = *o.bits;
       hashes = *o.hashes;
     } else {
       if (!o.window_ms) {
-        return Usage("--window-ms or --bits is required for --mode " + o.mode);
+        return base::UsageError("--window-ms or --bits is required for --mode " + o.mode);
       }
       auto size =
           filter::SizeBloom(first_rate * static_cast<double>(*o.window_ms) / 1000.0, o.target_fpp);
-      if (!size) return Usage("sizing: " + size.message());
+      if (!size) return base::UsageError("sizing: " + size.message());
       bits = size->bits;
       hashes = size->hashes;
     }
     if (o.mode == "gaussian") {
       auto gaussian = filter::GaussianDedup::Create({bits, hashes, cell_bits, exp, o.seed});
-      if (!gaussian) return Usage("gaussian: " + gaussian.message());
+      if (!gaussian) return base::UsageError("gaussian: " + gaussian.message());
       return Built{std::make_unique<filter::GaussianDedup>(std::move(gaussian).value()),
                    Millis{o.window_ms.value_or(0)}};
     }
     auto bloom = filter::PlainBloomDedup::Create(bits, hashes, o.seed);
-    if (!bloom) return Usage("bloom: " + bloom.message());
+    if (!bloom) return base::UsageError("bloom: " + bloom.message());
     return Built{std::make_unique<filter::PlainBloomDedup>(std::move(bloom).value()),
                  Millis{o.window_ms.value_or(0)}};
   }
   if (o.mode == "exact") {
-    if (!o.window_ms) return Usage("--window-ms is required for --mode exact");
+    if (!o.window_ms) return base::UsageError("--window-ms is required for --mode exact");
     const Millis window{*o.window_ms};
     auto exact = filter::ExactWindowDedup::Create(
         window, static_cast<uint64_t>(first_rate * static_cast<double>(window.count()) / 1000.0),
         start);
-    if (!exact) return Usage("--window-ms: " + exact.message());
+    if (!exact) return base::UsageError("--window-ms: " + exact.message());
     return Built{std::make_unique<filter::ExactWindowDedup>(std::move(exact).value()), window};
   }
-  return Usage("--mode: expected fbf, bloom, exact or gaussian, got " + o.mode);
+  return base::UsageError("--mode: expected fbf, bloom, exact or gaussian, got " + o.mode);
 }
 
 double MeasureFpp(const DedupFilter& f, uint64_t seed, uint64_t& next_query, uint64_t queries) {

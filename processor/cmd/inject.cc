@@ -27,23 +27,20 @@ void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
   }
 }
 
-base::Error Usage(std::string message) {
-  return base::Error(base::Errc::kUsage, std::move(message));
-}
-
 base::Status Validate(const InjectOptions& o) {
   const WorkloadOptions& w = o.workload;
-  if (o.bootstrap.empty()) return Usage("--bootstrap is required");
-  if (o.topic.empty()) return Usage("--topic must not be empty");
-  if (w.events == 0) return Usage("--events must be at least 1");
+  if (o.bootstrap.empty()) return base::UsageError("--bootstrap is required");
+  if (o.topic.empty()) return base::UsageError("--topic must not be empty");
+  if (w.events == 0) return base::UsageError("--events must be at least 1");
   if (!(w.duplicate_rate >= 0 && w.duplicate_rate <= 1))
-    return Usage("--duplicate-rate must be in 0..1");
+    return base::UsageError("--duplicate-rate must be in 0..1");
   if (!(w.malformed_rate >= 0 && w.malformed_rate < 1))
-    return Usage("--malformed-rate must be in [0, 1)");
-  if (w.counters == 0) return Usage("--counters must be at least 1");
-  if (w.clients == 0) return Usage("--clients must be at least 1");
-  if (w.max_retry_delay_ms < 0) return Usage("--max-retry-delay-ms must not be negative");
-  if (o.rate < 0) return Usage("--rate must not be negative");
+    return base::UsageError("--malformed-rate must be in [0, 1)");
+  if (w.counters == 0) return base::UsageError("--counters must be at least 1");
+  if (w.clients == 0) return base::UsageError("--clients must be at least 1");
+  if (w.max_retry_delay_ms < 0)
+    return base::UsageError("--max-retry-delay-ms must not be negative");
+  if (o.rate < 0) return base::UsageError("--rate must not be negative");
   return {};
 }
 

@@ -265,8 +265,11 @@ TEST(Serve, RefusesAnUnknownLogLevelOrFormatAsAUsageError) {
 // has the input and the dead-letter topic, not yet the changelog.
 class ServeBeforeTopicsTest : public ServeTest {
  protected:
+  virtual std::vector<kafka::TopicSpec> Topics() const {
+    return {{"events", 8}, {"events.dlq", 8}};
+  }
   void StartCluster() override {
-    auto started = kafka::EmbeddedCluster::Start(1, {{"events", 8}, {"events.dlq", 8}});
+    auto started = kafka::EmbeddedCluster::Start(1, Topics());
     ASSERT_TRUE(started.ok());
     cluster_ = std::move(started).value();
     bootstrap_ = cluster_->bootstrap_servers();
@@ -303,12 +306,8 @@ TEST_F(ServeBeforeTopicsTest, StopsCleanlyOnSigtermWhileItWaitsForATopic) {
 // The topics were created by hand, the changelog with fewer partitions than the input.
 class ServeMisdeployedTopicsTest : public ServeBeforeTopicsTest {
  protected:
-  void StartCluster() override {
-    auto started = kafka::EmbeddedCluster::Start(
-        1, {{"events", 8}, {"events.dlq", 8}, {"events.changelog", 4}});
-    ASSERT_TRUE(started.ok());
-    cluster_ = std::move(started).value();
-    bootstrap_ = cluster_->bootstrap_servers();
+  std::vector<kafka::TopicSpec> Topics() const override {
+    return {{"events", 8}, {"events.dlq", 8}, {"events.changelog", 4}};
   }
 };
 
