@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include <sstream>
 #include <vector>
 
+#include "processor/base/enum_names.h"
 #include "processor/filter/sizing.h"
 
 namespace oncecount::config {
@@ -63,19 +65,23 @@ std::optional<std::string> ParseBool(const std::string& v, bool& out) {
   return std::nullopt;
 }
 
-template <class T>
+template <typename E, size_t N>
 std::optional<std::string> ParseEnum(const std::string& v,
-                                     const std::vector<std::pair<std::string, T>>& names, T& out) {
-  std::string expected;
-  for (const auto& [name, value] : names) {
-    if (v == name) {
-      out = value;
-      return std::nullopt;
-    }
-    expected += (expected.empty() ? "" : " | ") + name;
+                                     const std::array<base::EnumName<E>, N>& names, E& out) {
+  if (const std::optional<E> value = base::ParseName(names, v)) {
+    out = *value;
+    return std::nullopt;
   }
-  return "expected " + expected + ", got \"" + v + "\"";
+  return "expected " + base::ChoicesOf(names) + ", got \"" + v + "\"";
 }
+
+// The dedup modes and membership checks the service runs (filter-eval's experiments
+// take the rest).
+constexpr auto kServiceModes = base::Subset(
+    filter::kDedupModeNames, {filter::DedupMode::kFbf, filter::DedupMode::kBloom,
+                              filter::DedupMode::kExact, filter::DedupMode::kNone});
+constexpr auto kServiceChecks = base::Subset(
+    filter::kMembershipCheckNames, {filter::MembershipCheck::kPairs, filter::MembershipCheck::kPaper});
 
 std::optional<std::string> NonEmpty(const std::string& v, std::string& out) {
   if (v.empty()) return std::string("expected a non-empty string");
@@ -114,8 +120,6 @@ std::optional<std::string> ListenAddress(const std::string& v, std::string& out)
 }
 
 const std::vector<Key>& Schema() {
-  using filter::DedupMode;
-  using filter::MembershipCheck;
   static const std::vector<Key> keys = {
       {"kafka", "bootstrap_servers",
        [](Config& c, const std::string& v) { return NonEmpty(v, c.kafka.bootstrap_servers); }},
@@ -141,12 +145,7 @@ const std::vector<Key>& Schema() {
        [](Config& c, const std::string& v) { return ParseInt(v, 0, 256, c.processing.threads); }},
       {"dedup", "mode",
        [](Config& c, const std::string& v) {
-         return ParseEnum<DedupMode>(v,
-                                     {{"fbf", DedupMode::kFbf},
-                                      {"bloom", DedupMode::kBloom},
-                                      {"exact", DedupMode::kExact},
-                                      {"none", DedupMode::kNone}},
-                                     c.dedup.mode);
+         return ParseEnum(v, kServiceModes, c.dedup.mode);
        }},
       {"dedup", "window_ms",
        [](Config& c, const std::string& v) {
@@ -168,15 +167,11 @@ const std::vector<Key>& Schema() {
        [](Config& c, const std::string& v) { return ParseBool(v, c.dedup.adaptive); }},
       {"dedup", "check",
        [](Config& c, const std::string& v) {
-         return ParseEnum<MembershipCheck>(
-             v, {{"pairs", MembershipCheck::kPairs}, {"paper", MembershipCheck::kPaper}},
-             c.dedup.check);
+         return ParseEnum(v, kServiceChecks, c.dedup.check);
        }},
       {"dedup", "filter",
        [](Config& c, const std::string& v) {
-         return ParseEnum<ConstituentFilter>(
-             v, {{"bloom", ConstituentFilter::kBloom}, {"gaussian", ConstituentFilter::kGaussian}},
-             c.dedup.filter);
+         return ParseEnum(v, filter::kConstituentNames, c.dedup.filter);
        }},
       {"dedup", "cell_bits",
        [](Config& c, const std::string& v) -> std::optional<std::string> {
@@ -246,7 +241,7 @@ base::Status CheckDedupFeasible(const DedupConfig& d) {
           fbf->past_filters + (d.check == filter::MembershipCheck::kPairs ? 3 : 2);
       bytes = static_cast<double>(fbf->bits_per_filter) / 8 * filters;
       // Gaussian constituents: as many cells as the blocked filters have bits.
-      if (d.filter == ConstituentFilter::kGaussian) bytes *= static_cast<double>(d.cell_bits);
+      if (d.filter == filter::Constituent::kGaussian) bytes *= static_cast<double>(d.cell_bits);
       break;
     }
   }
@@ -377,7 +372,7 @@ std::string RenderConfig(const Config& c) {
   out << YAML::Key << "adaptive" << YAML::Value << c.dedup.adaptive;
   out << YAML::Key << "check" << YAML::Value << filter::CheckName(c.dedup.check);
   out << YAML::Key << "filter" << YAML::Value
-      << (c.dedup.filter == ConstituentFilter::kBloom ? "bloom" : "gaussian");
+      << base::NameOf(filter::kConstituentNames, c.dedup.filter);
   out << YAML::Key << "cell_bits" << YAML::Value << c.dedup.cell_bits;
   out << YAML::EndMap;
   out << YAML::Key << "http" << YAML::Value << YAML::BeginMap;

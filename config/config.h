@@ -18,6 +18,7 @@
 
 #include "processor/base/result.h"
 #include "processor/filter/dedup_filter.h"
+#include "processor/filter/filter_factory.h"
 #include "processor/filter/membership_check.h"
 
 namespace oncecount::config {
@@ -47,8 +48,6 @@ struct ProcessingConfig {
   int64_t threads = 0;  // 0: one per core
 };
 
-enum class ConstituentFilter : uint8_t { kBloom, kGaussian };
-
 struct DedupConfig {
   filter::DedupMode mode = filter::DedupMode::kFbf;
   int64_t window_ms = 60000;
@@ -60,7 +59,7 @@ struct DedupConfig {
   double expected_rate = 10000;  // events per second per shard, for the initial sizing
   bool adaptive = true;
   filter::MembershipCheck check = filter::MembershipCheck::kPairs;
-  ConstituentFilter filter = ConstituentFilter::kBloom;
+  filter::Constituent filter = filter::Constituent::kBlockedBloom;
   int64_t cell_bits = 8;  // gaussian constituents: bits per cell, 4, 8 or 64 (double)
 };
 

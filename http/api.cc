@@ -15,6 +15,7 @@
 #include "http/http_error.h"
 #include "http/request_target.h"
 #include "http/route.h"
+#include "processor/event/increment_event.h"
 #include "processor/json/json_writer.h"
 #include "processor/shard/counter_snapshot.h"
 
@@ -25,14 +26,6 @@ using shard::CounterSnapshot;
 using shard::CountersPtr;
 using shard::ShardView;
 using Snapshot = shard::StateBoard::Snapshot;
-
-// SPEC §1's dead-letter reasons, in event::DlqReason's order, which is the index of
-// ShardView::dead_lettered_by_reason. Spelled out here so that http/ need not link
-// the event parser (and simdjson) for seven names.
-constexpr std::array<const char*, shard::kDlqReasonCount> kDlqReasonNames = {
-    "missing_key",     "key_too_long",  "invalid_json", "missing_counter",
-    "invalid_counter", "invalid_delta", "overflow",
-};
 
 constexpr const char* kJson = "application/json";
 constexpr const char* kHtml = "text/html; charset=utf-8";
@@ -133,7 +126,7 @@ Totals Sum(const Snapshot& s) {
 void WriteReasons(json::JsonWriter& j,
                   const std::array<uint64_t, shard::kDlqReasonCount>& by_reason) {
   j.BeginObject();
-  for (size_t i = 0; i < shard::kDlqReasonCount; ++i) j.Key(kDlqReasonNames[i]).Uint(by_reason[i]);
+  for (size_t i = 0; i < shard::kDlqReasonCount; ++i) j.Key(event::kDlqReasonNames[i].name).Uint(by_reason[i]);
   j.EndObject();
 }
 
@@ -548,7 +541,7 @@ class Api {
       for (size_t i = 0; i < shard::kDlqReasonCount; ++i) {
         e.Sample(kName,
                  "{partition=\"" + std::to_string(v->partition) + "\",reason=\"" +
-                     kDlqReasonNames[i] + "\"}",
+                     event::kDlqReasonNames[i].name + "\"}",
                  MetricValue(v->dead_lettered_by_reason[i]));
       }
     }

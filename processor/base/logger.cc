@@ -5,8 +5,6 @@
 namespace oncecount::base {
 namespace {
 
-constexpr std::array<const char*, 4> kLevelNames = {"debug", "info", "warn", "error"};
-
 class FunctionLogSink final : public LogSink {
  public:
   explicit FunctionLogSink(std::function<void(const std::string&)> f) : f_(std::move(f)) {}
@@ -19,17 +17,6 @@ class FunctionLogSink final : public LogSink {
 };
 
 }  // namespace
-
-std::optional<LogLevel> ParseLogLevel(std::string_view name) {
-  for (size_t i = 0; i < kLevelNames.size(); ++i) {
-    if (name == kLevelNames[i]) return static_cast<LogLevel>(i);
-  }
-  return std::nullopt;
-}
-
-const char* LogLevelName(LogLevel level) {
-  return kLevelNames[static_cast<size_t>(level)];
-}
 
 Logger Logger::Child(std::string_view name) const {
   if (context_.empty()) return Logger(sink_, std::string(name));

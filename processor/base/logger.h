@@ -12,6 +12,7 @@
 #include <concepts>
 #include <cstdint>
 #include <functional>
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,13 +20,23 @@
 #include <type_traits>
 #include <utility>
 
+#include "processor/base/enum_names.h"
+
 namespace oncecount::base {
 
 enum class LogLevel : uint8_t { kDebug, kInfo, kWarn, kError };
 
-// "debug", "info", "warn", "error" (what --log-level takes); nullopt for anything else.
-std::optional<LogLevel> ParseLogLevel(std::string_view name);
-const char* LogLevelName(LogLevel level);
+// What --log-level takes.
+inline constexpr std::array<EnumName<LogLevel>, 4> kLogLevelNames = {{
+    {LogLevel::kDebug, "debug"},
+    {LogLevel::kInfo, "info"},
+    {LogLevel::kWarn, "warn"},
+    {LogLevel::kError, "error"},
+}};
+
+inline const char* LogLevelName(LogLevel level) {
+  return NameOf(kLogLevelNames, level);
+}
 
 class LogSink {
  public:

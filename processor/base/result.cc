@@ -4,32 +4,6 @@
 
 namespace oncecount::base {
 
-std::string_view ErrcName(Errc code) {
-  switch (code) {
-    case Errc::kInvalidArgument:
-      return "invalid_argument";
-    case Errc::kUsage:
-      return "usage";
-    case Errc::kBadConfig:
-      return "bad_config";
-    case Errc::kMissingTopic:
-      return "missing_topic";
-    case Errc::kCorrupt:
-      return "corrupt";
-    case Errc::kKafka:
-      return "kafka";
-    case Errc::kIo:
-      return "io";
-    case Errc::kStopped:
-      return "stopped";
-    case Errc::kResourceExhausted:
-      return "resource_exhausted";
-    case Errc::kInternal:
-      return "internal";
-  }
-  return "unknown";
-}
-
 int ExitCodeFor(Errc code) {
   switch (code) {
     case Errc::kUsage:

@@ -10,6 +10,7 @@
 // Thread-safety: plain value types.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
@@ -17,6 +18,8 @@
 #include <string_view>
 #include <utility>
 #include <variant>
+
+#include "processor/base/enum_names.h"
 
 namespace oncecount::base {
 
@@ -44,7 +47,22 @@ enum class Errc : uint8_t {
 };
 
 // "invalid_argument", "bad_config", …: the code's stable name (logs, JSON errors).
-std::string_view ErrcName(Errc code);
+inline constexpr std::array<EnumName<Errc>, 10> kErrcNames = {{
+    {Errc::kInvalidArgument, "invalid_argument"},
+    {Errc::kUsage, "usage"},
+    {Errc::kBadConfig, "bad_config"},
+    {Errc::kMissingTopic, "missing_topic"},
+    {Errc::kCorrupt, "corrupt"},
+    {Errc::kKafka, "kafka"},
+    {Errc::kIo, "io"},
+    {Errc::kStopped, "stopped"},
+    {Errc::kResourceExhausted, "resource_exhausted"},
+    {Errc::kInternal, "internal"},
+}};
+
+inline const char* ErrcName(Errc code) {
+  return NameOf(kErrcNames, code);
+}
 
 // The process exit code of a command that ends with this error (SPEC §3): 2 for
 // usage and configuration errors (kUsage, kBadConfig, kMissingTopic,

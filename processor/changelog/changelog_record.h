@@ -52,13 +52,17 @@
 #include <vector>
 
 #include "processor/base/result.h"
+#include "processor/event/increment_event.h"
 
 namespace oncecount::changelog {
 
 inline constexpr uint16_t kChangelogFormatVersion = 3;
 // The oldest format still read.
 inline constexpr uint16_t kOldestReadableChangelogFormat = 2;
+// The record format holds one count per dead-letter reason.
 inline constexpr size_t kDlqReasons = 7;
+static_assert(kDlqReasons == event::kDlqReasonCount,
+              "a new dead-letter reason changes the record format: bump its version");
 
 // Per-shard event statistics; in a batch they are the increments of that batch.
 struct ShardStats {

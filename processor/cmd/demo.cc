@@ -1,7 +1,5 @@
 #include "processor/cmd/demo.h"
 
-#include <librdkafka/rdkafka.h>
-
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -13,6 +11,7 @@
 #include "processor/cmd/log_sink.h"
 #include "processor/cmd/service_runtime.h"
 #include "processor/cmd/service_topics.h"
+#include "processor/cmd/workload_producer.h"
 #include "processor/kafka/embedded_cluster.h"
 
 namespace oncecount::cmd {
@@ -31,25 +30,7 @@ struct GeneratorCounts {
   std::map<std::string, int64_t> truth;
 };
 
-// Produces the demo's stream until `stop` or, with --events, until every event and
-// retry is delivered: InjectWorkload paced at `rate`. A message the producer's queue
-// has no room for is offered again, so the workload's truth stays what was sent.
-void Generate(const std::string& bootstrap, const std::string& topic, const DemoOptions& o,
-              const std::atomic<bool>& stop, GeneratorCounts& counts) {
-  char error[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  if (rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), error, sizeof error) ||
-      rd_kafka_conf_set(conf, "enable.idempotence", "true", error, sizeof error)) {
-    rd_kafka_conf_destroy(conf);
-    counts.failed = true;
-    return;
-  }
-  rd_kafka_t* producer = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
-  if (producer == nullptr) {
-    rd_kafka_conf_destroy(conf);
-    counts.failed = true;
-    return;
-  }
+WorkloadOptions DemoWorkload(const DemoOptions& o) {
   WorkloadOptions w;
   w.events = o.events > 0 ? static_cast<uint64_t>(o.events) : uint64_t{1} << 40;
   w.duplicate_rate = o.duplicate_rate;
@@ -58,47 +39,50 @@ void Generate(const std::string& bootstrap, const std::string& topic, const Demo
   w.max_retry_delay_ms = 3000;
   w.malformed_rate = 0.005;
   w.seed = static_cast<uint64_t>(Clock::now().time_since_epoch().count());
-  InjectWorkload workload(w);
+  return w;
+}
+
+void Count(const WorkloadMessage& m, GeneratorCounts& counts) {
+  switch (m.kind) {
+    case WorkloadMessage::Kind::kEvent:
+      ++counts.events;
+      break;
+    case WorkloadMessage::Kind::kRetry:
+      ++counts.retries;
+      break;
+    case WorkloadMessage::Kind::kMalformed:
+      ++counts.malformed;
+      break;
+  }
+}
+
+// Produces the demo's stream until `stop` or, with --events, until every event and
+// retry is delivered: InjectWorkload paced at `rate`. A message the producer's queue
+// has no room for is offered again, so the workload's truth stays what was sent.
+void Generate(const std::string& bootstrap, const std::string& topic, const DemoOptions& o,
+              const std::atomic<bool>& stop, GeneratorCounts& counts) {
+  auto producer = WorkloadProducer::Create(bootstrap);
+  if (!producer) {
+    counts.failed = true;
+    return;
+  }
+  InjectWorkload workload(DemoWorkload(o));
   const auto start = Clock::now();
-  uint64_t sent_new = 0;
   while (!stop.load() && !workload.Done()) {
     const int64_t now_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
     const bool new_allowed =
-        static_cast<double>(sent_new) < o.rate * static_cast<double>(now_ms) / 1000.0;
+        static_cast<double>(counts.events.load()) < o.rate * static_cast<double>(now_ms) / 1000.0;
     std::optional<WorkloadMessage> m = workload.Next(now_ms, new_allowed);
     if (!m) {
-      rd_kafka_poll(producer, 2);
+      (*producer)->Poll(2);
       continue;
     }
-    const void* key = m->key ? m->key->data() : nullptr;
-    const size_t key_size = m->key ? m->key->size() : 0;
-    rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR__QUEUE_FULL;
-    while (!stop.load()) {
-      e = rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(topic.c_str()),
-                            RD_KAFKA_V_KEY(key, key_size),
-                            RD_KAFKA_V_VALUE(m->value.data(), m->value.size()),
-                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
-      if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) break;
-      rd_kafka_poll(producer, 10);
-    }
-    if (e != RD_KAFKA_RESP_ERR_NO_ERROR) break;
-    switch (m->kind) {
-      case WorkloadMessage::Kind::kEvent:
-        ++sent_new;
-        ++counts.events;
-        break;
-      case WorkloadMessage::Kind::kRetry:
-        ++counts.retries;
-        break;
-      case WorkloadMessage::Kind::kMalformed:
-        ++counts.malformed;
-        break;
-    }
-    rd_kafka_poll(producer, 0);
+    if (!(*producer)->Produce(topic, *m, &stop).ok()) break;
+    Count(*m, counts);
+    (*producer)->Poll(0);
   }
-  const bool delivered = rd_kafka_flush(producer, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR;
-  rd_kafka_destroy(producer);
+  const bool delivered = (*producer)->Flush(5000) == 0 && (*producer)->counts().failed == 0;
   if (workload.Done() && delivered) {
     counts.truth = workload.truth().counters;
     counts.finished.store(true, std::memory_order_release);
@@ -117,85 +101,113 @@ bool CountersEqual(const shard::StateBoard& board, const std::map<std::string, i
   return merged == truth;
 }
 
-}  // namespace
-
-int RunDemo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
-  if (o.rate <= 0 || o.rate > 1e6) {
-    err << "demo: --rate must be in (0, 1000000]\n";
-    return 2;
-  }
+base::Status CheckDemoOptions(const DemoOptions& o) {
+  if (o.rate <= 0 || o.rate > 1e6) return base::UsageError("--rate must be in (0, 1000000]");
   if (o.partitions < 1 || o.partitions > 64) {
-    err << "demo: --partitions must be in 1..64\n";
-    return 2;
+    return base::UsageError("--partitions must be in 1..64");
   }
+  return {};
+}
+
+config::Config DemoConfig(const DemoOptions& o) {
   config::Config c;
   c.http.listen = o.http;
   c.dedup.expected_rate = std::max(100.0, o.rate / o.partitions * 2);
   c.kafka.group_id = "oncecount-demo";
+  return c;
+}
+
+// What the demo prints while it runs: the counts every 5 s, and once, when a finite
+// stream (--events) has been counted exactly.
+class DemoWatcher {
+ public:
+  DemoWatcher(const DemoOptions& o, ServiceRuntime& runtime, const GeneratorCounts& counts,
+              std::ostream& out)
+      : o_(o), runtime_(runtime), counts_(counts), out_(out) {}
+
+  // Called by WaitForStop between signals; true ends the demo.
+  bool Done() {
+    if (!exact_reported_ && counts_.finished.load(std::memory_order_acquire) &&
+        CountersEqual(runtime_.board(), counts_.truth)) {
+      exact_reported_ = true;
+      out_ << "demo: all " << o_.events << " events and their retries delivered; the "
+           << counts_.truth.size()
+           << " counters equal what was sent (every duplicate dropped, none lost); "
+              "serving until Ctrl-C"
+           << std::endl;
+    }
+    if (Clock::now() >= next_report_) {
+      next_report_ += std::chrono::seconds(5);
+      ReportCounts();
+    }
+    return runtime_.processor_finished() || counts_.failed.load() ||
+           (o_.duration_s > 0 && Clock::now() - start_ >= std::chrono::seconds(o_.duration_s));
+  }
+
+ private:
+  void ReportCounts() {
+    uint64_t applied = 0, dropped = 0, dead = 0;
+    for (const auto& v : runtime_.board().Read().shards) {
+      applied += v->events_applied;
+      dropped += v->duplicates_dropped;
+      dead += v->dead_lettered;
+    }
+    out_ << "demo: sent " << counts_.events << " events + " << counts_.retries << " retries + "
+         << counts_.malformed << " malformed | applied " << applied << ", duplicates dropped "
+         << dropped << ", dead-lettered " << dead << std::endl;
+  }
+
+  const DemoOptions& o_;
+  ServiceRuntime& runtime_;
+  const GeneratorCounts& counts_;
+  std::ostream& out_;
+  const Clock::time_point start_ = Clock::now();
+  Clock::time_point next_report_ = start_ + std::chrono::seconds(5);
+  bool exact_reported_ = false;
+};
+
+void Announce(const DemoOptions& o, const config::Config& c, const ServiceRuntime& runtime,
+              std::ostream& out, std::ostream& err) {
+  out << "oncecount demo: open " << runtime.url() << "/ (counters: " << runtime.url()
+      << "/v1/counters, statistics: " << runtime.url() << "/v1/stats)" << std::endl;
+  err << "demo: producing " << o.rate << " events/s to " << c.kafka.input_topic << " with "
+      << o.duplicate_rate * 100 << "% retried after up to 3 s and 0.5% malformed";
+  if (o.events > 0) err << ", " << o.events << " events in all";
+  err << "; Ctrl-C stops\n";
+}
+
+}  // namespace
+
+int RunDemo(const DemoOptions& o, std::ostream& out, std::ostream& err) {
+  const auto fail = [&err](const base::Error& e) {
+    err << "demo: " << e << "\n";
+    return base::ExitCodeFor(e.code());
+  };
+  if (const base::Status valid = CheckDemoOptions(o); !valid) return fail(valid.error());
+  const config::Config c = DemoConfig(o);
   err << "demo: starting an embedded Kafka cluster (" << o.partitions << " partitions)\n";
   auto cluster = kafka::EmbeddedCluster::Start(1, ServiceTopics(c.kafka, o.partitions));
-  if (!cluster) {
-    err << "demo: " << cluster.error() << "\n";
-    return base::ExitCodeFor(cluster.code());
-  }
+  if (!cluster) return fail(cluster.error());
   const std::string bootstrap = cluster.value()->bootstrap_servers();
   auto started = ServiceRuntime::Start(
       {c, bootstrap, "demo",
        base::Logger(MakeStreamLogSink(err, base::LogLevel::kInfo, LogFormat::kText), "demo"),
        kafka::EmbeddedCluster::kPartitionRetentionBytes,
        /*local_checkpoints=*/false, StopSignalPending});
-  if (!started) {
-    err << "demo: " << started.error() << "\n";
-    return base::ExitCodeFor(started.code());
-  }
-  auto& runtime = started.value();
-  out << "oncecount demo: open " << runtime->url() << "/ (counters: " << runtime->url()
-      << "/v1/counters, statistics: " << runtime->url() << "/v1/stats)" << std::endl;
-  err << "demo: producing " << o.rate << " events/s to " << c.kafka.input_topic << " with "
-      << o.duplicate_rate * 100 << "% retried after up to 3 s and 0.5% malformed";
-  if (o.events > 0) err << ", " << o.events << " events in all";
-  err << "; Ctrl-C stops\n";
+  if (!started) return fail(started.error());
+  ServiceRuntime& runtime = *started.value();
+  Announce(o, c, runtime, out, err);
 
   std::atomic<bool> stop_generator{false};
   GeneratorCounts counts;
   std::thread generator(
       [&] { Generate(bootstrap, c.kafka.input_topic, o, stop_generator, counts); });
-  const auto start = Clock::now();
-  auto next_report = start + std::chrono::seconds(5);
-  bool exact_reported = false;
-  const int signal_number = WaitForStop([&] {
-    if (!exact_reported && counts.finished.load(std::memory_order_acquire) &&
-        CountersEqual(runtime->board(), counts.truth)) {
-      exact_reported = true;
-      out << "demo: all " << o.events << " events and their retries delivered; the "
-          << counts.truth.size()
-          << " counters equal what was sent (every duplicate dropped, none lost); "
-             "serving until Ctrl-C"
-          << std::endl;
-    }
-    if (Clock::now() >= next_report) {
-      next_report += std::chrono::seconds(5);
-      uint64_t applied = 0, dropped = 0, dead = 0;
-      for (const auto& v : runtime->board().Read().shards) {
-        applied += v->events_applied;
-        dropped += v->duplicates_dropped;
-        dead += v->dead_lettered;
-      }
-      out << "demo: sent " << counts.events << " events + " << counts.retries << " retries + "
-          << counts.malformed << " malformed | applied " << applied << ", duplicates dropped "
-          << dropped << ", dead-lettered " << dead << std::endl;
-    }
-    return runtime->processor_finished() || counts.failed.load() ||
-           (o.duration_s > 0 && Clock::now() - start >= std::chrono::seconds(o.duration_s));
-  });
+  DemoWatcher watcher(o, runtime, counts, out);
+  const int signal_number = WaitForStop([&] { return watcher.Done(); });
   if (signal_number > 0) err << "demo: stopping on signal " << signal_number << "\n";
   stop_generator = true;
   generator.join();
-  const base::Status stopped = runtime->Stop();
-  if (!stopped) {
-    err << "demo: " << stopped.error() << "\n";
-    return base::ExitCodeFor(stopped.code());
-  }
+  if (const base::Status stopped = runtime.Stop(); !stopped) return fail(stopped.error());
   if (counts.failed) {
     err << "demo: the event generator could not start\n";
     return 1;

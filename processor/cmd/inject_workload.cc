@@ -1,8 +1,41 @@
 #include "processor/cmd/inject_workload.h"
 
+#include <array>
+
+#include "processor/event/increment_event.h"
 #include "processor/json/json_writer.h"
 
 namespace oncecount::cmd {
+namespace {
+
+// One malformed message for each dead-letter reason the parser decides, in turn
+// (`overflow` depends on a counter's value and is not made here).
+struct MalformedShape {
+  event::DlqReason reason;
+  enum class Key : uint8_t { kNone, kTooLong, kUnique } key;
+  const char* value;
+};
+
+constexpr std::array<MalformedShape, 6> kMalformedShapes = {{
+    {event::DlqReason::kMissingKey, MalformedShape::Key::kNone, R"({"counter":"counter-0"})"},
+    {event::DlqReason::kKeyTooLong, MalformedShape::Key::kTooLong, R"({"counter":"counter-0"})"},
+    {event::DlqReason::kInvalidJson, MalformedShape::Key::kUnique, R"({"counter": "counter-0", )"},
+    {event::DlqReason::kMissingCounter, MalformedShape::Key::kUnique, R"({"delta": 3})"},
+    {event::DlqReason::kInvalidCounter, MalformedShape::Key::kUnique, R"({"counter": 17})"},
+    {event::DlqReason::kInvalidDelta, MalformedShape::Key::kUnique,
+     R"({"counter":"counter-0","delta":1.5})"},
+}};
+
+// Every reason but overflow, once each, in the enum's order.
+constexpr bool CoversTheParsersReasons() {
+  for (size_t i = 0; i < kMalformedShapes.size(); ++i) {
+    if (static_cast<size_t>(kMalformedShapes[i].reason) != i) return false;
+  }
+  return kMalformedShapes.size() + 1 == event::kDlqReasonCount;
+}
+static_assert(CoversTheParsersReasons());
+
+}  // namespace
 
 std::string Truth::ToJson() const {
   json::JsonWriter j;
@@ -39,34 +72,21 @@ WorkloadMessage InjectWorkload::MakeEvent() {
 }
 
 WorkloadMessage InjectWorkload::MakeMalformed() {
+  const MalformedShape& shape = kMalformedShapes[malformed_made_ % kMalformedShapes.size()];
   WorkloadMessage m;
   m.kind = WorkloadMessage::Kind::kMalformed;
-  const std::string key = "malformed/" + std::to_string(malformed_made_);
-  switch (malformed_made_++ % 6) {
-    case 0:  // missing_key
-      m.value = R"({"counter":"counter-0"})";
+  m.value = shape.value;
+  switch (shape.key) {
+    case MalformedShape::Key::kNone:
       break;
-    case 1:  // key_too_long
-      m.key = std::string(300, 'k');
-      m.value = R"({"counter":"counter-0"})";
+    case MalformedShape::Key::kTooLong:
+      m.key = std::string(event::kMaxKeyBytes + 44, 'k');
       break;
-    case 2:  // invalid_json
-      m.key = key;
-      m.value = R"({"counter": "counter-0", )";
-      break;
-    case 3:  // missing_counter
-      m.key = key;
-      m.value = R"({"delta": 3})";
-      break;
-    case 4:  // invalid_counter
-      m.key = key;
-      m.value = R"({"counter": 17})";
-      break;
-    default:  // invalid_delta
-      m.key = key;
-      m.value = R"({"counter":"counter-0","delta":1.5})";
+    case MalformedShape::Key::kUnique:
+      m.key = "malformed/" + std::to_string(malformed_made_);
       break;
   }
+  ++malformed_made_;
   ++truth_.malformed;
   return m;
 }

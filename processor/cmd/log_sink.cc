@@ -48,12 +48,6 @@ class StreamLogSink final : public base::LogSink {
 
 }  // namespace
 
-std::optional<LogFormat> ParseLogFormat(std::string_view name) {
-  if (name == "text") return LogFormat::kText;
-  if (name == "json") return LogFormat::kJson;
-  return std::nullopt;
-}
-
 std::shared_ptr<base::LogSink> MakeStreamLogSink(std::ostream& out, base::LogLevel min_level,
                                                  LogFormat format, base::Clock* clock) {
   return std::make_shared<StreamLogSink>(out, min_level, format,

@@ -6,20 +6,25 @@
 // Thread-safety: Write may be called from any thread; lines never interleave.
 #pragma once
 
+#include <array>
 #include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string_view>
 
 #include "processor/base/clock.h"
+#include "processor/base/enum_names.h"
 #include "processor/base/logger.h"
 
 namespace oncecount::cmd {
 
 enum class LogFormat : uint8_t { kText, kJson };
 
-// "text" or "json" (what --log-format takes); nullopt for anything else.
-std::optional<LogFormat> ParseLogFormat(std::string_view name);
+// What --log-format takes.
+inline constexpr std::array<base::EnumName<LogFormat>, 2> kLogFormatNames = {{
+    {LogFormat::kText, "text"},
+    {LogFormat::kJson, "json"},
+}};
 
 // `out` must outlive the sink; `clock` (null: the system clock) stamps JSON lines.
 std::shared_ptr<base::LogSink> MakeStreamLogSink(std::ostream& out, base::LogLevel min_level,

@@ -10,6 +10,7 @@
 #include "processor/cmd/dev_kafka.h"
 #include "processor/cmd/filter_eval.h"
 #include "processor/cmd/inject.h"
+#include "processor/cmd/log_sink.h"
 #include "processor/cmd/serve.h"
 #include "processor/cmd/verify.h"
 
@@ -55,6 +56,84 @@ void AddFilterEval(CLI::App& app, oncecount::cmd::FilterEvalOptions& o) {
       ->capture_default_str();
 }
 
+void AddDevKafka(CLI::App& app, oncecount::cmd::DevKafkaOptions& o) {
+  CLI::App* dev =
+      app.add_subcommand("dev-kafka", "an embedded Kafka cluster for development and tests");
+  dev->add_option("--brokers", o.brokers, "brokers, 1..16")->capture_default_str();
+  dev->add_option("--partitions", o.partitions, "partitions per topic")->capture_default_str();
+  dev->add_option("--topic", o.topics,
+                  "a topic to create (repeatable; default events, events.dlq)");
+  dev->add_option("--bootstrap-file", o.bootstrap_file, "also write the bootstrap servers here");
+}
+
+void AddInject(CLI::App& app, oncecount::cmd::InjectOptions& o) {
+  CLI::App* inj = app.add_subcommand("inject", "produce a test workload of events with retries");
+  inj->add_option("--bootstrap", o.bootstrap, "Kafka bootstrap servers")->required();
+  inj->add_option("--topic", o.topic, "input topic")->capture_default_str();
+  inj->add_option("--events", o.workload.events, "unique events")->required();
+  inj->add_option("--duplicate-rate", o.workload.duplicate_rate,
+                  "fraction of events sent again as retries")
+      ->capture_default_str();
+  inj->add_option("--counters", o.workload.counters, "distinct counters")->capture_default_str();
+  inj->add_option("--clients", o.workload.clients, "distinct client ids")->capture_default_str();
+  inj->add_option("--rate", o.rate, "events per second (0: as fast as possible)")
+      ->capture_default_str();
+  inj->add_option("--max-retry-delay-ms", o.workload.max_retry_delay_ms,
+                  "a retry follows its event after up to this long")
+      ->capture_default_str();
+  inj->add_option("--malformed-rate", o.workload.malformed_rate,
+                  "extra malformed messages per event")
+      ->capture_default_str();
+  inj->add_option("--seed", o.workload.seed, "workload seed")->capture_default_str();
+  inj->add_option("--first-seq", o.workload.first_seq,
+                  "first sequence number of the events' ids (runs with disjoint ranges send "
+                  "events new to each other; the same seed and range sends the same events)")
+      ->capture_default_str();
+  inj->add_option("--truth", o.truth_file, "write the expected counters here (JSON)");
+  inj->add_option("--timeline", o.timeline_file,
+                  "write the expected sum of all counters every 100 ms here (CSV)");
+}
+
+void AddVerify(CLI::App& app, oncecount::cmd::VerifyOptions& o) {
+  CLI::App* ver = app.add_subcommand("verify", "compare the service's counters with a truth file");
+  ver->add_option("--truth", o.truth_file, "the truth file inject wrote")->required();
+  ver->add_option("--api", o.api_url, "the service's HTTP API, http://host:port")->required();
+  ver->add_option("--timeout-s", o.timeout_s, "give up after this long")->capture_default_str();
+}
+
+void AddServe(CLI::App& app, oncecount::cmd::ServeOptions& o) {
+  CLI::App* srv = app.add_subcommand("serve", "run the processor and the HTTP API");
+  srv->add_option("--config", o.config_file, "the YAML configuration file")->required();
+  srv->add_option(
+      "--instance-id", o.instance_id,
+      "this instance's name, unique in the group and stable across restarts "
+      "(default: <hostname>-<http port>, with the listen address unless it is a wildcard; "
+      "with port 0, <hostname>-<random>)");
+  srv->add_option("--log-level", o.log_level,
+                  "the least severe lines logged: " +
+                      oncecount::base::ChoicesOf(oncecount::base::kLogLevelNames))
+      ->capture_default_str();
+  srv->add_option("--log-format", o.log_format,
+                  "text lines, or json: one JSON object per line (" +
+                      oncecount::base::ChoicesOf(oncecount::cmd::kLogFormatNames) + ")")
+      ->capture_default_str();
+}
+
+void AddDemo(CLI::App& app, oncecount::cmd::DemoOptions& o) {
+  CLI::App* dem = app.add_subcommand(
+      "demo", "embedded Kafka, the processor, the HTTP API and a stream of events with retries");
+  dem->add_option("--http", o.http, "where the HTTP API listens")->capture_default_str();
+  dem->add_option("--rate", o.rate, "new events per second")->capture_default_str();
+  dem->add_option("--duplicate-rate", o.duplicate_rate, "share of events retried")
+      ->capture_default_str();
+  dem->add_option("--partitions", o.partitions, "input partitions (shards)")->capture_default_str();
+  dem->add_option("--events", o.events,
+                  "send this many new events, then check the counters against them (0: no end)")
+      ->capture_default_str();
+  dem->add_option("--duration-s", o.duration_s, "stop after this long (0: at Ctrl-C)")
+      ->capture_default_str();
+}
+
 // `oncecount check-config FILE`: validate, then print the effective configuration
 // (defaults, file and environment overrides applied).
 int RunCheckConfig(const std::string& path) {
@@ -68,12 +147,10 @@ int RunCheckConfig(const std::string& path) {
   return 0;
 }
 
-}  // namespace
-
 // SIGTERM and SIGINT are blocked before any thread exists (librdkafka's included),
 // so that every thread inherits the mask and the commands that run until a signal
 // receive it with sigwait on the main thread.
-static void BlockStopSignals() {
+void BlockStopSignals() {
   sigset_t stop;
   sigemptyset(&stop);
   sigaddset(&stop, SIGTERM);
@@ -81,86 +158,54 @@ static void BlockStopSignals() {
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 }
 
+// Every subcommand's options; CLI11 fills the one named on the command line.
+struct CommandOptions {
+  oncecount::cmd::FilterEvalOptions filter_eval;
+  oncecount::cmd::DevKafkaOptions dev_kafka;
+  oncecount::cmd::InjectOptions inject;
+  oncecount::cmd::VerifyOptions verify;
+  oncecount::cmd::ServeOptions serve;
+  oncecount::cmd::DemoOptions demo;
+  std::string config_path;
+};
+
+int RunSubcommand(const CLI::App& app, const CommandOptions& c) {
+  if (app.got_subcommand("filter-eval")) {
+    return oncecount::cmd::RunFilterEval(c.filter_eval, std::cout, std::cerr);
+  }
+  if (app.got_subcommand("check-config")) return RunCheckConfig(c.config_path);
+  if (app.got_subcommand("inject")) return oncecount::cmd::RunInject(c.inject, std::cerr);
+  if (app.got_subcommand("verify"))
+    return oncecount::cmd::RunVerify(c.verify, std::cout, std::cerr);
+  if (app.got_subcommand("serve")) {
+    BlockStopSignals();
+    return oncecount::cmd::RunServe(c.serve, std::cout, std::cerr);
+  }
+  if (app.got_subcommand("demo")) {
+    BlockStopSignals();
+    return oncecount::cmd::RunDemo(c.demo, std::cout, std::cerr);
+  }
+  if (app.got_subcommand("dev-kafka")) {
+    BlockStopSignals();
+    return oncecount::cmd::RunDevKafka(c.dev_kafka, std::cout, std::cerr);
+  }
+  return kUsageError;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"oncecount: exactly-once counters on Kafka"};
   app.require_subcommand(1);
-  oncecount::cmd::FilterEvalOptions filter_eval;
-  AddFilterEval(app, filter_eval);
-  oncecount::cmd::DevKafkaOptions dev_kafka;
-  CLI::App* dev =
-      app.add_subcommand("dev-kafka", "an embedded Kafka cluster for development and tests");
-  dev->add_option("--brokers", dev_kafka.brokers, "brokers, 1..16")->capture_default_str();
-  dev->add_option("--partitions", dev_kafka.partitions, "partitions per topic")
-      ->capture_default_str();
-  dev->add_option("--topic", dev_kafka.topics,
-                  "a topic to create (repeatable; default events, events.dlq)");
-  dev->add_option("--bootstrap-file", dev_kafka.bootstrap_file,
-                  "also write the bootstrap servers here");
-  oncecount::cmd::InjectOptions inject;
-  CLI::App* inj = app.add_subcommand("inject", "produce a test workload of events with retries");
-  inj->add_option("--bootstrap", inject.bootstrap, "Kafka bootstrap servers")->required();
-  inj->add_option("--topic", inject.topic, "input topic")->capture_default_str();
-  inj->add_option("--events", inject.workload.events, "unique events")->required();
-  inj->add_option("--duplicate-rate", inject.workload.duplicate_rate,
-                  "fraction of events sent again as retries")
-      ->capture_default_str();
-  inj->add_option("--counters", inject.workload.counters, "distinct counters")
-      ->capture_default_str();
-  inj->add_option("--clients", inject.workload.clients, "distinct client ids")
-      ->capture_default_str();
-  inj->add_option("--rate", inject.rate, "events per second (0: as fast as possible)")
-      ->capture_default_str();
-  inj->add_option("--max-retry-delay-ms", inject.workload.max_retry_delay_ms,
-                  "a retry follows its event after up to this long")
-      ->capture_default_str();
-  inj->add_option("--malformed-rate", inject.workload.malformed_rate,
-                  "extra malformed messages per event")
-      ->capture_default_str();
-  inj->add_option("--seed", inject.workload.seed, "workload seed")->capture_default_str();
-  inj->add_option("--first-seq", inject.workload.first_seq,
-                  "first sequence number of the events' ids (runs with disjoint ranges send "
-                  "events new to each other; the same seed and range sends the same events)")
-      ->capture_default_str();
-  inj->add_option("--truth", inject.truth_file, "write the expected counters here (JSON)");
-  inj->add_option("--timeline", inject.timeline_file,
-                  "write the expected sum of all counters every 100 ms here (CSV)");
-  oncecount::cmd::VerifyOptions verify;
-  CLI::App* ver = app.add_subcommand("verify", "compare the service's counters with a truth file");
-  ver->add_option("--truth", verify.truth_file, "the truth file inject wrote")->required();
-  ver->add_option("--api", verify.api_url, "the service's HTTP API, http://host:port")->required();
-  ver->add_option("--timeout-s", verify.timeout_s, "give up after this long")
-      ->capture_default_str();
-  oncecount::cmd::ServeOptions serve;
-  CLI::App* srv = app.add_subcommand("serve", "run the processor and the HTTP API");
-  srv->add_option("--config", serve.config_file, "the YAML configuration file")->required();
-  srv->add_option(
-      "--instance-id", serve.instance_id,
-      "this instance's name, unique in the group and stable across restarts "
-      "(default: <hostname>-<http port>, with the listen address unless it is a wildcard; "
-      "with port 0, <hostname>-<random>)");
-  srv->add_option("--log-level", serve.log_level,
-                  "the least severe lines logged: "
-                  "debug | info | warn | error")
-      ->capture_default_str();
-  srv->add_option("--log-format", serve.log_format, "text lines, or json: one JSON object per line")
-      ->capture_default_str();
-  oncecount::cmd::DemoOptions demo;
-  CLI::App* dem = app.add_subcommand(
-      "demo", "embedded Kafka, the processor, the HTTP API and a stream of events with retries");
-  dem->add_option("--http", demo.http, "where the HTTP API listens")->capture_default_str();
-  dem->add_option("--rate", demo.rate, "new events per second")->capture_default_str();
-  dem->add_option("--duplicate-rate", demo.duplicate_rate, "share of events retried")
-      ->capture_default_str();
-  dem->add_option("--partitions", demo.partitions, "input partitions (shards)")
-      ->capture_default_str();
-  dem->add_option("--events", demo.events,
-                  "send this many new events, then check the counters against them (0: no end)")
-      ->capture_default_str();
-  dem->add_option("--duration-s", demo.duration_s, "stop after this long (0: at Ctrl-C)")
-      ->capture_default_str();
-  std::string config_path;
+  CommandOptions c;
+  AddFilterEval(app, c.filter_eval);
+  AddDevKafka(app, c.dev_kafka);
+  AddInject(app, c.inject);
+  AddVerify(app, c.verify);
+  AddServe(app, c.serve);
+  AddDemo(app, c.demo);
   app.add_subcommand("check-config", "validate a config file and print the effective configuration")
-      ->add_option("FILE", config_path, "the YAML configuration file")
+      ->add_option("FILE", c.config_path, "the YAML configuration file")
       ->required();
   try {
     app.parse(argc, argv);
@@ -168,23 +213,5 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : kUsageError;
   }
-  if (app.got_subcommand("filter-eval")) {
-    return oncecount::cmd::RunFilterEval(filter_eval, std::cout, std::cerr);
-  }
-  if (app.got_subcommand("check-config")) return RunCheckConfig(config_path);
-  if (app.got_subcommand("inject")) return oncecount::cmd::RunInject(inject, std::cerr);
-  if (app.got_subcommand("verify")) return oncecount::cmd::RunVerify(verify, std::cout, std::cerr);
-  if (app.got_subcommand("serve")) {
-    BlockStopSignals();
-    return oncecount::cmd::RunServe(serve, std::cout, std::cerr);
-  }
-  if (app.got_subcommand("demo")) {
-    BlockStopSignals();
-    return oncecount::cmd::RunDemo(demo, std::cout, std::cerr);
-  }
-  if (app.got_subcommand("dev-kafka")) {
-    BlockStopSignals();
-    return oncecount::cmd::RunDevKafka(dev_kafka, std::cout, std::cerr);
-  }
-  return kUsageError;
+  return RunSubcommand(app, c);
 }

@@ -38,9 +38,7 @@ filter::DedupSpec DedupSpecOf(const config::DedupConfig& d) {
   spec.window = filter::Millis{d.window_ms + d.timestamp_tolerance_ms};
   spec.target_fpp = d.target_fpp;
   spec.adaptive = d.adaptive;
-  spec.constituent = d.filter == config::ConstituentFilter::kGaussian
-                         ? filter::Constituent::kGaussian
-                         : filter::Constituent::kBlockedBloom;
+  spec.constituent = d.filter;
   spec.cell_bits = static_cast<uint32_t>(d.cell_bits);
   return spec;
 }

@@ -2,26 +2,6 @@
 
 namespace oncecount::event {
 
-const char* DlqReasonName(DlqReason reason) {
-  switch (reason) {
-    case DlqReason::kMissingKey:
-      return "missing_key";
-    case DlqReason::kKeyTooLong:
-      return "key_too_long";
-    case DlqReason::kInvalidJson:
-      return "invalid_json";
-    case DlqReason::kMissingCounter:
-      return "missing_counter";
-    case DlqReason::kInvalidCounter:
-      return "invalid_counter";
-    case DlqReason::kInvalidDelta:
-      return "invalid_delta";
-    case DlqReason::kOverflow:
-      return "overflow";
-  }
-  return "unknown";
-}
-
 namespace {
 
 // The DOM parser refuses numbers it cannot represent (beyond int64/uint64 and

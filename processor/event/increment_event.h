@@ -18,11 +18,14 @@
 
 #include <simdjson.h>
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
+
+#include "processor/base/enum_names.h"
 
 namespace oncecount::event {
 
@@ -43,8 +46,24 @@ enum class DlqReason : uint8_t {
   kOverflow,
 };
 
-// The header value SPEC §1 names: "missing_key", "key_too_long", ...
-const char* DlqReasonName(DlqReason reason);
+// SPEC §1's reasons, the values of a dead letter's `oncecount.error` header, in the
+// enum's order: arrays of dead-letter counts (shard statistics, changelog records,
+// /v1/stats, metrics) are indexed by the reason's value and sized by the count.
+inline constexpr std::array<base::EnumName<DlqReason>, 7> kDlqReasonNames = {{
+    {DlqReason::kMissingKey, "missing_key"},
+    {DlqReason::kKeyTooLong, "key_too_long"},
+    {DlqReason::kInvalidJson, "invalid_json"},
+    {DlqReason::kMissingCounter, "missing_counter"},
+    {DlqReason::kInvalidCounter, "invalid_counter"},
+    {DlqReason::kInvalidDelta, "invalid_delta"},
+    {DlqReason::kOverflow, "overflow"},
+}};
+static_assert(base::ListedInValueOrder(kDlqReasonNames));
+inline constexpr size_t kDlqReasonCount = kDlqReasonNames.size();
+
+inline const char* DlqReasonName(DlqReason reason) {
+  return base::NameOf(kDlqReasonNames, reason);
+}
 
 struct IncrementEvent {
   std::string counter;

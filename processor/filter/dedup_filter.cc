@@ -21,20 +21,4 @@ std::string DedupFilter::Digest() const {
   return hex;
 }
 
-const char* ModeName(DedupMode mode) {
-  switch (mode) {
-    case DedupMode::kNone:
-      return "none";
-    case DedupMode::kBloom:
-      return "bloom";
-    case DedupMode::kExact:
-      return "exact";
-    case DedupMode::kFbf:
-      return "fbf";
-    case DedupMode::kGaussian:
-      return "gaussian";
-  }
-  return "unknown";
-}
-
 }  // namespace oncecount::filter

@@ -11,6 +11,7 @@
 // const and may be called by that thread only (publish their results to others).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <span>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "processor/base/clock.h"
+#include "processor/base/enum_names.h"
 #include "processor/filter/id_hash.h"
 
 namespace oncecount::filter {
@@ -33,6 +35,14 @@ inline constexpr Millis kMaxPeriod{int64_t{1'000'000'000'000}};  // ~31.7 years
 // kGaussian (one Gaussian Bloom filter that never forgets) is filter-eval's
 // `--mode gaussian`; the service's modes are the other four.
 enum class DedupMode : uint8_t { kNone = 0, kBloom = 1, kExact = 2, kFbf = 3, kGaussian = 4 };
+
+inline constexpr std::array<base::EnumName<DedupMode>, 5> kDedupModeNames = {{
+    {DedupMode::kFbf, "fbf"},
+    {DedupMode::kBloom, "bloom"},
+    {DedupMode::kExact, "exact"},
+    {DedupMode::kNone, "none"},
+    {DedupMode::kGaussian, "gaussian"},
+}};
 
 enum class Verdict : uint8_t {
   kNew = 0,                // not seen: apply it
@@ -97,6 +107,8 @@ class DedupFilter {
   std::string Digest() const;
 };
 
-const char* ModeName(DedupMode mode);
+inline const char* ModeName(DedupMode mode) {
+  return base::NameOf(kDedupModeNames, mode);
+}
 
 }  // namespace oncecount::filter

@@ -13,48 +13,83 @@ namespace oncecount::filter {
 
 namespace {
 
-base::Result<std::unique_ptr<DedupFilter>> Make(const DedupSpec& spec, Millis start) {
+template <class Filter>
+base::Result<std::unique_ptr<DedupFilter>> Owned(base::Result<Filter> created) {
+  if (!created) return created.error();
+  return std::unique_ptr<DedupFilter>(new Filter(std::move(created).value()));
+}
+
+base::Result<BloomShape> BloomShapeOf(const DedupSpec& spec) {
+  if (spec.experiment.bloom_shape) return *spec.experiment.bloom_shape;
   const double window_ids = spec.expected_rate * static_cast<double>(spec.window.count()) / 1000.0;
+  auto size = SizeBloom(window_ids, spec.target_fpp);
+  if (!size) return size.error();
+  return BloomShape{size->bits, size->hashes};
+}
+
+base::Result<FbfConfig> FbfConfigOf(const DedupSpec& spec) {
+  const ExperimentOverrides& x = spec.experiment;
+  FbfConfig config;
+  if (x.fbf_shape) {
+    config.bits_per_filter = x.fbf_shape->bits_per_filter;
+    config.hashes = x.fbf_shape->hashes;
+    config.past_filters = x.fbf_shape->past_filters;
+    config.refresh = x.fbf_shape->refresh;
+    config.check = spec.check;
+    config.window = spec.window;
+    config.target_fpp = spec.target_fpp;
+  } else {
+    auto sized = SizeFbf({spec.expected_rate, spec.window, spec.target_fpp, spec.check});
+    if (!sized) return sized.error();
+    config = sized.value();
+  }
+  config.adaptive = spec.adaptive;
+  config.seed = spec.seed;
+  if (x.max_filters) {
+    config.max_filters = *x.max_filters;
+    // A sized filter refreshes early for its own max_filters.
+    if (!x.fbf_shape) config.slice_capacity = SliceCapacity(config);
+  }
+  if (x.refresh_step) config.refresh_step = *x.refresh_step;
+  config.policy = x.policy;
+  config.model = x.model;
+  if (spec.constituent == Constituent::kGaussian) {
+    // The blocked sizing bounds the classic filter on the same count of cells (an
+    // unblocked filter is no worse), which bounds the Gaussian one.
+    config.cell_bits = spec.cell_bits;
+    config.exp = x.exp;
+  }
+  return config;
+}
+
+base::Result<std::unique_ptr<DedupFilter>> Make(const DedupSpec& spec, Millis start) {
   switch (spec.mode) {
     case DedupMode::kNone:
       return std::unique_ptr<DedupFilter>(std::make_unique<NoDedup>());
     case DedupMode::kBloom: {
-      auto size = SizeBloom(window_ids, spec.target_fpp);
-      if (!size) return size.error();
-      auto bloom = PlainBloomDedup::Create(size->bits, size->hashes, spec.seed);
-      if (!bloom) return bloom.error();
-      return std::unique_ptr<DedupFilter>(new PlainBloomDedup(std::move(bloom).value()));
+      auto shape = BloomShapeOf(spec);
+      if (!shape) return shape.error();
+      return Owned(PlainBloomDedup::Create(shape->bits, shape->hashes, spec.seed));
     }
     case DedupMode::kExact: {
-      auto exact = ExactWindowDedup::Create(spec.window, static_cast<uint64_t>(window_ids), start);
-      if (!exact) return exact.error();
-      return std::unique_ptr<DedupFilter>(new ExactWindowDedup(std::move(exact).value()));
+      const double window_ids =
+          spec.expected_rate * static_cast<double>(spec.window.count()) / 1000.0;
+      return Owned(ExactWindowDedup::Create(spec.window, static_cast<uint64_t>(window_ids), start));
     }
     case DedupMode::kFbf: {
-      auto config = SizeFbf({spec.expected_rate, spec.window, spec.target_fpp, spec.check});
+      auto config = FbfConfigOf(spec);
       if (!config) return config.error();
-      config->adaptive = spec.adaptive;
-      config->seed = spec.seed;
       if (spec.constituent == Constituent::kGaussian) {
-        // The blocked sizing bounds the classic filter on the same count of cells
-        // (an unblocked filter is no worse), which bounds the Gaussian one.
-        config->cell_bits = spec.cell_bits;
-        auto gaussian = GaussianForgetfulFilter::Create(config.value(), start);
-        if (!gaussian) return gaussian.error();
-        return std::unique_ptr<DedupFilter>(
-            new GaussianForgetfulFilter(std::move(gaussian).value()));
+        return Owned(GaussianForgetfulFilter::Create(config.value(), start));
       }
-      auto fbf = ForgetfulBloomFilter::Create(config.value(), start);
-      if (!fbf) return fbf.error();
-      return std::unique_ptr<DedupFilter>(new ForgetfulBloomFilter(std::move(fbf).value()));
+      return Owned(ForgetfulBloomFilter::Create(config.value(), start));
     }
     case DedupMode::kGaussian: {
-      auto size = SizeBloom(window_ids, spec.target_fpp);
-      if (!size) return size.error();
-      auto gaussian = GaussianDedup::Create(
-          {size->bits, size->hashes, static_cast<int>(spec.cell_bits), ExpKind::kFast, spec.seed});
-      if (!gaussian) return gaussian.error();
-      return std::unique_ptr<DedupFilter>(new GaussianDedup(std::move(gaussian).value()));
+      auto shape = BloomShapeOf(spec);
+      if (!shape) return shape.error();
+      return Owned(GaussianDedup::Create({shape->bits, shape->hashes,
+                                          static_cast<int>(spec.cell_bits), spec.experiment.exp,
+                                          spec.seed}));
     }
   }
   return base::InvalidArgument("unknown dedup mode");

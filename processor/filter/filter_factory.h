@@ -4,16 +4,51 @@
 // Thread-safety: pure function; the filter it returns belongs to the caller.
 #pragma once
 
+#include <array>
 #include <memory>
+#include <optional>
 
+#include "processor/base/enum_names.h"
 #include "processor/base/result.h"
 #include "processor/filter/dedup_filter.h"
 #include "processor/filter/forgetful_bloom_filter.h"
 
 namespace oncecount::filter {
 
-// The FBF's constituent filters (dedup.filter).
+// The FBF's constituent filters (dedup.filter, filter-eval's --filter).
 enum class Constituent : uint8_t { kBlockedBloom = 0, kGaussian = 1 };
+
+inline constexpr std::array<base::EnumName<Constituent>, 2> kConstituentNames = {{
+    {Constituent::kBlockedBloom, "bloom"},
+    {Constituent::kGaussian, "gaussian"},
+}};
+
+// A filter's shape given outright instead of sized from the rate, the window and the
+// target.
+struct BloomShape {
+  uint64_t bits = 0;  // cells, for gaussian
+  int hashes = 0;
+};
+struct FbfShape {
+  uint64_t bits_per_filter = 0;  // cells per filter, for gaussian constituents
+  int hashes = 0;
+  uint32_t past_filters = 0;
+  Millis refresh{0};
+};
+
+// Knobs of filter-eval's experiments (the paper's reproductions); the service leaves
+// them at these defaults.
+struct ExperimentOverrides {
+  std::optional<BloomShape> bloom_shape;  // bloom, gaussian
+  // fbf: no sizing; the window is DedupSpec::window (0: the nominal window) and the
+  // future never refreshes early.
+  std::optional<FbfShape> fbf_shape;
+  std::optional<uint32_t> max_filters;   // fbf
+  std::optional<Millis> refresh_step;    // fbf
+  ResizePolicy policy = ResizePolicy::kGuarded;
+  ConstituentModel model = ConstituentModel::kBlocked;
+  ExpKind exp = ExpKind::kFast;  // gaussian cells and constituents
+};
 
 struct DedupSpec {
   DedupMode mode = DedupMode::kFbf;
@@ -27,6 +62,7 @@ struct DedupSpec {
   // bits, so the target holds (Lemma 2); memory grows by cell_bits.
   Constituent constituent = Constituent::kBlockedBloom;
   uint32_t cell_bits = 8;  // gaussian: 4, 8 or 64
+  ExperimentOverrides experiment;
 };
 
 base::Result<std::unique_ptr<DedupFilter>> MakeDedupFilter(const DedupSpec& spec, Millis start);

@@ -66,18 +66,6 @@ double ConstituentFppOf(const GaussianBloom& g, ConstituentModel) {
 
 }  // namespace
 
-const char* CheckName(MembershipCheck check) {
-  switch (check) {
-    case MembershipCheck::kPaper:
-      return "paper";
-    case MembershipCheck::kPairs:
-      return "pairs";
-    case MembershipCheck::kAny:
-      return "any";
-  }
-  return "unknown";
-}
-
 template <class C>
 base::Result<BasicForgetfulFilter<C>> BasicForgetfulFilter<C>::Create(const FbfConfig& config,
                                                                       Millis start) {

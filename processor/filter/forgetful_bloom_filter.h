@@ -41,11 +41,13 @@
 // Thread-safety: owned by one thread; see DedupFilter.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "processor/base/enum_names.h"
 #include "processor/base/result.h"
 #include "processor/filter/adaptive_policy.h"
 #include "processor/filter/blocked_bloom.h"
@@ -58,6 +60,11 @@ namespace oncecount::filter {
 
 // Which decision function adaptation uses (adaptive_policy.h).
 enum class ResizePolicy : uint8_t { kGuarded = 0, kPaper = 1 };
+
+inline constexpr std::array<base::EnumName<ResizePolicy>, 2> kResizePolicyNames = {{
+    {ResizePolicy::kGuarded, "guarded"},
+    {ResizePolicy::kPaper, "paper"},
+}};
 
 struct FbfConfig {
   uint64_t bits_per_filter = 0;

@@ -16,14 +16,21 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 
+#include "processor/base/enum_names.h"
 #include "processor/filter/membership_check.h"
 
 namespace oncecount::filter {
 
 enum class ConstituentModel : uint8_t { kClassic, kBlocked };
+
+inline constexpr std::array<base::EnumName<ConstituentModel>, 2> kConstituentModelNames = {{
+    {ConstituentModel::kBlocked, "blocked"},
+    {ConstituentModel::kClassic, "classic"},
+}};
 
 double ClassicBloomFpp(double bits, int hashes, double inserted);
 double BlockedBloomFpp(double bits, int hashes, double inserted, uint32_t block_bits = 512);

@@ -30,10 +30,12 @@
 // other, never with Insert, Reset or Restore.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "processor/base/enum_names.h"
 #include "processor/base/result.h"
 #include "processor/filter/classic_bloom.h"
 #include "processor/filter/id_hash.h"
@@ -41,6 +43,11 @@
 namespace oncecount::filter {
 
 enum class ExpKind : uint8_t { kExact = 0, kFast = 1 };
+
+inline constexpr std::array<base::EnumName<ExpKind>, 2> kExpKindNames = {{
+    {ExpKind::kFast, "fast"},
+    {ExpKind::kExact, "exact"},
+}};
 
 // Cells beyond this are refused (2^40 cells of 8 bytes is 8 TiB).
 inline constexpr uint64_t kMaxGaussianCells = uint64_t{1} << 40;

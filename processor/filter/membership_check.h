@@ -8,12 +8,24 @@
 //    reproduce the paper's Fig. 8 and is never the better choice.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <string_view>
+
+#include "processor/base/enum_names.h"
 
 namespace oncecount::filter {
 
 enum class MembershipCheck : uint8_t { kPaper = 0, kPairs = 1, kAny = 2 };
 
-const char* CheckName(MembershipCheck check);
+inline constexpr std::array<base::EnumName<MembershipCheck>, 3> kMembershipCheckNames = {{
+    {MembershipCheck::kPairs, "pairs"},
+    {MembershipCheck::kPaper, "paper"},
+    {MembershipCheck::kAny, "any"},
+}};
+
+inline const char* CheckName(MembershipCheck check) {
+  return base::NameOf(kMembershipCheckNames, check);
+}
 
 }  // namespace oncecount::filter

@@ -2,26 +2,6 @@
 
 namespace oncecount::kafka {
 
-const char* ErrorKindName(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::kNone:
-      return "none";
-    case ErrorKind::kRetriable:
-      return "retriable";
-    case ErrorKind::kAbortable:
-      return "abortable";
-    case ErrorKind::kGroupFenced:
-      return "group_fenced";
-    case ErrorKind::kProducerFenced:
-      return "producer_fenced";
-    case ErrorKind::kFatal:
-      return "fatal";
-    case ErrorKind::kFailed:
-      return "failed";
-  }
-  return "unknown";
-}
-
 std::string KafkaError::ToString() const {
   if (ok()) return "no error";
   std::string s = message.empty() ? code : message;

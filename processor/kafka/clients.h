@@ -16,6 +16,7 @@
 // there.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -54,7 +55,19 @@ enum class ErrorKind : uint8_t {
   kFailed,
 };
 
-const char* ErrorKindName(ErrorKind kind);
+inline constexpr std::array<base::EnumName<ErrorKind>, 7> kErrorKindNames = {{
+    {ErrorKind::kNone, "none"},
+    {ErrorKind::kRetriable, "retriable"},
+    {ErrorKind::kAbortable, "abortable"},
+    {ErrorKind::kGroupFenced, "group_fenced"},
+    {ErrorKind::kProducerFenced, "producer_fenced"},
+    {ErrorKind::kFatal, "fatal"},
+    {ErrorKind::kFailed, "failed"},
+}};
+
+inline const char* ErrorKindName(ErrorKind kind) {
+  return base::NameOf(kErrorKindNames, kind);
+}
 
 struct KafkaError {
   ErrorKind kind = ErrorKind::kNone;

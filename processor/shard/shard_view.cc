@@ -4,30 +4,6 @@
 
 namespace oncecount::shard {
 
-const char* ShardRoleName(ShardRole role) {
-  switch (role) {
-    case ShardRole::kActive:
-      return "active";
-    case ShardRole::kStandby:
-      return "standby";
-    case ShardRole::kReplica:
-      return "replica";
-  }
-  return "unknown";
-}
-
-const char* ShardPhaseName(ShardPhase phase) {
-  switch (phase) {
-    case ShardPhase::kRestoring:
-      return "restoring";
-    case ShardPhase::kRunning:
-      return "running";
-    case ShardPhase::kFailed:
-      return "failed";
-  }
-  return "unknown";
-}
-
 void StateBoard::SetPartitionCount(int32_t partitions) {
   std::lock_guard lock(mu_);
   partitions_ = partitions;

@@ -17,13 +17,15 @@
 #include <string>
 #include <vector>
 
+#include "processor/base/enum_names.h"
+#include "processor/event/increment_event.h"
 #include "processor/filter/dedup_filter.h"
 #include "processor/shard/counter_snapshot.h"
 
 namespace oncecount::shard {
 
-// Dead-letter counts per reason, indexed by event::DlqReason's value (7 reasons).
-inline constexpr size_t kDlqReasonCount = 7;
+// Dead-letter counts per reason, indexed by event::DlqReason's value.
+using event::kDlqReasonCount;
 
 // kActive: this instance owns the shard. kStandby: a hot replica (counters and
 // filters) that can take the shard over. kReplica: counters only, kept so that
@@ -31,8 +33,24 @@ inline constexpr size_t kDlqReasonCount = 7;
 enum class ShardRole : uint8_t { kActive, kStandby, kReplica };
 enum class ShardPhase : uint8_t { kRestoring, kRunning, kFailed };
 
-const char* ShardRoleName(ShardRole role);     // "active", "standby", "replica"
-const char* ShardPhaseName(ShardPhase phase);  // "restoring", "running", "failed"
+// The names /v1/stats, /metrics labels and the dashboard show.
+inline constexpr std::array<base::EnumName<ShardRole>, 3> kShardRoleNames = {{
+    {ShardRole::kActive, "active"},
+    {ShardRole::kStandby, "standby"},
+    {ShardRole::kReplica, "replica"},
+}};
+inline constexpr std::array<base::EnumName<ShardPhase>, 3> kShardPhaseNames = {{
+    {ShardPhase::kRestoring, "restoring"},
+    {ShardPhase::kRunning, "running"},
+    {ShardPhase::kFailed, "failed"},
+}};
+
+inline const char* ShardRoleName(ShardRole role) {
+  return base::NameOf(kShardRoleNames, role);
+}
+inline const char* ShardPhaseName(ShardPhase phase) {
+  return base::NameOf(kShardPhaseNames, phase);
+}
 
 struct ShardView {
   int32_t partition = 0;

@@ -142,8 +142,8 @@ TEST(Config, RejectsWrongTypesNamingTheKeyAndWhatWasExpected) {
       {"dedup:\n  window_ms: 1.5\n", "dedup.window_ms", "integer"},
       {"dedup:\n  adaptive: 1\n", "dedup.adaptive", "true or false"},
       {"dedup:\n  target_fpp: tiny\n", "dedup.target_fpp", "number"},
-      {"dedup:\n  mode: bloomy\n", "dedup.mode", "fbf | bloom | exact | none"},
-      {"dedup:\n  check: all\n", "dedup.check", "pairs | paper"},
+      {"dedup:\n  mode: bloomy\n", "dedup.mode", "expected fbf, bloom, exact or none, got \"bloomy\""},
+      {"dedup:\n  check: all\n", "dedup.check", "expected pairs or paper, got \"all\""},
       {"dedup:\n  window_ms: [1, 2]\n", "dedup.window_ms", "single value"},
       {"kafka:\n  properties: [a, b]\n", "kafka.properties", "mapping"},
       {"kafka:\n  properties:\n    sasl.username: [x]\n", "kafka.properties.sasl.username",
@@ -189,7 +189,7 @@ TEST(Config, RejectsAWindowTheFilterCannotHold) {
 
 TEST(Config, AcceptsGaussianConstituentFiltersWithTheirCellBits) {
   const Config c = Ok(ParseConfig("dedup:\n  filter: gaussian\n  cell_bits: 4\n", NoEnv()));
-  EXPECT_EQ(c.dedup.filter, ConstituentFilter::kGaussian);
+  EXPECT_EQ(c.dedup.filter, filter::Constituent::kGaussian);
   EXPECT_EQ(c.dedup.cell_bits, 4);
   EXPECT_NE(RenderConfig(c).find("filter: gaussian"), std::string::npos);
   EXPECT_EQ(Ok(ParseConfig("", NoEnv())).dedup.cell_bits, 8);

@@ -54,10 +54,10 @@ TEST(Logger, ADefaultLoggerDropsEverythingAndSaysSo) {
 
 TEST(LogLevel, ParsesTheNamesItPrints) {
   for (LogLevel level : {LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarn, LogLevel::kError}) {
-    EXPECT_EQ(ParseLogLevel(LogLevelName(level)), level);
+    EXPECT_EQ(ParseName(kLogLevelNames, LogLevelName(level)), level);
   }
-  EXPECT_EQ(ParseLogLevel("warning"), std::nullopt);
-  EXPECT_EQ(ParseLogLevel(""), std::nullopt);
+  EXPECT_EQ(ParseName(kLogLevelNames, "warning"), std::nullopt);
+  EXPECT_EQ(ParseName(kLogLevelNames, ""), std::nullopt);
 }
 
 }  // namespace

@@ -49,9 +49,9 @@ TEST(StreamLogSink, WritesOneValidJsonObjectPerLineWhateverTheMessageHolds) {
 }
 
 TEST(LogFormat, ParsesTextAndJsonOnly) {
-  EXPECT_EQ(ParseLogFormat("text"), LogFormat::kText);
-  EXPECT_EQ(ParseLogFormat("json"), LogFormat::kJson);
-  EXPECT_EQ(ParseLogFormat("JSON"), std::nullopt);
+  EXPECT_EQ(base::ParseName(kLogFormatNames, "text"), LogFormat::kText);
+  EXPECT_EQ(base::ParseName(kLogFormatNames, "json"), LogFormat::kJson);
+  EXPECT_EQ(base::ParseName(kLogFormatNames, "JSON"), std::nullopt);
 }
 
 }  // namespace

@@ -254,11 +254,14 @@ TEST(Serve, RefusesAnUnknownLogLevelOrFormatAsAUsageError) {
   o.config_file = "/nonexistent.yaml";
   o.log_level = "loud";
   EXPECT_EQ(RunServe(o, out, err), 2);
-  EXPECT_NE(err.str().find("--log-level takes debug, info, warn or error"), std::string::npos)
+  EXPECT_NE(err.str().find("--log-level: expected debug, info, warn or error, got \"loud\""),
+            std::string::npos)
       << err.str();
   o.log_level = "warn";
   o.log_format = "xml";
   EXPECT_EQ(RunServe(o, out, err), 2);
+  EXPECT_NE(err.str().find("--log-format: expected text or json, got \"xml\""), std::string::npos)
+      << err.str();
 }
 
 // The job that creates the topics has not finished: the cluster (in this process)

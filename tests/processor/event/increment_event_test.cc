@@ -19,7 +19,7 @@ IncrementEvent Parsed(EventParser& p, std::optional<std::string_view> key, std::
 
 std::string Rejected(EventParser& p, std::optional<std::string_view> key, std::string_view value) {
   const ParseResult r = p.Parse(key, value);
-  if (const auto* reason = std::get_if<DlqReason>(&r)) return DlqReasonName(*reason);
+  if (const auto* reason = std::get_if<DlqReason>(&r)) return std::string(DlqReasonName(*reason));
   return "accepted";
 }
 
