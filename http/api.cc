@@ -126,7 +126,8 @@ Totals Sum(const Snapshot& s) {
 void WriteReasons(json::JsonWriter& j,
                   const std::array<uint64_t, shard::kDlqReasonCount>& by_reason) {
   j.BeginObject();
-  for (size_t i = 0; i < shard::kDlqReasonCount; ++i) j.Key(event::kDlqReasonNames[i].name).Uint(by_reason[i]);
+  for (size_t i = 0; i < shard::kDlqReasonCount; ++i)
+    j.Key(event::kDlqReasonNames[i].name).Uint(by_reason[i]);
   j.EndObject();
 }
 
@@ -397,7 +398,12 @@ class Api {
     j.Key("phase").String(shard::ShardPhaseName(v.phase));
     if (!v.failure.empty()) j.Key("failure").String(v.failure);
     j.Key("input_offset").Int(v.input_offset).Key("high_watermark").Int(v.high_watermark);
-    j.Key("lag").Int(v.lag()).Key("epoch").Uint(v.epoch).Key("changelog_seq").Uint(v.changelog_seq);
+    j.Key("lag")
+        .Int(v.lag())
+        .Key("epoch")
+        .Uint(v.epoch.value())
+        .Key("changelog_seq")
+        .Uint(v.changelog_seq.value());
     j.Key("counters").Uint(v.counters ? v.counters->size() : 0);
     j.Key("events_applied").Uint(v.events_applied);
     j.Key("duplicates_dropped").Uint(v.duplicates_dropped);
@@ -418,7 +424,7 @@ class Api {
     } else {
       j.Int(v.replica_lag_ms);
     }
-    j.Key("digest").String(v.digest).Key("digest_seq").Uint(v.digest_seq);
+    j.Key("digest").String(v.digest).Key("digest_seq").Uint(v.digest_seq.value());
     j.Key("filter");
     WriteFilter(j, v, detail);
     if (detail) {

@@ -107,7 +107,7 @@ Counter& MetricRegistry::AddCounter(const std::string& name, const std::string& 
   Entry* e = Find(name);
   RequireKind(e, e != nullptr && e->counter);
   if (e != nullptr) return *e->counter;
-  entries_.push_back({name, help, std::make_unique<Counter>(), nullptr, nullptr, {}, {}});
+  entries_.push_back({name, help, std::make_unique<Counter>(), nullptr, nullptr, {}, {}, {}});
   return *entries_.back().counter;
 }
 
@@ -116,7 +116,7 @@ Gauge& MetricRegistry::AddGauge(const std::string& name, const std::string& help
   Entry* e = Find(name);
   RequireKind(e, e != nullptr && e->gauge);
   if (e != nullptr) return *e->gauge;
-  entries_.push_back({name, help, nullptr, std::make_unique<Gauge>(), nullptr, {}, {}});
+  entries_.push_back({name, help, nullptr, std::make_unique<Gauge>(), nullptr, {}, {}, {}});
   return *entries_.back().gauge;
 }
 
@@ -127,7 +127,7 @@ Histogram& MetricRegistry::AddHistogram(const std::string& name, const std::stri
   RequireKind(e, e != nullptr && e->histogram);
   if (e != nullptr) return *e->histogram;
   entries_.push_back(
-      {name, help, nullptr, nullptr, std::make_unique<Histogram>(std::move(bounds)), {}, {}});
+      {name, help, nullptr, nullptr, std::make_unique<Histogram>(std::move(bounds)), {}, {}, {}});
   return *entries_.back().histogram;
 }
 
@@ -136,8 +136,16 @@ void MetricRegistry::AddGaugeFunction(const std::string& name, const std::string
   std::lock_guard lock(mu_);
   const Entry* e = Find(name);
   RequireKind(e, e != nullptr && e->read);
-  Entry entry{name, help, nullptr, nullptr, nullptr, std::move(read), std::move(labels)};
+  Entry entry{name, help, nullptr, nullptr, nullptr, std::move(read), std::move(labels), {}};
   entries_.push_back(std::move(entry));
+}
+
+void MetricRegistry::AddGaugeFamily(const std::string& name, const std::string& help,
+                                    std::function<std::vector<LabeledValue>()> read) {
+  std::lock_guard lock(mu_);
+  const Entry* e = Find(name);
+  RequireKind(e, e != nullptr && e->read_family);
+  entries_.push_back({name, help, nullptr, nullptr, nullptr, {}, {}, std::move(read)});
 }
 
 void MetricRegistry::RenderEntry(const Entry& e, std::string& out) const {
@@ -147,6 +155,12 @@ void MetricRegistry::RenderEntry(const Entry& e, std::string& out) const {
   if (e.read) {
     out += e.name + (e.labels.empty() ? "" : "{" + e.labels + "}") + " " +
            PrometheusValue(e.read()) + "\n";
+  }
+  if (e.read_family) {
+    for (const LabeledValue& v : e.read_family()) {
+      out += e.name + (v.labels.empty() ? "" : "{" + v.labels + "}") + " " +
+             PrometheusValue(v.value) + "\n";
+    }
   }
 }
 

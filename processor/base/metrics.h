@@ -86,6 +86,16 @@ class MetricRegistry {
   // (`worker="0"`), one sample each; the samples of one name form one family.
   void AddGaugeFunction(const std::string& name, const std::string& help, std::string labels,
                         std::function<double()> read);
+  // A family of gauges whose samples are known only when the registry renders (one
+  // per shard being restored): `read` returns them, each with its label pairs
+  // (without braces); none is fine (the family then renders its HELP and TYPE only).
+  // Families registered under one name render as one.
+  struct LabeledValue {
+    std::string labels;
+    double value = 0;
+  };
+  void AddGaugeFamily(const std::string& name, const std::string& help,
+                      std::function<std::vector<LabeledValue>()> read);
 
   // Every metric in the Prometheus text format (0.0.4), families in the order of
   // their first registration.
@@ -100,6 +110,7 @@ class MetricRegistry {
     std::unique_ptr<Histogram> histogram;
     std::function<double()> read;  // a gauge read on rendering
     std::string labels;            // with `read` only
+    std::function<std::vector<LabeledValue>()> read_family;
   };
   void RenderEntry(const Entry& e, std::string& out) const;
   Entry* Find(const std::string& name);

@@ -19,15 +19,15 @@ constexpr size_t kChecksumBytes = 8;
 
 enum class RecordType : uint8_t { kBatch = 1, kClaim = 2, kSnapshotChunk = 3 };
 
-void WriteHeader(ByteWriter& w, RecordType type, int32_t partition, uint64_t epoch, uint64_t seq,
+void WriteHeader(ByteWriter& w, RecordType type, int32_t partition, Epoch epoch, Seq seq,
                  uint64_t claim) {
   for (char c : kMagic) w.U8(static_cast<uint8_t>(c));
   w.U16(kChangelogFormatVersion);
   w.U8(static_cast<uint8_t>(type));
   w.U8(0);
   w.U32(static_cast<uint32_t>(partition));
-  w.U64(epoch);
-  w.U64(seq);
+  w.U64(epoch.value());
+  w.U64(seq.value());
   w.U64(claim);
 }
 
@@ -123,7 +123,7 @@ void EncodeRecord(const Record& record, std::string& out) {
       [&](const auto& r) {
         using T = std::decay_t<decltype(r)>;
         RecordType type = RecordType::kBatch;
-        uint64_t seq = 0;
+        Seq seq;
         if constexpr (std::is_same_v<T, BatchRecord>) {
           seq = r.seq;
         } else if constexpr (std::is_same_v<T, ClaimRecord>) {
@@ -163,8 +163,8 @@ base::Result<Record> DecodeRecord(std::string_view bytes) {
   const auto type = static_cast<RecordType>(r.U8());
   r.U8();
   const auto partition = static_cast<int32_t>(r.U32());
-  const uint64_t epoch = r.U64();
-  const uint64_t seq = r.U64();
+  const Epoch epoch{r.U64()};
+  const Seq seq{r.U64()};
   const uint64_t claim = version >= 3 ? r.U64() : 0;
   if (!r.ok()) return base::Corrupt("changelog record: truncated header");
   switch (type) {

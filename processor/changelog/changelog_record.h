@@ -51,10 +51,14 @@
 #include <variant>
 #include <vector>
 
+#include "processor/base/ids.h"
 #include "processor/base/result.h"
 #include "processor/event/increment_event.h"
 
 namespace oncecount::changelog {
+
+using base::Epoch;
+using base::Seq;
 
 inline constexpr uint16_t kChangelogFormatVersion = 3;
 // The oldest format still read.
@@ -91,8 +95,8 @@ struct CounterUpdate {
 
 struct BatchRecord {
   int32_t partition = 0;
-  uint64_t epoch = 0;
-  uint64_t seq = 0;
+  Epoch epoch;
+  Seq seq;
   int64_t input_from = 0;    // first input offset the batch covers
   int64_t input_to = 0;      // the next offset to read after it
   int64_t sealed_at_ms = 0;  // the owner's wall clock when it sealed the batch
@@ -105,16 +109,16 @@ struct BatchRecord {
 
 struct ClaimRecord {
   int32_t partition = 0;
-  uint64_t epoch = 0;
-  uint64_t base_seq = 0;  // the last batch of the lineage the claimer continues
-  uint64_t claim = 0;     // its random id (0: unknown, format 2)
+  Epoch epoch;
+  Seq base_seq;        // the last batch of the lineage the claimer continues
+  uint64_t claim = 0;  // its random id (0: unknown, format 2)
   friend bool operator==(const ClaimRecord&, const ClaimRecord&) = default;
 };
 
 struct SnapshotChunk {
   int32_t partition = 0;
-  uint64_t epoch = 0;
-  uint64_t seq = 0;  // the state after this batch
+  Epoch epoch;
+  Seq seq;  // the state after this batch
   uint32_t index = 0;
   uint32_t count = 1;
   std::string bytes;

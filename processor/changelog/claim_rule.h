@@ -14,12 +14,16 @@
 
 #include <cstdint>
 
+#include "processor/base/ids.h"
+
 namespace oncecount::changelog {
+
+using base::Epoch;
 
 class ClaimRule {
  public:
   // Starts at the newest epoch seen and the id of the claim that holds it.
-  explicit ClaimRule(uint64_t epoch = 0, uint64_t claim = 0) : epoch_(epoch), claim_(claim) {}
+  explicit ClaimRule(Epoch epoch = Epoch(), uint64_t claim = 0) : epoch_(epoch), claim_(claim) {}
 
   enum class Fit : uint8_t {
     kOlderEpoch,  // a zombie's record
@@ -28,7 +32,7 @@ class ClaimRule {
     kNewerEpoch,  // a newer epoch (its claim was not seen): Adopt it to go on
   };
   // Where a batch or snapshot chunk of `epoch` written under `claim` stands.
-  Fit Of(uint64_t epoch, uint64_t claim) const {
+  Fit Of(Epoch epoch, uint64_t claim) const {
     if (epoch < epoch_) return Fit::kOlderEpoch;
     if (epoch > epoch_) return Fit::kNewerEpoch;
     const bool both_known = claim != 0 && claim_ != 0;
@@ -37,24 +41,24 @@ class ClaimRule {
 
   // A claim record: true when it opens a newer epoch, which it now holds; false for
   // a claim of an older epoch or a second claim of the current one (refused).
-  bool Claim(uint64_t epoch, uint64_t claim) {
-    if (epoch_ != 0 && epoch <= epoch_) return false;
+  bool Claim(Epoch epoch, uint64_t claim) {
+    if (epoch_ != Epoch() && epoch <= epoch_) return false;
     epoch_ = epoch;
     claim_ = claim;
     return true;
   }
 
   // A batch or chunk of a newer epoch whose claim was not seen holds that epoch now.
-  void Adopt(uint64_t epoch, uint64_t claim) {
+  void Adopt(Epoch epoch, uint64_t claim) {
     epoch_ = epoch;
     claim_ = claim;
   }
 
-  uint64_t epoch() const { return epoch_; }
+  Epoch epoch() const { return epoch_; }
   uint64_t claim() const { return claim_; }
 
  private:
-  uint64_t epoch_;
+  Epoch epoch_;
   uint64_t claim_;
 };
 

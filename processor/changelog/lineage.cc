@@ -33,7 +33,7 @@ void LineageBuilder::Add(Record record) {
 // Keeps the newest complete, usable snapshot of a batch already in the lineage and
 // what comes after it; drops older snapshots and the batches it covers.
 void LineageBuilder::LetGoBeforeNewestSnapshot() {
-  const uint64_t last = last_seq();
+  const Seq last = last_seq();
   auto newest = std::find_if(snapshots_.rbegin(), snapshots_.rend(), [last](const Snapshot& s) {
     return s.usable && s.complete() && s.seq <= last;
   });
@@ -46,7 +46,7 @@ void LineageBuilder::LetGoBeforeNewestSnapshot() {
 
 // Drops batches with seq > `seq` and marks snapshots after `seq` unusable, where
 // they belong to an epoch older than `older_than_epoch`.
-void LineageBuilder::DropAfter(uint64_t seq, uint64_t older_than_epoch) {
+void LineageBuilder::DropAfter(Seq seq, Epoch older_than_epoch) {
   // Cutting back before the kept snapshot needs what was let go of.
   if (seq < kept_snapshot_seq_ && kept_snapshot_epoch_ < older_than_epoch) needs_full_read_ = true;
   for (auto it = chain_.upper_bound(seq); it != chain_.end();) {
@@ -64,13 +64,14 @@ void LineageBuilder::DropAfter(uint64_t seq, uint64_t older_than_epoch) {
 
 void LineageBuilder::OnBatch(BatchRecord batch) {
   const ClaimRule::Fit fit = claims_.Of(batch.epoch, batch.claim);
-  if (fit == ClaimRule::Fit::kOlderEpoch || fit == ClaimRule::Fit::kOtherClaim || batch.seq == 0) {
+  if (fit == ClaimRule::Fit::kOlderEpoch || fit == ClaimRule::Fit::kOtherClaim ||
+      batch.seq == Seq()) {
     ++ignored_;
     return;
   }
   if (fit == ClaimRule::Fit::kNewerEpoch) claims_.Adopt(batch.epoch, batch.claim);
-  DropAfter(batch.seq - 1, batch.epoch);
-  const uint64_t seq = batch.seq;
+  DropAfter(batch.seq.Previous(), batch.epoch);
+  const Seq seq = batch.seq;
   chain_.insert_or_assign(seq, std::move(batch));
 }
 
@@ -106,15 +107,16 @@ void LineageBuilder::OnChunk(SnapshotChunk chunk) {
   s.chunks.push_back(std::move(chunk.bytes));
 }
 
-uint64_t LineageBuilder::last_seq() const {
+Seq LineageBuilder::last_seq() const {
   // The batches up to a kept snapshot were let go of, and were in the lineage.
-  return std::max({claimed_base_, kept_snapshot_seq_, chain_.empty() ? 0 : chain_.rbegin()->first});
+  return std::max(
+      {claimed_base_, kept_snapshot_seq_, chain_.empty() ? Seq() : chain_.rbegin()->first});
 }
 
 base::Result<RestorePlan> LineageBuilder::Finish() && {
   if (needs_full_read_) {
     return base::Corrupt("the changelog's lineage was cut back to before snapshot " +
-                         std::to_string(kept_snapshot_seq_) +
+                         std::to_string(kept_snapshot_seq_.value()) +
                          " after the records before it were let go of: read it again, keeping "
                          "everything");
   }
@@ -131,12 +133,12 @@ base::Result<RestorePlan> LineageBuilder::Finish() && {
     plan.snapshot_seq = it->seq;
     break;
   }
-  for (uint64_t seq = plan.snapshot_seq + 1; seq <= plan.last_seq; ++seq) {
+  for (Seq seq = plan.snapshot_seq.Next(); seq <= plan.last_seq; seq = seq.Next()) {
     auto it = chain_.find(seq);
     if (it == chain_.end()) {
-      return base::Corrupt("the changelog lacks batch " + std::to_string(seq) + " of " +
-                           std::to_string(plan.last_seq) + " after snapshot " +
-                           std::to_string(plan.snapshot_seq) +
+      return base::Corrupt("the changelog lacks batch " + std::to_string(seq.value()) + " of " +
+                           std::to_string(plan.last_seq.value()) + " after snapshot " +
+                           std::to_string(plan.snapshot_seq.value()) +
                            " (records lost, e.g. to retention): the shard cannot be restored "
                            "exactly");
     }

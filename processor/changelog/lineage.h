@@ -44,11 +44,11 @@
 namespace oncecount::changelog {
 
 struct RestorePlan {
-  uint64_t epoch = 0;                   // the newest epoch seen; a new claim uses epoch + 1
+  Epoch epoch;                          // the newest epoch seen; a new claim uses its Next()
   uint64_t claim = 0;                   // the id of the claim that holds it (0: unknown)
-  uint64_t last_seq = 0;                // the lineage's last batch (0: empty)
+  Seq last_seq;                         // the lineage's last batch (0: empty)
   std::optional<std::string> snapshot;  // the state after batch snapshot_seq
-  uint64_t snapshot_seq = 0;
+  Seq snapshot_seq;
   std::vector<BatchRecord> batches;  // snapshot_seq + 1 .. last_seq, in order
   uint64_t ignored_records = 0;      // zombie, superseded or undecodable records
 };
@@ -70,13 +70,13 @@ class LineageBuilder {
 
   // What a claimer needs before it writes its claim: the newest epoch seen and the
   // lineage's last batch so far.
-  uint64_t epoch() const { return claims_.epoch(); }
-  uint64_t last_seq() const;
+  Epoch epoch() const { return claims_.epoch(); }
+  Seq last_seq() const;
 
  private:
   struct Snapshot {
-    uint64_t epoch = 0;
-    uint64_t seq = 0;
+    Epoch epoch;
+    Seq seq;
     uint32_t count = 0;
     std::vector<std::string> chunks;
     bool usable = true;
@@ -85,18 +85,18 @@ class LineageBuilder {
   void OnBatch(BatchRecord batch);
   void OnClaim(const ClaimRecord& claim);
   void OnChunk(SnapshotChunk chunk);
-  void DropAfter(uint64_t seq, uint64_t older_than_epoch);
+  void DropAfter(Seq seq, Epoch older_than_epoch);
   void LetGoBeforeNewestSnapshot();
 
   Keep keep_;
   bool needs_full_read_ = false;
   // The snapshot the builder let go of everything before (kFromNewestSnapshot).
-  uint64_t kept_snapshot_seq_ = 0;  // 0: none
-  uint64_t kept_snapshot_epoch_ = 0;
+  Seq kept_snapshot_seq_;  // 0: none
+  Epoch kept_snapshot_epoch_;
   ClaimRule claims_;
-  uint64_t claimed_base_ = 0;
-  std::map<uint64_t, BatchRecord> chain_;  // by seq
-  std::vector<Snapshot> snapshots_;        // in log order; the last may be partial
+  Seq claimed_base_;
+  std::map<Seq, BatchRecord> chain_;  // by seq
+  std::vector<Snapshot> snapshots_;   // in log order; the last may be partial
   uint64_t ignored_ = 0;
 };
 

@@ -12,12 +12,12 @@ LineageFollower::Step LineageFollower::OnBatch(const BatchRecord& batch) {
   const ClaimRule::Fit fit = claims_.Of(batch.epoch, batch.claim);
   // A zombie's, or written under a refused second claim of the epoch.
   if (fit == ClaimRule::Fit::kOlderEpoch || fit == ClaimRule::Fit::kOtherClaim) return Step::kSkip;
-  if (batch.seq == 0) return Step::kSkip;
+  if (batch.seq == Seq()) return Step::kSkip;
   if (batch.seq <= applied_) {
     // The same epoch: history the state holds. A newer one rewrote that history.
     return fit == ClaimRule::Fit::kNewerEpoch ? Step::kRebuild : Step::kSkip;
   }
-  if (batch.seq != applied_ + 1) return Step::kRebuild;  // batches are missing
+  if (batch.seq != applied_.Next()) return Step::kRebuild;  // batches are missing
   if (fit == ClaimRule::Fit::kNewerEpoch) claims_.Adopt(batch.epoch, batch.claim);
   applied_ = batch.seq;
   return Step::kApply;

@@ -35,22 +35,22 @@ class LineageFollower {
 
   // Follows a state that holds every batch up to `applied_seq`, in a lineage whose
   // newest epoch is `epoch`, held by claim `claim` (a restore's RestorePlan).
-  LineageFollower(uint64_t epoch, uint64_t applied_seq, uint64_t claim)
+  LineageFollower(Epoch epoch, Seq applied_seq, uint64_t claim)
       : claims_(epoch, claim), applied_(applied_seq) {}
 
   Step Next(const Record& record);
 
   // The newest epoch seen: a new owner claims epoch() + 1.
-  uint64_t epoch() const { return claims_.epoch(); }
+  Epoch epoch() const { return claims_.epoch(); }
   // The last batch applied: a new owner's claim continues from it.
-  uint64_t applied_seq() const { return applied_; }
+  Seq applied_seq() const { return applied_; }
 
  private:
   Step OnBatch(const BatchRecord& batch);
   Step OnClaim(const ClaimRecord& claim);
 
   ClaimRule claims_;
-  uint64_t applied_;
+  Seq applied_;
 };
 
 }  // namespace oncecount::changelog

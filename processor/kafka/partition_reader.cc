@@ -5,12 +5,10 @@
 
 namespace oncecount::kafka {
 
-base::Result<std::map<int32_t, int64_t>> StreamPartitions(Clients& clients, base::Clock& clock,
-                                                          const std::string& topic,
-                                                          const std::vector<int32_t>& partitions,
-                                                          std::chrono::milliseconds wait_limit,
-                                                          const RecordSink& sink,
-                                                          const std::map<int32_t, int64_t>& start) {
+base::Result<std::map<int32_t, int64_t>> StreamPartitions(
+    Clients& clients, base::Clock& clock, const std::string& topic,
+    const std::vector<int32_t>& partitions, std::chrono::milliseconds wait_limit,
+    const RecordSink& sink, const std::map<int32_t, int64_t>& start, const ProgressSink& progress) {
   std::map<int32_t, int64_t> result;  // partition → next offset
   if (partitions.empty()) return result;
   const int64_t deadline = clock.SteadyMs() + wait_limit.count();
@@ -24,6 +22,9 @@ base::Result<std::map<int32_t, int64_t>> StreamPartitions(Clients& clients, base
     result[p] = first;
     if (high.value() > first) {
       target[p] = high.value();
+      // A read from the oldest record reports once it has one: the log's start is
+      // not 0 once retention or compaction removed records.
+      if (progress && from != start.end()) progress(p, first, high.value());
       assignment.push_back({topic, p, from == start.end() ? kOffsetBeginning : first});
     }
   }
@@ -61,6 +62,7 @@ base::Result<std::map<int32_t, int64_t>> StreamPartitions(Clients& clients, base
     } else if (m->kind == MessageKind::kFatal || m->kind == MessageKind::kError) {
       return base::KafkaFailure("reading " + topic + ": " + m->error);
     }
+    if (progress && reached > 0) progress(m->partition, reached, target[m->partition]);
     if (reached >= target[m->partition]) open.erase(m->partition);
   }
   reader.value()->Close();

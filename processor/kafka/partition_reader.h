@@ -40,10 +40,15 @@ using ReadResult = std::map<int32_t, PartitionRecords>;
 // only during the call), in log order per partition, and returns each partition's
 // next offset: a read that holds nothing but what the sink keeps.
 using RecordSink = std::function<void(int32_t partition, std::string_view value)>;
+// Told, when a partition's read begins (from a given offset; from the oldest record,
+// when it reads the first) and each time it moves, the offset it has reached and
+// the high watermark it must reach.
+using ProgressSink = std::function<void(int32_t partition, int64_t reached, int64_t target)>;
 base::Result<std::map<int32_t, int64_t>> StreamPartitions(
     Clients& clients, base::Clock& clock, const std::string& topic,
     const std::vector<int32_t>& partitions, std::chrono::milliseconds wait_limit,
-    const RecordSink& sink, const std::map<int32_t, int64_t>& start = {});
+    const RecordSink& sink, const std::map<int32_t, int64_t>& start = {},
+    const ProgressSink& progress = {});
 
 // The same read, every record's value kept.
 // `start`: where to begin reading each partition (absent: its oldest record).

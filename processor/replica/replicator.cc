@@ -257,8 +257,8 @@ struct Replicator::Impl {
     r.mode = Replica::Mode::kFollowing;
     Log("replica " + std::to_string(p) + (r.hot ? " (standby)" : " (counters only)") +
         ": built from " + std::to_string(plan->batches.size()) + " batches" +
-        (plan->snapshot ? " after snapshot " + std::to_string(plan->snapshot_seq) : "") + " in " +
-        std::to_string(clock.SteadyMs() - start_ms) + " ms");
+        (plan->snapshot ? " after snapshot " + std::to_string(plan->snapshot_seq.value()) : "") +
+        " in " + std::to_string(clock.SteadyMs() - start_ms) + " ms");
   }
 
   void Fail(int32_t p, Replica& r, const std::string& why) {

@@ -76,7 +76,7 @@ struct ReplicatorOptions {
 // A hot replica handed to the processor, which makes it the shard's active state.
 struct Handoff {
   std::unique_ptr<shard::ShardState> state;
-  changelog::LineageFollower follower{0, 0, 0};
+  changelog::LineageFollower follower{base::Epoch(), base::Seq(), 0};
   int64_t next_offset = 0;  // the changelog offset after the last record it read
 };
 

@@ -44,9 +44,9 @@ std::string EncodeCheckpoint(const LocalCheckpoint& c) {
   for (char ch : kMagic) w.U8(static_cast<uint8_t>(ch));
   w.U16(kVersion);
   w.U32(static_cast<uint32_t>(c.partition));
-  w.U64(c.epoch);
+  w.U64(c.epoch.value());
   w.U64(c.claim);
-  w.U64(c.seq);
+  w.U64(c.seq.value());
   w.I64(c.changelog_offset);
   w.Bytes(c.snapshot);
   w.U64(XXH3_64bits(out.data(), out.size()));
@@ -68,13 +68,13 @@ base::Result<LocalCheckpoint> DecodeCheckpoint(std::string_view bytes) {
   }
   LocalCheckpoint c;
   c.partition = static_cast<int32_t>(r.U32());
-  c.epoch = r.U64();
+  c.epoch = base::Epoch(r.U64());
   c.claim = r.U64();
-  c.seq = r.U64();
+  c.seq = base::Seq(r.U64());
   c.changelog_offset = r.I64();
   c.snapshot = std::string(r.Bytes(kMaxSnapshotBytes));
   if (!r.done()) return base::Corrupt("local checkpoint: truncated or trailing bytes");
-  if (c.partition < 0 || c.changelog_offset < 0 || c.seq == 0) {
+  if (c.partition < 0 || c.changelog_offset < 0 || c.seq == base::Seq()) {
     return base::Corrupt("local checkpoint: impossible position");
   }
   return c;

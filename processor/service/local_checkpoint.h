@@ -27,15 +27,16 @@
 #include <string>
 #include <string_view>
 
+#include "processor/base/ids.h"
 #include "processor/base/result.h"
 
 namespace oncecount::service {
 
 struct LocalCheckpoint {
   int32_t partition = 0;
-  uint64_t epoch = 0;  // of the claim that wrote the snapshot
+  base::Epoch epoch;  // of the claim that wrote the snapshot
   uint64_t claim = 0;
-  uint64_t seq = 0;              // the batch the snapshot is the state after
+  base::Seq seq;                 // the batch the snapshot is the state after
   int64_t changelog_offset = 0;  // where the tail after it begins, at the latest
   std::string snapshot;          // ShardState::EncodeSnapshot
   friend bool operator==(const LocalCheckpoint&, const LocalCheckpoint&) = default;

@@ -31,8 +31,8 @@ struct ShardSlot {
   shard::ShardPhase phase = shard::ShardPhase::kRestoring;
   std::string failure;
   int64_t high_watermark = 0;
-  uint64_t epoch = 0;          // the epoch of our claim
-  uint64_t committed_seq = 0;  // the last changelog batch committed
+  base::Epoch epoch;        // the epoch of our claim
+  base::Seq committed_seq;  // the last changelog batch committed
   uint64_t transactions_committed = 0;
   uint64_t transactions_aborted = 0;
   uint64_t input_lost = 0;  // input messages retention removed before they were applied
@@ -70,6 +70,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   std::unique_ptr<base::MetricRegistry> own_metrics;  // when the options bring none
   base::Histogram* commit_seconds = nullptr;
   base::Histogram* restore_seconds = nullptr;
+  RestoreProgress restore_progress;  // read by /metrics while a restore blocks the thread
   // When the transaction in progress began (steady ms), -1 when none is open. Written
   // by the processor's thread, read by /metrics while a commit may be blocked.
   std::atomic<int64_t> txn_open_since_ms{-1};
@@ -111,6 +112,27 @@ struct Processor::Impl final : kafka::RebalanceListener {
           const int64_t since = txn_open_since_ms.load(std::memory_order_relaxed);
           return since < 0 ? 0.0 : static_cast<double>(clock.SteadyMs() - since) / 1000.0;
         });
+    RegisterRestoreProgress(*metrics);
+  }
+
+  // Per shard while its changelog is read, absent otherwise.
+  void RegisterRestoreProgress(base::MetricRegistry& metrics) {
+    const auto family = [this](bool remaining) {
+      std::vector<base::MetricRegistry::LabeledValue> samples;
+      for (const RestoreProgress::Shard& s : restore_progress.Read()) {
+        samples.push_back({"partition=\"" + std::to_string(s.partition) + "\"",
+                           remaining ? static_cast<double>(s.remaining_offsets) : s.fraction});
+      }
+      return samples;
+    };
+    metrics.AddGaugeFamily(
+        "oncecount_restore_progress_ratio",
+        "The share of its changelog a shard being restored has read (0..1); present only "
+        "while the read is under way.",
+        [family] { return family(false); });
+    metrics.AddGaugeFamily("oncecount_restore_remaining_offsets",
+                           "Changelog offsets a shard being restored has still to read.",
+                           [family] { return family(true); });
   }
 
   ShardWorker& WorkerOf(int32_t partition) { return router.WorkerOf(partition); }
@@ -126,6 +148,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     l.new_claim_id = [this] { return NewClaimId(); };
     l.log = o.log;
     l.checkpoint_dir = o.checkpoint_dir;
+    l.progress = &restore_progress;
     return l;
   }
 

@@ -17,9 +17,9 @@ base::Result<RestoredShard> RestoreCold(int32_t p, const std::vector<std::string
 base::Result<RestoredShard> RestoreCold(int32_t p, changelog::LineageBuilder lineage,
                                         const filter::DedupSpec& dedup, uint64_t claim_id,
                                         std::optional<OwnCommit> own_committed) {
-  uint64_t base = lineage.last_seq();
+  base::Seq base = lineage.last_seq();
   if (own_committed && lineage.epoch() == own_committed->epoch) base = own_committed->seq;
-  const changelog::ClaimRecord claim{p, lineage.epoch() + 1, base, claim_id};
+  const changelog::ClaimRecord claim{p, lineage.epoch().Next(), base, claim_id};
   lineage.Add(changelog::Record{claim});
   auto plan = std::move(lineage).Finish();
   if (!plan) return plan.error();
@@ -30,12 +30,13 @@ base::Result<RestoredShard> RestoreCold(int32_t p, changelog::LineageBuilder lin
   state.value()->SetClaim(claim.epoch, claim.claim);
   std::string summary =
       "restored " + std::to_string(plan->batches.size()) + " batches" +
-      (plan->snapshot ? " after snapshot " + std::to_string(plan->snapshot_seq) : "") + ", epoch " +
-      std::to_string(claim.epoch) + ", input offset " + std::to_string(state.value()->position());
+      (plan->snapshot ? " after snapshot " + std::to_string(plan->snapshot_seq.value()) : "") +
+      ", epoch " + std::to_string(claim.epoch.value()) + ", input offset " +
+      std::to_string(state.value()->position());
   return RestoredShard{std::move(state).value(), claim, std::move(summary)};
 }
 
-bool HoldsBatch(const std::vector<std::string>& records, uint64_t epoch, uint64_t seq,
+bool HoldsBatch(const std::vector<std::string>& records, base::Epoch epoch, base::Seq seq,
                 uint64_t claim) {
   return std::any_of(records.begin(), records.end(), [&](const std::string& bytes) {
     auto record = changelog::DecodeRecord(bytes);
@@ -60,12 +61,14 @@ std::optional<RestoredShard> CatchUp(int32_t p, replica::Handoff h,
       return std::nullopt;
     }
   }
-  const changelog::ClaimRecord claim{p, h.follower.epoch() + 1, h.follower.applied_seq(), claim_id};
+  const changelog::ClaimRecord claim{p, h.follower.epoch().Next(), h.follower.applied_seq(),
+                                     claim_id};
   h.state->SetClaim(claim.epoch, claim.claim);
-  std::string summary =
-      "taken over from " + std::string(source) + " at batch " + std::to_string(claim.base_seq) +
-      " (" + std::to_string(applied) + " batches from the changelog's tail), epoch " +
-      std::to_string(claim.epoch) + ", input offset " + std::to_string(h.state->position());
+  std::string summary = "taken over from " + std::string(source) + " at batch " +
+                        std::to_string(claim.base_seq.value()) + " (" + std::to_string(applied) +
+                        " batches from the changelog's tail), epoch " +
+                        std::to_string(claim.epoch.value()) + ", input offset " +
+                        std::to_string(h.state->position());
   return RestoredShard{std::move(h.state), claim, std::move(summary)};
 }
 

@@ -46,8 +46,8 @@ struct RestoredShard {
 // The epoch this instance held and the batch it last committed, for a restore
 // after its own aborted transaction.
 struct OwnCommit {
-  uint64_t epoch = 0;
-  uint64_t seq = 0;
+  base::Epoch epoch;
+  base::Seq seq;
 };
 
 // From a lineage fed with every record of the partition (it may have let go of what
@@ -66,7 +66,7 @@ std::optional<RestoredShard> CatchUp(int32_t partition, replica::Handoff handoff
                                      std::string_view source);
 
 // Whether `records` (encoded) hold the batch (epoch, seq) written under `claim`.
-bool HoldsBatch(const std::vector<std::string>& records, uint64_t epoch, uint64_t seq,
+bool HoldsBatch(const std::vector<std::string>& records, base::Epoch epoch, base::Seq seq,
                 uint64_t claim);
 
 }  // namespace oncecount::service

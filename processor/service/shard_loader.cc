@@ -178,9 +178,18 @@ bool ShardLoader::Stream(const std::vector<int32_t>& partitions,
                          changelog::LineageBuilder::Keep keep,
                          std::map<int32_t, changelog::LineageBuilder>& lineages, LoadResult& out) {
   for (int32_t p : partitions) lineages.insert_or_assign(p, changelog::LineageBuilder(keep));
+  kafka::ProgressSink progress;
+  if (o_.progress != nullptr) {
+    progress = [this](int32_t p, int64_t reached, int64_t target) {
+      o_.progress->Report(p, reached, target);
+    };
+  }
   auto read = kafka::StreamPartitions(
       *o_.clients, *o_.clock, o_.changelog_topic, partitions, o_.wait,
-      [&lineages](int32_t p, std::string_view value) { lineages.at(p).Add(value); });
+      [&lineages](int32_t p, std::string_view value) { lineages.at(p).Add(value); }, {}, progress);
+  if (o_.progress != nullptr) {
+    for (int32_t p : partitions) o_.progress->End(p);
+  }
   if (read) return true;
   for (int32_t p : partitions) {
     out.failed[p] = read.message();

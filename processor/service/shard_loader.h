@@ -29,6 +29,7 @@
 #include "processor/kafka/clients.h"
 #include "processor/service/local_checkpoint.h"
 #include "processor/service/restore.h"
+#include "processor/service/restore_progress.h"
 
 namespace oncecount::replica {
 class Replicator;
@@ -47,6 +48,7 @@ struct ShardLoaderOptions {
   base::Logger log;
   // Local checkpoints (local_checkpoint.h) to start from; empty: none.
   std::string checkpoint_dir;
+  RestoreProgress* progress = nullptr;  // told how far cold reads are; null: nobody
 };
 
 struct LoadResult {

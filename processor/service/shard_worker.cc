@@ -13,8 +13,8 @@ namespace {
 constexpr int64_t kFilterDetailEveryMs = 1000;
 
 // Snapshot chunk records of a shard's state after batch `seq`.
-std::vector<std::string> SnapshotRecords(int32_t partition, uint64_t epoch, uint64_t claim,
-                                         uint64_t seq, const std::string& bytes,
+std::vector<std::string> SnapshotRecords(int32_t partition, base::Epoch epoch, uint64_t claim,
+                                         base::Seq seq, const std::string& bytes,
                                          size_t max_record_bytes) {
   const size_t chunk =
       std::min(changelog::kSnapshotChunkBytes, changelog::SnapshotChunkPayload(max_record_bytes));
@@ -189,7 +189,7 @@ void ShardWorker::Execute(SealCommand& c) {
   const int64_t now = o_.now_ms();
   for (auto& [p, shard] : shards_) {
     shard::ShardState& state = *shard.state;
-    const uint64_t epoch = state.epoch();
+    const base::Epoch epoch = state.epoch();
     const std::vector<changelog::BatchRecord> batches = state.Seal(epoch, now);
     if (batches.empty()) continue;
     SealedShard s;

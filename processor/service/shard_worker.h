@@ -29,6 +29,7 @@
 #include <variant>
 #include <vector>
 
+#include "processor/base/ids.h"
 #include "processor/base/logger.h"
 #include "processor/kafka/clients.h"
 #include "processor/service/bounded_queue.h"
@@ -44,7 +45,7 @@ namespace oncecount::service {
 // that is committed with them.
 struct SealedShard {
   int32_t partition = 0;
-  uint64_t seq = 0;                   // the changelog seq of its last batch
+  base::Seq seq;                      // the changelog seq of its last batch
   std::vector<std::string> batches;   // the encoded changelog batch records, in order
   std::vector<std::string> snapshot;  // encoded snapshot chunks, when one is due
   std::vector<DeadLetter> dead_letters;

@@ -275,18 +275,18 @@ void ShardState::ApplyFitting(std::span<const InputMessage> messages, filter::Mi
   }
 }
 
-std::vector<changelog::BatchRecord> ShardState::PendingBatches(uint64_t epoch) const {
+std::vector<changelog::BatchRecord> ShardState::PendingBatches(base::Epoch epoch) const {
   std::vector<changelog::BatchRecord> batches = closed_batches_;
   if (has_pending_) batches.push_back(OpenBatch());
   for (size_t i = 0; i < batches.size(); ++i) {
     batches[i].epoch = epoch;
     batches[i].claim = claim_;
-    batches[i].seq = sealed_seq() + 1 + i;
+    batches[i].seq = sealed_seq().Plus(1 + i);
   }
   return batches;
 }
 
-std::vector<changelog::BatchRecord> ShardState::Seal(uint64_t epoch, int64_t sealed_at_ms) {
+std::vector<changelog::BatchRecord> ShardState::Seal(base::Epoch epoch, int64_t sealed_at_ms) {
   CutBatch();
   std::vector<changelog::BatchRecord> batches = std::move(closed_batches_);
   closed_batches_.clear();
@@ -295,7 +295,7 @@ std::vector<changelog::BatchRecord> ShardState::Seal(uint64_t epoch, int64_t sea
   for (size_t i = 0; i < batches.size(); ++i) {
     batches[i].epoch = epoch;
     batches[i].claim = claim_;
-    batches[i].seq = committed_seq_ + 1 + i;
+    batches[i].seq = committed_seq_.Plus(1 + i);
     batches[i].sealed_at_ms = sealed_at_ms;
     in_flight_stats_.Add(batches[i].stats);
   }
@@ -305,9 +305,9 @@ std::vector<changelog::BatchRecord> ShardState::Seal(uint64_t epoch, int64_t sea
   return batches;
 }
 
-void ShardState::MarkCommitted(uint64_t epoch) {
+void ShardState::MarkCommitted(base::Epoch epoch) {
   if (in_flight_batches_ == 0 && Seal(epoch).empty()) return;
-  committed_seq_ += in_flight_batches_;
+  committed_seq_ = committed_seq_.Plus(in_flight_batches_);
   in_flight_batches_ = 0;
   stats_.Add(in_flight_stats_);
   in_flight_stats_ = {};
@@ -340,15 +340,15 @@ void ShardState::ForgetFilter() {
   forgot_filter_ = true;
 }
 
-std::string ShardState::EncodeSnapshot(uint64_t epoch) const {
+std::string ShardState::EncodeSnapshot(base::Epoch epoch) const {
   changelog::ShardStats stats = stats_;
   stats.Add(in_flight_stats_);
   stats.Add(PendingStats());
   std::string body;
   base::ByteWriter b(body);
   b.U32(static_cast<uint32_t>(partition_));
-  b.U64(has_pending() || has_batch_in_flight() ? epoch : epoch_);
-  b.U64(sealed_seq() + closed_batches_.size() + (has_pending_ ? 1 : 0));
+  b.U64((has_pending() || has_batch_in_flight() ? epoch : epoch_).value());
+  b.U64(sealed_seq().Plus(closed_batches_.size() + (has_pending_ ? 1 : 0)).value());
   b.I64(position_);
   b.U64(stats.applied);
   b.U64(stats.duplicates);
@@ -423,8 +423,8 @@ base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshot(std::string_v
 base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshotBody(std::string_view body) {
   base::ByteReader r(body);
   const auto partition = static_cast<int32_t>(r.U32());
-  const uint64_t epoch = r.U64();
-  const uint64_t seq = r.U64();
+  const base::Epoch epoch{r.U64()};
+  const base::Seq seq{r.U64()};
   const int64_t position = r.I64();
   changelog::ShardStats stats;
   stats.applied = r.U64();

@@ -106,24 +106,24 @@ class ShardState {
 
   // The batches of everything applied since the last seal, as changelog batches
   // `sealed_seq() + 1`, `+ 2`... of `epoch`; empty when nothing was applied.
-  std::vector<changelog::BatchRecord> PendingBatches(uint64_t epoch) const;
+  std::vector<changelog::BatchRecord> PendingBatches(base::Epoch epoch) const;
   // How many filter calls the pending batches hold.
   size_t pending_events() const { return pending_events_; }
   // Ends the pending batches: returns them (as PendingBatches would, stamped with the
   // owner's wall clock `sealed_at_ms`) and puts them in flight; later applies start
   // the next batch. Empty, and nothing changes, when nothing was applied. Call only
   // while nothing is in flight.
-  std::vector<changelog::BatchRecord> Seal(uint64_t epoch, int64_t sealed_at_ms = 0);
+  std::vector<changelog::BatchRecord> Seal(base::Epoch epoch, int64_t sealed_at_ms = 0);
   bool has_batch_in_flight() const { return in_flight_batches_ > 0; }
   // The batches in flight are committed: they become part of the committed state.
   // With nothing in flight, seals the pending batches first and commits them (one
   // step, for owners that do not apply while committing).
-  void MarkCommitted(uint64_t epoch);
+  void MarkCommitted(base::Epoch epoch);
 
   // Replays a committed batch of the changelog (restore and standbys).
   void Replay(const changelog::BatchRecord& batch);
   // A new owner's claim: later batches and snapshots carry its epoch and id.
-  void SetClaim(uint64_t epoch, uint64_t claim) {
+  void SetClaim(base::Epoch epoch, uint64_t claim) {
     epoch_ = epoch;
     claim_ = claim;
   }
@@ -137,15 +137,15 @@ class ShardState {
   // the snapshot format: written in the same transaction as the newest of those
   // batches, it stands for that batch's seq. Take it right after Seal for the batch
   // being committed.
-  std::string EncodeSnapshot(uint64_t epoch) const;
+  std::string EncodeSnapshot(base::Epoch epoch) const;
 
   int32_t partition() const { return partition_; }
   int64_t position() const { return position_; }  // next input offset to apply
-  uint64_t epoch() const { return epoch_; }
+  base::Epoch epoch() const { return epoch_; }
   uint64_t claim() const { return claim_; }  // the id of the claim it runs under
-  uint64_t committed_seq() const { return committed_seq_; }
+  base::Seq committed_seq() const { return committed_seq_; }
   // The last batch sealed: committed_seq() plus the batches in flight.
-  uint64_t sealed_seq() const { return committed_seq_ + in_flight_batches_; }
+  base::Seq sealed_seq() const { return committed_seq_.Plus(in_flight_batches_); }
   const changelog::ShardStats& stats() const { return stats_; }
   const ClockStats& clock() const { return clock_; }
   const filter::DedupFilter& filter() const { return *filter_; }
@@ -196,9 +196,9 @@ class ShardState {
   // An entry's mark is the batch_mark_ of the last open batch that touched it.
   CounterTable counters_;
   int64_t position_ = kUnknownOffset;
-  uint64_t epoch_ = 0;
+  base::Epoch epoch_;
   uint64_t claim_ = 0;
-  uint64_t committed_seq_ = 0;
+  base::Seq committed_seq_;
   changelog::ShardStats stats_;
 
   ShardRules rules_;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "processor/base/enum_names.h"
+#include "processor/base/ids.h"
 #include "processor/event/increment_event.h"
 #include "processor/filter/dedup_filter.h"
 #include "processor/shard/counter_snapshot.h"
@@ -60,8 +61,8 @@ struct ShardView {
 
   int64_t input_offset = 0;    // the next input offset this shard will apply
   int64_t high_watermark = 0;  // the input partition's end as last seen; lag = hwm - offset
-  uint64_t epoch = 0;          // owner epoch of the shard's changelog
-  uint64_t changelog_seq = 0;  // last committed changelog batch
+  base::Epoch epoch;           // owner epoch of the shard's changelog
+  base::Seq changelog_seq;     // last committed changelog batch
 
   uint64_t events_applied = 0;
   uint64_t duplicates_dropped = 0;
@@ -92,7 +93,7 @@ struct ShardView {
   filter::FilterSummary filter;
   double target_fpp = 0;
   std::string digest;  // filter::DedupFilter::Digest() after batch digest_seq
-  uint64_t digest_seq = 0;
+  base::Seq digest_seq;
 
   std::shared_ptr<const CounterSnapshot> counters;  // never null once published
   int64_t published_at_ms = 0;                      // wall clock (ms since the epoch)

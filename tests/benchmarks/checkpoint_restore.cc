@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::unique_ptr<ShardState> s = std::move(made).value();
-  s->SetClaim(1, 1);
+  s->SetClaim(oncecount::base::Epoch(1), 1);
   char key[32], value[96];
   for (int64_t i = 0; i < ids; ++i) {
     std::snprintf(key, sizeof key, "client/%lld", static_cast<long long>(i));
@@ -69,16 +69,17 @@ int main(int argc, char** argv) {
     const int64_t t = kT0 + i / 100;  // 100,000 a second
     s->Apply({i, std::string_view(key), std::string_view(value, static_cast<size_t>(n)), t},
              Millis{t});
-    if ((i + 1) % 100'000 == 0) s->MarkCommitted(1);
+    if ((i + 1) % 100'000 == 0) s->MarkCommitted(oncecount::base::Epoch(1));
   }
-  s->MarkCommitted(1);
+  s->MarkCommitted(oncecount::base::Epoch(1));
   std::vector<double> encode, write, read, decode;
   std::string snapshot;
   for (int round = 0; round < kRounds; ++round) {
     auto start = Clock::now();
-    snapshot = s->EncodeSnapshot(1);
+    snapshot = s->EncodeSnapshot(oncecount::base::Epoch(1));
     encode.push_back(MsSince(start));
-    const LocalCheckpoint checkpoint{0, 1, 1, s->committed_seq(), 0, snapshot};
+    const LocalCheckpoint checkpoint{0,       oncecount::base::Epoch(1), 1, s->committed_seq(), 0,
+                                     snapshot};
     start = Clock::now();
     if (const oncecount::base::Status written =
             oncecount::service::WriteCheckpoint(dir, "events.changelog", checkpoint);

@@ -77,7 +77,7 @@ std::unique_ptr<ShardState> NewShard(int32_t partition) {
     std::exit(1);
   }
   auto state = std::move(made).value();
-  state->SetClaim(1, 1);
+  state->SetClaim(oncecount::base::Epoch(1), 1);
   oncecount::shard::ShardRules rules;
   rules.changelog_retention_bytes = size_t{5} << 20;
   state->set_rules(rules);
@@ -86,7 +86,7 @@ std::unique_ptr<ShardState> NewShard(int32_t partition) {
 
 void Commit(Shard& shard, std::string& scratch) {
   ShardState& state = *shard.state;
-  for (const auto& batch : state.Seal(1, 0)) {
+  for (const auto& batch : state.Seal(oncecount::base::Epoch(1), 0)) {
     scratch.clear();
     oncecount::changelog::EncodeRecord(batch, scratch);
     shard.bytes_since_snapshot += scratch.size();
@@ -95,10 +95,10 @@ void Commit(Shard& shard, std::string& scratch) {
   cadence.retention_bytes = state.rules().changelog_retention_bytes;
   if (shard.bytes_since_snapshot >=
       oncecount::service::SnapshotDueAfterBytes(cadence, shard.last_snapshot_bytes)) {
-    shard.last_snapshot_bytes = state.EncodeSnapshot(1).size();
+    shard.last_snapshot_bytes = state.EncodeSnapshot(oncecount::base::Epoch(1)).size();
     shard.bytes_since_snapshot = 0;
   }
-  state.MarkCommitted(1);
+  state.MarkCommitted(oncecount::base::Epoch(1));
   state.MakeView({}, 0, ShardState::FilterDetail::kReuse);
 }
 

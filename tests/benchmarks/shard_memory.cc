@@ -55,7 +55,7 @@ std::unique_ptr<ShardState> NewShard() {
 // `batches` when given.
 std::unique_ptr<ShardState> Active(int64_t counters, std::vector<BatchRecord>* batches) {
   auto s = NewShard();
-  s->SetClaim(1, 1);
+  s->SetClaim(oncecount::base::Epoch(1), 1);
   char key[32], value[96];
   for (int64_t i = 0; i < counters; ++i) {
     std::snprintf(key, sizeof key, "client/%lld", static_cast<long long>(i));
@@ -66,9 +66,9 @@ std::unique_ptr<ShardState> Active(int64_t counters, std::vector<BatchRecord>* b
                          kT0 + i * 10};  // 100 events a second: the filter's expected rate
     s->Apply(m, Millis{kT0 + i * 10});
     if ((i + 1) % kPerCommit == 0 || i + 1 == counters) {
-      std::vector<BatchRecord> sealed = s->Seal(1);
+      std::vector<BatchRecord> sealed = s->Seal(oncecount::base::Epoch(1));
       if (batches != nullptr) batches->insert(batches->end(), sealed.begin(), sealed.end());
-      s->MarkCommitted(1);
+      s->MarkCommitted(oncecount::base::Epoch(1));
       s->MakeView({}, 0, ShardState::FilterDetail::kReuse);  // the published view
     }
   }

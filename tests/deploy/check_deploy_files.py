@@ -730,6 +730,7 @@ REQUIRED_ON_DASHBOARD = [
     "oncecount_near_edge_duplicates_total", "oncecount_commit_duration_seconds",
     "oncecount_restore_duration_seconds", "oncecount_replica_rebuilds_total",
     "oncecount_worker_mailbox_depth", "oncecount_open_transaction_age_seconds",
+    "oncecount_restore_progress_ratio",
 ]
 
 

@@ -54,7 +54,7 @@ std::unique_ptr<shard::ShardState> SmallShard() {
   spec.window = filter::Millis{2000};
   auto made = shard::ShardState::Create(3, spec, filter::Millis{1'700'000'000'000});
   auto s = std::move(made).value();
-  s->SetClaim(2, 77);
+  s->SetClaim(base::Epoch(2), 77);
   for (int i = 0; i < 20; ++i) {
     const std::string key = "c/" + std::to_string(i % 15);
     const std::string value = R"({"counter":"n)" + std::to_string(i % 4) + R"(","delta":2})";
@@ -67,14 +67,16 @@ std::unique_ptr<shard::ShardState> SmallShard() {
 std::vector<std::string> ChangelogRecords() {
   auto s = SmallShard();
   std::vector<std::string> seeds;
-  for (const changelog::BatchRecord& b : s->Seal(2)) {
+  for (const changelog::BatchRecord& b : s->Seal(base::Epoch(2))) {
     seeds.emplace_back();
     changelog::EncodeRecord(b, seeds.back());
   }
   seeds.emplace_back();
-  changelog::EncodeRecord(changelog::ClaimRecord{3, 2, 1, 77}, seeds.back());
+  changelog::EncodeRecord(changelog::ClaimRecord{3, base::Epoch(2), base::Seq(1), 77},
+                          seeds.back());
   seeds.emplace_back();
-  changelog::EncodeRecord(changelog::SnapshotChunk{3, 2, 1, 0, 1, s->EncodeSnapshot(2), 77},
+  changelog::EncodeRecord(changelog::SnapshotChunk{3, base::Epoch(2), base::Seq(1), 0, 1,
+                                                   s->EncodeSnapshot(base::Epoch(2)), 77},
                           seeds.back());
   return seeds;
 }
@@ -134,9 +136,10 @@ int main(int argc, char** argv) {
              {"instance-a", "http://10.0.0.7:8080", {0, 2, 5}, 1, 1234, false}),
          replica::EncodeMemberRecord({"b", "", {}, 0, 0, true})});
   Write(dir, "filter_state_fuzz", FilterStates());
-  const std::string snapshot = SmallShard()->EncodeSnapshot(2);
+  const std::string snapshot = SmallShard()->EncodeSnapshot(base::Epoch(2));
   Write(dir, "shard_snapshot_fuzz", {snapshot});
-  Write(dir, "local_checkpoint_fuzz", {service::EncodeCheckpoint({3, 2, 77, 1, 12345, snapshot})});
+  Write(dir, "local_checkpoint_fuzz",
+        {service::EncodeCheckpoint({3, base::Epoch(2), 77, base::Seq(1), 12345, snapshot})});
   Write(dir, "request_fuzz", Requests());
   const std::string config = ReadFile(argv[2]);
   Write(dir, "config_fuzz",

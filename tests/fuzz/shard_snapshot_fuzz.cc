@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int64_t at = s.clock().clock_ms + 1;
   s.Apply({s.position() < 0 ? 0 : s.position(), "fuzz/1", R"({"counter":"c","delta":1})", at},
           filter::Millis{at});
-  s.MarkCommitted(s.epoch() + 1);
+  s.MarkCommitted(s.epoch().Next());
   const std::string again = s.EncodeSnapshot(s.epoch());
   if (!shard::ShardState::FromSnapshot(again)) std::abort();
   return 0;

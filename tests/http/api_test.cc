@@ -45,8 +45,8 @@ ShardView DetailedView() {
   ShardView v = View(0, {{"likes", 3}, {"a/b", 1}, {"two words", 5}}, 9'000);
   v.input_offset = 100;
   v.high_watermark = 120;
-  v.epoch = 2;
-  v.changelog_seq = 17;
+  v.epoch = base::Epoch(2);
+  v.changelog_seq = base::Seq(17);
   v.events_applied = 40;
   v.duplicates_dropped = 6;
   v.near_edge_duplicates = 1;

@@ -185,7 +185,7 @@ std::vector<uint64_t> ClaimEpochs(StrictKafka& kafka, int32_t p) {
     EXPECT_TRUE(record.ok()) << record.error();
     if (!record.ok()) continue;
     if (const auto* claim = std::get_if<changelog::ClaimRecord>(&record.value())) {
-      epochs.push_back(claim->epoch);
+      epochs.push_back(claim->epoch.value());
     }
   }
   return epochs;

@@ -59,6 +59,18 @@ TEST(MetricRegistry, ReadsGaugeFunctionsWhenItRendersAndGroupsTheirLabelsInOneFa
             "# HELP x_total X.\n# TYPE x_total counter\nx_total 0\n");
 }
 
+TEST(MetricRegistry, RendersAGaugeFamilyWithTheSamplesItHasWhenItRenders) {
+  MetricRegistry registry;
+  std::vector<MetricRegistry::LabeledValue> restoring;
+  registry.AddGaugeFamily("x_progress", "Progress.", [&] { return restoring; });
+  EXPECT_EQ(registry.Render(), "# HELP x_progress Progress.\n# TYPE x_progress gauge\n");
+  restoring = {{"partition=\"2\"", 0.25}, {"partition=\"5\"", 1}};
+  EXPECT_EQ(registry.Render(),
+            "# HELP x_progress Progress.\n# TYPE x_progress gauge\n"
+            "x_progress{partition=\"2\"} 0.25\n"
+            "x_progress{partition=\"5\"} 1\n");
+}
+
 TEST(MetricRegistry, EscapesBackslashesAndLineFeedsInHelp) {
   MetricRegistry registry;
   registry.AddGauge("x", "a\\b\nc");

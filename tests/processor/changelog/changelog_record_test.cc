@@ -44,8 +44,8 @@ using oncecount::testing::WithField;
 BatchRecord SampleBatch() {
   BatchRecord b;
   b.partition = 7;
-  b.epoch = 3;
-  b.seq = 42;
+  b.epoch = base::Epoch(3);
+  b.seq = base::Seq(42);
   b.input_from = 1000;
   b.input_to = 1017;
   b.sealed_at_ms = 1'700'000'001'234;
@@ -83,33 +83,35 @@ TEST(ChangelogRecord, RoundTripsABatch) {
 TEST(ChangelogRecord, RoundTripsAnEmptyBatch) {
   BatchRecord batch;
   batch.partition = 0;
-  batch.epoch = 1;
-  batch.seq = 1;
+  batch.epoch = base::Epoch(1);
+  batch.seq = base::Seq(1);
   batch.input_from = 5;
   batch.input_to = 5;
   EXPECT_EQ(DecodedAs<BatchRecord>(Encoded(batch)), batch);
 }
 
 TEST(ChangelogRecord, RoundTripsAClaim) {
-  const ClaimRecord claim{12, 9, 123456789};
+  const ClaimRecord claim{12, base::Epoch(9), base::Seq(123456789)};
   EXPECT_EQ(DecodedAs<ClaimRecord>(Encoded(claim)), claim);
 }
 
 TEST(ChangelogRecord, RoundTripsASnapshotChunk) {
-  const SnapshotChunk chunk{3, 2, 40, 1, 3, std::string("\0snapshot\xff bytes", 16)};
+  const SnapshotChunk chunk{
+      3, base::Epoch(2), base::Seq(40), 1, 3, std::string("\0snapshot\xff bytes", 16)};
   EXPECT_EQ(DecodedAs<SnapshotChunk>(Encoded(chunk)), chunk);
 }
 
 TEST(ChangelogRecord, RoundTripsASnapshotChunkOfTheFullChunkSize) {
-  SnapshotChunk chunk{1, 1, 1, 0, 1, std::string(kSnapshotChunkBytes, '\x5a')};
+  SnapshotChunk chunk{
+      1, base::Epoch(1), base::Seq(1), 0, 1, std::string(kSnapshotChunkBytes, '\x5a')};
   EXPECT_EQ(DecodedAs<SnapshotChunk>(Encoded(chunk)), chunk);
 }
 
 TEST(ChangelogRecord, RoundTripsANegativePartitionAndExtremeValues) {
   BatchRecord batch;
   batch.partition = -1;
-  batch.epoch = std::numeric_limits<uint64_t>::max();
-  batch.seq = std::numeric_limits<uint64_t>::max();
+  batch.epoch = base::Epoch(std::numeric_limits<uint64_t>::max());
+  batch.seq = base::Seq(std::numeric_limits<uint64_t>::max());
   batch.input_from = std::numeric_limits<int64_t>::min();
   batch.input_to = std::numeric_limits<int64_t>::max();
   batch.segments = {{std::numeric_limits<int64_t>::min(), {0}}};
@@ -119,7 +121,7 @@ TEST(ChangelogRecord, RoundTripsANegativePartitionAndExtremeValues) {
 }
 
 TEST(ChangelogRecord, AppendsToWhatTheOutputAlreadyHolds) {
-  const ClaimRecord claim{1, 2, 3};
+  const ClaimRecord claim{1, base::Epoch(2), base::Seq(3)};
   std::string out = "prefix";
   EncodeRecord(claim, out);
   ASSERT_EQ(out.substr(0, 6), "prefix");
@@ -130,7 +132,8 @@ TEST(ChangelogRecord, AppendsToWhatTheOutputAlreadyHolds) {
 // The bytes are the changelog's on-disk format: a change here breaks every
 // existing changelog and needs a new format version.
 TEST(ChangelogRecord, PinsTheBytesOfAClaim) {
-  const std::string bytes = Encoded(ClaimRecord{3, 2, 5, 0x1122334455667788});
+  const std::string bytes =
+      Encoded(ClaimRecord{3, base::Epoch(2), base::Seq(5), 0x1122334455667788});
   EXPECT_EQ(Hex(bytes),
             "4f43434c"          // 0: magic "OCCL"
             "0300"              // 4: format version 3
@@ -159,8 +162,8 @@ TEST(ChangelogRecord, PinsTheBytesOfAClaim) {
 TEST(ChangelogRecord, PinsTheBytesOfABatch) {
   BatchRecord batch;
   batch.partition = 1;
-  batch.epoch = 2;
-  batch.seq = 3;
+  batch.epoch = base::Epoch(2);
+  batch.seq = base::Seq(3);
   batch.claim = 0xc1;
   batch.input_from = 10;
   batch.input_to = 12;
@@ -226,7 +229,7 @@ TEST(ChangelogRecord, ReadsTheClaimsAndBatchesOfFormat2) {
       "0200000000000000"
       "0500000000000000"
       "4d7178660b4c2b59");
-  EXPECT_EQ(DecodedAs<ClaimRecord>(claim), (ClaimRecord{3, 2, 5, 0}));
+  EXPECT_EQ(DecodedAs<ClaimRecord>(claim), (ClaimRecord{3, base::Epoch(2), base::Seq(5), 0}));
 
   const std::string batch = FromHex(
       "4f43434c"
@@ -259,8 +262,8 @@ TEST(ChangelogRecord, ReadsTheClaimsAndBatchesOfFormat2) {
       "0000000000000000"
       "7e07ec10119219ae");
   const BatchRecord decoded = DecodedAs<BatchRecord>(batch);
-  EXPECT_EQ(decoded.epoch, 2u);
-  EXPECT_EQ(decoded.seq, 3u);
+  EXPECT_EQ(decoded.epoch.value(), 2u);
+  EXPECT_EQ(decoded.seq.value(), 3u);
   EXPECT_EQ(decoded.claim, 0u);
   EXPECT_EQ(decoded.input_from, 10);
   EXPECT_EQ(decoded.input_to, 12);
@@ -289,7 +292,7 @@ TEST(ChangelogRecord, ReportsAChecksumMismatch) {
 }
 
 TEST(ChangelogRecord, RejectsAWrongMagic) {
-  std::string bad = Encoded(ClaimRecord{1, 1, 1});
+  std::string bad = Encoded(ClaimRecord{1, base::Epoch(1), base::Seq(1)});
   bad[0] = 'X';
   Reseal(bad);
   const auto decoded = DecodeRecord(bad);
@@ -307,15 +310,17 @@ TEST(ChangelogRecord, RejectsAnotherFormatVersion) {
 
 TEST(ChangelogRecord, RejectsAnUnknownRecordType) {
   for (uint64_t type : {0, 4, 255}) {
-    const auto decoded = DecodeRecord(WithField(Encoded(ClaimRecord{1, 1, 1}), kTypeAt, 1, type));
+    const auto decoded = DecodeRecord(
+        WithField(Encoded(ClaimRecord{1, base::Epoch(1), base::Seq(1)}), kTypeAt, 1, type));
     ASSERT_FALSE(decoded.ok()) << type;
     EXPECT_TRUE(Mentions(decoded.message(), "unknown type"));
   }
 }
 
 TEST(ChangelogRecord, RejectsEveryTruncation) {
-  for (const Record& record : {Record{SampleBatch()}, Record{ClaimRecord{1, 2, 3}},
-                               Record{SnapshotChunk{1, 2, 3, 0, 2, "abc"}}}) {
+  for (const Record& record :
+       {Record{SampleBatch()}, Record{ClaimRecord{1, base::Epoch(2), base::Seq(3)}},
+        Record{SnapshotChunk{1, base::Epoch(2), base::Seq(3), 0, 2, "abc"}}}) {
     const std::string good = Encoded(record);
     for (size_t n = 0; n < good.size(); ++n) {
       EXPECT_FALSE(DecodeRecord(std::string_view(good).substr(0, n)).ok()) << n;
@@ -334,8 +339,9 @@ TEST(ChangelogRecord, RejectsATruncatedBodyEvenWithAValidChecksum) {
 }
 
 TEST(ChangelogRecord, RejectsTrailingBytesAfterAnyBody) {
-  for (const Record& record : {Record{SampleBatch()}, Record{ClaimRecord{1, 2, 3}},
-                               Record{SnapshotChunk{1, 2, 3, 0, 2, "abc"}}}) {
+  for (const Record& record :
+       {Record{SampleBatch()}, Record{ClaimRecord{1, base::Epoch(2), base::Seq(3)}},
+        Record{SnapshotChunk{1, base::Epoch(2), base::Seq(3), 0, 2, "abc"}}}) {
     const std::string good = Encoded(record);
     std::string bad =
         good.substr(0, good.size() - kChecksumBytes) + "junk" + std::string(kChecksumBytes, '\0');
@@ -345,7 +351,8 @@ TEST(ChangelogRecord, RejectsTrailingBytesAfterAnyBody) {
 }
 
 TEST(ChangelogRecord, RejectsAnOversizeRecord) {
-  const SnapshotChunk chunk{1, 1, 1, 0, 1, std::string(kMaxRecordBytes, 'z')};
+  const SnapshotChunk chunk{
+      1, base::Epoch(1), base::Seq(1), 0, 1, std::string(kMaxRecordBytes, 'z')};
   const auto decoded = DecodeRecord(Encoded(chunk));
   ASSERT_FALSE(decoded.ok());
   EXPECT_TRUE(Mentions(decoded.message(), "too large"));
@@ -353,16 +360,18 @@ TEST(ChangelogRecord, RejectsAnOversizeRecord) {
 
 TEST(ChangelogRecord, RejectsASnapshotChunkWhoseIndexIsNotBelowItsCount) {
   for (const auto& [index, count] : {std::pair<uint32_t, uint32_t>{2, 2}, {3, 2}, {0, 0}}) {
-    const auto decoded = DecodeRecord(Encoded(SnapshotChunk{1, 1, 1, index, count, "x"}));
+    const auto decoded =
+        DecodeRecord(Encoded(SnapshotChunk{1, base::Epoch(1), base::Seq(1), index, count, "x"}));
     ASSERT_FALSE(decoded.ok()) << index << "/" << count;
     EXPECT_TRUE(Mentions(decoded.message(), "snapshot chunk"));
   }
-  EXPECT_TRUE(DecodeRecord(Encoded(SnapshotChunk{1, 1, 1, 1, 2, "x"})).ok());
+  EXPECT_TRUE(
+      DecodeRecord(Encoded(SnapshotChunk{1, base::Epoch(1), base::Seq(1), 1, 2, "x"})).ok());
 }
 
 TEST(ChangelogRecord, RejectsABatchWhoseInputRangeEndsBeforeItStarts) {
   BatchRecord batch;
-  batch.seq = 1;
+  batch.seq = base::Seq(1);
   batch.input_from = 10;
   batch.input_to = 9;
   const auto decoded = DecodeRecord(Encoded(batch));
@@ -396,7 +405,7 @@ TEST(ChangelogRecord, RejectsAHashCountTheBytesCannotHold) {
 
 TEST(ChangelogRecord, RejectsACounterCountTheBytesCannotHold) {
   BatchRecord batch;
-  batch.seq = 1;
+  batch.seq = base::Seq(1);
   batch.counters = {{"a", 1}};
   const std::string good = Encoded(batch);
   const size_t counter_count_at = kBatchSegmentCountAt + 4;  // no segments
@@ -408,7 +417,7 @@ TEST(ChangelogRecord, RejectsACounterCountTheBytesCannotHold) {
 
 TEST(ChangelogRecord, RejectsACounterNameLongerThanTheLimitOrTheRecord) {
   BatchRecord batch;
-  batch.seq = 1;
+  batch.seq = base::Seq(1);
   batch.counters = {{"a", 1}};
   const std::string good = Encoded(batch);
   const size_t name_length_at = kBatchSegmentCountAt + 4 + 4;
@@ -421,7 +430,7 @@ TEST(ChangelogRecord, RejectsACounterNameLongerThanTheLimitOrTheRecord) {
 }
 
 TEST(ChangelogRecord, RejectsASnapshotChunkLengthTheBytesCannotHold) {
-  const std::string good = Encoded(SnapshotChunk{1, 1, 1, 0, 1, "abc"});
+  const std::string good = Encoded(SnapshotChunk{1, base::Epoch(1), base::Seq(1), 0, 1, "abc"});
   const size_t length_at = kHeaderBytes + 8;  // after index and count
   ASSERT_EQ(Le(good, length_at, 4), 3u);
   EXPECT_FALSE(DecodeRecord(WithField(good, length_at, 4, 0xffffffff)).ok());

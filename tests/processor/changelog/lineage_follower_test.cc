@@ -20,8 +20,8 @@ constexpr int32_t kPartition = 2;
 BatchRecord Batch(uint64_t epoch, uint64_t seq, uint64_t claim = 0) {
   BatchRecord b;
   b.partition = kPartition;
-  b.epoch = epoch;
-  b.seq = seq;
+  b.epoch = base::Epoch(epoch);
+  b.seq = base::Seq(seq);
   b.claim = claim;
   b.input_from = static_cast<int64_t>(seq * 10);
   b.input_to = static_cast<int64_t>(seq * 10 + 10);
@@ -29,7 +29,7 @@ BatchRecord Batch(uint64_t epoch, uint64_t seq, uint64_t claim = 0) {
 }
 
 ClaimRecord Claim(uint64_t epoch, uint64_t base_seq, uint64_t claim = 0) {
-  return ClaimRecord{kPartition, epoch, base_seq, claim};
+  return ClaimRecord{kPartition, base::Epoch(epoch), base::Seq(base_seq), claim};
 }
 
 std::string Encoded(const Record& record) {
@@ -39,55 +39,55 @@ std::string Encoded(const Record& record) {
 }
 
 TEST(LineageFollower, AppliesTheNextBatchesOfItsOwnersEpoch) {
-  LineageFollower f(1, 0, 0);
+  LineageFollower f(base::Epoch(1), base::Seq(0), 0);
   EXPECT_EQ(f.Next(Claim(1, 0)), Step::kSkip) << "the claim that started the epoch";
   EXPECT_EQ(f.Next(Batch(1, 1)), Step::kApply);
   EXPECT_EQ(f.Next(Batch(1, 2)), Step::kApply);
-  EXPECT_EQ(f.applied_seq(), 2u);
-  EXPECT_EQ(f.epoch(), 1u);
+  EXPECT_EQ(f.applied_seq().value(), 2u);
+  EXPECT_EQ(f.epoch().value(), 1u);
 }
 
 TEST(LineageFollower, FollowsANewOwnerThatContinuesFromItsLastBatch) {
-  LineageFollower f(1, 3, 0);
+  LineageFollower f(base::Epoch(1), base::Seq(3), 0);
   EXPECT_EQ(f.Next(Claim(2, 3)), Step::kSkip);
-  EXPECT_EQ(f.epoch(), 2u);
+  EXPECT_EQ(f.epoch().value(), 2u);
   EXPECT_EQ(f.Next(Batch(2, 4)), Step::kApply);
-  EXPECT_EQ(f.applied_seq(), 4u);
+  EXPECT_EQ(f.applied_seq().value(), 4u);
 }
 
 TEST(LineageFollower, IgnoresAZombiesBatchesAfterANewOwnersClaim) {
-  LineageFollower f(1, 3, 0);
+  LineageFollower f(base::Epoch(1), base::Seq(3), 0);
   ASSERT_EQ(f.Next(Claim(2, 3)), Step::kSkip);
   EXPECT_EQ(f.Next(Batch(1, 4)), Step::kSkip) << "the old owner, fenced in the changelog";
   EXPECT_EQ(f.Next(Batch(2, 4)), Step::kApply);
   EXPECT_EQ(f.Next(Batch(1, 5)), Step::kSkip);
-  EXPECT_EQ(f.applied_seq(), 4u);
+  EXPECT_EQ(f.applied_seq().value(), 4u);
 }
 
 // An owner's transaction aborted after a replica had read its batch (the embedded
 // cluster shows aborted records); the owner's new claim goes back before it.
 TEST(LineageFollower, RebuildsWhenAClaimCutsBackABatchItApplied) {
-  LineageFollower f(1, 4, 0);
+  LineageFollower f(base::Epoch(1), base::Seq(4), 0);
   ASSERT_EQ(f.Next(Batch(1, 5)), Step::kApply);
   EXPECT_EQ(f.Next(Claim(2, 4)), Step::kRebuild);
 }
 
 TEST(LineageFollower, RebuildsWhenBatchesAreMissing) {
-  LineageFollower f(1, 4, 0);
+  LineageFollower f(base::Epoch(1), base::Seq(4), 0);
   EXPECT_EQ(f.Next(Batch(1, 6)), Step::kRebuild);
-  LineageFollower g(1, 4, 0);
+  LineageFollower g(base::Epoch(1), base::Seq(4), 0);
   EXPECT_EQ(g.Next(Claim(2, 6)), Step::kRebuild) << "the claimer saw batches we did not";
 }
 
 TEST(LineageFollower, RebuildsWhenANewerEpochRewritesABatchItHolds) {
-  LineageFollower f(1, 5, 0);
+  LineageFollower f(base::Epoch(1), base::Seq(5), 0);
   EXPECT_EQ(f.Next(Batch(2, 5)), Step::kRebuild);
 }
 
 // A replica handed back to the follower (after a revocation) re-reads the
 // partition from its start: everything it holds already is skipped.
 TEST(LineageFollower, SkipsHistoryItHoldsWhenReadingThePartitionAgain) {
-  LineageFollower f(2, 4, 0);
+  LineageFollower f(base::Epoch(2), base::Seq(4), 0);
   EXPECT_EQ(f.Next(Claim(1, 0)), Step::kSkip);
   for (uint64_t seq : {1, 2}) EXPECT_EQ(f.Next(Batch(1, seq)), Step::kSkip);
   EXPECT_EQ(f.Next(Claim(2, 2)), Step::kSkip);
@@ -96,18 +96,19 @@ TEST(LineageFollower, SkipsHistoryItHoldsWhenReadingThePartitionAgain) {
 }
 
 TEST(LineageFollower, SkipsSnapshotChunks) {
-  LineageFollower f(1, 1, 0);
-  EXPECT_EQ(f.Next(SnapshotChunk{kPartition, 1, 1, 0, 1, "state"}), Step::kSkip);
-  EXPECT_EQ(f.applied_seq(), 1u);
+  LineageFollower f(base::Epoch(1), base::Seq(1), 0);
+  EXPECT_EQ(f.Next(SnapshotChunk{kPartition, base::Epoch(1), base::Seq(1), 0, 1, "state"}),
+            Step::kSkip);
+  EXPECT_EQ(f.applied_seq().value(), 1u);
 }
 
 TEST(LineageFollower, SkipsASecondClaimOfItsEpochAndTheBatchesWrittenUnderIt) {
-  LineageFollower f(1, 1, 0xf1);
+  LineageFollower f(base::Epoch(1), base::Seq(1), 0xf1);
   EXPECT_EQ(f.Next(Claim(1, 0, 0x5e)), Step::kSkip);
   EXPECT_EQ(f.Next(Batch(1, 2, 0x5e)), Step::kSkip);
   EXPECT_EQ(f.Next(Batch(1, 1, 0x5e)), Step::kSkip);
   EXPECT_EQ(f.Next(Batch(1, 2, 0xf1)), Step::kApply);
-  EXPECT_EQ(f.applied_seq(), 2u);
+  EXPECT_EQ(f.applied_seq().value(), 2u);
   EXPECT_EQ(f.Next(Claim(2, 2, 0xab)), Step::kSkip);
   EXPECT_EQ(f.Next(Batch(2, 3, 0xab)), Step::kApply);
 }
@@ -152,22 +153,23 @@ TEST(LineageFollower, AlwaysHoldsTheBatchesARestoreFromTheSameRecordsWouldReplay
       }
     }
     std::vector<std::pair<uint64_t, uint64_t>> replica;  // (seq, epoch) applied
-    LineageFollower follower(0, 0, 0);
+    LineageFollower follower(base::Epoch(0), base::Seq(0), 0);
     for (size_t i = 0; i < log.size(); ++i) {
       LineageBuilder restore;
       for (size_t j = 0; j <= i; ++j) restore.Add(log[j]);
-      const uint64_t restore_epoch = restore.epoch();
+      const base::Epoch restore_epoch = restore.epoch();
       auto plan = std::move(restore).Finish();
       ASSERT_TRUE(plan.ok()) << plan.error();
       std::vector<std::pair<uint64_t, uint64_t>> expected;
-      for (const BatchRecord& b : plan->batches) expected.emplace_back(b.seq, b.epoch);
+      for (const BatchRecord& b : plan->batches)
+        expected.emplace_back(b.seq.value(), b.epoch.value());
 
       auto record = DecodeRecord(log[i]);
       ASSERT_TRUE(record.ok()) << record.error();
       const Step step = follower.Next(record.value());
       if (step == Step::kApply) {
         const auto& b = std::get<BatchRecord>(record.value());
-        replica.emplace_back(b.seq, b.epoch);
+        replica.emplace_back(b.seq.value(), b.epoch.value());
       } else if (step == Step::kRebuild) {
         replica = expected;
         follower = LineageFollower(restore_epoch, plan->last_seq, plan->claim);

@@ -19,8 +19,8 @@ constexpr int32_t kPartition = 4;
 BatchRecord Batch(uint64_t epoch, uint64_t seq) {
   BatchRecord b;
   b.partition = kPartition;
-  b.epoch = epoch;
-  b.seq = seq;
+  b.epoch = base::Epoch(epoch);
+  b.seq = base::Seq(seq);
   b.input_from = static_cast<int64_t>(seq * 10);
   b.input_to = static_cast<int64_t>(seq * 10 + 10);
   b.segments = {{static_cast<int64_t>(seq), {seq * 1000 + epoch}}};
@@ -30,14 +30,14 @@ BatchRecord Batch(uint64_t epoch, uint64_t seq) {
 }
 
 ClaimRecord Claim(uint64_t epoch, uint64_t base_seq) {
-  return ClaimRecord{kPartition, epoch, base_seq};
+  return ClaimRecord{kPartition, base::Epoch(epoch), base::Seq(base_seq)};
 }
 
 std::vector<SnapshotChunk> Snapshot(uint64_t epoch, uint64_t seq,
                                     const std::vector<std::string>& chunks) {
   std::vector<SnapshotChunk> out;
   for (size_t i = 0; i < chunks.size(); ++i) {
-    out.push_back({kPartition, epoch, seq, static_cast<uint32_t>(i),
+    out.push_back({kPartition, Epoch(epoch), Seq(seq), static_cast<uint32_t>(i),
                    static_cast<uint32_t>(chunks.size()), chunks[i]});
   }
   return out;
@@ -61,8 +61,8 @@ class Builder {
     EncodeRecord(record, bytes);
     Add(bytes);
   }
-  uint64_t epoch() const { return Current().epoch(); }
-  uint64_t last_seq() const { return Current().last_seq(); }
+  Epoch epoch() const { return Current().epoch(); }
+  Seq last_seq() const { return Current().last_seq(); }
 
   base::Result<RestorePlan> Finish() && {
     if (!streaming_.needs_full_read()) return std::move(streaming_).Finish();
@@ -100,7 +100,7 @@ RestorePlan Planned(Builder builder) {
 
 std::vector<std::pair<uint64_t, uint64_t>> SeqsAndEpochs(const RestorePlan& plan) {
   std::vector<std::pair<uint64_t, uint64_t>> out;
-  for (const BatchRecord& b : plan.batches) out.emplace_back(b.seq, b.epoch);
+  for (const BatchRecord& b : plan.batches) out.emplace_back(b.seq.value(), b.epoch.value());
   return out;
 }
 
@@ -110,13 +110,13 @@ class Lineage : public ::testing::TestWithParam<LineageBuilder::Keep> {};
 
 TEST_P(Lineage, PlansNothingForAnEmptyChangelog) {
   Builder builder(GetParam());
-  EXPECT_EQ(builder.epoch(), 0u);
-  EXPECT_EQ(builder.last_seq(), 0u);
+  EXPECT_EQ(builder.epoch().value(), 0u);
+  EXPECT_EQ(builder.last_seq().value(), 0u);
   const RestorePlan plan = Planned(std::move(builder));
-  EXPECT_EQ(plan.epoch, 0u);
-  EXPECT_EQ(plan.last_seq, 0u);
+  EXPECT_EQ(plan.epoch.value(), 0u);
+  EXPECT_EQ(plan.last_seq.value(), 0u);
   EXPECT_FALSE(plan.snapshot.has_value());
-  EXPECT_EQ(plan.snapshot_seq, 0u);
+  EXPECT_EQ(plan.snapshot_seq.value(), 0u);
   EXPECT_TRUE(plan.batches.empty());
   EXPECT_EQ(plan.ignored_records, 0u);
 }
@@ -124,11 +124,11 @@ TEST_P(Lineage, PlansNothingForAnEmptyChangelog) {
 TEST_P(Lineage, PlansAClaimWithoutBatchesAsEmpty) {
   Builder builder(GetParam());
   Feed(builder, Claim(1, 0));
-  EXPECT_EQ(builder.epoch(), 1u);
-  EXPECT_EQ(builder.last_seq(), 0u);
+  EXPECT_EQ(builder.epoch().value(), 1u);
+  EXPECT_EQ(builder.last_seq().value(), 0u);
   const RestorePlan plan = Planned(std::move(builder));
-  EXPECT_EQ(plan.epoch, 1u);
-  EXPECT_EQ(plan.last_seq, 0u);
+  EXPECT_EQ(plan.epoch.value(), 1u);
+  EXPECT_EQ(plan.last_seq.value(), 0u);
   EXPECT_TRUE(plan.batches.empty());
 }
 
@@ -137,8 +137,8 @@ TEST_P(Lineage, KeepsEveryBatchOfASingleOwnerInOrder) {
   Feed(builder, Claim(1, 0));
   for (uint64_t seq = 1; seq <= 3; ++seq) Feed(builder, Batch(1, seq));
   const RestorePlan plan = Planned(std::move(builder));
-  EXPECT_EQ(plan.epoch, 1u);
-  EXPECT_EQ(plan.last_seq, 3u);
+  EXPECT_EQ(plan.epoch.value(), 1u);
+  EXPECT_EQ(plan.last_seq.value(), 3u);
   EXPECT_FALSE(plan.snapshot.has_value());
   EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{1, 1}, {2, 1}, {3, 1}}));
   ASSERT_EQ(plan.batches.size(), 3u);
@@ -155,11 +155,11 @@ TEST_P(Lineage, IgnoresAZombieBatchAfterANewerClaim) {
   Feed(builder, Batch(1, 3));  // the old owner has not noticed yet
   Feed(builder, Batch(2, 3));
   Feed(builder, Batch(1, 4));  // and still writes
-  EXPECT_EQ(builder.epoch(), 2u);
-  EXPECT_EQ(builder.last_seq(), 3u);
+  EXPECT_EQ(builder.epoch().value(), 2u);
+  EXPECT_EQ(builder.last_seq().value(), 3u);
   const RestorePlan plan = Planned(std::move(builder));
-  EXPECT_EQ(plan.epoch, 2u);
-  EXPECT_EQ(plan.last_seq, 3u);
+  EXPECT_EQ(plan.epoch.value(), 2u);
+  EXPECT_EQ(plan.last_seq.value(), 3u);
   EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{1, 1}, {2, 1}, {3, 2}}));
   EXPECT_EQ(plan.ignored_records, 2u);
 }
@@ -174,10 +174,10 @@ TEST_P(Lineage, DropsAnAbortedAttemptThatTheRecoveryClaimDoesNotContinue) {
   Feed(builder, Batch(1, 2));
   Feed(builder, Batch(1, 3));
   Feed(builder, Claim(2, 2));
-  EXPECT_EQ(builder.last_seq(), 2u);  // what the claimer continues from
+  EXPECT_EQ(builder.last_seq().value(), 2u);  // what the claimer continues from
   Feed(builder, Batch(2, 3));
   const RestorePlan plan = Planned(std::move(builder));
-  EXPECT_EQ(plan.last_seq, 3u);
+  EXPECT_EQ(plan.last_seq.value(), 3u);
   EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{1, 1}, {2, 1}, {3, 2}}));
   EXPECT_EQ(plan.batches[2], Batch(2, 3));
   EXPECT_EQ(plan.ignored_records, 1u);  // the aborted batch 3
@@ -190,8 +190,8 @@ TEST_P(Lineage, ARecoveryClaimAloneDropsTheAbortedAttempt) {
   Feed(builder, Batch(1, 2));  // aborted
   Feed(builder, Claim(2, 1));
   const RestorePlan plan = Planned(std::move(builder));
-  EXPECT_EQ(plan.epoch, 2u);
-  EXPECT_EQ(plan.last_seq, 1u);
+  EXPECT_EQ(plan.epoch.value(), 2u);
+  EXPECT_EQ(plan.last_seq.value(), 1u);
   EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{1, 1}}));
 }
 
@@ -204,8 +204,8 @@ TEST_P(Lineage, ABatchOfANewerEpochSupersedesAnOlderEpochsBatchesFromItsSeqOn) {
   Feed(builder, Batch(1, 3));
   Feed(builder, Batch(2, 2));
   const RestorePlan plan = Planned(std::move(builder));
-  EXPECT_EQ(plan.epoch, 2u);
-  EXPECT_EQ(plan.last_seq, 2u);
+  EXPECT_EQ(plan.epoch.value(), 2u);
+  EXPECT_EQ(plan.last_seq.value(), 2u);
   EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{1, 1}, {2, 2}}));
   EXPECT_EQ(plan.ignored_records, 2u);  // epoch 1's batches 2 and 3
 }
@@ -217,8 +217,8 @@ TEST_P(Lineage, IgnoresAClaimThatIsNotNewerThanTheEpochSeen) {
   Feed(builder, Batch(2, 2));
   Feed(builder, Claim(2, 0));  // a stale claim of the same epoch
   Feed(builder, Claim(1, 0));  // and of an older one
-  EXPECT_EQ(builder.epoch(), 2u);
-  EXPECT_EQ(builder.last_seq(), 2u);
+  EXPECT_EQ(builder.epoch().value(), 2u);
+  EXPECT_EQ(builder.last_seq().value(), 2u);
   const RestorePlan plan = Planned(std::move(builder));
   EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{1, 2}, {2, 2}}));
   EXPECT_EQ(plan.ignored_records, 2u);
@@ -241,7 +241,7 @@ TEST_P(Lineage, KeepsTheFirstClaimOfAnEpochAndIgnoresASecondOneWithItsBatchesAnd
   Feed(builder, under(Batch(1, 2), kSecond));
   for (SnapshotChunk c : Snapshot(1, 2, {"second's"})) Feed(builder, under(c, kSecond));
   Feed(builder, under(Batch(1, 2), kFirst));
-  EXPECT_EQ(builder.last_seq(), 2u);
+  EXPECT_EQ(builder.last_seq().value(), 2u);
   const RestorePlan plan = Planned(std::move(builder));
   ASSERT_EQ(plan.batches.size(), 2u);
   EXPECT_EQ(plan.batches[0], under(Batch(1, 1), kFirst));
@@ -285,8 +285,8 @@ TEST_P(Lineage, RestoresFromASnapshotAndTheBatchesAfterIt) {
   const RestorePlan plan = Planned(std::move(builder));
   ASSERT_TRUE(plan.snapshot.has_value());
   EXPECT_EQ(*plan.snapshot, "first|second|third");
-  EXPECT_EQ(plan.snapshot_seq, 2u);
-  EXPECT_EQ(plan.last_seq, 4u);
+  EXPECT_EQ(plan.snapshot_seq.value(), 2u);
+  EXPECT_EQ(plan.last_seq.value(), 4u);
   EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{3, 1}, {4, 1}}));
   EXPECT_EQ(plan.ignored_records, 0u);
 }
@@ -298,8 +298,8 @@ TEST_P(Lineage, RestoresFromASnapshotOfTheLastBatchWithNoBatchesAfterIt) {
   const RestorePlan plan = Planned(std::move(builder));
   ASSERT_TRUE(plan.snapshot.has_value());
   EXPECT_EQ(*plan.snapshot, "state");
-  EXPECT_EQ(plan.snapshot_seq, 1u);
-  EXPECT_EQ(plan.last_seq, 1u);
+  EXPECT_EQ(plan.snapshot_seq.value(), 1u);
+  EXPECT_EQ(plan.last_seq.value(), 1u);
   EXPECT_TRUE(plan.batches.empty());
 }
 
@@ -314,7 +314,7 @@ TEST_P(Lineage, UsesTheNewestOfSeveralCompleteSnapshots) {
   const RestorePlan plan = Planned(std::move(builder));
   ASSERT_TRUE(plan.snapshot.has_value());
   EXPECT_EQ(*plan.snapshot, "three");
-  EXPECT_EQ(plan.snapshot_seq, 3u);
+  EXPECT_EQ(plan.snapshot_seq.value(), 3u);
   EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{4, 1}}));
 }
 
@@ -332,7 +332,7 @@ TEST_P(Lineage, FallsBackToAnEarlierSnapshotWhenTheNewestLacksChunks) {
   const RestorePlan plan = Planned(std::move(builder));
   ASSERT_TRUE(plan.snapshot.has_value());
   EXPECT_EQ(*plan.snapshot, "old-aold-b");
-  EXPECT_EQ(plan.snapshot_seq, 2u);
+  EXPECT_EQ(plan.snapshot_seq.value(), 2u);
   EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{3, 1}, {4, 1}, {5, 1}}));
 }
 
@@ -363,7 +363,7 @@ TEST_P(Lineage, DoesNotUseASnapshotThatALaterClaimWithALowerBaseDropped) {
   const RestorePlan plan = Planned(std::move(builder));
   ASSERT_TRUE(plan.snapshot.has_value());
   EXPECT_EQ(*plan.snapshot, "after-1");
-  EXPECT_EQ(plan.snapshot_seq, 1u);
+  EXPECT_EQ(plan.snapshot_seq.value(), 1u);
   EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{2, 2}}));
 }
 
@@ -376,7 +376,7 @@ TEST_P(Lineage, DoesNotUseAnyDroppedSnapshotEvenWithoutAnEarlierOne) {
   Feed(builder, Claim(2, 1));
   const RestorePlan plan = Planned(std::move(builder));
   EXPECT_FALSE(plan.snapshot.has_value());
-  EXPECT_EQ(plan.last_seq, 1u);
+  EXPECT_EQ(plan.last_seq.value(), 1u);
   EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{1, 1}}));
 }
 
@@ -398,7 +398,7 @@ TEST_P(Lineage, ReportsTheMissingBatchOfAGap) {
   Feed(builder, Batch(1, 1));
   Feed(builder, Batch(1, 2));
   Feed(builder, Batch(1, 4));
-  EXPECT_EQ(builder.last_seq(), 4u);
+  EXPECT_EQ(builder.last_seq().value(), 4u);
   base::Result<RestorePlan> plan = std::move(builder).Finish();
   ASSERT_FALSE(plan.ok());
   EXPECT_NE(plan.message().find("lacks batch 3 of 4"), std::string::npos) << plan.error();
@@ -417,7 +417,7 @@ TEST_P(Lineage, ReportsAClaimWhoseBaseBatchIsMissing) {
   Builder builder(GetParam());
   Feed(builder, Batch(1, 1));
   Feed(builder, Claim(2, 2));  // batch 2 was lost
-  EXPECT_EQ(builder.last_seq(), 2u);
+  EXPECT_EQ(builder.last_seq().value(), 2u);
   base::Result<RestorePlan> plan = std::move(builder).Finish();
   ASSERT_FALSE(plan.ok());
   EXPECT_NE(plan.message().find("lacks batch 2 of 2"), std::string::npos) << plan.error();
@@ -443,11 +443,11 @@ TEST_P(Lineage, RestoresWhenRecordsLostAtTheStartAreCoveredByASnapshot) {
   Feed(builder, Batch(3, 6));
   Feed(builder, Batch(3, 7));
   const RestorePlan plan = Planned(std::move(builder));
-  EXPECT_EQ(plan.epoch, 3u);
-  EXPECT_EQ(plan.last_seq, 7u);
+  EXPECT_EQ(plan.epoch.value(), 3u);
+  EXPECT_EQ(plan.last_seq.value(), 7u);
   ASSERT_TRUE(plan.snapshot.has_value());
   EXPECT_EQ(*plan.snapshot, "covers-1-to-5");
-  EXPECT_EQ(plan.snapshot_seq, 5u);
+  EXPECT_EQ(plan.snapshot_seq.value(), 5u);
   EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{6, 3}, {7, 3}}));
 }
 
@@ -491,23 +491,23 @@ TEST_P(Lineage, AcceptsDecodedRecordsToo) {
 TEST_P(Lineage, TracksTheEpochAndLastSeqAsRecordsArrive) {
   Builder builder(GetParam());
   Feed(builder, Claim(1, 0));
-  EXPECT_EQ(builder.epoch(), 1u);
-  EXPECT_EQ(builder.last_seq(), 0u);
+  EXPECT_EQ(builder.epoch().value(), 1u);
+  EXPECT_EQ(builder.last_seq().value(), 0u);
   Feed(builder, Batch(1, 1));
   Feed(builder, Batch(1, 2));
-  EXPECT_EQ(builder.epoch(), 1u);
-  EXPECT_EQ(builder.last_seq(), 2u);
+  EXPECT_EQ(builder.epoch().value(), 1u);
+  EXPECT_EQ(builder.last_seq().value(), 2u);
   Feed(builder, Claim(5, 2));
-  EXPECT_EQ(builder.epoch(), 5u);
-  EXPECT_EQ(builder.last_seq(), 2u);
+  EXPECT_EQ(builder.epoch().value(), 5u);
+  EXPECT_EQ(builder.last_seq().value(), 2u);
   Feed(builder, Batch(5, 3));
-  EXPECT_EQ(builder.last_seq(), 3u);
+  EXPECT_EQ(builder.last_seq().value(), 3u);
   Feed(builder, Batch(4, 4));  // a zombie moves neither
-  EXPECT_EQ(builder.epoch(), 5u);
-  EXPECT_EQ(builder.last_seq(), 3u);
+  EXPECT_EQ(builder.epoch().value(), 5u);
+  EXPECT_EQ(builder.last_seq().value(), 3u);
   Feed(builder, Claim(6, 1));  // a claim continuing from an earlier batch
-  EXPECT_EQ(builder.epoch(), 6u);
-  EXPECT_EQ(builder.last_seq(), 1u);
+  EXPECT_EQ(builder.epoch().value(), 6u);
+  EXPECT_EQ(builder.last_seq().value(), 1u);
 }
 
 TEST(LineageKeepingFromTheNewestSnapshot, HoldsOnlyTheNewestSnapshotAndTheBatchesAfterIt) {
@@ -524,11 +524,11 @@ TEST(LineageKeepingFromTheNewestSnapshot, HoldsOnlyTheNewestSnapshotAndTheBatche
   }
   for (int i = 0; i < 3; ++i) builder.Add(Record{Batch(1, ++seq)});
   EXPECT_EQ(builder.held_batches(), 3u);
-  EXPECT_EQ(builder.last_seq(), 53u);
+  EXPECT_EQ(builder.last_seq().value(), 53u);
   base::Result<RestorePlan> kept = std::move(builder).Finish();
   ASSERT_TRUE(kept.ok()) << kept.error();
   EXPECT_EQ(kept.value().snapshot, "s4!");
-  EXPECT_EQ(kept.value().snapshot_seq, 50u);
+  EXPECT_EQ(kept.value().snapshot_seq.value(), 50u);
   EXPECT_EQ(SeqsAndEpochs(kept.value()), (SeqEpoch{{51, 1}, {52, 1}, {53, 1}}));
 }
 
@@ -562,7 +562,7 @@ TEST(LineageKeepingFromTheNewestSnapshot, ANewerClaimFromItsSnapshotOnNeedsNothi
   EXPECT_FALSE(builder.needs_full_read());
   base::Result<RestorePlan> plan = std::move(builder).Finish();
   ASSERT_TRUE(plan.ok()) << plan.error();
-  EXPECT_EQ(plan.value().snapshot_seq, 2u);
+  EXPECT_EQ(plan.value().snapshot_seq.value(), 2u);
   EXPECT_EQ(SeqsAndEpochs(plan.value()), (SeqEpoch{{3, 2}}));
 }
 

@@ -402,7 +402,7 @@ class ServeProducerFencedTest : public ServeTxnErrorsTest,
     const std::vector<std::vector<ChangelogEntry>> changelog = ReadChangelog(bootstrap_);
     int restart_batches = 0;
     for (size_t p = 0; p < kPartitions; ++p) {
-      uint64_t last_epoch = 0;
+      base::Epoch last_epoch;
       int restart_claims = 0;
       for (const ChangelogEntry& e : changelog[p]) {
         const auto* claim = std::get_if<changelog::ClaimRecord>(&e.record);

@@ -16,7 +16,7 @@ using testing::Hex;
 using testing::WithField;
 
 LocalCheckpoint Example() {
-  return LocalCheckpoint{3, 7, 0xabcd, 42, 1000, "snap"};
+  return LocalCheckpoint{3, base::Epoch(7), 0xabcd, base::Seq(42), 1000, "snap"};
 }
 
 TEST(LocalCheckpoint, PinsItsBytes) {
@@ -89,7 +89,7 @@ TEST_F(CheckpointFiles, WritesAndReadsBackPerChangelogAndShard) {
 TEST_F(CheckpointFiles, ANewCheckpointReplacesTheOldOne) {
   ASSERT_TRUE(WriteCheckpoint(dir_, "events.changelog", Example()).ok());
   LocalCheckpoint newer = Example();
-  newer.seq = 50;
+  newer.seq = base::Seq(50);
   newer.snapshot = "newer snapshot";
   ASSERT_TRUE(WriteCheckpoint(dir_, "events.changelog", newer).ok());
   auto read = ReadCheckpoint(dir_, "events.changelog", 3);

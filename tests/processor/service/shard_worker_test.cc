@@ -114,7 +114,7 @@ std::unique_ptr<shard::ShardState> FreshShard(int32_t partition, uint64_t epoch 
   spec.window = filter::Millis{10'000};
   auto made = shard::ShardState::Create(partition, spec, filter::Millis{0});
   EXPECT_TRUE(made.ok());
-  made.value()->SetClaim(epoch, 0xc1a1 + epoch);
+  made.value()->SetClaim(base::Epoch(epoch), 0xc1a1 + epoch);
   return std::move(made).value();
 }
 
@@ -153,13 +153,13 @@ TEST(ShardWorker, AppliesHandedOverMessagesAndSealsThemIntoOneChangelogBatch) {
   ASSERT_EQ(sealed.size(), 1u);
   const SealedShard& s = sealed[0];
   EXPECT_EQ(s.partition, 0);
-  EXPECT_EQ(s.seq, 1u);
+  EXPECT_EQ(s.seq.value(), 1u);
   EXPECT_EQ(s.next_offset, 4);
   EXPECT_TRUE(s.dead_letters.empty());
   EXPECT_TRUE(s.snapshot.empty());
   const BatchRecord batch = DecodedBatch(OnlyOne(s.batches));
-  EXPECT_EQ(batch.epoch, 3u);
-  EXPECT_EQ(batch.seq, 1u);
+  EXPECT_EQ(batch.epoch.value(), 3u);
+  EXPECT_EQ(batch.seq.value(), 1u);
   EXPECT_EQ(batch.sealed_at_ms, kNowMs);
   EXPECT_EQ(batch.input_from, 0);
   EXPECT_EQ(batch.input_to, 4);
@@ -170,7 +170,7 @@ TEST(ShardWorker, AppliesHandedOverMessagesAndSealsThemIntoOneChangelogBatch) {
   EXPECT_EQ(batch.counters[0].value, 7);
   // The view describes the sealed batch, to be published once it is committed.
   ASSERT_NE(s.view, nullptr);
-  EXPECT_EQ(s.view->changelog_seq, 1u);
+  EXPECT_EQ(s.view->changelog_seq.value(), 1u);
   EXPECT_EQ(s.view->input_offset, 4);
   EXPECT_EQ(CounterIn(*s.view, "likes"), 7);
   EXPECT_EQ(CounterIn(*s.view, "views"), 1);
@@ -226,7 +226,7 @@ TEST(ShardWorker, AppliesNothingPostedBeforeADropToTheStateAdoptedAfterIt) {
   std::vector<SealedShard> sealed = worker->Seal().get();
   ASSERT_EQ(sealed.size(), 1u);
   const BatchRecord batch = DecodedBatch(OnlyOne(sealed[0].batches));
-  EXPECT_EQ(batch.epoch, 2u);
+  EXPECT_EQ(batch.epoch.value(), 2u);
   EXPECT_EQ(batch.input_from, 1);
   EXPECT_EQ(CounterIn(*sealed[0].view, "likes"), 10);
 }
@@ -245,7 +245,7 @@ TEST(ShardWorker, BuildsTheNextBatchWhileOneIsInFlightAndCommitsInOrder) {
   std::vector<SealedShard> second = worker->Seal().get();
   ASSERT_EQ(second.size(), 1u);
   const BatchRecord batch = DecodedBatch(OnlyOne(second[0].batches));
-  EXPECT_EQ(batch.seq, 2u);
+  EXPECT_EQ(batch.seq.value(), 2u);
   EXPECT_EQ(batch.input_from, 1);
   EXPECT_EQ(batch.input_to, 3);
   EXPECT_EQ(batch.stats.applied, 1u);
@@ -254,8 +254,8 @@ TEST(ShardWorker, BuildsTheNextBatchWhileOneIsInFlightAndCommitsInOrder) {
   // Idle now: a refresh gives the view of the last commit with a fresh digest.
   std::vector<std::shared_ptr<const shard::ShardView>> views = worker->RefreshIdleViews();
   ASSERT_EQ(views.size(), 1u);
-  EXPECT_EQ(views[0]->changelog_seq, 2u);
-  EXPECT_EQ(views[0]->digest_seq, 2u);
+  EXPECT_EQ(views[0]->changelog_seq.value(), 2u);
+  EXPECT_EQ(views[0]->digest_seq.value(), 2u);
   EXPECT_EQ(views[0]->events_applied, 2u);
   EXPECT_TRUE(worker->RefreshIdleViews().empty()) << "nothing changed since";
 }
@@ -275,13 +275,13 @@ TEST(ShardWorker, AddsASnapshotOfTheSealedStateWhenOneIsDue) {
     auto decoded = changelog::DecodeRecord(record);
     ASSERT_TRUE(decoded.ok()) << decoded.error();
     const auto& chunk = std::get<changelog::SnapshotChunk>(decoded.value());
-    EXPECT_EQ(chunk.seq, 1u);
-    EXPECT_EQ(chunk.epoch, 4u);
+    EXPECT_EQ(chunk.seq.value(), 1u);
+    EXPECT_EQ(chunk.epoch.value(), 4u);
     bytes += chunk.bytes;
   }
   auto restored = shard::ShardState::FromSnapshot(bytes);
   ASSERT_TRUE(restored.ok()) << restored.error();
-  EXPECT_EQ(restored.value()->committed_seq(), 1u);
+  EXPECT_EQ(restored.value()->committed_seq().value(), 1u);
   EXPECT_EQ(restored.value()->position(), 1);
   EXPECT_EQ(restored.value()->counters().at("likes"), 3);
   EXPECT_EQ(restored.value()->filter().Digest(), sealed[0].view->digest);

@@ -99,8 +99,8 @@ TEST(ShardState, StartsEmpty) {
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->partition(), kPartition);
   EXPECT_EQ(s->position(), kUnknownOffset);
-  EXPECT_EQ(s->epoch(), 0u);
-  EXPECT_EQ(s->committed_seq(), 0u);
+  EXPECT_EQ(s->epoch().value(), 0u);
+  EXPECT_EQ(s->committed_seq().value(), 0u);
   EXPECT_EQ(s->stats(), ShardStats{});
   EXPECT_TRUE(s->counters().empty());
   EXPECT_EQ(s->filter().mode(), DedupMode::kFbf);
@@ -121,7 +121,7 @@ TEST(ShardState, AppliesANewEventAndCountsIt) {
   EXPECT_EQ(CounterOf(*s, "clicks"), 5);
   EXPECT_EQ(s->position(), 11);
   EXPECT_EQ(s->pending_events(), 1u);
-  s->MarkCommitted(1);
+  s->MarkCommitted(base::Epoch(1));
   EXPECT_EQ(s->stats().applied, 1u);
   EXPECT_EQ(s->stats().duplicates, 0u);
   EXPECT_EQ(s->stats().dead_lettered_total(), 0u);
@@ -143,7 +143,7 @@ TEST(ShardState, DropsARetryAsADuplicateWithoutChangingTheCounters) {
   EXPECT_EQ(CounterOf(*s, "clicks"), 5);
   EXPECT_EQ(s->counters().size(), 1u);
   EXPECT_EQ(s->position(), 2);  // a duplicate is consumed all the same
-  s->MarkCommitted(1);
+  s->MarkCommitted(base::Epoch(1));
   EXPECT_EQ(s->stats().applied, 1u);
   EXPECT_EQ(s->stats().duplicates, 1u);
 }
@@ -158,7 +158,7 @@ TEST(ShardState, DropsARetryWhoseValueDiffersByItsKeyAlone) {
 TEST(ShardState, CatchesARetryAfterACommit) {
   auto s = NewShard();
   ASSERT_EQ(s->Apply({0, "k", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
-  s->MarkCommitted(1);
+  s->MarkCommitted(base::Epoch(1));
   EXPECT_EQ(s->Apply({1, "k", Event("a", 1)}, At(5000)).outcome, Outcome::kDuplicate);
   EXPECT_EQ(CounterOf(*s, "a"), 1);
 }
@@ -183,7 +183,7 @@ TEST_P(ShardStateDeadLetter, DeadLettersWithTheReasonAndCountsIt) {
   EXPECT_TRUE(s->counters().empty());
   EXPECT_EQ(s->position(), 8);
   EXPECT_EQ(s->pending_events(), 0u);  // no filter call
-  s->MarkCommitted(1);
+  s->MarkCommitted(base::Epoch(1));
   ShardStats expected;
   expected.dead_lettered[Reason(c.reason)] = 1;
   EXPECT_EQ(s->stats(), expected);
@@ -229,7 +229,7 @@ TEST(ShardState, DeadLettersAnIncrementThatWouldOverflowTheCounter) {
   EXPECT_EQ(d.outcome, Outcome::kDeadLetter);
   EXPECT_EQ(d.reason, DlqReason::kOverflow);
   EXPECT_EQ(CounterOf(*s, "big"), max);
-  s->MarkCommitted(1);
+  s->MarkCommitted(base::Epoch(1));
   ShardStats expected;
   expected.applied = 1;
   expected.dead_lettered[Reason(DlqReason::kOverflow)] = 1;
@@ -248,13 +248,13 @@ TEST(ShardState, DeadLettersAnIncrementThatWouldUnderflowTheCounter) {
 
 TEST(ShardState, HasNoPendingBatchWhenNothingWasApplied) {
   auto s = NewShard();
-  EXPECT_FALSE(OnlyBatch(s->PendingBatches(1)).has_value());
-  s->MarkCommitted(1);  // nothing to commit: nothing changes
-  EXPECT_EQ(s->committed_seq(), 0u);
-  EXPECT_EQ(s->epoch(), 0u);
+  EXPECT_FALSE(OnlyBatch(s->PendingBatches(base::Epoch(1))).has_value());
+  s->MarkCommitted(base::Epoch(1));  // nothing to commit: nothing changes
+  EXPECT_EQ(s->committed_seq().value(), 0u);
+  EXPECT_EQ(s->epoch().value(), 0u);
   ASSERT_EQ(s->Apply({0, "k", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
-  s->MarkCommitted(1);
-  EXPECT_FALSE(OnlyBatch(s->PendingBatches(1)).has_value());
+  s->MarkCommitted(base::Epoch(1));
+  EXPECT_FALSE(OnlyBatch(s->PendingBatches(base::Epoch(1))).has_value());
 }
 
 TEST(ShardState, BuildsThePendingBatchOfEverythingSinceTheLastCommit) {
@@ -265,11 +265,11 @@ TEST(ShardState, BuildsThePendingBatchOfEverythingSinceTheLastCommit) {
   ASSERT_EQ(s->Apply({104, std::nullopt, Event("c", 1)}, At(20)).outcome, Outcome::kDeadLetter);
   ASSERT_EQ(s->Apply({105, "k3", Event("b", 3)}, At(30)).outcome, Outcome::kApplied);
 
-  const std::optional<BatchRecord> batch = OnlyBatch(s->PendingBatches(4));
+  const std::optional<BatchRecord> batch = OnlyBatch(s->PendingBatches(base::Epoch(4)));
   ASSERT_TRUE(batch.has_value());
   EXPECT_EQ(batch->partition, kPartition);
-  EXPECT_EQ(batch->epoch, 4u);
-  EXPECT_EQ(batch->seq, 1u);
+  EXPECT_EQ(batch->epoch.value(), 4u);
+  EXPECT_EQ(batch->seq.value(), 1u);
   EXPECT_EQ(batch->input_from, 100);
   EXPECT_EQ(batch->input_to, 106);  // offset 103 was a gap (a transaction marker)
   // One segment per distinct time, the hashes in the order tested.
@@ -293,8 +293,8 @@ TEST(ShardState, BuildsThePendingBatchOfEverythingSinceTheLastCommit) {
   EXPECT_EQ(batch->stats, stats);
   EXPECT_EQ(s->pending_events(), 4u);
   // Taking the pending batch changes nothing.
-  EXPECT_EQ(OnlyBatch(s->PendingBatches(4)), batch);
-  EXPECT_EQ(s->committed_seq(), 0u);
+  EXPECT_EQ(OnlyBatch(s->PendingBatches(base::Epoch(4))), batch);
+  EXPECT_EQ(s->committed_seq().value(), 0u);
   EXPECT_EQ(s->stats(), ShardStats{});
 }
 
@@ -302,12 +302,12 @@ TEST(ShardState, PutsOnlyTheCountersTouchedSinceTheLastCommitInTheBatch) {
   auto s = NewShard();
   ASSERT_EQ(s->Apply({0, "k1", Event("old", 1)}, At(0)).outcome, Outcome::kApplied);
   ASSERT_EQ(s->Apply({1, "k2", Event("kept", 1)}, At(0)).outcome, Outcome::kApplied);
-  s->MarkCommitted(1);
+  s->MarkCommitted(base::Epoch(1));
   ASSERT_EQ(s->Apply({2, "k3", Event("kept", 4)}, At(10)).outcome, Outcome::kApplied);
   ASSERT_EQ(s->Apply({3, "k1", Event("old", 1)}, At(10)).outcome, Outcome::kDuplicate);
-  const std::optional<BatchRecord> batch = OnlyBatch(s->PendingBatches(1));
+  const std::optional<BatchRecord> batch = OnlyBatch(s->PendingBatches(base::Epoch(1)));
   ASSERT_TRUE(batch.has_value());
-  EXPECT_EQ(batch->seq, 2u);
+  EXPECT_EQ(batch->seq.value(), 2u);
   EXPECT_EQ(batch->input_from, 2);
   EXPECT_EQ(batch->input_to, 4);
   EXPECT_EQ(batch->counters, (std::vector<changelog::CounterUpdate>{{"kept", 5}}));
@@ -316,7 +316,7 @@ TEST(ShardState, PutsOnlyTheCountersTouchedSinceTheLastCommitInTheBatch) {
 TEST(ShardState, MakesABatchOfDeadLettersAloneWithoutFilterCalls) {
   auto s = NewShard();
   ASSERT_EQ(s->Apply({5, "k", "nope"}, At(0)).outcome, Outcome::kDeadLetter);
-  const std::optional<BatchRecord> batch = OnlyBatch(s->PendingBatches(1));
+  const std::optional<BatchRecord> batch = OnlyBatch(s->PendingBatches(base::Epoch(1)));
   ASSERT_TRUE(batch.has_value());
   EXPECT_TRUE(batch->segments.empty());
   EXPECT_TRUE(batch->counters.empty());
@@ -325,12 +325,12 @@ TEST(ShardState, MakesABatchOfDeadLettersAloneWithoutFilterCalls) {
   EXPECT_EQ(batch->stats.dead_lettered[Reason(DlqReason::kInvalidJson)], 1u);
 
   const std::string digest_before = s->filter().Digest();
-  s->MarkCommitted(1);
+  s->MarkCommitted(base::Epoch(1));
   auto replica = NewShard();
   replica->Replay(*batch);
   EXPECT_EQ(replica->position(), 6);
   EXPECT_EQ(replica->stats(), s->stats());
-  EXPECT_EQ(replica->committed_seq(), 1u);
+  EXPECT_EQ(replica->committed_seq().value(), 1u);
   EXPECT_EQ(replica->filter().Digest(), digest_before);
 }
 
@@ -338,19 +338,19 @@ TEST(ShardState, MarkCommittedAdvancesTheSeqAndFoldsTheStats) {
   auto s = NewShard();
   ASSERT_EQ(s->Apply({0, "k1", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
   ASSERT_EQ(s->Apply({1, "k1", Event("a", 1)}, At(0)).outcome, Outcome::kDuplicate);
-  s->MarkCommitted(2);
-  EXPECT_EQ(s->committed_seq(), 1u);
-  EXPECT_EQ(s->epoch(), 2u);
+  s->MarkCommitted(base::Epoch(2));
+  EXPECT_EQ(s->committed_seq().value(), 1u);
+  EXPECT_EQ(s->epoch().value(), 2u);
   EXPECT_EQ(s->pending_events(), 0u);
   ASSERT_EQ(s->Apply({2, "k2", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
   ASSERT_EQ(s->Apply({3, "k3", "{}"}, At(0)).outcome, Outcome::kDeadLetter);
-  const std::optional<BatchRecord> second = OnlyBatch(s->PendingBatches(2));
+  const std::optional<BatchRecord> second = OnlyBatch(s->PendingBatches(base::Epoch(2)));
   ASSERT_TRUE(second.has_value());
-  EXPECT_EQ(second->seq, 2u);
+  EXPECT_EQ(second->seq.value(), 2u);
   EXPECT_EQ(second->stats.applied, 1u);  // this batch's increments only
   EXPECT_EQ(second->stats.duplicates, 0u);
-  s->MarkCommitted(2);
-  EXPECT_EQ(s->committed_seq(), 2u);
+  s->MarkCommitted(base::Epoch(2));
+  EXPECT_EQ(s->committed_seq().value(), 2u);
   ShardStats total;
   total.applied = 2;
   total.duplicates = 1;
@@ -434,13 +434,13 @@ std::vector<BatchRecord> RunAndCommit(ShardState& active, Stream& stream, int co
   std::vector<BatchRecord> batches;
   for (int c = 0; c < commits; ++c) {
     for (int i = 0; i < per_commit; ++i) ApplyMessage(active, stream.Next());
-    std::optional<BatchRecord> batch = OnlyBatch(active.PendingBatches(epoch));
+    std::optional<BatchRecord> batch = OnlyBatch(active.PendingBatches(base::Epoch(epoch)));
     if (!batch) {
       ADD_FAILURE() << "nothing pending after " << per_commit << " messages";
       continue;
     }
     batches.push_back(*batch);
-    active.MarkCommitted(epoch);
+    active.MarkCommitted(base::Epoch(epoch));
   }
   return batches;
 }
@@ -484,8 +484,8 @@ TEST_P(ShardStateByMode, ReplayingTheCommittedBatchesRebuildsTheSameState) {
     replica->Replay(std::get<BatchRecord>(decoded.value()));
   }
   ExpectSameState(*active, *replica);
-  EXPECT_EQ(replica->committed_seq(), 12u);
-  EXPECT_EQ(replica->epoch(), 1u);
+  EXPECT_EQ(replica->committed_seq().value(), 12u);
+  EXPECT_EQ(replica->epoch().value(), 1u);
 
   // And they keep deciding alike.
   for (int i = 0; i < 300; ++i) {
@@ -495,21 +495,22 @@ TEST_P(ShardStateByMode, ReplayingTheCommittedBatchesRebuildsTheSameState) {
     ASSERT_EQ(a.outcome, r.outcome) << "message " << i;
     ASSERT_EQ(a.reason, r.reason) << "message " << i;
   }
-  EXPECT_EQ(OnlyBatch(active->PendingBatches(1)), OnlyBatch(replica->PendingBatches(1)));
+  EXPECT_EQ(OnlyBatch(active->PendingBatches(base::Epoch(1))),
+            OnlyBatch(replica->PendingBatches(base::Epoch(1))));
 }
 
 TEST_P(ShardStateByMode, SnapshotRoundTripsTheCommittedState) {
   auto active = NewShard(GetParam());
   Stream stream(99);
   RunAndCommit(*active, stream, 3, 200, 2);
-  const std::string snapshot = active->EncodeSnapshot(2);
+  const std::string snapshot = active->EncodeSnapshot(base::Epoch(2));
   auto restored = Restored(snapshot);
   ASSERT_NE(restored, nullptr);
   ExpectSameState(*active, *restored);
-  EXPECT_EQ(restored->committed_seq(), 3u);
-  EXPECT_EQ(restored->epoch(), 2u);
+  EXPECT_EQ(restored->committed_seq().value(), 3u);
+  EXPECT_EQ(restored->epoch().value(), 2u);
   EXPECT_EQ(restored->filter().mode(), GetParam());
-  EXPECT_EQ(restored->EncodeSnapshot(2), snapshot);
+  EXPECT_EQ(restored->EncodeSnapshot(base::Epoch(2)), snapshot);
 }
 
 TEST_P(ShardStateByMode, SnapshotWithAPendingBatchStandsForTheNextSeq) {
@@ -517,24 +518,24 @@ TEST_P(ShardStateByMode, SnapshotWithAPendingBatchStandsForTheNextSeq) {
   Stream stream(7);
   RunAndCommit(*active, stream, 2, 200, 1);
   for (int i = 0; i < 150; ++i) ApplyMessage(*active, stream.Next());
-  const std::optional<BatchRecord> pending = OnlyBatch(active->PendingBatches(3));
+  const std::optional<BatchRecord> pending = OnlyBatch(active->PendingBatches(base::Epoch(3)));
   ASSERT_TRUE(pending.has_value());
-  ASSERT_EQ(pending->seq, 3u);
+  ASSERT_EQ(pending->seq.value(), 3u);
 
-  auto restored = Restored(active->EncodeSnapshot(3));
+  auto restored = Restored(active->EncodeSnapshot(base::Epoch(3)));
   ASSERT_NE(restored, nullptr);
-  EXPECT_EQ(restored->committed_seq(), 3u);
-  EXPECT_EQ(restored->epoch(), 3u);
+  EXPECT_EQ(restored->committed_seq().value(), 3u);
+  EXPECT_EQ(restored->epoch().value(), 3u);
   EXPECT_EQ(restored->position(), active->position());
   EXPECT_EQ(restored->filter().Digest(), active->filter().Digest());
   EXPECT_EQ(restored->counters(), active->counters());
   ShardStats stats = active->stats();
   stats.Add(pending->stats);
   EXPECT_EQ(restored->stats(), stats);
-  EXPECT_FALSE(OnlyBatch(restored->PendingBatches(3)).has_value());
+  EXPECT_FALSE(OnlyBatch(restored->PendingBatches(base::Epoch(3))).has_value());
 
   // It is the state the active has once the pending batch commits.
-  active->MarkCommitted(3);
+  active->MarkCommitted(base::Epoch(3));
   ExpectSameState(*active, *restored);
 }
 
@@ -547,8 +548,8 @@ TEST_P(ShardStateByMode, RestoringFromASnapshotAndLaterBatchesStillCatchesEarlie
     ASSERT_EQ(active->Apply({i, keys.back(), Event("c", 1)}, At(i * 10)).outcome,
               Outcome::kApplied);
   }
-  const std::string snapshot = active->EncodeSnapshot(1);
-  active->MarkCommitted(1);
+  const std::string snapshot = active->EncodeSnapshot(base::Epoch(1));
+  active->MarkCommitted(base::Epoch(1));
   // Batches 2 and 3.
   std::vector<BatchRecord> later;
   int64_t offset = 100;
@@ -560,8 +561,8 @@ TEST_P(ShardStateByMode, RestoringFromASnapshotAndLaterBatchesStillCatchesEarlie
                     .outcome,
                 Outcome::kApplied);
     }
-    later.push_back(*OnlyBatch(active->PendingBatches(1)));
-    active->MarkCommitted(1);
+    later.push_back(*OnlyBatch(active->PendingBatches(base::Epoch(1))));
+    active->MarkCommitted(base::Epoch(1));
   }
 
   // The active crashes; a new owner restores from the snapshot and batches 2, 3.
@@ -569,7 +570,7 @@ TEST_P(ShardStateByMode, RestoringFromASnapshotAndLaterBatchesStillCatchesEarlie
   ASSERT_NE(restored, nullptr);
   for (const BatchRecord& b : later) restored->Replay(b);
   ExpectSameState(*active, *restored);
-  restored->SetClaim(2, 0x2c1a);
+  restored->SetClaim(base::Epoch(2), 0x2c1a);
 
   // Retries of events applied before the snapshot, within the window.
   const int64_t retry_at = 1000 + offset * 10 + 500;
@@ -579,10 +580,10 @@ TEST_P(ShardStateByMode, RestoringFromASnapshotAndLaterBatchesStillCatchesEarlie
     EXPECT_EQ(d.outcome, Outcome::kDuplicate) << keys[i];
   }
   EXPECT_EQ(CounterOf(*restored, "c"), 300);
-  const std::optional<BatchRecord> batch = OnlyBatch(restored->PendingBatches(2));
+  const std::optional<BatchRecord> batch = OnlyBatch(restored->PendingBatches(base::Epoch(2)));
   ASSERT_TRUE(batch.has_value());
-  EXPECT_EQ(batch->seq, 4u);
-  EXPECT_EQ(batch->epoch, 2u);
+  EXPECT_EQ(batch->seq.value(), 4u);
+  EXPECT_EQ(batch->epoch.value(), 2u);
   EXPECT_EQ(batch->stats.duplicates, keys.size());
   EXPECT_EQ(batch->input_from, 300);
 }
@@ -618,9 +619,10 @@ TEST_P(ShardStateByMode, ApplyingInBatchesDecidesExactlyAsApplyingOneByOne) {
       ASSERT_EQ(decisions[i].reason, expected.reason) << "call " << call << ", message " << i;
     }
     if (call % 20 == 19) {
-      ASSERT_EQ(OnlyBatch(batched->PendingBatches(1)), OnlyBatch(one_by_one->PendingBatches(1)));
-      batched->MarkCommitted(1);
-      one_by_one->MarkCommitted(1);
+      ASSERT_EQ(OnlyBatch(batched->PendingBatches(base::Epoch(1))),
+                OnlyBatch(one_by_one->PendingBatches(base::Epoch(1))));
+      batched->MarkCommitted(base::Epoch(1));
+      one_by_one->MarkCommitted(base::Epoch(1));
     }
   }
   ExpectSameState(*one_by_one, *batched);
@@ -634,48 +636,48 @@ TEST_P(ShardStateByMode, KeepsApplyingIntoTheNextBatchWhileOneIsInFlight) {
   auto s = NewShard(GetParam());
   Stream stream(31);
   for (int i = 0; i < 100; ++i) ApplyMessage(*s, stream.Next());
-  const std::optional<BatchRecord> first = OnlyBatch(s->Seal(2));
+  const std::optional<BatchRecord> first = OnlyBatch(s->Seal(base::Epoch(2)));
   ASSERT_TRUE(first.has_value());
-  EXPECT_EQ(first->seq, 1u);
-  EXPECT_EQ(first->epoch, 2u);
+  EXPECT_EQ(first->seq.value(), 1u);
+  EXPECT_EQ(first->epoch.value(), 2u);
   EXPECT_TRUE(s->has_batch_in_flight());
   EXPECT_EQ(s->pending_events(), 0u);
-  EXPECT_FALSE(OnlyBatch(s->PendingBatches(2)).has_value());
-  EXPECT_EQ(s->sealed_seq(), 1u);
-  EXPECT_EQ(s->committed_seq(), 0u);
+  EXPECT_FALSE(OnlyBatch(s->PendingBatches(base::Epoch(2))).has_value());
+  EXPECT_EQ(s->sealed_seq().value(), 1u);
+  EXPECT_EQ(s->committed_seq().value(), 0u);
 
   // A view taken now describes the sealed batch, to be published once committed.
   const auto view = s->MakeView({}, kT0);
-  EXPECT_EQ(view->changelog_seq, 1u);
-  EXPECT_EQ(view->digest_seq, 1u);
+  EXPECT_EQ(view->changelog_seq.value(), 1u);
+  EXPECT_EQ(view->digest_seq.value(), 1u);
   EXPECT_EQ(view->events_applied, first->stats.applied);
   EXPECT_EQ(view->input_offset, first->input_to);
 
   // A snapshot taken right after the seal stands for the sealed batch.
-  auto restored = Restored(s->EncodeSnapshot(2));
+  auto restored = Restored(s->EncodeSnapshot(base::Epoch(2)));
   ASSERT_NE(restored, nullptr);
-  EXPECT_EQ(restored->committed_seq(), 1u);
+  EXPECT_EQ(restored->committed_seq().value(), 1u);
   EXPECT_EQ(restored->position(), first->input_to);
   EXPECT_EQ(restored->filter().Digest(), s->filter().Digest());
 
   for (int i = 0; i < 50; ++i) ApplyMessage(*s, stream.Next());
-  const std::optional<BatchRecord> second = OnlyBatch(s->PendingBatches(2));
+  const std::optional<BatchRecord> second = OnlyBatch(s->PendingBatches(base::Epoch(2)));
   ASSERT_TRUE(second.has_value());
-  EXPECT_EQ(second->seq, 2u);
+  EXPECT_EQ(second->seq.value(), 2u);
   EXPECT_GE(second->input_from, first->input_to);  // the stream skips marker offsets
 
-  s->MarkCommitted(2);
+  s->MarkCommitted(base::Epoch(2));
   EXPECT_FALSE(s->has_batch_in_flight());
-  EXPECT_EQ(s->committed_seq(), 1u);
+  EXPECT_EQ(s->committed_seq().value(), 1u);
   EXPECT_EQ(s->stats(), first->stats);
-  EXPECT_EQ(OnlyBatch(s->PendingBatches(2)), second)
+  EXPECT_EQ(OnlyBatch(s->PendingBatches(base::Epoch(2))), second)
       << "the pending batch is untouched by the commit";
 
   // Replaying both batches reaches the live state.
   auto replica = NewShard(GetParam());
   replica->Replay(*first);
-  ASSERT_EQ(OnlyBatch(s->Seal(2)), second);
-  s->MarkCommitted(2);
+  ASSERT_EQ(OnlyBatch(s->Seal(base::Epoch(2))), second);
+  s->MarkCommitted(base::Epoch(2));
   replica->Replay(*second);
   ExpectSameState(*s, *replica);
 }
@@ -709,7 +711,7 @@ TEST(ShardState, ShardWithGaussianConstituentFiltersReplaysAndRestoresToTheSameS
   }
   ExpectSameState(*active, *replica);
   // And through a snapshot.
-  auto restored = Restored(active->EncodeSnapshot(1));
+  auto restored = Restored(active->EncodeSnapshot(base::Epoch(1)));
   ASSERT_NE(restored, nullptr);
   ExpectSameState(*active, *restored);
   EXPECT_EQ(restored->filter().Digest(), active->filter().Digest());
@@ -717,7 +719,7 @@ TEST(ShardState, ShardWithGaussianConstituentFiltersReplaysAndRestoresToTheSameS
 
 TEST(ShardState, SnapshotOfAFreshShardRoundTrips) {
   auto fresh = NewShard();
-  auto restored = Restored(fresh->EncodeSnapshot(1));
+  auto restored = Restored(fresh->EncodeSnapshot(base::Epoch(1)));
   ASSERT_NE(restored, nullptr);
   ExpectSameState(*fresh, *restored);
   EXPECT_EQ(restored->position(), kUnknownOffset);
@@ -727,7 +729,7 @@ TEST(ShardState, RejectsACorruptedSnapshot) {
   auto s = NewShard();
   Stream stream(5);
   RunAndCommit(*s, stream, 1, 100, 1);
-  const std::string good = s->EncodeSnapshot(1);
+  const std::string good = s->EncodeSnapshot(base::Epoch(1));
   ASSERT_TRUE(ShardState::FromSnapshot(good).ok());
   // Every byte, so that magic, header, counters, filter state and checksum are all
   // covered.
@@ -741,7 +743,7 @@ TEST(ShardState, RejectsACorruptedSnapshot) {
 TEST(ShardState, RejectsATruncatedOrExtendedSnapshot) {
   auto s = NewShard();
   ASSERT_EQ(s->Apply({0, "k", Event("c", 1)}, At(0)).outcome, Outcome::kApplied);
-  const std::string good = s->EncodeSnapshot(1);
+  const std::string good = s->EncodeSnapshot(base::Epoch(1));
   for (size_t n :
        {size_t{0}, size_t{3}, size_t{11}, size_t{40}, good.size() / 2, good.size() - 1}) {
     EXPECT_FALSE(ShardState::FromSnapshot(std::string_view(good).substr(0, n)).ok()) << n;
@@ -751,7 +753,7 @@ TEST(ShardState, RejectsATruncatedOrExtendedSnapshot) {
 
 TEST(ShardState, RejectsAChangelogRecordAsASnapshot) {
   std::string record;
-  changelog::EncodeRecord(changelog::ClaimRecord{kPartition, 1, 0}, record);
+  changelog::EncodeRecord(changelog::ClaimRecord{kPartition, base::Epoch(1), base::Seq(0)}, record);
   EXPECT_FALSE(ShardState::FromSnapshot(record).ok());
 }
 
@@ -762,7 +764,7 @@ TEST(ShardState, MakeViewReflectsTheCommittedCountersAndStats) {
   ASSERT_EQ(s->Apply({42, "k1", Event("b", 2)}, At(0)).outcome, Outcome::kDuplicate);
   ASSERT_EQ(s->Apply({43, "k3", "[]"}, At(0)).outcome, Outcome::kDeadLetter);
   ASSERT_EQ(s->Apply({44, std::nullopt, "{}"}, At(0)).outcome, Outcome::kDeadLetter);
-  s->MarkCommitted(5);
+  s->MarkCommitted(base::Epoch(5));
 
   ShardView base;
   base.partition = 99;  // the state's own partition wins
@@ -781,8 +783,8 @@ TEST(ShardState, MakeViewReflectsTheCommittedCountersAndStats) {
   EXPECT_EQ(view->target_fpp, 1e-6);
   EXPECT_EQ(view->input_offset, 45);
   EXPECT_EQ(view->lag(), 15);
-  EXPECT_EQ(view->epoch, 5u);
-  EXPECT_EQ(view->changelog_seq, 1u);
+  EXPECT_EQ(view->epoch.value(), 5u);
+  EXPECT_EQ(view->changelog_seq.value(), 1u);
   EXPECT_EQ(view->events_applied, 2u);
   EXPECT_EQ(view->duplicates_dropped, 1u);
   EXPECT_EQ(view->dead_lettered, 2u);
@@ -800,7 +802,7 @@ TEST(ShardState, MakeViewReflectsTheCommittedCountersAndStats) {
 
   // The view is a copy: later changes to the state do not reach it.
   ASSERT_EQ(s->Apply({45, "k4", Event("a", 1)}, At(1)).outcome, Outcome::kApplied);
-  s->MarkCommitted(5);
+  s->MarkCommitted(base::Epoch(5));
   EXPECT_EQ(view->counters->Find("a"), 7);
   EXPECT_EQ(view->events_applied, 2u);
   EXPECT_EQ(s->MakeView(base, 123457)->counters->Find("a"), 8);
@@ -828,7 +830,7 @@ TEST(ShardState, CutsTheBatchWhereTheNextEventMightNotFitAndEveryPieceFitsAndDec
     ASSERT_EQ(s->Apply({i, "k" + std::to_string(i), Event(LongName(i), 1)}, At(i)).outcome,
               Outcome::kApplied);
   }
-  const std::vector<BatchRecord> batches = s->Seal(2, kT0);
+  const std::vector<BatchRecord> batches = s->Seal(base::Epoch(2), kT0);
   ASSERT_GT(batches.size(), 10u) << "300 counters of 200 bytes take about 65 KB";
   int64_t next_input = 0;
   for (size_t i = 0; i < batches.size(); ++i) {
@@ -842,15 +844,15 @@ TEST(ShardState, CutsTheBatchWhereTheNextEventMightNotFitAndEveryPieceFitsAndDec
     auto decoded = changelog::DecodeRecord(bytes);
     ASSERT_TRUE(decoded.ok()) << decoded.error();
     EXPECT_EQ(std::get<BatchRecord>(decoded.value()), batches[i]);
-    EXPECT_EQ(batches[i].seq, i + 1);
-    EXPECT_EQ(batches[i].epoch, 2u);
+    EXPECT_EQ(batches[i].seq.value(), i + 1);
+    EXPECT_EQ(batches[i].epoch.value(), 2u);
     EXPECT_EQ(batches[i].input_from, next_input) << "the batches cover the input in order";
     next_input = batches[i].input_to;
   }
   EXPECT_EQ(next_input, 300);
-  EXPECT_EQ(s->sealed_seq(), batches.size());
-  s->MarkCommitted(2);
-  EXPECT_EQ(s->committed_seq(), batches.size());
+  EXPECT_EQ(s->sealed_seq().value(), batches.size());
+  s->MarkCommitted(base::Epoch(2));
+  EXPECT_EQ(s->committed_seq().value(), batches.size());
   EXPECT_EQ(s->stats().applied, 300u);
 
   // Each piece is a whole batch: replaying them rebuilds the state.
@@ -872,7 +874,7 @@ TEST(ShardState, ACounterTouchedInTwoPiecesCarriesItsValueAtTheEndOfEach) {
               Outcome::kApplied);
   }
   ASSERT_EQ(s->Apply({offset++, "last", Event("shared", 7)}, At(0)).outcome, Outcome::kApplied);
-  const std::vector<BatchRecord> batches = s->PendingBatches(1);
+  const std::vector<BatchRecord> batches = s->PendingBatches(base::Epoch(1));
   ASSERT_GE(batches.size(), 2u);
   auto value_in = [](const BatchRecord& b) -> std::optional<int64_t> {
     for (const auto& c : b.counters) {
@@ -904,9 +906,9 @@ TEST(ShardState, ApplyingInBatchesCutsWhereApplyingOneByOneCuts) {
     const Decision d = one_by_one->Apply(messages[i], At(0));
     EXPECT_EQ(d.outcome, decisions[i].outcome) << i;
   }
-  const std::vector<BatchRecord> a = batched->PendingBatches(1);
+  const std::vector<BatchRecord> a = batched->PendingBatches(base::Epoch(1));
   EXPECT_GT(a.size(), 3u);
-  EXPECT_EQ(a, one_by_one->PendingBatches(1));
+  EXPECT_EQ(a, one_by_one->PendingBatches(base::Epoch(1)));
 }
 
 TEST(ShardState, ASnapshotTakenWithCutBatchesPendingStandsForTheLastOfThem) {
@@ -914,11 +916,11 @@ TEST(ShardState, ASnapshotTakenWithCutBatchesPendingStandsForTheLastOfThem) {
   s->set_rules(SmallRecords());
   for (int i = 0; i < 100; ++i)
     s->Apply({i, "k" + std::to_string(i), Event(LongName(i), 1)}, At(0));
-  const size_t pending = s->PendingBatches(1).size();
+  const size_t pending = s->PendingBatches(base::Epoch(1)).size();
   ASSERT_GT(pending, 1u);
-  auto restored = Restored(s->EncodeSnapshot(1));
+  auto restored = Restored(s->EncodeSnapshot(base::Epoch(1)));
   ASSERT_NE(restored, nullptr);
-  EXPECT_EQ(restored->committed_seq(), pending);
+  EXPECT_EQ(restored->committed_seq().value(), pending);
   EXPECT_EQ(restored->position(), 100);
   EXPECT_EQ(restored->stats().applied, 100u);
   EXPECT_EQ(restored->counters(), s->counters());
@@ -1023,8 +1025,8 @@ TEST(ShardState, RecordsTheClockOfEveryFilterCallSoThatReplaysReachTheSameFilter
     if (i % 97 == 0) ts += 24 * kHour;
     active->Apply(Stamped(i, "k" + std::to_string(i % 1500), e, ts), At(i * 20 + 2000));
   }
-  const std::vector<BatchRecord> batches = active->PendingBatches(1);
-  active->MarkCommitted(1);
+  const std::vector<BatchRecord> batches = active->PendingBatches(base::Epoch(1));
+  active->MarkCommitted(base::Epoch(1));
   auto replica = NewShard();
   for (const BatchRecord& b : batches) replica->Replay(b);
   EXPECT_EQ(replica->filter().Digest(), active->filter().Digest());
@@ -1046,9 +1048,9 @@ TEST(ShardState, ViewsMadeFromThePreviousViewHoldTheSameCountersAsACopyOfTheStat
                     At(offset));
       ++offset;
     }
-    const std::vector<BatchRecord> batches = active->Seal(1);
+    const std::vector<BatchRecord> batches = active->Seal(base::Epoch(1));
     const auto view = active->MakeView({}, 0);
-    active->MarkCommitted(1);
+    active->MarkCommitted(base::Epoch(1));
     EXPECT_EQ(view->counters->counters(), CounterSnapshot::FromMap(Live(*active)).counters())
         << "commit " << commit;
     EXPECT_EQ(view->counters->size(), active->counters().size()) << "commit " << commit;
@@ -1079,9 +1081,9 @@ TEST(ShardState, PinsTheBytesOfASnapshot) {
   auto s = NewShard(DedupMode::kNone);
   ASSERT_EQ(s->Apply({7, "k1", Event("b", 5)}, At(0)).outcome, Outcome::kApplied);
   ASSERT_EQ(s->Apply({8, "k2", Event("a", -2)}, At(1)).outcome, Outcome::kApplied);
-  ASSERT_EQ(s->Seal(4).size(), 1u);
-  s->MarkCommitted(4);
-  const std::string snapshot = s->EncodeSnapshot(4);
+  ASSERT_EQ(s->Seal(base::Epoch(4)).size(), 1u);
+  s->MarkCommitted(base::Epoch(4));
+  const std::string snapshot = s->EncodeSnapshot(base::Epoch(4));
 
   std::string filter_state;
   s->filter().Serialize(filter_state);
@@ -1107,7 +1109,7 @@ TEST(ShardState, ReadsSnapshotsOfTheUncompressedFirstVersion) {
   auto s = NewShard();
   Stream stream(11);
   RunAndCommit(*s, stream, 1, 200, 1);
-  std::string v1 = std::string("OCSS\x01\x00", 6) + SnapshotBody(s->EncodeSnapshot(1));
+  std::string v1 = std::string("OCSS\x01\x00", 6) + SnapshotBody(s->EncodeSnapshot(base::Epoch(1)));
   v1 += LittleEndian(XXH3_64bits(v1.data(), v1.size()), 8);
   auto restored = Restored(v1);
   ASSERT_NE(restored, nullptr);
@@ -1120,13 +1122,13 @@ TEST(ShardState, SnapshotOfAFilterFarFromFullIsSeveralTimesSmallerThanTheFilter)
   Stream stream(12);
   RunAndCommit(*s, stream, 1, 200, 1);  // 200 ids in a filter sized for 10,000
   const uint64_t filter_bytes = s->filter().Summary().bits_total / 8;
-  EXPECT_LT(s->EncodeSnapshot(1).size() * 4, filter_bytes);
+  EXPECT_LT(s->EncodeSnapshot(base::Epoch(1)).size() * 4, filter_bytes);
 }
 
 TEST(ShardState, RejectsASnapshotWhoseBodyLengthDisagreesWithItsFrame) {
   auto s = NewShard(DedupMode::kNone);
   ASSERT_EQ(s->Apply({0, "k", Event("c", 1)}, At(0)).outcome, Outcome::kApplied);
-  std::string bad = s->EncodeSnapshot(1);
+  std::string bad = s->EncodeSnapshot(base::Epoch(1));
   bad[7] = static_cast<char>(bad[7] + 1);  // the body length's low byte
   bad.resize(bad.size() - 8);
   bad += LittleEndian(XXH3_64bits(bad.data(), bad.size()), 8);
