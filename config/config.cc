@@ -16,7 +16,12 @@
 namespace oncecount::config {
 namespace {
 
-using Setter = std::function<std::optional<std::string>(Config&, const std::string&)>;
+using Setter = std::function<base::Status(Config&, const std::string&)>;
+
+// A value a key refuses; the caller names the key.
+base::Error Refused(std::string message) {
+  return base::Error(base::Errc::kBadConfig, std::move(message));
+}
 
 struct Key {
   std::string section;
@@ -30,93 +35,95 @@ struct Key {
   }
 };
 
-std::optional<std::string> ParseInt(const std::string& v, int64_t lo, int64_t hi, int64_t& out) {
+base::Status ParseInt(const std::string& v, int64_t lo, int64_t hi, int64_t& out) {
   int64_t parsed = 0;
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), parsed);
   if (ec != std::errc() || end != v.data() + v.size() || parsed < lo || parsed > hi) {
-    return "expected an integer in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got \"" +
-           v + "\"";
+    return Refused("expected an integer in " + std::to_string(lo) + ".." + std::to_string(hi) +
+                   ", got \"" + v + "\"");
   }
   out = parsed;
-  return std::nullopt;
+  return {};
 }
 
 // (lo, hi] when lo_open, [lo, hi] otherwise.
-std::optional<std::string> ParseDouble(const std::string& v, double lo, double hi, bool lo_open,
-                                       const std::string& range, double& out) {
+base::Status ParseDouble(const std::string& v, double lo, double hi, bool lo_open,
+                         const std::string& range, double& out) {
   char* end = nullptr;
   const double parsed = v.empty() ? std::nan("") : std::strtod(v.c_str(), &end);
   const bool in_range = lo_open ? parsed > lo && parsed <= hi : parsed >= lo && parsed <= hi;
   if (v.empty() || end != v.c_str() + v.size() || !std::isfinite(parsed) || !in_range) {
-    return "expected a number in " + range + ", got \"" + v + "\"";
+    return Refused("expected a number in " + range + ", got \"" + v + "\"");
   }
   out = parsed;
-  return std::nullopt;
+  return {};
 }
 
-std::optional<std::string> ParseBool(const std::string& v, bool& out) {
+base::Status ParseBool(const std::string& v, bool& out) {
   if (v == "true") {
     out = true;
   } else if (v == "false") {
     out = false;
   } else {
-    return "expected true or false, got \"" + v + "\"";
+    return Refused("expected true or false, got \"" + v + "\"");
   }
-  return std::nullopt;
+  return {};
 }
 
 template <typename E, size_t N>
-std::optional<std::string> ParseEnum(const std::string& v,
-                                     const std::array<base::EnumName<E>, N>& names, E& out) {
+base::Status ParseEnum(const std::string& v, const std::array<base::EnumName<E>, N>& names,
+                       E& out) {
   if (const std::optional<E> value = base::ParseName(names, v)) {
     out = *value;
-    return std::nullopt;
+    return {};
   }
-  return "expected " + base::ChoicesOf(names) + ", got \"" + v + "\"";
+  return Refused("expected " + base::ChoicesOf(names) + ", got \"" + v + "\"");
 }
 
 // The dedup modes and membership checks the service runs (filter-eval's experiments
 // take the rest).
-constexpr auto kServiceModes = base::Subset(
-    filter::kDedupModeNames, {filter::DedupMode::kFbf, filter::DedupMode::kBloom,
-                              filter::DedupMode::kExact, filter::DedupMode::kNone});
-constexpr auto kServiceChecks = base::Subset(
-    filter::kMembershipCheckNames, {filter::MembershipCheck::kPairs, filter::MembershipCheck::kPaper});
+constexpr auto kServiceModes =
+    base::Subset(filter::kDedupModeNames, {filter::DedupMode::kFbf, filter::DedupMode::kBloom,
+                                           filter::DedupMode::kExact, filter::DedupMode::kNone});
+constexpr auto kServiceChecks =
+    base::Subset(filter::kMembershipCheckNames,
+                 {filter::MembershipCheck::kPairs, filter::MembershipCheck::kPaper});
 
-std::optional<std::string> NonEmpty(const std::string& v, std::string& out) {
-  if (v.empty()) return std::string("expected a non-empty string");
+base::Status NonEmpty(const std::string& v, std::string& out) {
+  if (v.empty()) return Refused("expected a non-empty string");
   out = v;
-  return std::nullopt;
+  return {};
 }
 
 // Kafka topic names: 1..249 characters of [a-zA-Z0-9._-].
-std::optional<std::string> TopicName(const std::string& v, bool allow_empty, std::string& out) {
+base::Status TopicName(const std::string& v, bool allow_empty, std::string& out) {
   if (v.empty() && allow_empty) {
     out.clear();
-    return std::nullopt;
+    return {};
   }
   bool valid = !v.empty() && v.size() <= 249 && v != "." && v != "..";
   for (char c : v) {
     valid =
         valid && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
   }
-  if (!valid) return "expected a Kafka topic name (1..249 of a-z A-Z 0-9 . _ -), got \"" + v + "\"";
+  if (!valid)
+    return Refused("expected a Kafka topic name (1..249 of a-z A-Z 0-9 . _ -), got \"" + v + "\"");
   out = v;
-  return std::nullopt;
+  return {};
 }
 
 // host:port or [ipv6]:port, port 0..65535 (0: any free port).
-std::optional<std::string> ListenAddress(const std::string& v, std::string& out) {
+base::Status ListenAddress(const std::string& v, std::string& out) {
   const size_t colon = v.rfind(':');
   const std::string host = colon == std::string::npos ? "" : v.substr(0, colon);
   int64_t port = -1;
   const bool host_ok = !host.empty() && (host.front() != '[' || host.back() == ']');
   if (colon == std::string::npos || !host_ok ||
-      ParseInt(v.substr(colon + 1), 0, 65535, port).has_value()) {
-    return "expected host:port with a port in 0..65535, got \"" + v + "\"";
+      !ParseInt(v.substr(colon + 1), 0, 65535, port).ok()) {
+    return Refused("expected host:port with a port in 0..65535, got \"" + v + "\"");
   }
   out = v;
-  return std::nullopt;
+  return {};
 }
 
 const std::vector<Key>& Schema() {
@@ -144,9 +151,7 @@ const std::vector<Key>& Schema() {
       {"processing", "threads",
        [](Config& c, const std::string& v) { return ParseInt(v, 0, 256, c.processing.threads); }},
       {"dedup", "mode",
-       [](Config& c, const std::string& v) {
-         return ParseEnum(v, kServiceModes, c.dedup.mode);
-       }},
+       [](Config& c, const std::string& v) { return ParseEnum(v, kServiceModes, c.dedup.mode); }},
       {"dedup", "window_ms",
        [](Config& c, const std::string& v) {
          return ParseInt(v, 1, filter::kMaxPeriod.count(), c.dedup.window_ms);
@@ -166,21 +171,19 @@ const std::vector<Key>& Schema() {
       {"dedup", "adaptive",
        [](Config& c, const std::string& v) { return ParseBool(v, c.dedup.adaptive); }},
       {"dedup", "check",
-       [](Config& c, const std::string& v) {
-         return ParseEnum(v, kServiceChecks, c.dedup.check);
-       }},
+       [](Config& c, const std::string& v) { return ParseEnum(v, kServiceChecks, c.dedup.check); }},
       {"dedup", "filter",
        [](Config& c, const std::string& v) {
          return ParseEnum(v, filter::kConstituentNames, c.dedup.filter);
        }},
       {"dedup", "cell_bits",
-       [](Config& c, const std::string& v) -> std::optional<std::string> {
+       [](Config& c, const std::string& v) -> base::Status {
          int64_t bits = 0;
-         if (ParseInt(v, 4, 64, bits) || (bits != 4 && bits != 8 && bits != 64)) {
-           return "expected 4, 8 or 64, got \"" + v + "\"";
+         if (!ParseInt(v, 4, 64, bits).ok() || (bits != 4 && bits != 8 && bits != 64)) {
+           return Refused("expected 4, 8 or 64, got \"" + v + "\"");
          }
          c.dedup.cell_bits = bits;
-         return std::nullopt;
+         return {};
        }},
       {"http", "listen",
        [](Config& c, const std::string& v) { return ListenAddress(v, c.http.listen); }},
@@ -293,15 +296,17 @@ base::Result<Config> Parse(const std::string& yaml, const EnvLookup& env,
         const Key* k = FindKey(name, key);
         if (k == nullptr) return BadConfig(dotted, "unknown key");
         if (!entry.second.IsScalar()) return BadConfig(dotted, "expected a single value");
-        if (auto error = k->set(config, entry.second.Scalar())) return BadConfig(dotted, *error);
+        if (base::Status set = k->set(config, entry.second.Scalar()); !set.ok()) {
+          return BadConfig(dotted, set.message());
+        }
       }
     }
   }
   for (const Key& k : Schema()) {
     const auto value = env(k.env());
     if (!value) continue;
-    if (auto error = k.set(config, *value)) {
-      return BadConfig(k.dotted(), *error + " (from " + k.env() + ")");
+    if (base::Status set = k.set(config, *value); !set.ok()) {
+      return BadConfig(k.dotted(), set.message() + " (from " + k.env() + ")");
     }
   }
   if (base::Status feasible = CheckDedupFeasible(config.dedup); !feasible) {
