@@ -9,10 +9,10 @@
 // (sinks lock); the sink lives as long as its last Logger.
 #pragma once
 
+#include <array>
 #include <concepts>
 #include <cstdint>
 #include <functional>
-#include <array>
 #include <memory>
 #include <optional>
 #include <string>

@@ -87,9 +87,9 @@ base::Result<std::unique_ptr<DedupFilter>> Make(const DedupSpec& spec, Millis st
     case DedupMode::kGaussian: {
       auto shape = BloomShapeOf(spec);
       if (!shape) return shape.error();
-      return Owned(GaussianDedup::Create({shape->bits, shape->hashes,
-                                          static_cast<int>(spec.cell_bits), spec.experiment.exp,
-                                          spec.seed}));
+      return Owned(
+          GaussianDedup::Create({shape->bits, shape->hashes, static_cast<int>(spec.cell_bits),
+                                 spec.experiment.exp, spec.seed}));
     }
   }
   return base::InvalidArgument("unknown dedup mode");

@@ -43,8 +43,8 @@ struct ExperimentOverrides {
   // fbf: no sizing; the window is DedupSpec::window (0: the nominal window) and the
   // future never refreshes early.
   std::optional<FbfShape> fbf_shape;
-  std::optional<uint32_t> max_filters;   // fbf
-  std::optional<Millis> refresh_step;    // fbf
+  std::optional<uint32_t> max_filters;  // fbf
+  std::optional<Millis> refresh_step;   // fbf
   ResizePolicy policy = ResizePolicy::kGuarded;
   ConstituentModel model = ConstituentModel::kBlocked;
   ExpKind exp = ExpKind::kFast;  // gaussian cells and constituents
