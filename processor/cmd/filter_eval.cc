@@ -8,9 +8,9 @@
 
 #include "processor/base/enum_names.h"
 #include "processor/cmd/rate_schedule.h"
-#include "processor/filter/filter_factory.h"
+#include "processor/filter/experiments/experiment_filters.h"
+#include "processor/filter/experiments/gaussian_dedup.h"
 #include "processor/filter/forgetful_bloom_filter.h"
-#include "processor/filter/gaussian_dedup.h"
 #include "processor/json/json_writer.h"
 
 namespace oncecount::cmd {
@@ -123,7 +123,7 @@ base::Result<std::unique_ptr<DedupFilter>> Build(const FilterEvalOptions& o, dou
   if (base::Status s = ParseChoices(o, spec); !s.ok()) return std::move(s).error();
   if (base::Status s = SetCellBits(o, spec); !s.ok()) return std::move(s).error();
   if (base::Status s = SetShape(o, spec); !s.ok()) return std::move(s).error();
-  auto built = filter::MakeDedupFilter(spec, Millis{0});
+  auto built = filter::MakeExperimentFilter(spec, Millis{0});
   if (!built) return std::move(built).error().Wrap(filter::ModeName(spec.mode));
   return built;
 }

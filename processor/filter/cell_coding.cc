@@ -30,4 +30,13 @@ double DecodeCell(uint64_t code, int bits) {
   return static_cast<double>(code) / static_cast<double>(max);
 }
 
+bool ValidCellWords(std::span<const uint64_t> words, int cell_bits) {
+  if (cell_bits != 64) return true;
+  const uint64_t max = MaxCellCode(64);
+  for (uint64_t w : words) {
+    if (w > max) return false;
+  }
+  return true;
+}
+
 }  // namespace oncecount::filter

@@ -19,6 +19,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <span>
 
 namespace oncecount::filter {
 
@@ -27,6 +28,10 @@ bool ValidCellBits(int bits);
 
 // The code of the maximum value 1.
 uint64_t MaxCellCode(int bits);
+
+// Whether packed cells could come from inserts: a double cell above 1.0 (or a NaN
+// pattern) cannot; 4- and 8-bit cells always could. For decoders of filter states.
+bool ValidCellWords(std::span<const uint64_t> words, int cell_bits);
 
 // The code of `value`, clamped to [0, 1]; below MaxCellCode unless value >= 1.
 uint64_t EncodeCell(double value, int bits);

@@ -33,7 +33,8 @@ inline constexpr Millis kMaxFilterTime{int64_t{1} << 61};
 inline constexpr Millis kMaxPeriod{int64_t{1'000'000'000'000}};  // ~31.7 years
 
 // kGaussian (one Gaussian Bloom filter that never forgets) is filter-eval's
-// `--mode gaussian`; the service's modes are the other four.
+// `--mode gaussian`, an experiment (processor/filter/experiments/); the service's
+// modes are the other four.
 enum class DedupMode : uint8_t { kNone = 0, kBloom = 1, kExact = 2, kFbf = 3, kGaussian = 4 };
 
 inline constexpr std::array<base::EnumName<DedupMode>, 5> kDedupModeNames = {{

@@ -4,7 +4,6 @@
 #include <string>
 
 #include "processor/filter/exact_window_dedup.h"
-#include "processor/filter/gaussian_dedup.h"
 #include "processor/filter/no_dedup.h"
 #include "processor/filter/plain_bloom_dedup.h"
 #include "processor/filter/sizing.h"
@@ -17,14 +16,6 @@ template <class Filter>
 base::Result<std::unique_ptr<DedupFilter>> Owned(base::Result<Filter> created) {
   if (!created) return created.error();
   return std::unique_ptr<DedupFilter>(new Filter(std::move(created).value()));
-}
-
-base::Result<BloomShape> BloomShapeOf(const DedupSpec& spec) {
-  if (spec.experiment.bloom_shape) return *spec.experiment.bloom_shape;
-  const double window_ids = spec.expected_rate * static_cast<double>(spec.window.count()) / 1000.0;
-  auto size = SizeBloom(window_ids, spec.target_fpp);
-  if (!size) return size.error();
-  return BloomShape{size->bits, size->hashes};
 }
 
 base::Result<FbfConfig> FbfConfigOf(const DedupSpec& spec) {
@@ -84,18 +75,23 @@ base::Result<std::unique_ptr<DedupFilter>> Make(const DedupSpec& spec, Millis st
       }
       return Owned(ForgetfulBloomFilter::Create(config.value(), start));
     }
-    case DedupMode::kGaussian: {
-      auto shape = BloomShapeOf(spec);
-      if (!shape) return shape.error();
-      return Owned(
-          GaussianDedup::Create({shape->bits, shape->hashes, static_cast<int>(spec.cell_bits),
-                                 spec.experiment.exp, spec.seed}));
-    }
+    case DedupMode::kGaussian:
+      return base::InvalidArgument(
+          "dedup mode gaussian is an experiment (filter-eval): build it with "
+          "MakeExperimentFilter");
   }
   return base::InvalidArgument("unknown dedup mode");
 }
 
 }  // namespace
+
+base::Result<BloomShape> BloomShapeOf(const DedupSpec& spec) {
+  if (spec.experiment.bloom_shape) return *spec.experiment.bloom_shape;
+  const double window_ids = spec.expected_rate * static_cast<double>(spec.window.count()) / 1000.0;
+  auto size = SizeBloom(window_ids, spec.target_fpp);
+  if (!size) return size.error();
+  return BloomShape{size->bits, size->hashes};
+}
 
 base::Result<std::unique_ptr<DedupFilter>> MakeDedupFilter(const DedupSpec& spec, Millis start) {
   // The module's edge: an allocation that fails becomes an error value.

@@ -65,6 +65,12 @@ struct DedupSpec {
   ExperimentOverrides experiment;
 };
 
+// The service's modes (fbf, bloom, exact, none); mode gaussian is an experiment
+// (experiments/experiment_filters.h).
 base::Result<std::unique_ptr<DedupFilter>> MakeDedupFilter(const DedupSpec& spec, Millis start);
+
+// The shape of a bloom (or gaussian) filter: spec.experiment.bloom_shape, or sized
+// for expected_rate x window ids at target_fpp.
+base::Result<BloomShape> BloomShapeOf(const DedupSpec& spec);
 
 }  // namespace oncecount::filter

@@ -264,17 +264,6 @@ uint64_t GaussianBloom::KernelCode(int i, uint64_t d) const {
   return kernel_[offset_[i - 1] + d];
 }
 
-ClassicBloom GaussianBloom::Underlying() const {
-  // Parameters were validated when this filter was created.
-  ClassicBloom bloom =
-      std::move(ClassicBloom::Create(params_.cells, params_.hashes, params_.seed)).value();
-  const uint64_t max = MaxCellCode(params_.cell_bits);
-  for (uint64_t c = 0; c < params_.cells; ++c) {
-    if (CellCode(c) == max) bloom.Set(c);
-  }
-  return bloom;
-}
-
 double GaussianBloom::FillRatio() const {
   const uint64_t max = MaxCellCode(params_.cell_bits);
   uint64_t peaks = 0;

@@ -9,9 +9,9 @@
 // filter's).
 //
 // As built:
-//  - positions come from cell_positions.h, shared with ClassicBloom, so
-//    Underlying() (Definition 3: the cells at the peak value) equals a ClassicBloom
-//    of the same cells, hashes and seed fed the same ids;
+//  - positions come from cell_positions.h, shared with ClassicBloom (an experiment),
+//    so UnderlyingBloom (Definition 3: the cells at the peak value) equals a
+//    ClassicBloom of the same cells, hashes and seed fed the same ids;
 //  - cells are B-bit codes (B = 4 or 8, Sec. 3.2) or doubles (B = 64), coded as in
 //    cell_coding.h, never rounding a non-peak value up to the peak;
 //  - the 3-sigma rule (Sec. 3.3): kernel i covers offsets |d| <= 3i (at most
@@ -37,7 +37,7 @@
 
 #include "processor/base/enum_names.h"
 #include "processor/base/result.h"
-#include "processor/filter/classic_bloom.h"
+#include "processor/filter/cell_positions.h"
 #include "processor/filter/id_hash.h"
 
 namespace oncecount::filter {
@@ -103,9 +103,6 @@ class GaussianBloom {
 
   // The handle the FBF's hot path keeps (valid while this filter does not move).
   GaussianView view();
-
-  // Definition 3: the bits of the cells at the peak value.
-  ClassicBloom Underlying() const;
 
   uint64_t cells() const { return params_.cells; }
   int hashes() const { return params_.hashes; }

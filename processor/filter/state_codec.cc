@@ -1,7 +1,5 @@
 #include "processor/filter/state_codec.h"
 
-#include <xxhash.h>
-
 #include <bit>
 #include <cstring>
 #include <new>
@@ -12,40 +10,16 @@
 #include "processor/filter/cell_coding.h"
 #include "processor/filter/exact_window_dedup.h"
 #include "processor/filter/forgetful_bloom_filter.h"
-#include "processor/filter/gaussian_dedup.h"
 #include "processor/filter/no_dedup.h"
 #include "processor/filter/plain_bloom_dedup.h"
 
 namespace oncecount::filter {
 namespace {
 
-constexpr char kMagic[4] = {'O', 'C', 'D', 'F'};
-constexpr size_t kHeaderBytes = 16;
-constexpr size_t kChecksumBytes = 8;
-
-uint64_t Checksum(std::string_view bytes) {
-  return XXH3_64bits(bytes.data(), bytes.size());
-}
-
-// Writes the header, lets `body` write the payload, then patches the length and
-// appends the checksum.
+// Every codec writes its payload inside the common frame.
 template <class Body>
 void Frame(DedupMode mode, std::string& out, Body&& body, uint8_t constituent = 0) {
-  const size_t start = out.size();
-  base::ByteWriter w(out);
-  out.append(kMagic, 4);
-  w.U16(kStateFormatVersion);
-  w.U8(static_cast<uint8_t>(mode));
-  w.U8(constituent);
-  w.U64(0);  // payload length, patched below
-  body(w);
-  const uint64_t payload = out.size() - start - kHeaderBytes;
-  for (int i = 0; i < 8; ++i) out[start + 8 + i] = static_cast<char>((payload >> (8 * i)) & 0xFF);
-  w.U64(Checksum(std::string_view(out).substr(start)));
-}
-
-base::Error CorruptState(const std::string& what) {
-  return base::Corrupt("corrupt filter state: " + what);
+  WriteStateFrame(mode, constituent, out, body);
 }
 
 base::Result<std::unique_ptr<DedupFilter>> DecodeFramed(std::string_view bytes);
@@ -63,24 +37,11 @@ base::Result<std::unique_ptr<DedupFilter>> DecodeDedupFilter(std::string_view by
 namespace {
 
 base::Result<std::unique_ptr<DedupFilter>> DecodeFramed(std::string_view bytes) {
-  if (bytes.size() < kHeaderBytes + kChecksumBytes) return CorruptState("shorter than its header");
-  if (std::memcmp(bytes.data(), kMagic, 4) != 0) return CorruptState("bad magic");
-  base::ByteReader header(bytes.substr(4, kHeaderBytes - 4));
-  const uint16_t version = header.U16();
-  const uint8_t mode = header.U8();
-  const uint8_t constituent = header.U8();
-  const uint64_t payload = header.U64();
-  if (version != kStateFormatVersion) {
-    return CorruptState("format version " + std::to_string(version) +
-                        " is not supported (expected " + std::to_string(kStateFormatVersion) + ")");
-  }
-  if (payload != bytes.size() - kHeaderBytes - kChecksumBytes)
-    return CorruptState("length mismatch");
-  base::ByteReader trailer(bytes.substr(bytes.size() - kChecksumBytes));
-  if (trailer.U64() != Checksum(bytes.substr(0, bytes.size() - kChecksumBytes))) {
-    return CorruptState("checksum mismatch");
-  }
-  const std::string_view body = bytes.substr(kHeaderBytes, payload);
+  auto frame = ReadStateFrame(bytes);
+  if (!frame) return frame.error();
+  const uint8_t mode = frame->mode;
+  const uint8_t constituent = frame->constituent;
+  const std::string_view body = frame->payload;
   if (constituent > 1 || (constituent == 1 && static_cast<DedupMode>(mode) != DedupMode::kFbf)) {
     return CorruptState("unknown constituent " + std::to_string(constituent));
   }
@@ -88,7 +49,9 @@ base::Result<std::unique_ptr<DedupFilter>> DecodeFramed(std::string_view bytes) 
     case DedupMode::kFbf:
       return constituent == 1 ? FbfStateCodec::DecodeGaussian(body) : FbfStateCodec::Decode(body);
     case DedupMode::kGaussian:
-      return GaussianStateCodec::Decode(body);
+      return CorruptState(
+          "mode gaussian is filter-eval's single Gaussian filter, not a service filter "
+          "(DecodeExperimentFilter reads it)");
     case DedupMode::kBloom:
       return BloomStateCodec::Decode(body);
     case DedupMode::kExact:
@@ -166,20 +129,6 @@ void FbfStateCodec::Encode(const GaussianForgetfulFilter& f, std::string& out) {
       },
       [](base::ByteWriter& w, const GaussianBloom& g) { w.Words(g.words()); });
 }
-
-namespace {
-
-// A double cell above 1.0 (or a NaN pattern) cannot come from an insert.
-bool ValidCells(const std::vector<uint64_t>& words, int cell_bits) {
-  if (cell_bits != 64) return true;
-  const uint64_t max = MaxCellCode(64);
-  for (uint64_t w : words) {
-    if (w > max) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 template <class C, class ReadParams, class ReadSlot>
 base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeWith(std::string_view payload,
@@ -307,55 +256,11 @@ base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeGaussian(std::st
             {c.bits_per_filter, c.hashes, static_cast<int>(c.cell_bits), c.exp, seed});
         if (!g) return g.error();
         if (!r.Words(words, g->words().size())) return base::Corrupt("truncated filter cells");
-        if (!ValidCells(words, g->cell_bits())) return base::Corrupt("cell above the peak value");
+        if (!ValidCellWords(words, g->cell_bits()))
+          return base::Corrupt("cell above the peak value");
         g->Restore(words, inserted);
         return g;
       });
-}
-
-void GaussianStateCodec::Encode(const GaussianDedup& f, std::string& out) {
-  Frame(DedupMode::kGaussian, out, [&](base::ByteWriter& w) {
-    const GaussianBloom& g = f.filter_;
-    w.U64(g.cells());
-    w.U32(static_cast<uint32_t>(g.hashes()));
-    w.U8(static_cast<uint8_t>(g.cell_bits()));
-    w.U8(static_cast<uint8_t>(g.exp()));
-    w.U64(g.seed());
-    w.U64(g.inserted());
-    w.Ms(f.now_);
-    w.U64(f.duplicates_);
-    w.Words(g.words());
-  });
-}
-
-base::Result<std::unique_ptr<DedupFilter>> GaussianStateCodec::Decode(std::string_view payload) {
-  base::ByteReader r(payload);
-  GaussianParams p;
-  p.cells = r.U64();
-  p.hashes = static_cast<int>(r.U32());
-  p.cell_bits = r.U8();
-  const uint8_t exp = r.U8();
-  p.seed = r.U64();
-  const uint64_t inserted = r.U64();
-  const Millis now = r.Ms();
-  const uint64_t duplicates = r.U64();
-  if (!r.ok()) return CorruptState("truncated gaussian state");
-  if (exp > 1 || !ValidCellBits(p.cell_bits)) return CorruptState("bad cell bits or exponential");
-  p.exp = static_cast<ExpKind>(exp);
-  if (p.cells / 8 > payload.size() / static_cast<uint64_t>(p.cell_bits)) {
-    return CorruptState("filter size beyond the payload");
-  }
-  auto created = GaussianDedup::Create(p);
-  if (!created) return CorruptState(created.message());
-  GaussianDedup f = std::move(created).value();
-  std::vector<uint64_t> words;
-  if (!r.Words(words, f.filter_.words().size())) return CorruptState("truncated filter cells");
-  if (!r.done()) return CorruptState("trailing bytes after gaussian state");
-  if (!ValidCells(words, p.cell_bits)) return CorruptState("cell above the peak value");
-  f.filter_.Restore(words, inserted);
-  f.now_ = now;
-  f.duplicates_ = duplicates;
-  return std::unique_ptr<DedupFilter>(new GaussianDedup(std::move(f)));
 }
 
 void BloomStateCodec::Encode(const PlainBloomDedup& f, std::string& out) {

@@ -23,8 +23,9 @@
 // (cell bits, exponential: 0 exact, 1 fast) and each slot's cells in place of its
 // bits. A build from before Gaussian constituents read that byte as reserved and
 // ignored it, then fails on the payload (length or bits) rather than misreading it.
-// Mode gaussian (filter-eval only): cells, hashes, cell bits, exponential, seed,
-// inserted, clock, duplicates, cells.
+// Mode gaussian (filter-eval's single Gaussian filter) is an experiment: its codec and
+// DecodeExperimentFilter live in processor/filter/experiments/; DecodeDedupFilter
+// refuses it.
 //
 // Thread-safety: pure functions over a filter owned by the calling thread.
 #pragma once
@@ -35,6 +36,7 @@
 
 #include "processor/base/result.h"
 #include "processor/filter/dedup_filter.h"
+#include "processor/filter/state_frame.h"
 
 namespace oncecount::base {
 class ByteWriter;
@@ -43,15 +45,12 @@ class ByteReader;
 
 namespace oncecount::filter {
 
-inline constexpr uint16_t kStateFormatVersion = 2;
-
 template <class Constituent>
 class BasicForgetfulFilter;
 class BlockedBloom;
 class GaussianBloom;
 using ForgetfulBloomFilter = BasicForgetfulFilter<BlockedBloom>;
 using GaussianForgetfulFilter = BasicForgetfulFilter<GaussianBloom>;
-class GaussianDedup;
 class PlainBloomDedup;
 class ExactWindowDedup;
 class NoDedup;
@@ -75,10 +74,6 @@ struct FbfStateCodec {
   static base::Result<std::unique_ptr<DedupFilter>> DecodeWith(std::string_view payload,
                                                                ReadParams&& params,
                                                                ReadSlot&& slot);
-};
-struct GaussianStateCodec {
-  static void Encode(const GaussianDedup& f, std::string& out);
-  static base::Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload);
 };
 struct BloomStateCodec {
   static void Encode(const PlainBloomDedup& f, std::string& out);

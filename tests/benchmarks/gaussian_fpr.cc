@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "processor/filter/classic_bloom.h"
+#include "processor/filter/experiments/classic_bloom.h"
 #include "processor/filter/gaussian_bloom.h"
 
 namespace {

@@ -1,12 +1,12 @@
-// Fuzz target: the dedup filter state decoder (every mode), then a few operations
-// on what it accepts: the clock moves (to times the input picks, anywhere in the
+// Fuzz target: the dedup filter state decoder (every mode, the experiments' too), then a few
+// operations on what it accepts: the clock moves (to times the input picks, anywhere in the
 // filters' range), ids are tested and inserted, the summary is read, and the state
 // is serialized and decoded again. Input: a step count, a 4-byte time step, then
 // the state.
 #include <cstdlib>
 #include <string>
 
-#include "processor/filter/state_codec.h"
+#include "processor/filter/experiments/experiment_filters.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t steps = in.Byte();
   uint32_t stride = 0;
   for (int i = 0; i < 4; ++i) stride = stride << 8 | in.Byte();
-  auto decoded = DecodeDedupFilter(in.Rest());
+  auto decoded = DecodeExperimentFilter(in.Rest());
   if (!decoded) return 0;
   DedupFilter& f = *decoded.value();
   // AdvanceTo ignores times before the filter's clock: from -2^61, a stride of up to
@@ -31,6 +31,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)f.Summary();
   std::string state;
   f.Serialize(state);
-  if (!DecodeDedupFilter(state)) std::abort();  // what it wrote, it reads
+  if (!DecodeExperimentFilter(state)) std::abort();  // what it wrote, it reads
   return 0;
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "processor/changelog/changelog_record.h"
+#include "processor/filter/experiments/experiment_filters.h"
 #include "processor/filter/filter_factory.h"
 #include "processor/filter/state_codec.h"
 #include "processor/replica/member_record.h"
@@ -90,7 +91,7 @@ std::vector<std::string> FilterStates() {
     spec.mode = mode;
     spec.expected_rate = 50;
     spec.window = filter::Millis{1000};
-    auto f = filter::MakeDedupFilter(spec, filter::Millis{5000}).value();
+    auto f = filter::MakeExperimentFilter(spec, filter::Millis{5000}).value();
     for (uint64_t i = 1; i <= 30; ++i) {
       f->AdvanceTo(filter::Millis{5000 + static_cast<int64_t>(i) * 50});
       f->TestAndInsert(filter::IdHash{i * 0x9E3779B97F4A7C15ULL});

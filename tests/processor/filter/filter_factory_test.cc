@@ -7,6 +7,7 @@
 #include <string>
 
 #include "processor/filter/exact_window_dedup.h"
+#include "processor/filter/experiments/experiment_filters.h"
 #include "processor/filter/sizing.h"
 
 namespace oncecount::filter {
@@ -115,6 +116,24 @@ void ExpectRejected(const DedupSpec& spec, const std::string& word) {
   auto made = MakeDedupFilter(spec, Millis{0});
   ASSERT_FALSE(made.ok()) << "mode " << ModeName(spec.mode);
   EXPECT_NE(made.message().find(word), std::string::npos) << made.error();
+}
+
+TEST(MakeDedupFilter, LeavesTheSingleGaussianFilterToTheExperiments) {
+  DedupSpec spec;
+  spec.mode = DedupMode::kGaussian;
+  spec.expected_rate = 100;
+  spec.window = Millis{1000};
+  auto refused = MakeDedupFilter(spec, Millis{0});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.code(), base::Errc::kInvalidArgument);
+  auto built = MakeExperimentFilter(spec, Millis{0});
+  ASSERT_TRUE(built.ok()) << built.error();
+  EXPECT_EQ(built.value()->mode(), DedupMode::kGaussian);
+  // The same shape as a bloom filter of the spec: as many cells as it has bits.
+  spec.mode = DedupMode::kBloom;
+  auto bloom = MakeDedupFilter(spec, Millis{0});
+  ASSERT_TRUE(bloom.ok()) << bloom.error();
+  EXPECT_EQ(built.value()->Summary().bits_total, bloom.value()->Summary().bits_total * 8);
 }
 
 TEST(MakeDedupFilter, RejectsBadSpecsNamingTheField) {

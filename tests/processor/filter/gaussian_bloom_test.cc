@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "processor/filter/cell_coding.h"
-#include "processor/filter/classic_bloom.h"
+#include "processor/filter/experiments/classic_bloom.h"
 
 namespace oncecount::filter {
 namespace {
@@ -51,7 +51,7 @@ TEST_P(GaussianBloomShapes, ExtractsTheClassicBloomFilterOfTheSameIdsAndHashes) 
   for (IdHash id : Ids(s.cells / 3, 2)) {
     g.Insert(id);
     classic.Insert(id);
-    ASSERT_EQ(g.Underlying(), classic);
+    ASSERT_EQ(UnderlyingBloom(g), classic);
   }
 }
 

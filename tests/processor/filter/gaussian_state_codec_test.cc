@@ -7,8 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "processor/filter/experiments/experiment_filters.h"
+#include "processor/filter/experiments/gaussian_dedup.h"
 #include "processor/filter/forgetful_bloom_filter.h"
-#include "processor/filter/gaussian_dedup.h"
 #include "processor/filter/state_codec.h"
 #include "tests/testing/serialized_bytes.h"
 
@@ -132,7 +133,7 @@ TEST(GaussianStateCodec, RoundTripsAGaussianFbfOfEveryCellWidth) {
       f.TestAndInsert(Id(i));
     }
     const std::string bytes = Bytes(f);
-    auto decoded = DecodeDedupFilter(bytes);
+    auto decoded = DecodeExperimentFilter(bytes);
     ASSERT_TRUE(decoded.ok()) << decoded.error();
     EXPECT_EQ(Bytes(*decoded.value()), bytes);
     ASSERT_NE(dynamic_cast<GaussianForgetfulFilter*>(decoded.value().get()), nullptr);
@@ -140,9 +141,18 @@ TEST(GaussianStateCodec, RoundTripsAGaussianFbfOfEveryCellWidth) {
   }
 }
 
+TEST(GaussianStateCodec, LeavesTheSingleGaussianFilterToTheExperimentsDecoder) {
+  const std::string bytes = Bytes(PinnedGaussian());
+  auto refused = DecodeDedupFilter(bytes);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.code(), base::Errc::kCorrupt);
+  EXPECT_NE(refused.message().find("not a service filter"), std::string::npos) << refused.message();
+  EXPECT_TRUE(DecodeExperimentFilter(bytes).ok());
+}
+
 TEST(GaussianStateCodec, RoundTripsASingleGaussianFilter) {
   GaussianDedup g = PinnedGaussian();
-  auto decoded = DecodeDedupFilter(Bytes(g));
+  auto decoded = DecodeExperimentFilter(Bytes(g));
   ASSERT_TRUE(decoded.ok()) << decoded.error();
   EXPECT_EQ(decoded.value()->mode(), DedupMode::kGaussian);
   ExpectSameFutureBehaviour(g, *decoded.value());
@@ -150,20 +160,21 @@ TEST(GaussianStateCodec, RoundTripsASingleGaussianFilter) {
 
 TEST(GaussianStateCodec, RejectsAnUnknownConstituentAndAConstituentOnOtherModes) {
   const std::string fbf = Bytes(PinnedGaussianFbf());
-  EXPECT_FALSE(DecodeDedupFilter(WithField(fbf, 7, 1, 2)).ok());
+  EXPECT_FALSE(DecodeExperimentFilter(WithField(fbf, 7, 1, 2)).ok());
   const std::string single = Bytes(PinnedGaussian());
-  EXPECT_FALSE(DecodeDedupFilter(WithField(single, 7, 1, 1)).ok());
+  EXPECT_FALSE(DecodeExperimentFilter(WithField(single, 7, 1, 1)).ok());
   // Reading a Gaussian FBF as a blocked one fails instead of misreading it.
-  EXPECT_FALSE(DecodeDedupFilter(WithField(fbf, 7, 1, 0)).ok());
+  EXPECT_FALSE(DecodeExperimentFilter(WithField(fbf, 7, 1, 0)).ok());
 }
 
 TEST(GaussianStateCodec, RejectsEveryTruncationAndEveryFlippedByte) {
   for (const std::string& b : {Bytes(PinnedGaussianFbf()), Bytes(PinnedGaussian())}) {
-    for (size_t n = 0; n < b.size(); ++n) EXPECT_FALSE(DecodeDedupFilter(b.substr(0, n)).ok()) << n;
+    for (size_t n = 0; n < b.size(); ++n)
+      EXPECT_FALSE(DecodeExperimentFilter(b.substr(0, n)).ok()) << n;
     for (size_t i = 0; i < b.size(); ++i) {
       std::string flipped = b;
       flipped[i] = static_cast<char>(flipped[i] ^ 0x10);
-      EXPECT_FALSE(DecodeDedupFilter(flipped).ok()) << i;
+      EXPECT_FALSE(DecodeExperimentFilter(flipped).ok()) << i;
     }
   }
 }
@@ -171,7 +182,7 @@ TEST(GaussianStateCodec, RejectsEveryTruncationAndEveryFlippedByte) {
 TEST(GaussianStateCodec, RejectsBadCellBitsBehindAValidChecksum) {
   const std::string single = Bytes(PinnedGaussian());
   // Payload: cells u64, hashes u32, then cell bits at payload offset 12.
-  auto decoded = DecodeDedupFilter(WithField(single, 16 + 12, 1, 16));
+  auto decoded = DecodeExperimentFilter(WithField(single, 16 + 12, 1, 16));
   ASSERT_FALSE(decoded.ok());
   EXPECT_NE(decoded.message().find("cell bits"), std::string::npos) << decoded.error();
 }
@@ -182,7 +193,7 @@ TEST(GaussianStateCodec, RejectsADoubleCellAboveThePeakBehindAValidChecksum) {
   std::string b = Bytes(created.value());
   // The last cell is the last 8 bytes before the checksum; 2.0 is above the peak.
   b = WithField(b, b.size() - 16, 8, 0x4000000000000000ULL);
-  auto decoded = DecodeDedupFilter(b);
+  auto decoded = DecodeExperimentFilter(b);
   ASSERT_FALSE(decoded.ok());
   EXPECT_NE(decoded.message().find("peak"), std::string::npos) << decoded.error();
 }

@@ -1,10 +1,14 @@
 // GaussianDedup: one Gaussian Bloom filter that never forgets (filter-eval's
 // `--mode gaussian`), the Gaussian counterpart of PlainBloomDedup. Like it, its
 // false-positive rate grows without bound; it exists to measure the Gaussian
-// construction on its own, not for the service.
+// construction on its own, not for the service, and lives with the other
+// experiments (MakeExperimentFilter builds it, DecodeExperimentFilter reads its state).
 //
 // Thread-safety: owned by one thread; see DedupFilter.
 #pragma once
+
+#include <memory>
+#include <string_view>
 
 #include "processor/filter/dedup_filter.h"
 #include "processor/filter/gaussian_bloom.h"
@@ -25,12 +29,17 @@ class GaussianDedup final : public DedupFilter {
   const GaussianBloom& filter() const { return filter_; }
 
  private:
-  friend struct GaussianStateCodec;
+  friend base::Result<std::unique_ptr<DedupFilter>> DecodeGaussianDedup(std::string_view payload);
   explicit GaussianDedup(GaussianBloom filter) : filter_(std::move(filter)) {}
 
   GaussianBloom filter_;
   Millis now_{0};
   uint64_t duplicates_ = 0;
 };
+
+// The payload of a mode-gaussian state (state_frame.h): cells, hashes, cell bits,
+// exponential, seed, inserted, clock, duplicates, cells. kCorrupt when it does not
+// decode.
+base::Result<std::unique_ptr<DedupFilter>> DecodeGaussianDedup(std::string_view payload);
 
 }  // namespace oncecount::filter

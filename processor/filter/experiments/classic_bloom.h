@@ -1,7 +1,8 @@
 // ClassicBloom: the textbook Bloom filter (Definition 1 of the Gaussian Bloom filter
 // paper) over m bits with positions from cell_positions.h. It is the reference the
-// Gaussian Bloom filter is compared with and what its Underlying() returns; the
-// service's filters are BlockedBloom (one cache line per id), not this.
+// Gaussian Bloom filter is compared with, and the filter UnderlyingBloom returns; the
+// service's filters are BlockedBloom (one cache line per id), not this. An
+// experiment: it lives in processor/filter/experiments/.
 //
 // Thread-safety: owned by one thread; const methods may run concurrently with each
 // other, never with Insert or Set.
@@ -13,6 +14,7 @@
 
 #include "processor/base/result.h"
 #include "processor/filter/cell_positions.h"
+#include "processor/filter/gaussian_bloom.h"
 #include "processor/filter/id_hash.h"
 
 namespace oncecount::filter {
@@ -44,5 +46,9 @@ class ClassicBloom {
   uint64_t seed_ = 0;
   std::vector<uint64_t> words_;
 };
+
+// Definition 3 of the Gaussian Bloom filter paper: the classic filter of the cells
+// at the peak value. Its false positives include every one of `g` (Lemma 2).
+ClassicBloom UnderlyingBloom(const GaussianBloom& g);
 
 }  // namespace oncecount::filter

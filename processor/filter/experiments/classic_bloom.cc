@@ -1,9 +1,10 @@
-#include "processor/filter/classic_bloom.h"
+#include "processor/filter/experiments/classic_bloom.h"
 
 #include <bit>
 #include <string>
 
 #include "processor/filter/blocked_bloom.h"
+#include "processor/filter/cell_coding.h"
 
 namespace oncecount::filter {
 
@@ -38,6 +39,16 @@ uint64_t ClassicBloom::CountSet() const {
   uint64_t n = 0;
   for (uint64_t w : words_) n += static_cast<uint64_t>(std::popcount(w));
   return n;
+}
+
+ClassicBloom UnderlyingBloom(const GaussianBloom& g) {
+  // The Gaussian filter's parameters were validated when it was created.
+  ClassicBloom bloom = std::move(ClassicBloom::Create(g.cells(), g.hashes(), g.seed())).value();
+  const uint64_t max = MaxCellCode(g.cell_bits());
+  for (uint64_t c = 0; c < g.cells(); ++c) {
+    if (g.CellCode(c) == max) bloom.Set(c);
+  }
+  return bloom;
 }
 
 }  // namespace oncecount::filter

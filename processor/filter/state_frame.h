@@ -1,0 +1,38 @@
+// The frame around every serialized filter state (the layout is in state_codec.h):
+// magic, format version, mode, constituent, payload length, payload, checksum. The
+// service's codecs (state_codec.cc) and the experiments' (processor/filter/
+// experiments/) write and read their payloads inside it.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "processor/base/byte_io.h"
+#include "processor/base/result.h"
+#include "processor/filter/dedup_filter.h"
+
+namespace oncecount::filter {
+
+inline constexpr uint16_t kStateFormatVersion = 2;
+
+// Appends a frame to `out` whose payload `write_payload` writes.
+void WriteStateFrame(DedupMode mode, uint8_t constituent, std::string& out,
+                     const std::function<void(base::ByteWriter&)>& write_payload);
+
+struct StateFrame {
+  uint8_t mode = 0;  // not yet checked against DedupMode
+  uint8_t constituent = 0;
+  std::string_view payload;  // into the bytes given to ReadStateFrame
+};
+
+// Checks magic, version, length and checksum; kCorrupt when one is wrong.
+base::Result<StateFrame> ReadStateFrame(std::string_view bytes);
+
+// A kCorrupt error about a filter state.
+base::Error CorruptState(const std::string& what);
+
+}  // namespace oncecount::filter
