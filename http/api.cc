@@ -167,8 +167,8 @@ class Exposition {
       }
     }
   }
-  static std::string PartitionLabel(int32_t partition) {
-    return "{partition=\"" + std::to_string(partition) + "\"}";
+  static std::string PartitionLabel(base::Partition partition) {
+    return "{partition=\"" + std::to_string(partition.value()) + "\"}";
   }
   std::string Take() { return std::move(out_); }
 
@@ -281,13 +281,13 @@ class Api {
     return JsonResponse(j);
   }
 
-  Response ShardDetail(int32_t partition) {
+  Response ShardDetail(base::Partition partition) {
     const Snapshot s = board_.Read();
     const auto it = std::find_if(s.shards.begin(), s.shards.end(),
                                  [partition](const auto& v) { return v->partition == partition; });
     if (it == s.shards.end()) {
       return ErrorResponse({404, "not_found",
-                            "partition " + std::to_string(partition) +
+                            "partition " + std::to_string(partition.value()) +
                                 " has no shard on this instance (neither active nor standby)"});
     }
     const ShardView& v = **it;
@@ -379,7 +379,7 @@ class Api {
     for (const auto& v : s.shards) {
       if (v->role != shard::ShardRole::kActive || v->phase == shard::ShardPhase::kRunning) continue;
       if (!pending.empty()) pending += ", ";
-      pending += std::to_string(v->partition) + " (" + shard::ShardPhaseName(v->phase);
+      pending += std::to_string(v->partition.value()) + " (" + shard::ShardPhaseName(v->phase);
       if (!v->failure.empty()) pending += ": " + v->failure;
       pending += ")";
     }
@@ -393,11 +393,14 @@ class Api {
   // A shard's fields, inside an object the caller opened; `detail` adds what only
   // GET /v1/shards/{p} shows (the digest, every constituent filter).
   void WriteShardFields(json::JsonWriter& j, const ShardView& v, bool detail) const {
-    j.Key("partition").Int(v.partition);
+    j.Key("partition").Int(v.partition.value());
     j.Key("role").String(shard::ShardRoleName(v.role));
     j.Key("phase").String(shard::ShardPhaseName(v.phase));
     if (!v.failure.empty()) j.Key("failure").String(v.failure);
-    j.Key("input_offset").Int(v.input_offset).Key("high_watermark").Int(v.high_watermark);
+    j.Key("input_offset")
+        .Int(v.input_offset.value())
+        .Key("high_watermark")
+        .Int(v.high_watermark.value());
     j.Key("lag")
         .Int(v.lag())
         .Key("epoch")
@@ -487,7 +490,7 @@ class Api {
     for (const auto& v : s.shards) {
       if (v->role == shard::ShardRole::kActive || v->phase != shard::ShardPhase::kRunning) continue;
       e.Sample("oncecount_replica_lag_seconds",
-               "{partition=\"" + std::to_string(v->partition) + "\",role=\"" +
+               "{partition=\"" + std::to_string(v->partition.value()) + "\",role=\"" +
                    shard::ShardRoleName(v->role) + "\"}",
                MetricValue(static_cast<double>(v->replica_lag_ms) / 1000.0));
     }
@@ -534,7 +537,7 @@ class Api {
                "Input messages not yet applied: high watermark minus input offset.",
                [](const ShardView& v) { return MetricValue(v.lag()); });
     e.PerShard(s, "oncecount_input_offset", "gauge", "The next input offset the shard applies.",
-               [](const ShardView& v) { return MetricValue(v.input_offset); });
+               [](const ShardView& v) { return MetricValue(v.input_offset.value()); });
   }
 
   static void WriteDeadLetterMetrics(Exposition& e, const Snapshot& s) {
@@ -546,7 +549,7 @@ class Api {
       if (v->role != shard::ShardRole::kActive) continue;
       for (size_t i = 0; i < shard::kDlqReasonCount; ++i) {
         e.Sample(kName,
-                 "{partition=\"" + std::to_string(v->partition) + "\",reason=\"" +
+                 "{partition=\"" + std::to_string(v->partition.value()) + "\",reason=\"" +
                      event::kDlqReasonNames[i].name + "\"}",
                  MetricValue(v->dead_lettered_by_reason[i]));
       }
@@ -585,7 +588,7 @@ class Api {
     for (const auto& v : s.shards) {
       if (v->role == shard::ShardRole::kReplica) continue;
       e.Sample(kMemory,
-               "{partition=\"" + std::to_string(v->partition) + "\",role=\"" +
+               "{partition=\"" + std::to_string(v->partition.value()) + "\",role=\"" +
                    shard::ShardRoleName(v->role) + "\"}",
                MetricValue((v->filter.bits_total + 7) / 8));
     }

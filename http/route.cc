@@ -63,7 +63,7 @@ std::variant<Route, HttpError> MatchRoute(std::string_view method, const Request
           400, "bad_request",
           "partition must be an integer in 0..2147483647, got \"" + target.segments[2] + "\""};
     }
-    route->partition = static_cast<int32_t>(*partition);
+    route->partition = base::Partition(static_cast<int32_t>(*partition));
   }
   if (route->endpoint == Endpoint::kCounterList) {
     for (const auto& [name, value] : target.query) {

@@ -22,6 +22,7 @@
 
 #include "http/http_error.h"
 #include "http/request_target.h"
+#include "processor/base/ids.h"
 
 namespace oncecount::http {
 
@@ -45,7 +46,7 @@ struct Route {
   std::string prefix;                // kCounterList
   int limit = kDefaultListLimit;     // kCounterList
   std::optional<std::string> after;  // kCounterList
-  int32_t partition = 0;             // kShard
+  base::Partition partition;         // kShard
 };
 
 std::variant<Route, HttpError> MatchRoute(std::string_view method, const RequestTarget& target);

@@ -19,13 +19,13 @@ constexpr size_t kChecksumBytes = 8;
 
 enum class RecordType : uint8_t { kBatch = 1, kClaim = 2, kSnapshotChunk = 3 };
 
-void WriteHeader(ByteWriter& w, RecordType type, int32_t partition, Epoch epoch, Seq seq,
+void WriteHeader(ByteWriter& w, RecordType type, base::Partition partition, Epoch epoch, Seq seq,
                  uint64_t claim) {
   for (char c : kMagic) w.U8(static_cast<uint8_t>(c));
   w.U16(kChangelogFormatVersion);
   w.U8(static_cast<uint8_t>(type));
   w.U8(0);
-  w.U32(static_cast<uint32_t>(partition));
+  w.U32(static_cast<uint32_t>(partition.value()));
   w.U64(epoch.value());
   w.U64(seq.value());
   w.U64(claim);
@@ -48,8 +48,8 @@ ShardStats ReadStats(ByteReader& r) {
 }
 
 void EncodeBody(const BatchRecord& b, ByteWriter& w) {
-  w.I64(b.input_from);
-  w.I64(b.input_to);
+  w.I64(b.input_from.value());
+  w.I64(b.input_to.value());
   w.I64(b.sealed_at_ms);
   w.U32(static_cast<uint32_t>(b.segments.size()));
   for (const FilterSegment& s : b.segments) {
@@ -74,8 +74,8 @@ void EncodeBody(const SnapshotChunk& c, ByteWriter& w) {
 }
 
 base::Result<Record> DecodeBatch(ByteReader& r, BatchRecord b) {
-  b.input_from = r.I64();
-  b.input_to = r.I64();
+  b.input_from = base::Offset(r.I64());
+  b.input_to = base::Offset(r.I64());
   b.sealed_at_ms = r.I64();
   const uint32_t segments = r.U32();
   // Every segment takes at least 12 bytes: refuse counts the input cannot hold
@@ -162,14 +162,14 @@ base::Result<Record> DecodeRecord(std::string_view bytes) {
   }
   const auto type = static_cast<RecordType>(r.U8());
   r.U8();
-  const auto partition = static_cast<int32_t>(r.U32());
+  const base::Partition partition{static_cast<int32_t>(r.U32())};
   const Epoch epoch{r.U64()};
   const Seq seq{r.U64()};
   const uint64_t claim = version >= 3 ? r.U64() : 0;
   if (!r.ok()) return base::Corrupt("changelog record: truncated header");
   switch (type) {
     case RecordType::kBatch:
-      return DecodeBatch(r, BatchRecord{partition, epoch, seq, 0, 0, 0, {}, {}, {}, claim});
+      return DecodeBatch(r, BatchRecord{partition, epoch, seq, {}, {}, 0, {}, {}, {}, claim});
     case RecordType::kClaim:
       if (!r.done()) return base::Corrupt("claim: trailing bytes");
       return Record{ClaimRecord{partition, epoch, seq, claim}};

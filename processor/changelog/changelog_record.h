@@ -94,11 +94,11 @@ struct CounterUpdate {
 };
 
 struct BatchRecord {
-  int32_t partition = 0;
+  base::Partition partition;
   Epoch epoch;
   Seq seq;
-  int64_t input_from = 0;    // first input offset the batch covers
-  int64_t input_to = 0;      // the next offset to read after it
+  base::Offset input_from;   // first input offset the batch covers
+  base::Offset input_to;     // the next offset to read after it
   int64_t sealed_at_ms = 0;  // the owner's wall clock when it sealed the batch
   std::vector<FilterSegment> segments;
   std::vector<CounterUpdate> counters;
@@ -108,7 +108,7 @@ struct BatchRecord {
 };
 
 struct ClaimRecord {
-  int32_t partition = 0;
+  base::Partition partition;
   Epoch epoch;
   Seq base_seq;        // the last batch of the lineage the claimer continues
   uint64_t claim = 0;  // its random id (0: unknown, format 2)
@@ -116,7 +116,7 @@ struct ClaimRecord {
 };
 
 struct SnapshotChunk {
-  int32_t partition = 0;
+  base::Partition partition;
   Epoch epoch;
   Seq seq;  // the state after this batch
   uint32_t index = 0;

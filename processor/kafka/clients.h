@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "processor/base/ids.h"
 #include "processor/base/result.h"
 
 namespace oncecount::kafka {
@@ -84,10 +85,10 @@ struct KafkaError {
 
 // --- Records ---------------------------------------------------------------------
 
-inline constexpr int32_t kAnyPartition = -1;
+inline constexpr base::Partition kAnyPartition{-1};
 // Offsets with a meaning of their own (librdkafka's values).
-inline constexpr int64_t kOffsetBeginning = -2;
-inline constexpr int64_t kOffsetEnd = -1;
+inline constexpr base::Offset kOffsetBeginning{-2};
+inline constexpr base::Offset kOffsetEnd{-1};
 
 struct Header {
   std::string name;
@@ -96,21 +97,21 @@ struct Header {
 };
 
 struct PartitionOffset {
-  int32_t partition = 0;
-  int64_t offset = 0;
+  base::Partition partition;
+  base::Offset offset;
   friend bool operator==(const PartitionOffset&, const PartitionOffset&) = default;
 };
 
 struct TopicPartitionOffset {
   std::string topic;
-  int32_t partition = 0;
-  int64_t offset = 0;
+  base::Partition partition;
+  base::Offset offset;
 };
 
 // A record to produce. The producer copies what it needs before Produce returns.
 struct OutgoingRecord {
   std::string_view topic;
-  int32_t partition = kAnyPartition;  // kAnyPartition: the default partitioner
+  base::Partition partition = kAnyPartition;  // kAnyPartition: the default partitioner
   std::optional<std::string_view> key;
   std::optional<std::string_view> value;
   std::vector<Header> headers;
@@ -171,8 +172,8 @@ class Message {
 
   MessageKind kind = MessageKind::kRecord;
   std::string_view topic;
-  int32_t partition = 0;
-  int64_t offset = 0;
+  base::Partition partition;
+  base::Offset offset;
   int64_t timestamp_ms = -1;  // -1: none
   std::optional<std::string_view> key;
   std::optional<std::string_view> value;
@@ -205,10 +206,10 @@ class GroupMetadata {
 class RebalanceListener {
  public:
   virtual ~RebalanceListener() = default;
-  virtual void OnAssigned(const std::vector<int32_t>& partitions) = 0;
+  virtual void OnAssigned(const std::vector<base::Partition>& partitions) = 0;
   // `lost`: the group moved on without this member (it was paused or cut off);
   // another member may own the partitions already.
-  virtual void OnRevoked(const std::vector<int32_t>& partitions, bool lost) = 0;
+  virtual void OnRevoked(const std::vector<base::Partition>& partitions, bool lost) = 0;
 };
 
 // A member of the consumer group on one topic (the input), read_committed, with
@@ -222,20 +223,20 @@ class GroupConsumer {
   // An offset >= 0 is the fetch position; kOffsetEnd starts at the end (for a
   // partition paused until its position is known); kOffsetBeginning at the start.
   virtual KafkaError IncrementalAssign(const std::vector<PartitionOffset>& partitions) = 0;
-  virtual KafkaError IncrementalUnassign(const std::vector<int32_t>& partitions) = 0;
+  virtual KafkaError IncrementalUnassign(const std::vector<base::Partition>& partitions) = 0;
   // Moves the fetch position of assigned partitions.
   virtual KafkaError Seek(const std::vector<PartitionOffset>& positions) = 0;
-  virtual KafkaError Pause(const std::vector<int32_t>& partitions) = 0;
-  virtual KafkaError Resume(const std::vector<int32_t>& partitions) = 0;
+  virtual KafkaError Pause(const std::vector<base::Partition>& partitions) = 0;
+  virtual KafkaError Resume(const std::vector<base::Partition>& partitions) = 0;
   // True when the group revoked the assignment without this member's consent.
   virtual bool AssignmentLost() = 0;
   virtual std::unique_ptr<GroupMetadata> Metadata() = 0;
-  // The partition's high watermark as last seen by the fetcher (no request); -1
-  // when unknown.
-  virtual int64_t CachedHighWatermark(int32_t partition) = 0;
+  // The partition's high watermark as last seen by the fetcher (no request);
+  // Offset(-1) when unknown.
+  virtual base::Offset CachedHighWatermark(base::Partition partition) = 0;
   // The partition's oldest offset and end, asked of the broker.
-  virtual KafkaError QueryWatermarks(int32_t partition, int64_t& low, int64_t& high,
-                                     std::chrono::milliseconds timeout) = 0;
+  virtual KafkaError QueryWatermarks(base::Partition partition, base::Offset& low,
+                                     base::Offset& high, std::chrono::milliseconds timeout) = 0;
   // Leaves the group (revocation callbacks run inside).
   virtual void Close() = 0;
 };
@@ -264,7 +265,8 @@ class TransactionalProducer {
   // Where the last committed transaction's records went: for each partition of
   // `topic` it wrote to, the offset of its first record there (from the delivery
   // reports). Empty until a transaction commits, and after BeginTransaction.
-  virtual std::map<int32_t, int64_t> FirstOffsetsOfLastCommit(const std::string& topic) = 0;
+  virtual std::map<base::Partition, base::Offset> FirstOffsetsOfLastCommit(
+      const std::string& topic) = 0;
 };
 
 // A consumer without a group: it reads the partitions it is assigned, read_committed,
@@ -316,11 +318,12 @@ class Clients {
   // The partition's high watermark: the offset after its last record, committed or
   // not (read_uncommitted). A read_committed reader that has reached it has seen
   // every transaction that began before the question decided.
-  virtual base::Result<int64_t> HighWatermark(const std::string& topic, int32_t partition,
-                                              std::chrono::milliseconds timeout) = 0;
+  virtual base::Result<base::Offset> HighWatermark(const std::string& topic,
+                                                   base::Partition partition,
+                                                   std::chrono::milliseconds timeout) = 0;
   // The partition's oldest offset still kept (retention moves it forward).
-  virtual base::Result<int64_t> LogStart(const std::string& topic, int32_t partition,
-                                         std::chrono::milliseconds timeout) = 0;
+  virtual base::Result<base::Offset> LogStart(const std::string& topic, base::Partition partition,
+                                              std::chrono::milliseconds timeout) = 0;
   // The largest record the brokers accept on `topic` (its max.message.bytes), or
   // nullopt while that is not known. It never blocks: the first call asks the cluster
   // in the background, later calls return the answer once it came. A cluster that

@@ -5,20 +5,21 @@
 
 namespace oncecount::kafka {
 
-base::Result<std::map<int32_t, int64_t>> StreamPartitions(
+base::Result<std::map<base::Partition, base::Offset>> StreamPartitions(
     Clients& clients, base::Clock& clock, const std::string& topic,
-    const std::vector<int32_t>& partitions, std::chrono::milliseconds wait_limit,
-    const RecordSink& sink, const std::map<int32_t, int64_t>& start, const ProgressSink& progress) {
-  std::map<int32_t, int64_t> result;  // partition → next offset
+    const std::vector<base::Partition>& partitions, std::chrono::milliseconds wait_limit,
+    const RecordSink& sink, const std::map<base::Partition, base::Offset>& start,
+    const ProgressSink& progress) {
+  std::map<base::Partition, base::Offset> result;  // partition → next offset
   if (partitions.empty()) return result;
   const int64_t deadline = clock.SteadyMs() + wait_limit.count();
-  std::map<int32_t, int64_t> target;  // the high watermark when the read began
+  std::map<base::Partition, base::Offset> target;  // the high watermark when the read began
   std::vector<TopicPartitionOffset> assignment;
-  for (int32_t p : partitions) {
+  for (base::Partition p : partitions) {
     auto high = clients.HighWatermark(topic, p, wait_limit);
     if (!high) return high.error();
     const auto from = start.find(p);
-    const int64_t first = from == start.end() ? 0 : from->second;
+    const base::Offset first = from == start.end() ? base::Offset(0) : from->second;
     result[p] = first;
     if (high.value() > first) {
       target[p] = high.value();
@@ -32,15 +33,15 @@ base::Result<std::map<int32_t, int64_t>> StreamPartitions(
   auto reader = clients.NewPartitionReader("changelog-reader");
   if (!reader) return reader.error();
   if (KafkaError e = reader.value()->Assign(assignment)) return base::KafkaFailure(e.ToString());
-  std::set<int32_t> open;
+  std::set<base::Partition> open;
   for (const auto& [p, high] : target) open.insert(p);
   while (!open.empty()) {
     if (clock.SteadyMs() > deadline) {
-      const int32_t p = *open.begin();
+      const base::Partition p = *open.begin();
       return base::KafkaFailure(
-          "timed out reading " + topic + "/" + std::to_string(p) + ": the reader is at offset " +
-          std::to_string(result[p]) + " and needs to reach the high watermark " +
-          std::to_string(target[p]) +
+          "timed out reading " + topic + "/" + std::to_string(p.value()) +
+          ": the reader is at offset " + std::to_string(result[p].value()) +
+          " and needs to reach the high watermark " + std::to_string(target[p].value()) +
           "; a transaction begun before it is still open (an owner that died inside a "
           "transaction holds it until kafka.transaction_timeout_ms)");
     }
@@ -50,11 +51,11 @@ base::Result<std::map<int32_t, int64_t>> StreamPartitions(
       continue;
     }
     if (!open.contains(m->partition)) continue;
-    int64_t& next_offset = result[m->partition];
-    int64_t reached = 0;
+    base::Offset& next_offset = result[m->partition];
+    base::Offset reached;
     if (m->kind == MessageKind::kRecord) {
       if (m->value) sink(m->partition, *m->value);
-      next_offset = m->offset + 1;
+      next_offset = m->offset.Next();
       reached = next_offset;
     } else if (m->kind == MessageKind::kPartitionEnd) {
       next_offset = std::max(next_offset, m->offset);
@@ -62,7 +63,8 @@ base::Result<std::map<int32_t, int64_t>> StreamPartitions(
     } else if (m->kind == MessageKind::kFatal || m->kind == MessageKind::kError) {
       return base::KafkaFailure("reading " + topic + ": " + m->error);
     }
-    if (progress && reached > 0) progress(m->partition, reached, target[m->partition]);
+    if (progress && reached > base::Offset(0))
+      progress(m->partition, reached, target[m->partition]);
     if (reached >= target[m->partition]) open.erase(m->partition);
   }
   reader.value()->Close();
@@ -71,13 +73,15 @@ base::Result<std::map<int32_t, int64_t>> StreamPartitions(
 
 base::Result<ReadResult> ReadPartitions(Clients& clients, base::Clock& clock,
                                         const std::string& topic,
-                                        const std::vector<int32_t>& partitions,
+                                        const std::vector<base::Partition>& partitions,
                                         std::chrono::milliseconds wait_limit,
-                                        const std::map<int32_t, int64_t>& start) {
+                                        const std::map<base::Partition, base::Offset>& start) {
   ReadResult result;
   auto read = StreamPartitions(
       clients, clock, topic, partitions, wait_limit,
-      [&result](int32_t p, std::string_view value) { result[p].records.emplace_back(value); },
+      [&result](base::Partition p, std::string_view value) {
+        result[p].records.emplace_back(value);
+      },
       start);
   if (!read) return read.error();
   for (const auto& [p, next] : read.value()) result[p].next_offset = next;

@@ -31,31 +31,32 @@ namespace oncecount::kafka {
 
 struct PartitionRecords {
   std::vector<std::string> records;  // in log order
-  int64_t next_offset = 0;           // the offset after the last record read
+  base::Offset next_offset;          // the offset after the last record read
 };
 
-using ReadResult = std::map<int32_t, PartitionRecords>;
+using ReadResult = std::map<base::Partition, PartitionRecords>;
 
 // Hands each record's value to `sink` as it is read (a record's bytes are valid
 // only during the call), in log order per partition, and returns each partition's
 // next offset: a read that holds nothing but what the sink keeps.
-using RecordSink = std::function<void(int32_t partition, std::string_view value)>;
+using RecordSink = std::function<void(base::Partition partition, std::string_view value)>;
 // Told, when a partition's read begins (from a given offset; from the oldest record,
 // when it reads the first) and each time it moves, the offset it has reached and
 // the high watermark it must reach.
-using ProgressSink = std::function<void(int32_t partition, int64_t reached, int64_t target)>;
-base::Result<std::map<int32_t, int64_t>> StreamPartitions(
+using ProgressSink =
+    std::function<void(base::Partition partition, base::Offset reached, base::Offset target)>;
+base::Result<std::map<base::Partition, base::Offset>> StreamPartitions(
     Clients& clients, base::Clock& clock, const std::string& topic,
-    const std::vector<int32_t>& partitions, std::chrono::milliseconds wait_limit,
-    const RecordSink& sink, const std::map<int32_t, int64_t>& start = {},
+    const std::vector<base::Partition>& partitions, std::chrono::milliseconds wait_limit,
+    const RecordSink& sink, const std::map<base::Partition, base::Offset>& start = {},
     const ProgressSink& progress = {});
 
 // The same read, every record's value kept.
 // `start`: where to begin reading each partition (absent: its oldest record).
 base::Result<ReadResult> ReadPartitions(Clients& clients, base::Clock& clock,
                                         const std::string& topic,
-                                        const std::vector<int32_t>& partitions,
+                                        const std::vector<base::Partition>& partitions,
                                         std::chrono::milliseconds wait_limit,
-                                        const std::map<int32_t, int64_t>& start = {});
+                                        const std::map<base::Partition, base::Offset>& start = {});
 
 }  // namespace oncecount::kafka

@@ -70,8 +70,8 @@ constexpr Message::Ops kMessageOps{&ReleaseMessage, &MessageHeaders};
 
 Message Wrap(rd_kafka_message_t* m) {
   Message out(m, &kMessageOps);
-  out.partition = m->partition;
-  out.offset = m->offset;
+  out.partition = base::Partition(m->partition);
+  out.offset = base::Offset(m->offset);
   if (m->rkt != nullptr) out.topic = rd_kafka_topic_name(m->rkt);
   switch (m->err) {
     case RD_KAFKA_RESP_ERR_NO_ERROR:
@@ -111,14 +111,16 @@ std::optional<Message> PollConsumer(rd_kafka_t* rk, std::chrono::milliseconds ti
 PartitionList ListOf(const std::string& topic, const std::vector<PartitionOffset>& parts) {
   PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(parts.size())));
   for (const PartitionOffset& p : parts) {
-    rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), p.partition)->offset = p.offset;
+    rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), p.partition.value())->offset =
+        p.offset.value();
   }
   return list;
 }
 
-PartitionList ListOf(const std::string& topic, const std::vector<int32_t>& parts) {
+PartitionList ListOf(const std::string& topic, const std::vector<base::Partition>& parts) {
   PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(parts.size())));
-  for (int32_t p : parts) rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), p);
+  for (base::Partition p : parts)
+    rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), p.value());
   return list;
 }
 
@@ -153,7 +155,7 @@ rd_kafka_resp_err_t ProduceCopy(rd_kafka_t* rk, const OutgoingRecord& r) {
   while (true) {
     rd_kafka_headers_t* headers = MakeHeaders(r.headers);
     const rd_kafka_resp_err_t e = rd_kafka_producev(
-        rk, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(r.partition),
+        rk, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(r.partition.value()),
         RD_KAFKA_V_KEY(key, key_size), RD_KAFKA_V_VALUE(value, value_size),
         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_END);
     // The producer owns the headers only once the call succeeded.
@@ -192,8 +194,9 @@ class RdGroupConsumer final : public GroupConsumer {
   static void OnRebalance(rd_kafka_t*, rd_kafka_resp_err_t err,
                           rd_kafka_topic_partition_list_t* parts, void* opaque) {
     auto* self = static_cast<RdGroupConsumer*>(opaque);
-    std::vector<int32_t> partitions;
-    for (int i = 0; i < parts->cnt; ++i) partitions.push_back(parts->elems[i].partition);
+    std::vector<base::Partition> partitions;
+    for (int i = 0; i < parts->cnt; ++i)
+      partitions.push_back(base::Partition(parts->elems[i].partition));
     if (self->listener_ == nullptr) return;
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
       self->listener_->OnAssigned(partitions);
@@ -215,7 +218,7 @@ class RdGroupConsumer final : public GroupConsumer {
     return Failed(rd_kafka_incremental_assign(rk_, ListOf(topic_, partitions).get()),
                   "incremental_assign");
   }
-  KafkaError IncrementalUnassign(const std::vector<int32_t>& partitions) override {
+  KafkaError IncrementalUnassign(const std::vector<base::Partition>& partitions) override {
     return Failed(rd_kafka_incremental_unassign(rk_, ListOf(topic_, partitions).get()),
                   "incremental_unassign");
   }
@@ -224,12 +227,12 @@ class RdGroupConsumer final : public GroupConsumer {
     if (KafkaError e = Failed(rd_kafka_seek_partitions(rk_, list.get(), 10000), "seek")) return e;
     return PartitionErrors(list.get(), "cannot seek");
   }
-  KafkaError Pause(const std::vector<int32_t>& partitions) override {
+  KafkaError Pause(const std::vector<base::Partition>& partitions) override {
     PartitionList list = ListOf(topic_, partitions);
     if (KafkaError e = Failed(rd_kafka_pause_partitions(rk_, list.get()), "pause")) return e;
     return PartitionErrors(list.get(), "cannot pause");
   }
-  KafkaError Resume(const std::vector<int32_t>& partitions) override {
+  KafkaError Resume(const std::vector<base::Partition>& partitions) override {
     PartitionList list = ListOf(topic_, partitions);
     if (KafkaError e = Failed(rd_kafka_resume_partitions(rk_, list.get()), "resume")) return e;
     return PartitionErrors(list.get(), "cannot resume");
@@ -238,19 +241,24 @@ class RdGroupConsumer final : public GroupConsumer {
   std::unique_ptr<GroupMetadata> Metadata() override {
     return std::make_unique<RdGroupMetadata>(rd_kafka_consumer_group_metadata(rk_));
   }
-  int64_t CachedHighWatermark(int32_t partition) override {
+  base::Offset CachedHighWatermark(base::Partition partition) override {
     int64_t low = 0, high = -1;
-    if (rd_kafka_get_watermark_offsets(rk_, topic_.c_str(), partition, &low, &high) !=
+    if (rd_kafka_get_watermark_offsets(rk_, topic_.c_str(), partition.value(), &low, &high) !=
         RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return -1;
+      return base::Offset(-1);
     }
-    return high;
+    return base::Offset(high);
   }
-  KafkaError QueryWatermarks(int32_t partition, int64_t& low, int64_t& high,
+  KafkaError QueryWatermarks(base::Partition partition, base::Offset& low, base::Offset& high,
                              std::chrono::milliseconds timeout) override {
-    return Failed(rd_kafka_query_watermark_offsets(rk_, topic_.c_str(), partition, &low, &high,
-                                                   static_cast<int>(timeout.count())),
-                  "cannot read the watermarks of " + topic_ + "/" + std::to_string(partition));
+    int64_t first = 0, end = 0;
+    KafkaError e =
+        Failed(rd_kafka_query_watermark_offsets(rk_, topic_.c_str(), partition.value(), &first,
+                                                &end, static_cast<int>(timeout.count())),
+               "cannot read the watermarks of " + topic_ + "/" + std::to_string(partition.value()));
+    low = base::Offset(first);
+    high = base::Offset(end);
+    return e;
   }
   void Close() override { rd_kafka_consumer_close(rk_); }
 
@@ -286,9 +294,9 @@ class RdTransactionalProducer final : public TransactionalProducer {
   static void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
     auto* self = static_cast<RdTransactionalProducer*>(opaque);
     if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      auto [it, first] =
-          self->delivered_[rd_kafka_topic_name(m->rkt)].try_emplace(m->partition, m->offset);
-      if (!first) it->second = std::min(it->second, m->offset);
+      auto [it, first] = self->delivered_[rd_kafka_topic_name(m->rkt)].try_emplace(
+          base::Partition(m->partition), base::Offset(m->offset));
+      if (!first) it->second = std::min(it->second, base::Offset(m->offset));
       return;
     }
     if (self->delivery_failure_.ok()) {
@@ -336,9 +344,10 @@ class RdTransactionalProducer final : public TransactionalProducer {
     delivered_.clear();
     return e;
   }
-  std::map<int32_t, int64_t> FirstOffsetsOfLastCommit(const std::string& topic) override {
+  std::map<base::Partition, base::Offset> FirstOffsetsOfLastCommit(
+      const std::string& topic) override {
     const auto it = committed_.find(topic);
-    return it == committed_.end() ? std::map<int32_t, int64_t>{} : it->second;
+    return it == committed_.end() ? std::map<base::Partition, base::Offset>{} : it->second;
   }
   KafkaError AbortTransaction(std::chrono::milliseconds timeout) override {
     return Txn(rd_kafka_abort_transaction(rk_, static_cast<int>(timeout.count())),
@@ -352,8 +361,8 @@ class RdTransactionalProducer final : public TransactionalProducer {
   KafkaError delivery_failure_;
   // topic → partition → the first offset delivered: in the open transaction, and in
   // the last committed one.
-  std::map<std::string, std::map<int32_t, int64_t>> delivered_;
-  std::map<std::string, std::map<int32_t, int64_t>> committed_;
+  std::map<std::string, std::map<base::Partition, base::Offset>> delivered_;
+  std::map<std::string, std::map<base::Partition, base::Offset>> committed_;
 };
 
 // --- Readers and the plain producer -----------------------------------------------------
@@ -368,15 +377,16 @@ class RdPartitionReader final : public PartitionReader {
   KafkaError Assign(const std::vector<TopicPartitionOffset>& partitions) override {
     PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size())));
     for (const TopicPartitionOffset& p : partitions) {
-      rd_kafka_topic_partition_list_add(list.get(), p.topic.c_str(), p.partition)->offset =
-          p.offset;
+      rd_kafka_topic_partition_list_add(list.get(), p.topic.c_str(), p.partition.value())->offset =
+          p.offset.value();
     }
     return Failed(rd_kafka_assign(rk_, list.get()), "assign");
   }
   KafkaError Seek(const TopicPartitionOffset& position) override {
     PartitionList list(rd_kafka_topic_partition_list_new(1));
-    rd_kafka_topic_partition_list_add(list.get(), position.topic.c_str(), position.partition)
-        ->offset = position.offset;
+    rd_kafka_topic_partition_list_add(list.get(), position.topic.c_str(),
+                                      position.partition.value())
+        ->offset = position.offset.value();
     if (KafkaError e = Failed(rd_kafka_seek_partitions(rk_, list.get(), 5000), "seek")) return e;
     return PartitionErrors(list.get(), "cannot seek");
   }
@@ -520,32 +530,32 @@ class RdKafkaClients final : public Clients {
     return counts;
   }
 
-  base::Result<int64_t> HighWatermark(const std::string& topic, int32_t partition,
-                                      std::chrono::milliseconds timeout) override {
+  base::Result<base::Offset> HighWatermark(const std::string& topic, base::Partition partition,
+                                           std::chrono::milliseconds timeout) override {
     if (base::Status s = EnsureAdmin(); !s) return std::move(s).error();
     int64_t low = 0, high = 0;
     // The admin handle reads read_uncommitted, so the end it is told is the high
     // watermark, not the last stable offset.
     const rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(
-        admin_, topic.c_str(), partition, &low, &high, static_cast<int>(timeout.count()));
+        admin_, topic.c_str(), partition.value(), &low, &high, static_cast<int>(timeout.count()));
     if (e) {
       return base::KafkaFailure("cannot read the end of " + topic + "/" +
-                                std::to_string(partition) + ": " + rd_kafka_err2str(e));
+                                std::to_string(partition.value()) + ": " + rd_kafka_err2str(e));
     }
-    return high;
+    return base::Offset(high);
   }
 
-  base::Result<int64_t> LogStart(const std::string& topic, int32_t partition,
-                                 std::chrono::milliseconds timeout) override {
+  base::Result<base::Offset> LogStart(const std::string& topic, base::Partition partition,
+                                      std::chrono::milliseconds timeout) override {
     if (base::Status s = EnsureAdmin(); !s) return std::move(s).error();
     int64_t low = 0, high = 0;
     const rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(
-        admin_, topic.c_str(), partition, &low, &high, static_cast<int>(timeout.count()));
+        admin_, topic.c_str(), partition.value(), &low, &high, static_cast<int>(timeout.count()));
     if (e) {
       return base::KafkaFailure("cannot read the start of " + topic + "/" +
-                                std::to_string(partition) + ": " + rd_kafka_err2str(e));
+                                std::to_string(partition.value()) + ": " + rd_kafka_err2str(e));
     }
-    return low;
+    return base::Offset(low);
   }
 
   std::optional<size_t> MaxMessageBytes(const std::string& topic) override {

@@ -29,7 +29,7 @@ std::string EncodeMemberRecord(const MemberRecord& record) {
   w.Bytes(record.instance_id);
   w.Bytes(record.api_url);
   w.U32(static_cast<uint32_t>(record.actives.size()));
-  for (int32_t p : record.actives) w.U32(static_cast<uint32_t>(p));
+  for (base::Partition p : record.actives) w.U32(static_cast<uint32_t>(p.value()));
   w.U64(XXH3_64bits(out.data(), out.size()));
   return out;
 }
@@ -60,7 +60,7 @@ base::Result<MemberRecord> DecodeMemberRecord(std::string_view bytes) {
     return base::Corrupt("member record: bad shard count");
   }
   m.actives.resize(count);
-  for (int32_t& p : m.actives) p = static_cast<int32_t>(r.U32());
+  for (base::Partition& p : m.actives) p = base::Partition(static_cast<int32_t>(r.U32()));
   if (!r.done()) return base::Corrupt("member record: truncated or trailing bytes");
   if (m.instance_id.empty()) return base::Corrupt("member record: no instance id");
   if ((flags & ~kLeaving) != 0) return base::Corrupt("member record: unknown flags");

@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "processor/base/ids.h"
 #include "processor/base/result.h"
 
 namespace oncecount::replica {
@@ -40,7 +41,7 @@ inline constexpr size_t kMaxUrlBytes = 1024;
 struct MemberRecord {
   std::string instance_id;
   std::string api_url;
-  std::vector<int32_t> actives;  // ascending
+  std::vector<base::Partition> actives;  // ascending
   int64_t standby_replicas = 0;
   int64_t sent_at_ms = 0;
   bool leaving = false;

@@ -6,9 +6,9 @@
 
 namespace oncecount::replica {
 
-uint64_t StandbyWeight(const std::string& instance, int32_t partition) {
+uint64_t StandbyWeight(const std::string& instance, base::Partition partition) {
   return XXH3_64bits_withSeed(instance.data(), instance.size(),
-                              static_cast<uint64_t>(static_cast<uint32_t>(partition)));
+                              static_cast<uint64_t>(static_cast<uint32_t>(partition.value())));
 }
 
 void Membership::Observe(const MemberRecord& record, int64_t now_ms) {
@@ -31,7 +31,7 @@ std::vector<std::string> Membership::Live(int64_t now_ms) const {
   return live;
 }
 
-std::string Membership::ActiveOf(int32_t partition, int64_t now_ms) const {
+std::string Membership::ActiveOf(base::Partition partition, int64_t now_ms) const {
   std::string owner;
   int64_t newest = INT64_MIN;
   for (const auto& [id, h] : members_) {
@@ -46,7 +46,7 @@ std::string Membership::ActiveOf(int32_t partition, int64_t now_ms) const {
   return owner;
 }
 
-std::vector<std::string> Membership::StandbysOf(int32_t partition, int64_t replicas,
+std::vector<std::string> Membership::StandbysOf(base::Partition partition, int64_t replicas,
                                                 int64_t now_ms) const {
   if (replicas <= 0) return {};
   const std::string active = ActiveOf(partition, now_ms);
@@ -66,7 +66,7 @@ std::vector<std::string> Membership::StandbysOf(int32_t partition, int64_t repli
   return standbys;
 }
 
-bool Membership::IsStandby(const std::string& instance, int32_t partition, int64_t replicas,
+bool Membership::IsStandby(const std::string& instance, base::Partition partition, int64_t replicas,
                            int64_t now_ms) const {
   const std::vector<std::string> standbys = StandbysOf(partition, replicas, now_ms);
   return std::find(standbys.begin(), standbys.end(), instance) != standbys.end();

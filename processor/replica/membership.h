@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "processor/base/ids.h"
 #include "processor/replica/member_record.h"
 
 namespace oncecount::replica {
@@ -40,10 +41,11 @@ class Membership {
   // The live instances' ids, sorted; always includes this instance.
   std::vector<std::string> Live(int64_t now_ms) const;
   // The live instance that owns shard p; empty when none does.
-  std::string ActiveOf(int32_t partition, int64_t now_ms) const;
+  std::string ActiveOf(base::Partition partition, int64_t now_ms) const;
   // The rule above: at most `replicas` instance ids, highest weight first.
-  std::vector<std::string> StandbysOf(int32_t partition, int64_t replicas, int64_t now_ms) const;
-  bool IsStandby(const std::string& instance, int32_t partition, int64_t replicas,
+  std::vector<std::string> StandbysOf(base::Partition partition, int64_t replicas,
+                                      int64_t now_ms) const;
+  bool IsStandby(const std::string& instance, base::Partition partition, int64_t replicas,
                  int64_t now_ms) const;
 
   // The newest record of every live instance other than this one.
@@ -64,6 +66,6 @@ class Membership {
 };
 
 // The rendezvous weight of `instance` for shard `partition`.
-uint64_t StandbyWeight(const std::string& instance, int32_t partition);
+uint64_t StandbyWeight(const std::string& instance, base::Partition partition);
 
 }  // namespace oncecount::replica

@@ -32,7 +32,7 @@ struct Replica {
   bool keep_everything = false;
   std::unique_ptr<shard::ShardState> state;
   std::optional<changelog::LineageFollower> follower;
-  int64_t next_offset = kafka::kOffsetBeginning;
+  base::Offset next_offset = kafka::kOffsetBeginning;
   bool at_end = false;
   int64_t since_ms = 0;  // when the current build began, or when it last caught up
   std::string failure;
@@ -51,10 +51,10 @@ struct Replicator::Impl {
   std::unique_ptr<kafka::PartitionReader> reader;  // the changelog and the members topic
   std::unique_ptr<kafka::PlainProducer> members_producer;
   int32_t partitions = 0;
-  std::map<int32_t, Replica> replicas;
-  std::set<int32_t> actives;
+  std::map<base::Partition, Replica> replicas;
+  std::set<base::Partition> actives;
   std::optional<Membership> membership;
-  int64_t members_next_offset = kafka::kOffsetBeginning;
+  base::Offset members_next_offset = kafka::kOffsetBeginning;
   int64_t started_ms = 0;
   bool assignment_changed = true;
   bool heartbeat_soon = true;
@@ -64,11 +64,11 @@ struct Replicator::Impl {
 
   // Commands from other threads.
   struct TakeCommand {
-    std::vector<int32_t> partitions;
-    std::promise<std::map<int32_t, Handoff>> done;
+    std::vector<base::Partition> partitions;
+    std::promise<std::map<base::Partition, Handoff>> done;
   };
   struct FollowCommand {
-    std::vector<int32_t> partitions;
+    std::vector<base::Partition> partitions;
   };
   std::mutex commands_mu;
   std::vector<std::variant<TakeCommand, FollowCommand>> commands;
@@ -141,9 +141,9 @@ struct Replicator::Impl {
     }
   }
 
-  std::map<int32_t, Handoff> TakeNow(const std::vector<int32_t>& taken) {
-    std::map<int32_t, Handoff> handoffs;
-    for (int32_t p : taken) {
+  std::map<base::Partition, Handoff> TakeNow(const std::vector<base::Partition>& taken) {
+    std::map<base::Partition, Handoff> handoffs;
+    for (base::Partition p : taken) {
       actives.insert(p);
       auto it = replicas.find(p);
       if (it == replicas.end()) continue;
@@ -159,8 +159,8 @@ struct Replicator::Impl {
     return handoffs;
   }
 
-  void FollowNow(const std::vector<int32_t>& given_back) {
-    for (int32_t p : given_back) {
+  void FollowNow(const std::vector<base::Partition>& given_back) {
+    for (base::Partition p : given_back) {
       actives.erase(p);
       if (!replicas.contains(p)) StartCollecting(p, WantsHot(p, Now()));
     }
@@ -172,7 +172,7 @@ struct Replicator::Impl {
 
   int64_t Now() const { return clock.WallMs(); }
 
-  void StartCollecting(int32_t p, bool hot, bool keep_everything = false) {
+  void StartCollecting(base::Partition p, bool hot, bool keep_everything = false) {
     Replica& r = replicas[p];
     r = Replica{};
     r.hot = hot;
@@ -184,12 +184,13 @@ struct Replicator::Impl {
   }
 
   // Reads partition p from its start again: the replica is rebuilt.
-  void Rebuild(int32_t p, Replica& r, const std::string& why, bool keep_everything = false) {
-    Log("replica " + std::to_string(p) + ": rebuilding (" + why + ")");
+  void Rebuild(base::Partition p, Replica& r, const std::string& why,
+               bool keep_everything = false) {
+    Log("replica " + std::to_string(p.value()) + ": rebuilding (" + why + ")");
     rebuilds->Add();
     StartCollecting(p, r.hot, keep_everything);
     if (kafka::KafkaError e = reader->Seek({o.changelog_topic, p, kafka::kOffsetBeginning})) {
-      Warn("replica " + std::to_string(p) + ": seek failed: " + e.ToString());
+      Warn("replica " + std::to_string(p.value()) + ": seek failed: " + e.ToString());
       assignment_changed = true;  // assigning again starts it over as well
     }
   }
@@ -200,15 +201,16 @@ struct Replicator::Impl {
       if (r.mode != Replica::Mode::kFailed)
         assignment.push_back({o.changelog_topic, p, r.next_offset});
     }
-    if (membership) assignment.push_back({o.members_topic, 0, members_next_offset});
+    if (membership)
+      assignment.push_back({o.members_topic, base::Partition(0), members_next_offset});
     if (kafka::KafkaError e = reader->Assign(assignment)) {
       Warn("replicas: cannot assign the changelog: " + e.ToString());
     }
     assignment_changed = false;
   }
 
-  void OnChangelogRecord(int32_t p, Replica& r, const kafka::Message& m) {
-    r.next_offset = m.offset + 1;
+  void OnChangelogRecord(base::Partition p, Replica& r, const kafka::Message& m) {
+    r.next_offset = m.offset.Next();
     r.at_end = false;
     const std::string_view bytes = m.value.value_or(std::string_view());
     if (r.mode == Replica::Mode::kCollecting) {
@@ -231,14 +233,14 @@ struct Replicator::Impl {
     }
   }
 
-  void OnEnd(int32_t p, Replica& r) {
+  void OnEnd(base::Partition p, Replica& r) {
     r.at_end = true;
     r.since_ms = Now();
     r.dirty = true;
     if (r.mode == Replica::Mode::kCollecting) FinishCollecting(p, r);
   }
 
-  void FinishCollecting(int32_t p, Replica& r) {
+  void FinishCollecting(base::Partition p, Replica& r) {
     const int64_t start_ms = clock.SteadyMs();
     if (r.collecting->needs_full_read()) {
       return Rebuild(p, r, "its lineage was cut back before the snapshot it kept",
@@ -255,25 +257,25 @@ struct Replicator::Impl {
     if (!r.hot) r.state->ForgetFilter();
     r.follower.emplace(plan->epoch, plan->last_seq, plan->claim);
     r.mode = Replica::Mode::kFollowing;
-    Log("replica " + std::to_string(p) + (r.hot ? " (standby)" : " (counters only)") +
+    Log("replica " + std::to_string(p.value()) + (r.hot ? " (standby)" : " (counters only)") +
         ": built from " + std::to_string(plan->batches.size()) + " batches" +
         (plan->snapshot ? " after snapshot " + std::to_string(plan->snapshot_seq.value()) : "") +
         " in " + std::to_string(clock.SteadyMs() - start_ms) + " ms");
   }
 
-  void Fail(int32_t p, Replica& r, const std::string& why) {
+  void Fail(base::Partition p, Replica& r, const std::string& why) {
     r.mode = Replica::Mode::kFailed;
     r.failure = why;
     r.state.reset();
     r.since_ms = Now();
     r.dirty = true;
     assignment_changed = true;  // stop reading it until the retry
-    Warn("replica " + std::to_string(p) + " failed: " + why);
+    Warn("replica " + std::to_string(p.value()) + " failed: " + why);
   }
 
   // --- Roles and membership ----------------------------------------------------------
 
-  bool WantsHot(int32_t p, int64_t now) const {
+  bool WantsHot(base::Partition p, int64_t now) const {
     if (o.standby_replicas <= 0 || !membership) return false;
     // Until everyone has been heard from, every replica is kept hot: dropping a
     // filter is cheap, building one again means reading the whole changelog.
@@ -292,7 +294,8 @@ struct Replicator::Impl {
         Rebuild(p, r, "it stands by for the shard now");
       } else {
         r.state->ForgetFilter();
-        Log("replica " + std::to_string(p) + ": keeps counters only (another instance stands by)");
+        Log("replica " + std::to_string(p.value()) +
+            ": keeps counters only (another instance stands by)");
       }
     }
   }
@@ -307,8 +310,8 @@ struct Replicator::Impl {
     m.sent_at_ms = Now();
     m.leaving = leaving;
     const std::string bytes = EncodeMemberRecord(m);
-    if (kafka::KafkaError e =
-            members_producer->Produce({o.members_topic, 0, o.instance_id, bytes, {}})) {
+    if (kafka::KafkaError e = members_producer->Produce(
+            {o.members_topic, base::Partition(0), o.instance_id, bytes, {}})) {
       Warn("members: cannot send a heartbeat: " + e.ToString());
     }
     members_producer->Poll();
@@ -316,7 +319,7 @@ struct Replicator::Impl {
   }
 
   void OnMemberRecord(const kafka::Message& m) {
-    members_next_offset = m.offset + 1;
+    members_next_offset = m.offset.Next();
     auto record = DecodeMemberRecord(m.value.value_or(std::string_view()));
     if (record && membership) membership->Observe(record.value(), Now());
   }
@@ -332,7 +335,7 @@ struct Replicator::Impl {
     }
   }
 
-  void Publish(int32_t p, Replica& r, int64_t now) {
+  void Publish(base::Partition p, Replica& r, int64_t now) {
     shard::ShardView base;
     base.partition = p;
     base.role = r.hot ? shard::ShardRole::kStandby : shard::ShardRole::kReplica;
@@ -377,7 +380,7 @@ struct Replicator::Impl {
     owner.store(std::this_thread::get_id());
     started_ms = Now();
     board.SetPartitionCount(partitions);
-    for (int32_t p = 0; p < partitions; ++p) {
+    for (base::Partition p : base::AllPartitions(partitions)) {
       if (!actives.contains(p) && !replicas.contains(p))
         StartCollecting(p, WantsHot(p, started_ms));
     }
@@ -486,7 +489,8 @@ base::Status Replicator::Finish() {
   return impl_->Finish();
 }
 
-std::map<int32_t, Handoff> Replicator::Take(const std::vector<int32_t>& partitions) {
+std::map<base::Partition, Handoff> Replicator::Take(
+    const std::vector<base::Partition>& partitions) {
   Impl::TakeCommand command;
   command.partitions = partitions;
   if (impl_->owner.load() == std::this_thread::get_id()) {
@@ -504,7 +508,7 @@ std::map<int32_t, Handoff> Replicator::Take(const std::vector<int32_t>& partitio
   return result.get();
 }
 
-void Replicator::Follow(const std::vector<int32_t>& partitions) {
+void Replicator::Follow(const std::vector<base::Partition>& partitions) {
   std::lock_guard lock(impl_->commands_mu);
   impl_->commands.emplace_back(Impl::FollowCommand{partitions});
 }

@@ -77,7 +77,7 @@ struct ReplicatorOptions {
 struct Handoff {
   std::unique_ptr<shard::ShardState> state;
   changelog::LineageFollower follower{base::Epoch(), base::Seq(), 0};
-  int64_t next_offset = 0;  // the changelog offset after the last record it read
+  base::Offset next_offset;  // the changelog offset after the last record it read
 };
 
 class Replicator {
@@ -104,9 +104,9 @@ class Replicator {
 
   // Stops following `partitions` (this instance owns them now) and returns the hot
   // replicas among them that had caught up with their changelog.
-  std::map<int32_t, Handoff> Take(const std::vector<int32_t>& partitions);
+  std::map<base::Partition, Handoff> Take(const std::vector<base::Partition>& partitions);
   // Follows `partitions` again (this instance no longer owns them).
-  void Follow(const std::vector<int32_t>& partitions);
+  void Follow(const std::vector<base::Partition>& partitions);
 
   struct Impl;
 

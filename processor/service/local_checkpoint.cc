@@ -43,11 +43,11 @@ std::string EncodeCheckpoint(const LocalCheckpoint& c) {
   base::ByteWriter w(out);
   for (char ch : kMagic) w.U8(static_cast<uint8_t>(ch));
   w.U16(kVersion);
-  w.U32(static_cast<uint32_t>(c.partition));
+  w.U32(static_cast<uint32_t>(c.partition.value()));
   w.U64(c.epoch.value());
   w.U64(c.claim);
   w.U64(c.seq.value());
-  w.I64(c.changelog_offset);
+  w.I64(c.changelog_offset.value());
   w.Bytes(c.snapshot);
   w.U64(XXH3_64bits(out.data(), out.size()));
   return out;
@@ -67,22 +67,22 @@ base::Result<LocalCheckpoint> DecodeCheckpoint(std::string_view bytes) {
     return base::Corrupt("local checkpoint: unsupported version " + std::to_string(version));
   }
   LocalCheckpoint c;
-  c.partition = static_cast<int32_t>(r.U32());
+  c.partition = base::Partition(static_cast<int32_t>(r.U32()));
   c.epoch = base::Epoch(r.U64());
   c.claim = r.U64();
   c.seq = base::Seq(r.U64());
-  c.changelog_offset = r.I64();
+  c.changelog_offset = base::Offset(r.I64());
   c.snapshot = std::string(r.Bytes(kMaxSnapshotBytes));
   if (!r.done()) return base::Corrupt("local checkpoint: truncated or trailing bytes");
-  if (c.partition < 0 || c.changelog_offset < 0 || c.seq == base::Seq()) {
+  if (c.partition.value() < 0 || base::IsLogical(c.changelog_offset) || c.seq == base::Seq()) {
     return base::Corrupt("local checkpoint: impossible position");
   }
   return c;
 }
 
 std::string CheckpointPath(const std::string& dir, const std::string& changelog_topic,
-                           int32_t partition) {
-  return dir + "/" + changelog_topic + "-" + std::to_string(partition) + ".checkpoint";
+                           base::Partition partition) {
+  return dir + "/" + changelog_topic + "-" + std::to_string(partition.value()) + ".checkpoint";
 }
 
 base::Status WriteCheckpoint(const std::string& dir, const std::string& changelog_topic,
@@ -114,7 +114,7 @@ base::Status WriteCheckpoint(const std::string& dir, const std::string& changelo
 
 base::Result<std::optional<LocalCheckpoint>> ReadCheckpoint(const std::string& dir,
                                                             const std::string& changelog_topic,
-                                                            int32_t partition) {
+                                                            base::Partition partition) {
   const std::string path = CheckpointPath(dir, changelog_topic, partition);
   std::ifstream file(path, std::ios::binary);
   if (!file) {
@@ -126,7 +126,7 @@ base::Result<std::optional<LocalCheckpoint>> ReadCheckpoint(const std::string& d
   auto decoded = DecodeCheckpoint(bytes);
   if (!decoded) return std::move(decoded).error().Wrap(path);
   if (decoded->partition != partition) {
-    return base::Corrupt(path + ": holds shard " + std::to_string(decoded->partition));
+    return base::Corrupt(path + ": holds shard " + std::to_string(decoded->partition.value()));
   }
   return std::optional<LocalCheckpoint>(std::move(decoded).value());
 }

@@ -33,12 +33,12 @@
 namespace oncecount::service {
 
 struct LocalCheckpoint {
-  int32_t partition = 0;
+  base::Partition partition;
   base::Epoch epoch;  // of the claim that wrote the snapshot
   uint64_t claim = 0;
-  base::Seq seq;                 // the batch the snapshot is the state after
-  int64_t changelog_offset = 0;  // where the tail after it begins, at the latest
-  std::string snapshot;          // ShardState::EncodeSnapshot
+  base::Seq seq;                  // the batch the snapshot is the state after
+  base::Offset changelog_offset;  // where the tail after it begins, at the latest
+  std::string snapshot;           // ShardState::EncodeSnapshot
   friend bool operator==(const LocalCheckpoint&, const LocalCheckpoint&) = default;
 };
 
@@ -46,7 +46,7 @@ std::string EncodeCheckpoint(const LocalCheckpoint& checkpoint);
 base::Result<LocalCheckpoint> DecodeCheckpoint(std::string_view bytes);
 
 std::string CheckpointPath(const std::string& dir, const std::string& changelog_topic,
-                           int32_t partition);
+                           base::Partition partition);
 
 // Ok once the checkpoint is on the disk; else why not (kIo).
 base::Status WriteCheckpoint(const std::string& dir, const std::string& changelog_topic,
@@ -56,6 +56,6 @@ base::Status WriteCheckpoint(const std::string& dir, const std::string& changelo
 // (kCorrupt).
 base::Result<std::optional<LocalCheckpoint>> ReadCheckpoint(const std::string& dir,
                                                             const std::string& changelog_topic,
-                                                            int32_t partition);
+                                                            base::Partition partition);
 
 }  // namespace oncecount::service

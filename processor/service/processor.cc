@@ -30,7 +30,7 @@ constexpr size_t kRecordFraming = 1024;
 struct ShardSlot {
   shard::ShardPhase phase = shard::ShardPhase::kRestoring;
   std::string failure;
-  int64_t high_watermark = 0;
+  base::Offset high_watermark;
   base::Epoch epoch;        // the epoch of our claim
   base::Seq committed_seq;  // the last changelog batch committed
   uint64_t transactions_committed = 0;
@@ -55,7 +55,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   replica::Replicator* replicator = nullptr;  // may be null: no replicas
   std::unique_ptr<kafka::GroupConsumer> consumer;
   std::unique_ptr<kafka::TransactionalProducer> producer;
-  std::map<int32_t, ShardSlot> shards;
+  std::map<base::Partition, ShardSlot> shards;
   base::Status fatal;  // what ended the processor; ok while it runs
   Router router;
   bool assignment_seen = false;
@@ -120,7 +120,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     const auto family = [this](bool remaining) {
       std::vector<base::MetricRegistry::LabeledValue> samples;
       for (const RestoreProgress::Shard& s : restore_progress.Read()) {
-        samples.push_back({"partition=\"" + std::to_string(s.partition) + "\"",
+        samples.push_back({"partition=\"" + std::to_string(s.partition.value()) + "\"",
                            remaining ? static_cast<double>(s.remaining_offsets) : s.fraction});
       }
       return samples;
@@ -135,7 +135,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
                            [family] { return family(true); });
   }
 
-  ShardWorker& WorkerOf(int32_t partition) { return router.WorkerOf(partition); }
+  ShardWorker& WorkerOf(base::Partition partition) { return router.WorkerOf(partition); }
 
   ShardLoaderOptions LoaderOptions() {
     ShardLoaderOptions l;
@@ -273,7 +273,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     content.group = group.get();
     const TxnResult result = TimedTransaction(content);
     if (result.outcome == TxnOutcome::kCommitted) return OnCommitted(sealed);
-    std::vector<int32_t> all;
+    std::vector<base::Partition> all;
     for (auto& [p, slot] : shards) all.push_back(p);
     OnTransactionFailed(result, all, "transaction");
   }
@@ -288,7 +288,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   }
 
   void OnCommitted(std::vector<SealedShard>& sealed) {
-    const std::map<int32_t, int64_t> changelog_offsets =
+    const std::map<base::Partition, base::Offset> changelog_offsets =
         producer->FirstOffsetsOfLastCommit(o.changelog_topic);
     for (ShardWorker* w : router.workers()) w->Committed(changelog_offsets);
     for (SealedShard& s : sealed) {
@@ -301,7 +301,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   }
 
   // A transaction (a commit or a claim) of `partitions` failed; see transaction.h.
-  void OnTransactionFailed(const TxnResult& result, const std::vector<int32_t>& partitions,
+  void OnTransactionFailed(const TxnResult& result, const std::vector<base::Partition>& partitions,
                            const std::string& what) {
     if (result.outcome == TxnOutcome::kFatal) {
       fatal = base::KafkaFailure(
@@ -323,7 +323,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
          (gone ? "; the group moved on without this instance: dropping its shards without a "
                  "claim until the group gives them back"
                : "; restoring the shards from their changelog"));
-    for (int32_t p : partitions) {
+    for (base::Partition p : partitions) {
       auto it = shards.find(p);
       if (it == shards.end()) continue;
       ++it->second.transactions_aborted;
@@ -338,13 +338,13 @@ struct Processor::Impl final : kafka::RebalanceListener {
   }
 
   // Takes a shard off its worker and pauses its input; a restore is due after `delay`.
-  void Suspend(int32_t p, const std::string& why, bool after_abort,
+  void Suspend(base::Partition p, const std::string& why, bool after_abort,
                std::chrono::milliseconds delay) {
     ShardSlot& slot = shards[p];
     if (slot.phase == shard::ShardPhase::kRunning) {
       WorkerOf(p).Drop({p});
       if (kafka::KafkaError e = consumer->Pause({p}))
-        Warn("shard " + std::to_string(p) + ": " + e.ToString());
+        Warn("shard " + std::to_string(p.value()) + ": " + e.ToString());
     }
     slot.phase = why.empty() ? shard::ShardPhase::kRestoring : shard::ShardPhase::kFailed;
     slot.failure = why;
@@ -356,8 +356,8 @@ struct Processor::Impl final : kafka::RebalanceListener {
 
   // --- Restores ----------------------------------------------------------------------------
 
-  std::vector<int32_t> DueRestores() {
-    std::vector<int32_t> due;
+  std::vector<base::Partition> DueRestores() {
+    std::vector<base::Partition> due;
     const int64_t now = clock.SteadyMs();
     for (const auto& [p, slot] : shards) {
       if (slot.phase != shard::ShardPhase::kRunning && slot.next_restore_ms <= now) {
@@ -370,7 +370,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // Retries the restores that are due (after a failure, an abort, or the group
   // moving on) and starts their input where their changelog says.
   void RestoreDue() {
-    std::vector<int32_t> due = DueRestores();
+    std::vector<base::Partition> due = DueRestores();
     if (due.empty() || !fatal.ok() || stopping) return;
     for (const auto& [p, position] : RestoreAndClaim(due)) {
       if (kafka::KafkaError e = StartInputAt(p, position)) {
@@ -381,19 +381,20 @@ struct Processor::Impl final : kafka::RebalanceListener {
 
   // Restores `partitions`, claims them in one transaction and hands them to their
   // workers; returns the input position of each shard that runs now.
-  std::map<int32_t, int64_t> RestoreAndClaim(const std::vector<int32_t>& partitions) {
+  std::map<base::Partition, base::Offset> RestoreAndClaim(
+      const std::vector<base::Partition>& partitions) {
     Commit();  // a claim needs a transaction of its own
     if (!fatal.ok()) return {};
     const int64_t start = clock.SteadyMs();
-    std::map<int32_t, OwnCommit> own;
-    for (int32_t p : partitions) {
+    std::map<base::Partition, OwnCommit> own;
+    for (base::Partition p : partitions) {
       const ShardSlot& slot = shards[p];
       if (slot.after_abort) own[p] = OwnCommit{slot.epoch, slot.committed_seq};
     }
     LoadResult loaded = loader.Load(partitions, own);
     for (const auto& [p, why] : loaded.failed) RestoreFailed(p, why);
     if (loaded.restored.empty()) return {};
-    std::map<int32_t, int64_t> positions = Claim(loaded.restored);
+    std::map<base::Partition, base::Offset> positions = Claim(loaded.restored);
     if (!positions.empty()) {
       restore_seconds->Observe(static_cast<double>(clock.SteadyMs() - start) / 1000.0);
     }
@@ -402,14 +403,14 @@ struct Processor::Impl final : kafka::RebalanceListener {
     return positions;
   }
 
-  void RestoreFailed(int32_t p, const std::string& why) {
+  void RestoreFailed(base::Partition p, const std::string& why) {
     ShardSlot& slot = shards[p];
     ++slot.restore_failures;
     ++slot.restore_retries;
     const int64_t backoff = std::min<int64_t>(
         o.restore_backoff_max.count(), o.restore_backoff.count()
                                            << std::min<uint64_t>(slot.restore_failures - 1, 16));
-    Warn("shard " + std::to_string(p) + ": restore failed (" + why + "); retrying in " +
+    Warn("shard " + std::to_string(p.value()) + ": restore failed (" + why + "); retrying in " +
          std::to_string(backoff) + " ms");
     Suspend(p,
             why + " (attempt " + std::to_string(slot.restore_failures) + ", retrying in " +
@@ -421,24 +422,24 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // had input the partition's oldest offset. Never a logical (negative) offset:
   // librdkafka drops those, and a claim without offsets would reach no group
   // coordinator, which is what refuses the claim of a member the group left behind.
-  std::optional<int64_t> ClaimOffset(const RestoredShard& r) {
-    const int64_t position = r.state->position();
-    if (position >= 0) return position;
-    int64_t low = 0, high = 0;
+  std::optional<base::Offset> ClaimOffset(const RestoredShard& r) {
+    const base::Offset position = r.state->position();
+    if (!base::IsLogical(position)) return position;
+    base::Offset low, high;
     if (consumer->QueryWatermarks(r.claim.partition, low, high, kCallTimeout)) return std::nullopt;
     return low;
   }
 
   // Writes the claims with the shards' input positions and the group's metadata, so
   // that a broker refuses the claim of a member the group has left behind.
-  std::map<int32_t, int64_t> Claim(std::vector<RestoredShard>& restored) {
+  std::map<base::Partition, base::Offset> Claim(std::vector<RestoredShard>& restored) {
     TxnContent content;
     content.offsets_topic = o.input_topic;
     std::vector<std::string> encoded(restored.size());
-    std::vector<int32_t> partitions;
+    std::vector<base::Partition> partitions;
     for (size_t i = 0; i < restored.size(); ++i) {
-      const int32_t p = restored[i].claim.partition;
-      const std::optional<int64_t> offset = ClaimOffset(restored[i]);
+      const base::Partition p = restored[i].claim.partition;
+      const std::optional<base::Offset> offset = ClaimOffset(restored[i]);
       if (!offset) {
         RestoreFailed(p, "the start of its input partition is unknown");
         continue;
@@ -457,14 +458,14 @@ struct Processor::Impl final : kafka::RebalanceListener {
         OnTransactionFailed(result, partitions, "claim");
         return {};
       }
-      for (int32_t p : partitions) {
+      for (base::Partition p : partitions) {
         RestoreFailed(p, "its claim was refused: " + result.error.ToString());
       }
       return {};
     }
-    std::map<int32_t, int64_t> positions;
+    std::map<base::Partition, base::Offset> positions;
     for (RestoredShard& r : restored) {
-      const int32_t p = r.claim.partition;
+      const base::Partition p = r.claim.partition;
       if (std::find(partitions.begin(), partitions.end(), p) != partitions.end()) {
         positions[p] = Adopt(r);
       }
@@ -473,11 +474,11 @@ struct Processor::Impl final : kafka::RebalanceListener {
   }
 
   // Hands a claimed shard to its worker; returns where its input resumes.
-  int64_t Adopt(RestoredShard& r) {
-    const int32_t p = r.claim.partition;
+  base::Offset Adopt(RestoredShard& r) {
+    const base::Partition p = r.claim.partition;
     ShardSlot& slot = shards[p];
-    const int64_t position = r.state->position();
-    Log("shard " + std::to_string(p) + ": " + r.summary);
+    const base::Offset position = r.state->position();
+    Log("shard " + std::to_string(p.value()) + ": " + r.summary);
     slot.phase = shard::ShardPhase::kRunning;
     slot.failure.clear();
     slot.restore_failures = 0;
@@ -498,7 +499,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // offset, and the answer arriving after a seek would override it (input skipped);
   // a partition whose position retention removed has a stopped fetcher, which cannot
   // seek. Assigning it again at an absolute offset drops both.
-  kafka::KafkaError StartInputAt(int32_t p, int64_t position) {
+  kafka::KafkaError StartInputAt(base::Partition p, base::Offset position) {
     kafka::KafkaError e = consumer->IncrementalUnassign({p});
     if (!e) e = consumer->IncrementalAssign({{p, position}});
     if (!e) e = consumer->Resume({p});
@@ -507,13 +508,13 @@ struct Processor::Impl final : kafka::RebalanceListener {
 
   // --- Rebalances ----------------------------------------------------------------
 
-  void OnAssigned(const std::vector<int32_t>& partitions) override {
+  void OnAssigned(const std::vector<base::Partition>& partitions) override {
     assignment_seen = true;
     board.SetAssignmentKnown(true);
-    std::map<int32_t, int64_t> positions;
+    std::map<base::Partition, base::Offset> positions;
     if (!stopping) {
       Log("assigned " + std::to_string(partitions.size()) + " partition(s)");
-      for (int32_t p : partitions) {
+      for (base::Partition p : partitions) {
         ShardSlot& slot = shards[p];
         slot = ShardSlot{};
         Publish(p, slot);
@@ -524,8 +525,8 @@ struct Processor::Impl final : kafka::RebalanceListener {
     // from us before anyone else gets it. A shard that is not restored yet is
     // paused until a retry restores it (RestoreDue).
     std::vector<kafka::PartitionOffset> assign;
-    std::vector<int32_t> paused;
-    for (int32_t p : partitions) {
+    std::vector<base::Partition> paused;
+    for (base::Partition p : partitions) {
       const auto it = positions.find(p);
       assign.push_back({p, it != positions.end() ? it->second : kafka::kOffsetEnd});
       if (it == positions.end()) paused.push_back(p);
@@ -538,7 +539,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     if (kafka::KafkaError e = consumer->Pause(paused)) Warn(e.ToString());
   }
 
-  void OnRevoked(const std::vector<int32_t>& partitions, bool lost) override {
+  void OnRevoked(const std::vector<base::Partition>& partitions, bool lost) override {
     if (lost) {
       // The group moved on without us (we were paused or cut off): another instance
       // may own these shards already. Committing now would be a zombie's commit.
@@ -548,8 +549,8 @@ struct Processor::Impl final : kafka::RebalanceListener {
       Log("revoked " + std::to_string(partitions.size()) + " partition(s)");
       Commit();
     }
-    std::map<ShardWorker*, std::vector<int32_t>> to_drop;
-    for (int32_t p : partitions) {
+    std::map<ShardWorker*, std::vector<base::Partition>> to_drop;
+    for (base::Partition p : partitions) {
       shards.erase(p);
       board.Remove(p);
       to_drop[&WorkerOf(p)].push_back(p);
@@ -563,7 +564,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
 
   // Publishes the shard's view: its state as of the last commit (none while it is
   // restoring or failed) with what the processor knows beyond it.
-  void Publish(int32_t p, const ShardSlot& slot) {
+  void Publish(base::Partition p, const ShardSlot& slot) {
     auto view = slot.state_view ? std::make_shared<shard::ShardView>(*slot.state_view)
                                 : std::make_shared<shard::ShardView>();
     view->partition = p;
@@ -585,19 +586,21 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // retention removed input before it was applied (the service was down longer than
   // the topic keeps data, or fell that far behind). Those events are lost; count
   // them where operators look, and go on from the oldest record there is.
-  void OnInputGone(int32_t p, int64_t from) {
+  void OnInputGone(base::Partition p, base::Offset from) {
     auto it = shards.find(p);
     if (it == shards.end() || it->second.phase != shard::ShardPhase::kRunning) return;
-    int64_t low = 0, high = 0;
+    base::Offset low, high;
     if (kafka::KafkaError e = consumer->QueryWatermarks(p, low, high, kCallTimeout)) {
       return RestoreFailed(
           p, "its input position is gone and the partition's start is unknown: " + e.ToString());
     }
-    const uint64_t lost = from >= 0 && low > from ? static_cast<uint64_t>(low - from) : 0;
+    const uint64_t lost =
+        !base::IsLogical(from) && low > from ? static_cast<uint64_t>(low.Since(from)) : 0;
     it->second.input_lost += lost;
-    Warn("shard " + std::to_string(p) + ": input offsets " + std::to_string(from) + ".." +
-         std::to_string(low - 1) + " were removed by retention before they were applied: " +
-         std::to_string(lost) + " messages lost; going on at offset " + std::to_string(low));
+    Warn("shard " + std::to_string(p.value()) + ": input offsets " + std::to_string(from.value()) +
+         ".." + std::to_string(low.Previous().value()) +
+         " were removed by retention before they were applied: " + std::to_string(lost) +
+         " messages lost; going on at offset " + std::to_string(low.value()));
     if (kafka::KafkaError e = StartInputAt(p, low)) {
       return RestoreFailed(p, "cannot go on after lost input: " + e.ToString());
     }
@@ -608,8 +611,8 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // and a new timestamp on every view (it says how fresh the answer is).
   void RefreshViews() {
     for (auto& [p, slot] : shards) {
-      const int64_t high = consumer->CachedHighWatermark(p);
-      if (high >= 0) slot.high_watermark = high;
+      const base::Offset high = consumer->CachedHighWatermark(p);
+      if (!base::IsLogical(high)) slot.high_watermark = high;
     }
     for (ShardWorker* w : router.workers()) {
       for (auto& view : w->RefreshIdleViews()) {

@@ -6,7 +6,7 @@
 
 namespace oncecount::service {
 
-base::Result<RestoredShard> RestoreCold(int32_t p, const std::vector<std::string>& records,
+base::Result<RestoredShard> RestoreCold(base::Partition p, const std::vector<std::string>& records,
                                         const filter::DedupSpec& dedup, uint64_t claim_id,
                                         std::optional<OwnCommit> own_committed) {
   changelog::LineageBuilder lineage;
@@ -14,7 +14,7 @@ base::Result<RestoredShard> RestoreCold(int32_t p, const std::vector<std::string
   return RestoreCold(p, std::move(lineage), dedup, claim_id, own_committed);
 }
 
-base::Result<RestoredShard> RestoreCold(int32_t p, changelog::LineageBuilder lineage,
+base::Result<RestoredShard> RestoreCold(base::Partition p, changelog::LineageBuilder lineage,
                                         const filter::DedupSpec& dedup, uint64_t claim_id,
                                         std::optional<OwnCommit> own_committed) {
   base::Seq base = lineage.last_seq();
@@ -32,7 +32,7 @@ base::Result<RestoredShard> RestoreCold(int32_t p, changelog::LineageBuilder lin
       "restored " + std::to_string(plan->batches.size()) + " batches" +
       (plan->snapshot ? " after snapshot " + std::to_string(plan->snapshot_seq.value()) : "") +
       ", epoch " + std::to_string(claim.epoch.value()) + ", input offset " +
-      std::to_string(state.value()->position());
+      std::to_string(state.value()->position().value());
   return RestoredShard{std::move(state).value(), claim, std::move(summary)};
 }
 
@@ -46,7 +46,7 @@ bool HoldsBatch(const std::vector<std::string>& records, base::Epoch epoch, base
   });
 }
 
-std::optional<RestoredShard> CatchUp(int32_t p, replica::Handoff h,
+std::optional<RestoredShard> CatchUp(base::Partition p, replica::Handoff h,
                                      const std::vector<std::string>& tail, uint64_t claim_id,
                                      std::string_view source) {
   size_t applied = 0;
@@ -68,7 +68,7 @@ std::optional<RestoredShard> CatchUp(int32_t p, replica::Handoff h,
                         std::to_string(claim.base_seq.value()) + " (" + std::to_string(applied) +
                         " batches from the changelog's tail), epoch " +
                         std::to_string(claim.epoch.value()) + ", input offset " +
-                        std::to_string(h.state->position());
+                        std::to_string(h.state->position().value());
   return RestoredShard{std::move(h.state), claim, std::move(summary)};
 }
 

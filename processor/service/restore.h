@@ -52,16 +52,18 @@ struct OwnCommit {
 
 // From a lineage fed with every record of the partition (it may have let go of what
 // its newest snapshot covers; one that needs_full_read() fails).
-base::Result<RestoredShard> RestoreCold(int32_t partition, changelog::LineageBuilder lineage,
+base::Result<RestoredShard> RestoreCold(base::Partition partition,
+                                        changelog::LineageBuilder lineage,
                                         const filter::DedupSpec& dedup, uint64_t claim_id,
                                         std::optional<OwnCommit> own_committed = std::nullopt);
 
-base::Result<RestoredShard> RestoreCold(int32_t partition, const std::vector<std::string>& records,
+base::Result<RestoredShard> RestoreCold(base::Partition partition,
+                                        const std::vector<std::string>& records,
                                         const filter::DedupSpec& dedup, uint64_t claim_id,
                                         std::optional<OwnCommit> own_committed = std::nullopt);
 
 // `source` names where the state came from, for the summary ("its standby replica").
-std::optional<RestoredShard> CatchUp(int32_t partition, replica::Handoff handoff,
+std::optional<RestoredShard> CatchUp(base::Partition partition, replica::Handoff handoff,
                                      const std::vector<std::string>& tail, uint64_t claim_id,
                                      std::string_view source);
 

@@ -4,7 +4,7 @@
 
 namespace oncecount::service {
 
-void RestoreProgress::Report(int32_t partition, int64_t reached, int64_t target) {
+void RestoreProgress::Report(base::Partition partition, base::Offset reached, base::Offset target) {
   std::lock_guard lock(mu_);
   auto [it, first] = reads_.try_emplace(partition, Reading{reached, reached, target});
   if (!first) {
@@ -13,7 +13,7 @@ void RestoreProgress::Report(int32_t partition, int64_t reached, int64_t target)
   }
 }
 
-void RestoreProgress::End(int32_t partition) {
+void RestoreProgress::End(base::Partition partition) {
   std::lock_guard lock(mu_);
   reads_.erase(partition);
 }
@@ -23,12 +23,13 @@ std::vector<RestoreProgress::Shard> RestoreProgress::Read() const {
   std::vector<Shard> shards;
   shards.reserve(reads_.size());
   for (const auto& [p, r] : reads_) {
-    const int64_t span = r.target - r.began;
-    const int64_t remaining = std::max<int64_t>(0, r.target - r.reached);
+    const int64_t span = r.target.Since(r.began);
+    const int64_t remaining = std::max<int64_t>(0, r.target.Since(r.reached));
     const double fraction =
-        span <= 0 ? 1.0
-                  : std::clamp(static_cast<double>(r.reached - r.began) / static_cast<double>(span),
-                               0.0, 1.0);
+        span <= 0
+            ? 1.0
+            : std::clamp(static_cast<double>(r.reached.Since(r.began)) / static_cast<double>(span),
+                         0.0, 1.0);
     shards.push_back({p, remaining, fraction});
   }
   return shards;

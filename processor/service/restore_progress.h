@@ -14,31 +14,33 @@
 #include <mutex>
 #include <vector>
 
+#include "processor/base/ids.h"
+
 namespace oncecount::service {
 
 class RestoreProgress {
  public:
   struct Shard {
-    int32_t partition = 0;
+    base::Partition partition;
     int64_t remaining_offsets = 0;  // to the high watermark the read must reach
     double fraction = 0;            // of the read done, 0..1
   };
 
   // The read of `partition` has reached offset `reached` of `target`.
-  void Report(int32_t partition, int64_t reached, int64_t target);
+  void Report(base::Partition partition, base::Offset reached, base::Offset target);
   // The read of `partition` ended (done or failed).
-  void End(int32_t partition);
+  void End(base::Partition partition);
   // The shards whose read is under way, by partition.
   std::vector<Shard> Read() const;
 
  private:
   struct Reading {
-    int64_t began = 0;  // the first offset reported
-    int64_t reached = 0;
-    int64_t target = 0;
+    base::Offset began;  // the first offset reported
+    base::Offset reached;
+    base::Offset target;
   };
   mutable std::mutex mu_;
-  std::map<int32_t, Reading> reads_;
+  std::map<base::Partition, Reading> reads_;
 };
 
 }  // namespace oncecount::service

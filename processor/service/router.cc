@@ -15,7 +15,7 @@ Router::Router(std::vector<ShardWorker*> workers, uint64_t max_batch_events)
 void Router::Route(kafka::Message message) {
   if (++per_shard_[message.partition] >= max_batch_events_) commit_due_ = true;
   ++routed_;
-  const size_t w = static_cast<size_t>(message.partition) % workers_.size();
+  const size_t w = static_cast<size_t>(message.partition.value()) % workers_.size();
   staged_[w].push_back(std::move(message));
   if (staged_[w].size() >= kHandOver) HandOver(w);
 }

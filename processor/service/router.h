@@ -24,8 +24,8 @@ class Router {
   // `workers` outlive the router.
   Router(std::vector<ShardWorker*> workers, uint64_t max_batch_events);
 
-  ShardWorker& WorkerOf(int32_t partition) const {
-    return *workers_[static_cast<size_t>(partition) % workers_.size()];
+  ShardWorker& WorkerOf(base::Partition partition) const {
+    return *workers_[static_cast<size_t>(partition.value()) % workers_.size()];
   }
   const std::vector<ShardWorker*>& workers() const { return workers_; }
 
@@ -46,7 +46,7 @@ class Router {
   std::vector<ShardWorker*> workers_;
   uint64_t max_batch_events_;
   std::vector<std::vector<kafka::Message>> staged_;  // per worker
-  std::map<int32_t, uint64_t> per_shard_;            // routed since the last seal
+  std::map<base::Partition, uint64_t> per_shard_;    // routed since the last seal
   uint64_t routed_ = 0;
   bool commit_due_ = false;
 };

@@ -7,13 +7,13 @@
 
 namespace oncecount::service {
 
-LoadResult ShardLoader::Load(const std::vector<int32_t>& partitions,
-                             const std::map<int32_t, OwnCommit>& own) {
+LoadResult ShardLoader::Load(const std::vector<base::Partition>& partitions,
+                             const std::map<base::Partition, OwnCommit>& own) {
   LoadResult out;
   out.restored = TakeOver(partitions);
-  const auto left = [&out](const std::vector<int32_t>& of) {
-    std::vector<int32_t> rest;
-    for (int32_t p : of) {
+  const auto left = [&out](const std::vector<base::Partition>& of) {
+    std::vector<base::Partition> rest;
+    for (base::Partition p : of) {
       if (std::none_of(out.restored.begin(), out.restored.end(),
                        [p](const RestoredShard& r) { return r.claim.partition == p; })) {
         rest.push_back(p);
@@ -23,8 +23,8 @@ LoadResult ShardLoader::Load(const std::vector<int32_t>& partitions,
   };
   // After its own abort, an owner continues from its last commit (restore.h), which
   // only a cold restore knows how to do on a cluster that shows aborted records.
-  std::vector<int32_t> fresh;
-  for (int32_t p : left(partitions)) {
+  std::vector<base::Partition> fresh;
+  for (base::Partition p : left(partitions)) {
     if (!own.contains(p)) fresh.push_back(p);
   }
   for (RestoredShard& r : FromCheckpoints(fresh)) out.restored.push_back(std::move(r));
@@ -32,12 +32,12 @@ LoadResult ShardLoader::Load(const std::vector<int32_t>& partitions,
   return out;
 }
 
-std::map<int32_t, LocalCheckpoint> ShardLoader::UsableCheckpoints(
-    const std::vector<int32_t>& partitions) {
-  std::map<int32_t, LocalCheckpoint> usable;
+std::map<base::Partition, LocalCheckpoint> ShardLoader::UsableCheckpoints(
+    const std::vector<base::Partition>& partitions) {
+  std::map<base::Partition, LocalCheckpoint> usable;
   if (o_.checkpoint_dir.empty()) return usable;
-  for (int32_t p : partitions) {
-    const std::string shard = "shard " + std::to_string(p) + ": ";
+  for (base::Partition p : partitions) {
+    const std::string shard = "shard " + std::to_string(p.value()) + ": ";
     auto read = ReadCheckpoint(o_.checkpoint_dir, o_.changelog_topic, p);
     if (!read) {
       Log(shard + "its local checkpoint is unusable (" + read.message() +
@@ -54,9 +54,9 @@ std::map<int32_t, LocalCheckpoint> ShardLoader::UsableCheckpoints(
     }
     if (start.value() > checkpoint.changelog_offset) {
       Log(shard + "its local checkpoint (changelog offset " +
-          std::to_string(checkpoint.changelog_offset) +
-          ") is older than what the changelog keeps (from offset " + std::to_string(start.value()) +
-          "); restoring from the changelog");
+          std::to_string(checkpoint.changelog_offset.value()) +
+          ") is older than what the changelog keeps (from offset " +
+          std::to_string(start.value().value()) + "); restoring from the changelog");
       continue;
     }
     usable.emplace(p, std::move(checkpoint));
@@ -65,12 +65,13 @@ std::map<int32_t, LocalCheckpoint> ShardLoader::UsableCheckpoints(
 }
 
 // Shards from their local checkpoints, brought up to the changelog's high watermark.
-std::vector<RestoredShard> ShardLoader::FromCheckpoints(const std::vector<int32_t>& partitions) {
+std::vector<RestoredShard> ShardLoader::FromCheckpoints(
+    const std::vector<base::Partition>& partitions) {
   std::vector<RestoredShard> out;
-  std::map<int32_t, LocalCheckpoint> checkpoints = UsableCheckpoints(partitions);
+  std::map<base::Partition, LocalCheckpoint> checkpoints = UsableCheckpoints(partitions);
   if (checkpoints.empty()) return out;
-  std::vector<int32_t> taken;
-  std::map<int32_t, int64_t> from;
+  std::vector<base::Partition> taken;
+  std::map<base::Partition, base::Offset> from;
   for (const auto& [p, c] : checkpoints) {
     taken.push_back(p);
     from[p] = c.changelog_offset;
@@ -83,7 +84,7 @@ std::vector<RestoredShard> ShardLoader::FromCheckpoints(const std::vector<int32_
     return out;
   }
   for (auto& [p, c] : checkpoints) {
-    const std::string shard = "shard " + std::to_string(p) + ": ";
+    const std::string shard = "shard " + std::to_string(p.value()) + ": ";
     const std::vector<std::string>& tail = read.value()[p].records;
     if (!HoldsBatch(tail, c.epoch, c.seq, c.claim)) {
       Log(shard +
@@ -112,13 +113,13 @@ std::vector<RestoredShard> ShardLoader::FromCheckpoints(const std::vector<int32_
 }
 
 // Hot replicas brought up to the changelog's high watermark; the others restore cold.
-std::vector<RestoredShard> ShardLoader::TakeOver(const std::vector<int32_t>& partitions) {
+std::vector<RestoredShard> ShardLoader::TakeOver(const std::vector<base::Partition>& partitions) {
   std::vector<RestoredShard> out;
   if (o_.replicator == nullptr) return out;
-  std::map<int32_t, replica::Handoff> handoffs = o_.replicator->Take(partitions);
+  std::map<base::Partition, replica::Handoff> handoffs = o_.replicator->Take(partitions);
   if (handoffs.empty()) return out;
-  std::vector<int32_t> taken;
-  std::map<int32_t, int64_t> from;
+  std::vector<base::Partition> taken;
+  std::map<base::Partition, base::Offset> from;
   for (const auto& [p, h] : handoffs) {
     taken.push_back(p);
     from[p] = h.next_offset;
@@ -134,7 +135,7 @@ std::vector<RestoredShard> ShardLoader::TakeOver(const std::vector<int32_t>& par
     std::optional<RestoredShard> r =
         CatchUp(p, std::move(h), read.value()[p].records, o_.new_claim_id(), "its standby replica");
     if (!r) {
-      Log("shard " + std::to_string(p) +
+      Log("shard " + std::to_string(p.value()) +
           ": its replica cannot follow the changelog's tail; restoring from scratch");
       continue;
     }
@@ -146,14 +147,14 @@ std::vector<RestoredShard> ShardLoader::TakeOver(const std::vector<int32_t>& par
 // Streams each partition into its lineage, which keeps only its newest snapshot and
 // the batches after it; a partition whose lineage turns out to need more is read
 // once more, keeping everything.
-void ShardLoader::RestoreCold(const std::vector<int32_t>& partitions,
-                              const std::map<int32_t, OwnCommit>& own, LoadResult& out) {
+void ShardLoader::RestoreCold(const std::vector<base::Partition>& partitions,
+                              const std::map<base::Partition, OwnCommit>& own, LoadResult& out) {
   if (partitions.empty()) return;
-  std::map<int32_t, changelog::LineageBuilder> lineages;
+  std::map<base::Partition, changelog::LineageBuilder> lineages;
   if (!Stream(partitions, changelog::LineageBuilder::Keep::kFromNewestSnapshot, lineages, out)) {
     return;
   }
-  std::vector<int32_t> again;
+  std::vector<base::Partition> again;
   for (const auto& [p, lineage] : lineages) {
     if (lineage.needs_full_read()) again.push_back(p);
   }
@@ -174,24 +175,27 @@ void ShardLoader::RestoreCold(const std::vector<int32_t>& partitions,
   }
 }
 
-bool ShardLoader::Stream(const std::vector<int32_t>& partitions,
+bool ShardLoader::Stream(const std::vector<base::Partition>& partitions,
                          changelog::LineageBuilder::Keep keep,
-                         std::map<int32_t, changelog::LineageBuilder>& lineages, LoadResult& out) {
-  for (int32_t p : partitions) lineages.insert_or_assign(p, changelog::LineageBuilder(keep));
+                         std::map<base::Partition, changelog::LineageBuilder>& lineages,
+                         LoadResult& out) {
+  for (base::Partition p : partitions)
+    lineages.insert_or_assign(p, changelog::LineageBuilder(keep));
   kafka::ProgressSink progress;
   if (o_.progress != nullptr) {
-    progress = [this](int32_t p, int64_t reached, int64_t target) {
+    progress = [this](base::Partition p, base::Offset reached, base::Offset target) {
       o_.progress->Report(p, reached, target);
     };
   }
   auto read = kafka::StreamPartitions(
       *o_.clients, *o_.clock, o_.changelog_topic, partitions, o_.wait,
-      [&lineages](int32_t p, std::string_view value) { lineages.at(p).Add(value); }, {}, progress);
+      [&lineages](base::Partition p, std::string_view value) { lineages.at(p).Add(value); }, {},
+      progress);
   if (o_.progress != nullptr) {
-    for (int32_t p : partitions) o_.progress->End(p);
+    for (base::Partition p : partitions) o_.progress->End(p);
   }
   if (read) return true;
-  for (int32_t p : partitions) {
+  for (base::Partition p : partitions) {
     out.failed[p] = read.message();
     lineages.erase(p);
   }

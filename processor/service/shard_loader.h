@@ -52,8 +52,8 @@ struct ShardLoaderOptions {
 };
 
 struct LoadResult {
-  std::vector<RestoredShard> restored;    // each with the claim to write
-  std::map<int32_t, std::string> failed;  // partition → why
+  std::vector<RestoredShard> restored;            // each with the claim to write
+  std::map<base::Partition, std::string> failed;  // partition → why
 };
 
 class ShardLoader {
@@ -63,20 +63,21 @@ class ShardLoader {
   // Restores `partitions`. `own` holds, for shards this instance owned until its own
   // transaction aborted, the epoch it held and the batch it last committed (see
   // restore.h).
-  LoadResult Load(const std::vector<int32_t>& partitions,
-                  const std::map<int32_t, OwnCommit>& own = {});
+  LoadResult Load(const std::vector<base::Partition>& partitions,
+                  const std::map<base::Partition, OwnCommit>& own = {});
 
  private:
-  std::vector<RestoredShard> TakeOver(const std::vector<int32_t>& partitions);
-  std::vector<RestoredShard> FromCheckpoints(const std::vector<int32_t>& partitions);
+  std::vector<RestoredShard> TakeOver(const std::vector<base::Partition>& partitions);
+  std::vector<RestoredShard> FromCheckpoints(const std::vector<base::Partition>& partitions);
   // The checkpoints of `partitions` that the changelog can continue.
-  std::map<int32_t, LocalCheckpoint> UsableCheckpoints(const std::vector<int32_t>& partitions);
-  void RestoreCold(const std::vector<int32_t>& partitions, const std::map<int32_t, OwnCommit>& own,
-                   LoadResult& out);
+  std::map<base::Partition, LocalCheckpoint> UsableCheckpoints(
+      const std::vector<base::Partition>& partitions);
+  void RestoreCold(const std::vector<base::Partition>& partitions,
+                   const std::map<base::Partition, OwnCommit>& own, LoadResult& out);
   // Reads `partitions` into fresh lineages; false (each partition failed) when the
   // read fails.
-  bool Stream(const std::vector<int32_t>& partitions, changelog::LineageBuilder::Keep keep,
-              std::map<int32_t, changelog::LineageBuilder>& lineages, LoadResult& out);
+  bool Stream(const std::vector<base::Partition>& partitions, changelog::LineageBuilder::Keep keep,
+              std::map<base::Partition, changelog::LineageBuilder>& lineages, LoadResult& out);
   // What the loader logs is a fallback (a local checkpoint it cannot use, a replica
   // it cannot follow): a warning.
   void Log(const std::string& line) const { o_.log.Warn(line); }

@@ -13,8 +13,8 @@ namespace {
 constexpr int64_t kFilterDetailEveryMs = 1000;
 
 // Snapshot chunk records of a shard's state after batch `seq`.
-std::vector<std::string> SnapshotRecords(int32_t partition, base::Epoch epoch, uint64_t claim,
-                                         base::Seq seq, const std::string& bytes,
+std::vector<std::string> SnapshotRecords(base::Partition partition, base::Epoch epoch,
+                                         uint64_t claim, base::Seq seq, const std::string& bytes,
                                          size_t max_record_bytes) {
   const size_t chunk =
       std::min(changelog::kSnapshotChunkBytes, changelog::SnapshotChunkPayload(max_record_bytes));
@@ -58,7 +58,7 @@ void ShardWorker::Adopt(std::unique_ptr<shard::ShardState> state) {
   Post(AdoptCommand{std::move(state)});
 }
 
-void ShardWorker::Drop(std::vector<int32_t> partitions) {
+void ShardWorker::Drop(std::vector<base::Partition> partitions) {
   Post(DropCommand{std::move(partitions), false});
 }
 
@@ -73,7 +73,7 @@ std::future<std::vector<SealedShard>> ShardWorker::Seal() {
   return result;
 }
 
-void ShardWorker::Committed(std::map<int32_t, int64_t> changelog_offsets) {
+void ShardWorker::Committed(std::map<base::Partition, base::Offset> changelog_offsets) {
   Post(CommittedCommand{std::move(changelog_offsets)});
 }
 
@@ -118,7 +118,8 @@ void ShardWorker::ApplyRun(Shard& shard, std::vector<kafka::Message>& messages, 
   inputs_.clear();
   size_t first = from;
   // Messages before the shard's position were applied already (a re-delivery).
-  while (first < to && state.position() >= 0 && messages[first].offset < state.position()) {
+  while (first < to && !base::IsLogical(state.position()) &&
+         messages[first].offset < state.position()) {
     ++first;
   }
   for (size_t i = first; i < to; ++i) {
@@ -142,34 +143,35 @@ DeadLetter ShardWorker::MakeDeadLetter(const kafka::Message& m, event::DlqReason
   if (m.value) d.value.emplace(*m.value);
   d.headers = m.Headers();
   d.headers.push_back({"oncecount.error", std::string(event::DlqReasonName(reason))});
-  d.headers.push_back({"oncecount.source", o_.input_topic + "/" + std::to_string(m.partition) +
-                                               "/" + std::to_string(m.offset)});
+  d.headers.push_back({"oncecount.source", o_.input_topic + "/" +
+                                               std::to_string(m.partition.value()) + "/" +
+                                               std::to_string(m.offset.value())});
   return d;
 }
 
 // Says once (and once more after it fits again) that a shard's snapshots are too
 // large for its changelog partition's retention: restores would then fail.
-void ShardWorker::ReportRetention(int32_t p, Shard& shard, const SnapshotCadence& cadence) {
+void ShardWorker::ReportRetention(base::Partition p, Shard& shard, const SnapshotCadence& cadence) {
   const bool outgrows = SnapshotOutgrowsRetention(cadence, shard.last_snapshot_bytes);
   if (outgrows == shard.outgrowing_retention) return;
   shard.outgrowing_retention = outgrows;
   if (!o_.log) return;
   if (outgrows) {
-    o_.log.Warn("shard " + std::to_string(p) + ": its snapshot takes " +
+    o_.log.Warn("shard " + std::to_string(p.value()) + ": its snapshot takes " +
                 std::to_string(shard.last_snapshot_bytes) + " bytes; a changelog partition keeps " +
                 std::to_string(cadence.retention_bytes) +
                 ", too few for two snapshots and the batches between them, so a restore can find "
                 "none complete and fail: raise the changelog's retention.bytes, or lower "
                 "dedup.expected_rate or dedup.window_ms (docs/operations.md)");
   } else {
-    o_.log("shard " + std::to_string(p) + ": its snapshot (" +
+    o_.log("shard " + std::to_string(p.value()) + ": its snapshot (" +
            std::to_string(shard.last_snapshot_bytes) +
            " bytes) fits in the changelog's retention again");
   }
 }
 
 void ShardWorker::Execute(AdoptCommand& c) {
-  const int32_t p = c.state->partition();
+  const base::Partition p = c.state->partition();
   Shard& shard = shards_[p];
   shard = Shard{};
   shard.state = std::move(c.state);
@@ -181,7 +183,7 @@ void ShardWorker::Execute(DropCommand& c) {
     shards_.clear();
     return;
   }
-  for (int32_t p : c.partitions) shards_.erase(p);
+  for (base::Partition p : c.partitions) shards_.erase(p);
 }
 
 void ShardWorker::Execute(SealCommand& c) {
@@ -213,7 +215,8 @@ void ShardWorker::Execute(SealCommand& c) {
       shard.last_snapshot_ms = now;
       ReportRetention(p, shard, cadence);
       if (!o_.checkpoint_dir.empty()) {
-        shard.unwritten_checkpoint = LocalCheckpoint{p, epoch, state.claim(), s.seq, 0, bytes};
+        shard.unwritten_checkpoint =
+            LocalCheckpoint{p, epoch, state.claim(), s.seq, base::Offset(0), bytes};
       }
     }
     s.dead_letters = std::move(shard.dead_letters);
@@ -234,7 +237,8 @@ void ShardWorker::Execute(CommittedCommand& c) {
     if (const base::Status written =
             WriteCheckpoint(o_.checkpoint_dir, o_.changelog_topic, *checkpoint);
         !written && o_.log) {
-      o_.log.Warn("shard " + std::to_string(p) + ": no local checkpoint: " + written.message());
+      o_.log.Warn("shard " + std::to_string(p.value()) +
+                  ": no local checkpoint: " + written.message());
     }
   }
 }

@@ -44,12 +44,12 @@ namespace oncecount::service {
 // One shard's part of a transaction: its sealed changelog batches and everything
 // that is committed with them.
 struct SealedShard {
-  int32_t partition = 0;
+  base::Partition partition;
   base::Seq seq;                      // the changelog seq of its last batch
   std::vector<std::string> batches;   // the encoded changelog batch records, in order
   std::vector<std::string> snapshot;  // encoded snapshot chunks, when one is due
   std::vector<DeadLetter> dead_letters;
-  int64_t next_offset = 0;  // the input position after the batch
+  base::Offset next_offset;  // the input position after the batch
   // The shard as of the batch; published once the transaction is committed.
   std::shared_ptr<const shard::ShardView> view;
 };
@@ -88,7 +88,7 @@ class ShardWorker {
   // Takes ownership of a restored shard; its claim (epoch) and rules are already set.
   void Adopt(std::unique_ptr<shard::ShardState> state);
   // Drops shards (revoked, failed or about to be restored again).
-  void Drop(std::vector<int32_t> partitions);
+  void Drop(std::vector<base::Partition> partitions);
   void DropAll();
 
   // Seals every shard's pending batch for the transaction about to be committed
@@ -99,7 +99,7 @@ class ShardWorker {
   // The batches of the last Seal are committed; `changelog_offsets` (partition →
   // the offset of the transaction's first changelog record there) place the local
   // checkpoints of the snapshots it carried.
-  void Committed(std::map<int32_t, int64_t> changelog_offsets = {});
+  void Committed(std::map<base::Partition, base::Offset> changelog_offsets = {});
   // Views of idle shards (nothing pending or in flight) whose published view is
   // older than their state, with the filter summary and digest computed anew.
   std::vector<std::shared_ptr<const shard::ShardView>> RefreshIdleViews();
@@ -127,14 +127,14 @@ class ShardWorker {
     std::unique_ptr<shard::ShardState> state;
   };
   struct DropCommand {
-    std::vector<int32_t> partitions;
+    std::vector<base::Partition> partitions;
     bool all = false;
   };
   struct SealCommand {
     std::promise<std::vector<SealedShard>> done;
   };
   struct CommittedCommand {
-    std::map<int32_t, int64_t> changelog_offsets;
+    std::map<base::Partition, base::Offset> changelog_offsets;
   };
   struct RefreshCommand {
     std::promise<std::vector<std::shared_ptr<const shard::ShardView>>> done;
@@ -146,7 +146,7 @@ class ShardWorker {
                                CommittedCommand, RefreshCommand, SyncCommand>;
 
   void Post(Command command);
-  void ReportRetention(int32_t partition, Shard& shard, const SnapshotCadence& cadence);
+  void ReportRetention(base::Partition partition, Shard& shard, const SnapshotCadence& cadence);
   void Execute(ApplyCommand& c);
   void Execute(AdoptCommand& c);
   void Execute(DropCommand& c);
@@ -163,7 +163,7 @@ class ShardWorker {
 
   WorkerOptions o_;
   BoundedQueue<Command> mailbox_;
-  std::map<int32_t, Shard> shards_;  // touched by the worker thread only
+  std::map<base::Partition, Shard> shards_;  // touched by the worker thread only
 
   // ApplyRun's scratch space.
   std::vector<shard::InputMessage> inputs_;

@@ -64,10 +64,10 @@ bool Decompress(std::string_view packed, uint64_t size, std::string& out) {
 
 }  // namespace
 
-ShardState::ShardState(int32_t partition, std::unique_ptr<filter::DedupFilter> filter)
+ShardState::ShardState(base::Partition partition, std::unique_ptr<filter::DedupFilter> filter)
     : partition_(partition), filter_(std::move(filter)) {}
 
-base::Result<std::unique_ptr<ShardState>> ShardState::Create(int32_t partition,
+base::Result<std::unique_ptr<ShardState>> ShardState::Create(base::Partition partition,
                                                              const filter::DedupSpec& spec,
                                                              filter::Millis now) {
   auto made = filter::MakeDedupFilter(spec, now);
@@ -182,7 +182,7 @@ std::optional<filter::IdHash> ShardState::Admit(const InputMessage& message,
     pending_from_ = message.offset;
     has_pending_ = true;
   }
-  position_ = message.offset + 1;
+  position_ = message.offset.Next();
   event::ParseResult parsed = parser_.Parse(message.key, message.value);
   if (const auto* reason = std::get_if<event::DlqReason>(&parsed)) {
     ++pending_stats_.dead_lettered[static_cast<size_t>(*reason)];
@@ -346,10 +346,10 @@ std::string ShardState::EncodeSnapshot(base::Epoch epoch) const {
   stats.Add(PendingStats());
   std::string body;
   base::ByteWriter b(body);
-  b.U32(static_cast<uint32_t>(partition_));
+  b.U32(static_cast<uint32_t>(partition_.value()));
   b.U64((has_pending() || has_batch_in_flight() ? epoch : epoch_).value());
   b.U64(sealed_seq().Plus(closed_batches_.size() + (has_pending_ ? 1 : 0)).value());
-  b.I64(position_);
+  b.I64(position_.value());
   b.U64(stats.applied);
   b.U64(stats.duplicates);
   b.U64(stats.near_edge_duplicates);
@@ -422,10 +422,10 @@ base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshot(std::string_v
 
 base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshotBody(std::string_view body) {
   base::ByteReader r(body);
-  const auto partition = static_cast<int32_t>(r.U32());
+  const base::Partition partition{static_cast<int32_t>(r.U32())};
   const base::Epoch epoch{r.U64()};
   const base::Seq seq{r.U64()};
-  const int64_t position = r.I64();
+  const base::Offset position{r.I64()};
   changelog::ShardStats stats;
   stats.applied = r.U64();
   stats.duplicates = r.U64();

@@ -49,10 +49,10 @@
 namespace oncecount::shard {
 
 // Offsets as Kafka counts them; kUnknownOffset means "from the partition's start".
-inline constexpr int64_t kUnknownOffset = -2;
+inline constexpr base::Offset kUnknownOffset{-2};
 
 struct InputMessage {
-  int64_t offset = 0;
+  base::Offset offset;
   std::optional<std::string_view> key;  // nullopt: the message has no key
   std::string_view value;
   int64_t timestamp_ms = -1;  // the Kafka record's timestamp; -1: none (the wall clock is used)
@@ -85,7 +85,7 @@ struct Decision {
 
 class ShardState {
  public:
-  static base::Result<std::unique_ptr<ShardState>> Create(int32_t partition,
+  static base::Result<std::unique_ptr<ShardState>> Create(base::Partition partition,
                                                           const filter::DedupSpec& spec,
                                                           filter::Millis now);
   // The state a snapshot (EncodeSnapshot) describes; checks version and checksum.
@@ -139,8 +139,8 @@ class ShardState {
   // being committed.
   std::string EncodeSnapshot(base::Epoch epoch) const;
 
-  int32_t partition() const { return partition_; }
-  int64_t position() const { return position_; }  // next input offset to apply
+  base::Partition partition() const { return partition_; }
+  base::Offset position() const { return position_; }  // next input offset to apply
   base::Epoch epoch() const { return epoch_; }
   uint64_t claim() const { return claim_; }  // the id of the claim it runs under
   base::Seq committed_seq() const { return committed_seq_; }
@@ -163,7 +163,7 @@ class ShardState {
  private:
   // The body of a snapshot, after its envelope (magic, version, codec, checksum).
   static base::Result<std::unique_ptr<ShardState>> FromSnapshotBody(std::string_view body);
-  ShardState(int32_t partition, std::unique_ptr<filter::DedupFilter> filter);
+  ShardState(base::Partition partition, std::unique_ptr<filter::DedupFilter> filter);
 
   // The shard's clock for a record (and the clock statistics it changes).
   filter::Millis EventTime(int64_t timestamp_ms, filter::Millis wall);
@@ -190,12 +190,12 @@ class ShardState {
   // The last steps: statistics and the counter, given the filter's verdict.
   Decision Conclude(event::IncrementEvent& event, filter::Verdict verdict);
 
-  int32_t partition_;
+  base::Partition partition_;
   std::unique_ptr<filter::DedupFilter> filter_;
   event::EventParser parser_;
   // An entry's mark is the batch_mark_ of the last open batch that touched it.
   CounterTable counters_;
-  int64_t position_ = kUnknownOffset;
+  base::Offset position_ = kUnknownOffset;
   base::Epoch epoch_;
   uint64_t claim_ = 0;
   base::Seq committed_seq_;
@@ -210,7 +210,7 @@ class ShardState {
 
   // Since the last seal: batches already cut, then the open batch.
   std::vector<changelog::BatchRecord> closed_batches_;
-  int64_t pending_from_ = kUnknownOffset;
+  base::Offset pending_from_ = kUnknownOffset;
   std::vector<changelog::FilterSegment> pending_segments_;
   std::vector<CounterTable::Index> pending_counters_;  // each once, first touch first
   uint32_t batch_mark_ = 1;                            // the open batch's

@@ -11,9 +11,9 @@ void StateBoard::SetPartitionCount(int32_t partitions) {
 
 void StateBoard::Publish(std::shared_ptr<const ShardView> view) {
   std::lock_guard lock(mu_);
-  const auto at = std::lower_bound(
-      shards_.begin(), shards_.end(), view->partition,
-      [](const std::shared_ptr<const ShardView>& v, int32_t p) { return v->partition < p; });
+  const auto at = std::lower_bound(shards_.begin(), shards_.end(), view->partition,
+                                   [](const std::shared_ptr<const ShardView>& v,
+                                      base::Partition p) { return v->partition < p; });
   if (at != shards_.end() && (*at)->partition == view->partition) {
     *at = std::move(view);
   } else {
@@ -21,7 +21,7 @@ void StateBoard::Publish(std::shared_ptr<const ShardView> view) {
   }
 }
 
-void StateBoard::Remove(int32_t partition) {
+void StateBoard::Remove(base::Partition partition) {
   std::lock_guard lock(mu_);
   std::erase_if(shards_, [partition](const auto& v) { return v->partition == partition; });
 }
@@ -43,7 +43,7 @@ bool StateBoard::Snapshot::complete() const {
   // missing shard.
   int32_t running = 0;
   for (const auto& v : shards) {
-    const bool counted = v->partition >= 0 && v->partition < partitions;
+    const bool counted = v->partition.value() >= 0 && v->partition.value() < partitions;
     running += counted && v->phase == ShardPhase::kRunning ? 1 : 0;
   }
   return running >= partitions;

@@ -10,6 +10,7 @@
 // called from any thread (one mutex; readers copy a vector of shared_ptrs).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -54,15 +55,15 @@ inline const char* ShardPhaseName(ShardPhase phase) {
 }
 
 struct ShardView {
-  int32_t partition = 0;
+  base::Partition partition;
   ShardRole role = ShardRole::kActive;
   ShardPhase phase = ShardPhase::kRestoring;
   std::string failure;  // why, when phase == kFailed
 
-  int64_t input_offset = 0;    // the next input offset this shard will apply
-  int64_t high_watermark = 0;  // the input partition's end as last seen; lag = hwm - offset
-  base::Epoch epoch;           // owner epoch of the shard's changelog
-  base::Seq changelog_seq;     // last committed changelog batch
+  base::Offset input_offset;    // the next input offset this shard will apply
+  base::Offset high_watermark;  // the input partition's end as last seen; lag = hwm - offset
+  base::Epoch epoch;            // owner epoch of the shard's changelog
+  base::Seq changelog_seq;      // last committed changelog batch
 
   uint64_t events_applied = 0;
   uint64_t duplicates_dropped = 0;
@@ -98,7 +99,7 @@ struct ShardView {
   std::shared_ptr<const CounterSnapshot> counters;  // never null once published
   int64_t published_at_ms = 0;                      // wall clock (ms since the epoch)
 
-  int64_t lag() const { return high_watermark > input_offset ? high_watermark - input_offset : 0; }
+  int64_t lag() const { return std::max<int64_t>(0, high_watermark.Since(input_offset)); }
 };
 
 class StateBoard {
@@ -109,7 +110,7 @@ class StateBoard {
 
   void SetPartitionCount(int32_t partitions);
   void Publish(std::shared_ptr<const ShardView> view);
-  void Remove(int32_t partition);
+  void Remove(base::Partition partition);
   // Set once the processor has joined its group and received its first assignment;
   // /readyz is 503 before that.
   void SetAssignmentKnown(bool known);

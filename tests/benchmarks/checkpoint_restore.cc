@@ -24,6 +24,8 @@
 
 namespace {
 
+namespace base = oncecount::base;
+
 using oncecount::filter::Millis;
 using oncecount::service::LocalCheckpoint;
 using oncecount::shard::InputMessage;
@@ -54,7 +56,7 @@ int main(int argc, char** argv) {
   oncecount::filter::DedupSpec spec;
   spec.expected_rate = 100'000;
   spec.window = Millis{ids / 100};
-  auto made = ShardState::Create(0, spec, Millis{0});
+  auto made = ShardState::Create(base::Partition(0), spec, Millis{0});
   if (!made.ok()) {
     std::fprintf(stderr, "%s\n", made.message().c_str());
     return 1;
@@ -67,7 +69,8 @@ int main(int argc, char** argv) {
     const int n = std::snprintf(value, sizeof value, R"({"counter":"campaign-%08lld/creative"})",
                                 static_cast<long long>(i % counters));
     const int64_t t = kT0 + i / 100;  // 100,000 a second
-    s->Apply({i, std::string_view(key), std::string_view(value, static_cast<size_t>(n)), t},
+    s->Apply({base::Offset(i), std::string_view(key),
+              std::string_view(value, static_cast<size_t>(n)), t},
              Millis{t});
     if ((i + 1) % 100'000 == 0) s->MarkCommitted(oncecount::base::Epoch(1));
   }
@@ -78,8 +81,8 @@ int main(int argc, char** argv) {
     auto start = Clock::now();
     snapshot = s->EncodeSnapshot(oncecount::base::Epoch(1));
     encode.push_back(MsSince(start));
-    const LocalCheckpoint checkpoint{0,       oncecount::base::Epoch(1), 1, s->committed_seq(), 0,
-                                     snapshot};
+    const LocalCheckpoint checkpoint{base::Partition(0), oncecount::base::Epoch(1), 1,
+                                     s->committed_seq(), base::Offset(0),           snapshot};
     start = Clock::now();
     if (const oncecount::base::Status written =
             oncecount::service::WriteCheckpoint(dir, "events.changelog", checkpoint);
@@ -89,7 +92,7 @@ int main(int argc, char** argv) {
     }
     write.push_back(MsSince(start));
     start = Clock::now();
-    auto loaded = oncecount::service::ReadCheckpoint(dir, "events.changelog", 0);
+    auto loaded = oncecount::service::ReadCheckpoint(dir, "events.changelog", base::Partition(0));
     auto restored = ShardState::FromSnapshot(loaded.value()->snapshot);
     read.push_back(MsSince(start));
     if (!restored.ok() || restored.value()->counters().size() != s->counters().size()) {

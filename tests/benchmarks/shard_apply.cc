@@ -66,7 +66,7 @@ struct Shard {
   size_t last_snapshot_bytes = 0;
 };
 
-std::unique_ptr<ShardState> NewShard(int32_t partition) {
+std::unique_ptr<ShardState> NewShard(oncecount::base::Partition partition) {
   oncecount::filter::DedupSpec spec;  // as scripts/bench-scale configures it
   spec.expected_rate = 5000;
   spec.window = Millis{10'000};
@@ -105,7 +105,7 @@ void Commit(Shard& shard, std::string& scratch) {
 // Events a second through all the shards.
 double Run(const Workload& w) {
   std::vector<Shard> shards(kShards);
-  for (int p = 0; p < kShards; ++p) shards[p].state = NewShard(p);
+  for (int p = 0; p < kShards; ++p) shards[p].state = NewShard(oncecount::base::Partition(p));
   std::vector<Decision> decisions(kPerApply);
   std::string scratch;
   uint64_t applied = 0;
@@ -113,8 +113,8 @@ double Run(const Workload& w) {
   for (size_t i = 0; i < w.keys.size(); ++i) {
     Shard& shard = shards[i % kShards];
     const int64_t t = kT0 + static_cast<int64_t>(i) * 1000 / kEventsPerSecond;
-    shard.pending.push_back({static_cast<int64_t>(i / kShards), std::string_view(w.keys[i]),
-                             std::string_view(w.values[i]), t});
+    shard.pending.push_back({oncecount::base::Offset(static_cast<int64_t>(i / kShards)),
+                             std::string_view(w.keys[i]), std::string_view(w.values[i]), t});
     if (shard.pending.size() < kPerApply && i + kShards < w.keys.size()) continue;
     shard.state->ApplyAll(shard.pending, Millis{t}, decisions);
     shard.since_commit += shard.pending.size();

@@ -20,6 +20,8 @@
 
 namespace {
 
+namespace base = oncecount::base;
+
 using oncecount::changelog::BatchRecord;
 using oncecount::filter::Millis;
 using oncecount::shard::InputMessage;
@@ -42,7 +44,7 @@ oncecount::filter::DedupSpec Spec() {
 }
 
 std::unique_ptr<ShardState> NewShard() {
-  auto made = ShardState::Create(0, Spec(), Millis{0});
+  auto made = ShardState::Create(base::Partition(0), Spec(), Millis{0});
   if (!made.ok()) {
     std::fprintf(stderr, "%s\n", made.message().c_str());
     std::exit(1);
@@ -62,7 +64,8 @@ std::unique_ptr<ShardState> Active(int64_t counters, std::vector<BatchRecord>* b
     const int n =
         std::snprintf(value, sizeof value, R"({"counter":"campaign-%08lld/creative","delta":1})",
                       static_cast<long long>(i));
-    const InputMessage m{i, std::string_view(key), std::string_view(value, static_cast<size_t>(n)),
+    const InputMessage m{base::Offset(i), std::string_view(key),
+                         std::string_view(value, static_cast<size_t>(n)),
                          kT0 + i * 10};  // 100 events a second: the filter's expected rate
     s->Apply(m, Millis{kT0 + i * 10});
     if ((i + 1) % kPerCommit == 0 || i + 1 == counters) {

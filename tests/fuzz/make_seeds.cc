@@ -53,14 +53,16 @@ std::unique_ptr<shard::ShardState> SmallShard() {
   filter::DedupSpec spec;
   spec.expected_rate = 100;
   spec.window = filter::Millis{2000};
-  auto made = shard::ShardState::Create(3, spec, filter::Millis{1'700'000'000'000});
+  auto made =
+      shard::ShardState::Create(base::Partition(3), spec, filter::Millis{1'700'000'000'000});
   auto s = std::move(made).value();
   s->SetClaim(base::Epoch(2), 77);
   for (int i = 0; i < 20; ++i) {
     const std::string key = "c/" + std::to_string(i % 15);
     const std::string value = R"({"counter":"n)" + std::to_string(i % 4) + R"(","delta":2})";
     const int64_t t = 1'700'000'000'000 + i * 10;
-    s->Apply({i, std::string_view(key), std::string_view(value), t}, filter::Millis{t});
+    s->Apply({base::Offset(i), std::string_view(key), std::string_view(value), t},
+             filter::Millis{t});
   }
   return s;
 }
@@ -73,11 +75,11 @@ std::vector<std::string> ChangelogRecords() {
     changelog::EncodeRecord(b, seeds.back());
   }
   seeds.emplace_back();
-  changelog::EncodeRecord(changelog::ClaimRecord{3, base::Epoch(2), base::Seq(1), 77},
-                          seeds.back());
+  changelog::EncodeRecord(
+      changelog::ClaimRecord{base::Partition(3), base::Epoch(2), base::Seq(1), 77}, seeds.back());
   seeds.emplace_back();
-  changelog::EncodeRecord(changelog::SnapshotChunk{3, base::Epoch(2), base::Seq(1), 0, 1,
-                                                   s->EncodeSnapshot(base::Epoch(2)), 77},
+  changelog::EncodeRecord(changelog::SnapshotChunk{base::Partition(3), base::Epoch(2), base::Seq(1),
+                                                   0, 1, s->EncodeSnapshot(base::Epoch(2)), 77},
                           seeds.back());
   return seeds;
 }
@@ -133,14 +135,19 @@ int main(int argc, char** argv) {
   Write(dir, "event_parser_fuzz", Events());
   Write(dir, "changelog_record_fuzz", ChangelogRecords());
   Write(dir, "member_record_fuzz",
-        {replica::EncodeMemberRecord(
-             {"instance-a", "http://10.0.0.7:8080", {0, 2, 5}, 1, 1234, false}),
+        {replica::EncodeMemberRecord({"instance-a",
+                                      "http://10.0.0.7:8080",
+                                      {base::Partition(0), base::Partition(2), base::Partition(5)},
+                                      1,
+                                      1234,
+                                      false}),
          replica::EncodeMemberRecord({"b", "", {}, 0, 0, true})});
   Write(dir, "filter_state_fuzz", FilterStates());
   const std::string snapshot = SmallShard()->EncodeSnapshot(base::Epoch(2));
   Write(dir, "shard_snapshot_fuzz", {snapshot});
   Write(dir, "local_checkpoint_fuzz",
-        {service::EncodeCheckpoint({3, base::Epoch(2), 77, base::Seq(1), 12345, snapshot})});
+        {service::EncodeCheckpoint({base::Partition(3), base::Epoch(2), 77, base::Seq(1),
+                                    base::Offset(12345), snapshot})});
   Write(dir, "request_fuzz", Requests());
   const std::string config = ReadFile(argv[2]);
   Write(dir, "config_fuzz",

@@ -14,7 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   shard::ShardState& s = *restored.value();
   (void)s.MakeView({}, 0);
   const int64_t at = s.clock().clock_ms + 1;
-  s.Apply({s.position() < 0 ? 0 : s.position(), "fuzz/1", R"({"counter":"c","delta":1})", at},
+  s.Apply({base::IsLogical(s.position()) ? base::Offset(0) : s.position(), "fuzz/1",
+           R"({"counter":"c","delta":1})", at},
           filter::Millis{at});
   s.MarkCommitted(s.epoch().Next());
   const std::string again = s.EncodeSnapshot(s.epoch());

@@ -28,7 +28,7 @@ using namespace std::chrono_literals;
 
 constexpr int64_t kNow = 10'000;
 
-ShardView View(int32_t partition, std::unordered_map<std::string, int64_t> counters,
+ShardView View(base::Partition partition, std::unordered_map<std::string, int64_t> counters,
                int64_t published_at_ms) {
   ShardView v;
   v.partition = partition;
@@ -42,9 +42,9 @@ ShardView View(int32_t partition, std::unordered_map<std::string, int64_t> count
 // Partition 0 has every statistic set, so that stats, detail and metrics can be
 // checked field by field.
 ShardView DetailedView() {
-  ShardView v = View(0, {{"likes", 3}, {"a/b", 1}, {"two words", 5}}, 9'000);
-  v.input_offset = 100;
-  v.high_watermark = 120;
+  ShardView v = View(base::Partition(0), {{"likes", 3}, {"a/b", 1}, {"two words", 5}}, 9'000);
+  v.input_offset = base::Offset(100);
+  v.high_watermark = base::Offset(120);
   v.epoch = base::Epoch(2);
   v.changelog_seq = base::Seq(17);
   v.events_applied = 40;
@@ -73,9 +73,9 @@ ShardView DetailedView() {
 }
 
 ShardView SecondView() {
-  ShardView v = View(1, {{"likes", 4}, {"views", -2}}, 9'500);
-  v.input_offset = 50;
-  v.high_watermark = 50;
+  ShardView v = View(base::Partition(1), {{"likes", 4}, {"views", -2}}, 9'500);
+  v.input_offset = base::Offset(50);
+  v.high_watermark = base::Offset(50);
   v.events_applied = 8;
   v.duplicates_dropped = 2;
   v.dead_lettered = 1;
@@ -88,7 +88,7 @@ ShardView SecondView() {
 }
 
 ShardView ThirdView() {
-  return View(2, {{"clicks", 7}}, 9'800);
+  return View(base::Partition(2), {{"clicks", 7}}, 9'800);
 }
 
 class ApiTest : public ::testing::Test {
@@ -236,9 +236,9 @@ TEST_F(ApiTest, SeesANewlyPublishedViewAfterAMergeWasCached) {
   PublishAll();
   EXPECT_EQ(Json(Get("/v1/counters/likes"))["value"].get_int64().value(), 7);
   EXPECT_EQ(Json(Get("/v1/counters/likes"))["value"].get_int64().value(), 7);
-  Publish(View(2, {{"clicks", 7}, {"likes", 10}}, 9'900));
+  Publish(View(base::Partition(2), {{"clicks", 7}, {"likes", 10}}, 9'900));
   EXPECT_EQ(Json(Get("/v1/counters/likes"))["value"].get_int64().value(), 17);
-  board_.Remove(1);
+  board_.Remove(base::Partition(1));
   EXPECT_EQ(Json(Get("/v1/counters/likes"))["value"].get_int64().value(), 13);
   EXPECT_EQ(Get("/v1/counters/views").status, 404u);
 }
@@ -609,7 +609,7 @@ TEST_F(ApiTest, AnswersConsistentlyWhileShardsPublishConcurrently) {
   std::atomic<bool> stop{false};
   std::thread publisher([&] {
     for (int64_t i = 0; !stop; ++i) {
-      Publish(View(static_cast<int32_t>(i % 3), {{"likes", 1}, {"n", i}}, 9'000));
+      Publish(View(base::Partition(static_cast<int32_t>(i % 3)), {{"likes", 1}, {"n", i}}, 9'000));
     }
   });
   std::vector<std::thread> readers;

@@ -39,7 +39,7 @@ TEST(MatchRoute, FindsEveryEndpointOfTheSpec) {
   EXPECT_EQ(counter.name, "ad clicks/us");
   const Route shard = Ok("GET", "/v1/shards/7");
   EXPECT_EQ(shard.endpoint, Endpoint::kShard);
-  EXPECT_EQ(shard.partition, 7);
+  EXPECT_EQ(shard.partition.value(), 7);
 }
 
 TEST(MatchRoute, ReadsTheCounterListParametersWithDefaults) {

@@ -130,7 +130,7 @@ base::Status StrictInstance::Finish() {
 
 std::shared_ptr<const shard::ShardView> StrictInstance::View(int32_t p) const {
   for (const auto& view : board_.Read().shards) {
-    if (view->partition == p) return view;
+    if (view->partition == base::Partition(p)) return view;
   }
   return nullptr;
 }
@@ -168,9 +168,9 @@ std::map<std::string, int64_t> Expected(int n) {
 std::map<std::string, int64_t> CountsInChangelog(StrictKafka& kafka) {
   std::map<std::string, int64_t> counts;
   for (int32_t p = 0; p < kServicePartitions; ++p) {
-    auto restored =
-        service::RestoreCold(p, kafka.CommittedValues("events.changelog", p), TestDedup(),
-                             /*claim_id=*/1);
+    auto restored = service::RestoreCold(base::Partition(p),
+                                         kafka.CommittedValues("events.changelog", p), TestDedup(),
+                                         /*claim_id=*/1);
     EXPECT_TRUE(restored.ok()) << "shard " << p << ": " << restored.error();
     if (!restored.ok()) continue;
     for (const auto& c : restored.value().state->counters()) counts[c.name] += c.value;

@@ -79,10 +79,19 @@ bool VisitRoundRobin(Map& map, const std::optional<typename Map::key_type>& afte
   return false;
 }
 
+// The cluster's model numbers partitions as Kafka's protocol does; the clients'
+// interface speaks base::Partition.
+template <class Container>
+std::vector<base::Partition> Typed(const Container& partitions) {
+  std::vector<base::Partition> typed;
+  for (int32_t p : partitions) typed.emplace_back(p);
+  return typed;
+}
+
 template <class Map>
-std::vector<int32_t> Keys(const Map& map) {
-  std::vector<int32_t> keys;
-  for (const auto& [key, value] : map) keys.push_back(key);
+std::vector<base::Partition> Keys(const Map& map) {
+  std::vector<base::Partition> keys;
+  for (const auto& [key, value] : map) keys.emplace_back(key);
   return keys;
 }
 
@@ -296,8 +305,8 @@ KafkaError StrictCluster::AppendRecord(const kafka::OutgoingRecord& record,
                                        int64_t* offset) {
   const auto topic = topics.find(std::string(record.topic));
   if (topic == topics.end()) return UnknownPartition(ErrorKind::kFailed, record.topic, 0);
-  int32_t partition = record.partition;
-  if (partition == kafka::kAnyPartition) {
+  int32_t partition = record.partition.value();
+  if (partition == kafka::kAnyPartition.value()) {
     const auto count = static_cast<int32_t>(topic->second.size());
     partition = record.key ? PartitionOfKey(*record.key, count) : 0;
   }
@@ -526,8 +535,8 @@ Message NewMessage(MessageKind kind, std::unique_ptr<Payload> payload, int32_t p
   Message message(owned, &kPayloadOps);
   message.kind = kind;
   message.topic = owned->topic;
-  message.partition = partition;
-  message.offset = offset;
+  message.partition = base::Partition(partition);
+  message.offset = base::Offset(offset);
   message.timestamp_ms = timestamp_ms;
   if (owned->key) message.key = std::string_view(*owned->key);
   if (owned->value) message.value = std::string_view(*owned->value);
@@ -637,10 +646,15 @@ class StrictTransactionalProducer final : public kafka::TransactionalProducer {
     return Sticky(End(false));
   }
   void Poll() override {}
-  std::map<int32_t, int64_t> FirstOffsetsOfLastCommit(const std::string& topic) override {
+  std::map<base::Partition, base::Offset> FirstOffsetsOfLastCommit(
+      const std::string& topic) override {
     std::lock_guard lock(id_.cluster->mu);
+    std::map<base::Partition, base::Offset> first;
     const auto it = committed_.find(topic);
-    return it == committed_.end() ? std::map<int32_t, int64_t>{} : it->second;
+    if (it == committed_.end()) return first;
+    for (const auto& [p, offset] : it->second)
+      first.emplace(base::Partition(p), base::Offset(offset));
+    return first;
   }
 
  private:
@@ -740,7 +754,7 @@ KafkaError StrictTransactionalProducer::AddOffsets(
   // As librdkafka does: negative (logical) offsets are dropped, and with none left
   // nothing is sent, so the group coordinator checks nothing either.
   if (std::none_of(offsets.begin(), offsets.end(),
-                   [](const kafka::PartitionOffset& o) { return o.offset >= 0; })) {
+                   [](const kafka::PartitionOffset& o) { return !base::IsLogical(o.offset); })) {
     if (id_.crashed()) return Crashed();
     return unusable_ ? *unusable_ : KafkaError{};
   }
@@ -757,7 +771,7 @@ KafkaError StrictTransactionalProducer::AddOffsets(
   }
   auto& kept = id_.cluster->Ongoing(transactional_id_, timeout_).offsets[metadata->group_id];
   for (const auto& [partition, offset] : offsets) {
-    if (offset >= 0) kept[{std::string(topic), partition}] = offset;
+    if (!base::IsLogical(offset)) kept[{std::string(topic), partition.value()}] = offset.value();
   }
   return {};
 }
@@ -812,8 +826,9 @@ class StrictPartitionReader final : public kafka::PartitionReader {
   };
 
   // Where an assignment or seek starts; nullopt for an offset it cannot mean.
-  static std::optional<int64_t> Start(const StrictCluster::Partition& partition, int64_t offset) {
-    if (offset >= 0) return offset;
+  static std::optional<int64_t> Start(const StrictCluster::Partition& partition,
+                                      base::Offset offset) {
+    if (!base::IsLogical(offset)) return offset.value();
     if (offset == kafka::kOffsetBeginning) return partition.log_start;
     if (offset == kafka::kOffsetEnd) return partition.LastStableOffset();
     return std::nullopt;
@@ -841,12 +856,13 @@ KafkaError StrictPartitionReader::Assign(
   if (auto error = Check(Call::kReaderAssign)) return error;
   std::map<TopicPartition, Position> next;
   for (const auto& [topic, partition, offset] : partitions) {
-    const auto* log = id_.cluster->FindPartition(topic, partition);
-    if (log == nullptr) return UnknownPartition(ErrorKind::kFailed, topic, partition);
+    const auto* log = id_.cluster->FindPartition(topic, partition.value());
+    if (log == nullptr) return UnknownPartition(ErrorKind::kFailed, topic, partition.value());
     const auto start = Start(*log, offset);
     if (!start)
-      return Fail(ErrorKind::kFailed, "INVALID_ARG", "bad offset " + std::to_string(offset));
-    next[{topic, partition}] = Position{*start, std::nullopt};
+      return Fail(ErrorKind::kFailed, "INVALID_ARG",
+                  "bad offset " + std::to_string(offset.value()));
+    next[{topic, partition.value()}] = Position{*start, std::nullopt};
   }
   assigned_ = std::move(next);
   last_polled_.reset();
@@ -858,12 +874,12 @@ KafkaError StrictPartitionReader::Assign(
 KafkaError StrictPartitionReader::Seek(const kafka::TopicPartitionOffset& position) {
   std::lock_guard lock(id_.cluster->mu);
   if (auto error = Check(Call::kSeek)) return error;
-  const auto it = assigned_.find({position.topic, position.partition});
+  const auto it = assigned_.find({position.topic, position.partition.value()});
   if (it == assigned_.end()) {
     return Fail(ErrorKind::kFailed, "UNKNOWN_PARTITION", "seek on a partition not assigned");
   }
-  const auto start =
-      Start(*id_.cluster->FindPartition(position.topic, position.partition), position.offset);
+  const auto start = Start(*id_.cluster->FindPartition(position.topic, position.partition.value()),
+                           position.offset);
   if (!start) return Fail(ErrorKind::kFailed, "INVALID_ARG", "bad offset");
   it->second = Position{*start, std::nullopt};
   return {};
@@ -913,18 +929,18 @@ class StrictGroupConsumer final : public kafka::GroupConsumer {
   KafkaError Subscribe(kafka::RebalanceListener* listener) override;
   std::optional<Message> Poll(std::chrono::milliseconds) override;
   KafkaError IncrementalAssign(const std::vector<kafka::PartitionOffset>& partitions) override;
-  KafkaError IncrementalUnassign(const std::vector<int32_t>& partitions) override;
+  KafkaError IncrementalUnassign(const std::vector<base::Partition>& partitions) override;
   KafkaError Seek(const std::vector<kafka::PartitionOffset>& positions) override;
-  KafkaError Pause(const std::vector<int32_t>& partitions) override {
+  KafkaError Pause(const std::vector<base::Partition>& partitions) override {
     return SetPaused(partitions, true);
   }
-  KafkaError Resume(const std::vector<int32_t>& partitions) override {
+  KafkaError Resume(const std::vector<base::Partition>& partitions) override {
     return SetPaused(partitions, false);
   }
   bool AssignmentLost() override;
   std::unique_ptr<kafka::GroupMetadata> Metadata() override;
-  int64_t CachedHighWatermark(int32_t partition) override;
-  KafkaError QueryWatermarks(int32_t partition, int64_t& low, int64_t& high,
+  base::Offset CachedHighWatermark(base::Partition partition) override;
+  KafkaError QueryWatermarks(base::Partition partition, base::Offset& low, base::Offset& high,
                              std::chrono::milliseconds) override;
   void Close() override;
 
@@ -941,7 +957,7 @@ class StrictGroupConsumer final : public kafka::GroupConsumer {
   // A rebalance callback, taken under the mutex and run without it.
   struct Callback {
     enum Kind : uint8_t { kNone, kLost, kRevoked, kAssigned } kind = kNone;
-    std::vector<int32_t> partitions;
+    std::vector<base::Partition> partitions;
     kafka::RebalanceListener* listener = nullptr;
   };
 
@@ -952,13 +968,13 @@ class StrictGroupConsumer final : public kafka::GroupConsumer {
   void Touch();
   Callback TakeCallback();
   void Run(const Callback& callback);
-  void AfterRevoked(const std::vector<int32_t>& partitions);
+  void AfterRevoked(const std::vector<base::Partition>& partitions);
   void AfterLost();
   std::optional<Message> NextMessage();
   std::optional<Message> NextFrom(int32_t partition, Fetch& fetch);
-  Fetch StartFetch(const StrictCluster::Partition& log, int64_t offset) const;
+  Fetch StartFetch(const StrictCluster::Partition& log, base::Offset offset) const;
   bool ResolveCommitted(const StrictCluster::Partition& log, int32_t partition, Fetch& fetch);
-  KafkaError SetPaused(const std::vector<int32_t>& partitions, bool paused);
+  KafkaError SetPaused(const std::vector<base::Partition>& partitions, bool paused);
   void Leave();
 
   const Identity id_;
@@ -1037,15 +1053,13 @@ StrictGroupConsumer::Callback StrictGroupConsumer::TakeCallback() {
   StrictCluster::Member* m = member();
   if (m == nullptr) return {};
   if (!m->revoke_pending.empty()) {
-    Callback callback{
-        Callback::kRevoked, {m->revoke_pending.begin(), m->revoke_pending.end()}, listener_};
+    Callback callback{Callback::kRevoked, Typed(m->revoke_pending), listener_};
     m->revoke_told.insert(m->revoke_pending.begin(), m->revoke_pending.end());
     m->revoke_pending.clear();
     return callback;
   }
   if (!m->assign_pending.empty()) {
-    Callback callback{
-        Callback::kAssigned, {m->assign_pending.begin(), m->assign_pending.end()}, listener_};
+    Callback callback{Callback::kAssigned, Typed(m->assign_pending), listener_};
     m->assign_pending.clear();
     return callback;
   }
@@ -1073,14 +1087,14 @@ void StrictGroupConsumer::Run(const Callback& callback) {
 // The member rejoins without the revoked partitions whatever the listener did (the
 // broker only sees what the member reports owning), which completes the first
 // cooperative phase: a new generation, and the partitions go to their new owner.
-void StrictGroupConsumer::AfterRevoked(const std::vector<int32_t>& partitions) {
+void StrictGroupConsumer::AfterRevoked(const std::vector<base::Partition>& partitions) {
   std::lock_guard lock(cluster().mu);
-  for (int32_t p : partitions) assigned_.erase(p);
+  for (base::Partition p : partitions) assigned_.erase(p.value());
   StrictCluster::Member* m = member();
   if (m == nullptr) return;  // expelled meanwhile: the partitions were freed with it
-  for (int32_t p : partitions) {
-    m->revoke_told.erase(p);
-    m->owned.erase(p);
+  for (base::Partition p : partitions) {
+    m->revoke_told.erase(p.value());
+    m->owned.erase(p.value());
   }
   cluster().BumpAndRebalance(group());
 }
@@ -1128,16 +1142,16 @@ std::optional<Message> StrictGroupConsumer::NextFrom(int32_t partition, Fetch& f
 }
 
 StrictGroupConsumer::Fetch StrictGroupConsumer::StartFetch(const StrictCluster::Partition& log,
-                                                           int64_t offset) const {
+                                                           base::Offset offset) const {
   Fetch fetch;
-  if (offset >= 0) {
-    fetch.position = offset;
+  if (!base::IsLogical(offset)) {
+    fetch.position = offset.value();
   } else if (offset == kafka::kOffsetBeginning) {
     fetch.position = log.log_start;
   } else if (offset == kafka::kOffsetEnd) {
     fetch.position = log.LastStableOffset();  // read_committed's end
   } else {
-    fetch.from_committed = offset;
+    fetch.from_committed = offset.value();
   }
   return fetch;
 }
@@ -1171,31 +1185,32 @@ KafkaError StrictGroupConsumer::IncrementalAssign(
   const StrictCluster::Member* m = member();
   std::map<int32_t, Fetch> added;
   for (const auto& [partition, offset] : partitions) {
-    const auto* log = cluster().FindPartition(spec_.topic, partition);
-    if (log == nullptr) return UnknownPartition(ErrorKind::kFailed, spec_.topic, partition);
-    if (m == nullptr || m->owned.count(partition) == 0) {
+    const auto* log = cluster().FindPartition(spec_.topic, partition.value());
+    if (log == nullptr) return UnknownPartition(ErrorKind::kFailed, spec_.topic, partition.value());
+    if (m == nullptr || m->owned.count(partition.value()) == 0) {
       return Fail(ErrorKind::kFailed, "NOT_OWNED",
-                  "partition " + std::to_string(partition) + " is not this member's");
+                  "partition " + std::to_string(partition.value()) + " is not this member's");
     }
-    if (assigned_.count(partition) > 0 || added.count(partition) > 0) {
+    if (assigned_.count(partition.value()) > 0 || added.count(partition.value()) > 0) {
       return Fail(ErrorKind::kFailed, "CONFLICT", "partition already assigned");
     }
-    added[partition] = StartFetch(*log, offset);
+    added[partition.value()] = StartFetch(*log, offset);
   }
   assigned_.merge(added);
   return {};
 }
 
-KafkaError StrictGroupConsumer::IncrementalUnassign(const std::vector<int32_t>& partitions) {
+KafkaError StrictGroupConsumer::IncrementalUnassign(
+    const std::vector<base::Partition>& partitions) {
   std::lock_guard lock(cluster().mu);
   if (auto error = Usable()) return error;
-  for (int32_t p : partitions) {
-    if (assigned_.count(p) == 0) {
+  for (base::Partition p : partitions) {
+    if (assigned_.count(p.value()) == 0) {
       return Fail(ErrorKind::kFailed, "INVALID_ARG",
-                  "partition " + std::to_string(p) + " is not in the current assignment");
+                  "partition " + std::to_string(p.value()) + " is not in the current assignment");
     }
   }
-  for (int32_t p : partitions) assigned_.erase(p);
+  for (base::Partition p : partitions) assigned_.erase(p.value());
   return {};
 }
 
@@ -1204,19 +1219,21 @@ KafkaError StrictGroupConsumer::Seek(const std::vector<kafka::PartitionOffset>& 
   if (auto error = Usable()) return error;
   if (auto injected = cluster().TakeInjection(Call::kSeek, id_.instance)) return *injected;
   for (const auto& [partition, offset] : positions) {
-    if (assigned_.count(partition) == 0) {
+    if (assigned_.count(partition.value()) == 0) {
       return Fail(ErrorKind::kFailed, "UNKNOWN_PARTITION", "seek on a partition not assigned");
     }
-    if (offset < 0 && offset != kafka::kOffsetBeginning && offset != kafka::kOffsetEnd) {
-      return Fail(ErrorKind::kFailed, "INVALID_ARG", "bad offset " + std::to_string(offset));
+    if (base::IsLogical(offset) && offset != kafka::kOffsetBeginning &&
+        offset != kafka::kOffsetEnd) {
+      return Fail(ErrorKind::kFailed, "INVALID_ARG",
+                  "bad offset " + std::to_string(offset.value()));
     }
   }
   for (const auto& [partition, offset] : positions) {
-    Fetch& fetch = assigned_[partition];
-    const auto& log = *cluster().FindPartition(spec_.topic, partition);
+    Fetch& fetch = assigned_[partition.value()];
+    const auto& log = *cluster().FindPartition(spec_.topic, partition.value());
     fetch.position = offset == kafka::kOffsetBeginning ? log.log_start
                      : offset == kafka::kOffsetEnd     ? log.LastStableOffset()
-                                                       : offset;
+                                                       : offset.value();
     fetch.from_committed.reset();
     fetch.lost_position.reset();
     fetch.stopped = false;
@@ -1225,11 +1242,14 @@ KafkaError StrictGroupConsumer::Seek(const std::vector<kafka::PartitionOffset>& 
 }
 
 // Partitions not assigned are ignored, as librdkafka only flags them per partition.
-KafkaError StrictGroupConsumer::SetPaused(const std::vector<int32_t>& partitions, bool paused) {
+KafkaError StrictGroupConsumer::SetPaused(const std::vector<base::Partition>& partitions,
+                                          bool paused) {
   std::lock_guard lock(cluster().mu);
   if (auto error = Usable()) return error;
-  for (int32_t p : partitions) {
-    if (const auto it = assigned_.find(p); it != assigned_.end()) it->second.paused = paused;
+  for (base::Partition p : partitions) {
+    if (const auto it = assigned_.find(p.value()); it != assigned_.end()) {
+      it->second.paused = paused;
+    }
   }
   return {};
 }
@@ -1250,27 +1270,27 @@ std::unique_ptr<kafka::GroupMetadata> StrictGroupConsumer::Metadata() {
   return std::make_unique<StrictGroupMetadata>(spec_.group_id, member_id_, generation);
 }
 
-int64_t StrictGroupConsumer::CachedHighWatermark(int32_t partition) {
+base::Offset StrictGroupConsumer::CachedHighWatermark(base::Partition partition) {
   std::lock_guard lock(cluster().mu);
-  if (id_.crashed()) return -1;
+  if (id_.crashed()) return base::Offset(-1);
   Touch();
-  const auto* log = cluster().FindPartition(spec_.topic, partition);
-  return log == nullptr ? -1 : log->HighWatermark();
+  const auto* log = cluster().FindPartition(spec_.topic, partition.value());
+  return base::Offset(log == nullptr ? -1 : log->HighWatermark());
 }
 
-KafkaError StrictGroupConsumer::QueryWatermarks(int32_t partition, int64_t& low, int64_t& high,
-                                                std::chrono::milliseconds) {
+KafkaError StrictGroupConsumer::QueryWatermarks(base::Partition partition, base::Offset& low,
+                                                base::Offset& high, std::chrono::milliseconds) {
   std::lock_guard lock(cluster().mu);
   if (auto error = Usable()) return error;
-  const auto* log = cluster().FindPartition(spec_.topic, partition);
-  if (log == nullptr) return UnknownPartition(ErrorKind::kFailed, spec_.topic, partition);
-  low = log->log_start;
-  high = log->LastStableOffset();  // read_committed asks for the stable end
+  const auto* log = cluster().FindPartition(spec_.topic, partition.value());
+  if (log == nullptr) return UnknownPartition(ErrorKind::kFailed, spec_.topic, partition.value());
+  low = base::Offset(log->log_start);
+  high = base::Offset(log->LastStableOffset());  // read_committed asks for the stable end
   return {};
 }
 
 void StrictGroupConsumer::Close() {
-  std::vector<int32_t> held;
+  std::vector<base::Partition> held;
   kafka::RebalanceListener* listener = nullptr;
   {
     std::lock_guard lock(cluster().mu);
@@ -1320,16 +1340,17 @@ class StrictClients final : public kafka::Clients {
     return std::unique_ptr<kafka::PlainProducer>(std::make_unique<StrictPlainProducer>(id_));
   }
   base::Result<std::map<std::string, int>> PartitionCounts(std::chrono::milliseconds) override;
-  base::Result<int64_t> HighWatermark(const std::string& topic, int32_t partition,
-                                      std::chrono::milliseconds) override;
-  base::Result<int64_t> LogStart(const std::string& topic, int32_t partition,
-                                 std::chrono::milliseconds) override {
+  base::Result<base::Offset> HighWatermark(const std::string& topic, base::Partition partition,
+                                           std::chrono::milliseconds) override;
+  base::Result<base::Offset> LogStart(const std::string& topic, base::Partition partition,
+                                      std::chrono::milliseconds) override {
     std::lock_guard lock(id_.cluster->mu);
     if (id_.crashed()) return base::KafkaFailure("crashed");
-    const auto* log = id_.cluster->FindPartition(topic, partition);
+    const auto* log = id_.cluster->FindPartition(topic, partition.value());
     if (log == nullptr)
-      return base::KafkaFailure(UnknownPartition(ErrorKind::kFailed, topic, partition).ToString());
-    return log->log_start;
+      return base::KafkaFailure(
+          UnknownPartition(ErrorKind::kFailed, topic, partition.value()).ToString());
+    return base::Offset(log->log_start);
   }
   std::optional<size_t> RetentionBytes(const std::string& topic) override {
     std::lock_guard lock(id_.cluster->mu);
@@ -1371,17 +1392,20 @@ base::Result<std::map<std::string, int>> StrictClients::PartitionCounts(std::chr
   return counts;
 }
 
-base::Result<int64_t> StrictClients::HighWatermark(const std::string& topic, int32_t partition,
-                                                   std::chrono::milliseconds) {
+base::Result<base::Offset> StrictClients::HighWatermark(const std::string& topic,
+                                                        base::Partition partition,
+                                                        std::chrono::milliseconds) {
   std::lock_guard lock(id_.cluster->mu);
   if (id_.crashed()) return base::KafkaFailure("crashed");
   if (auto injected = id_.cluster->TakeInjection(Call::kHighWatermark, id_.instance)) {
     return base::KafkaFailure(injected->ToString());
   }
-  const auto* log = id_.cluster->FindPartition(topic, partition);
-  if (log == nullptr)
-    return base::KafkaFailure(UnknownPartition(ErrorKind::kFailed, topic, partition).ToString());
-  return log->HighWatermark();
+  const auto* log = id_.cluster->FindPartition(topic, partition.value());
+  if (log == nullptr) {
+    return base::KafkaFailure(
+        UnknownPartition(ErrorKind::kFailed, topic, partition.value()).ToString());
+  }
+  return base::Offset(log->HighWatermark());
 }
 
 }  // namespace
@@ -1570,7 +1594,7 @@ KafkaError StrictKafka::ProduceForTest(const std::string& topic, int32_t partiti
   std::lock_guard lock(cluster_->mu);
   kafka::OutgoingRecord record;
   record.topic = topic;
-  record.partition = partition;
+  record.partition = base::Partition(partition);
   record.headers = std::move(headers);
   if (key) record.key = *key;
   if (value) record.value = *value;

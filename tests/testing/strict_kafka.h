@@ -40,6 +40,11 @@
 //   empty transaction never times out and commits trivially.
 // - A PartitionReader reports its partition's end again after a Seek.
 //
+// Its clients speak the interface's types (base::Partition, base::Offset); the
+// cluster's model inside and the test-facing methods below number partitions and
+// offsets with plain integers, as Kafka's protocol does, so that a test can write a
+// log position as a number.
+//
 // Test code only. Thread-safety: every method of StrictKafka and of every client it
 // creates may be called from any thread (one mutex guards the whole cluster). The
 // rebalance listener runs on the thread that polls, without the mutex held, so it

@@ -17,7 +17,7 @@ using kafka::MessageKind;
 using State = StrictKafka::StoredEntry::State;
 
 // What the service passes to IncrementalAssign to resume at the group's offset.
-constexpr int64_t kCommittedOffset = -1001;
+constexpr base::Offset kCommittedOffset{-1001};
 constexpr auto kTimeout = 1s;
 
 template <class T>
@@ -29,7 +29,7 @@ T Take(base::Result<T> result) {
 // A message as one line, so that tests compare whole deliveries.
 std::string Describe(const Message& message) {
   const std::string where =
-      std::to_string(message.partition) + "@" + std::to_string(message.offset);
+      std::to_string(message.partition.value()) + "@" + std::to_string(message.offset.value());
   switch (message.kind) {
     case MessageKind::kRecord:
       return where + " " + std::string(message.value.value_or("<null>"));
@@ -57,7 +57,7 @@ std::vector<std::string> Drain(Client& client) {
 kafka::OutgoingRecord Record(std::string_view topic, int32_t partition, std::string_view value) {
   kafka::OutgoingRecord record;
   record.topic = topic;
-  record.partition = partition;
+  record.partition = base::Partition(partition);
   record.value = value;
   return record;
 }
@@ -66,13 +66,13 @@ kafka::OutgoingRecord Record(std::string_view topic, int32_t partition, std::str
 // offset, unassign what is taken, and remember what happened.
 class Listener : public kafka::RebalanceListener {
  public:
-  void OnAssigned(const std::vector<int32_t>& partitions) override {
+  void OnAssigned(const std::vector<base::Partition>& partitions) override {
     events.push_back("assigned" + List(partitions));
     std::vector<kafka::PartitionOffset> offsets;
-    for (int32_t p : partitions) offsets.push_back({p, kCommittedOffset});
+    for (base::Partition p : partitions) offsets.push_back({p, kCommittedOffset});
     EXPECT_TRUE(consumer->IncrementalAssign(offsets).ok());
   }
-  void OnRevoked(const std::vector<int32_t>& partitions, bool lost) override {
+  void OnRevoked(const std::vector<base::Partition>& partitions, bool lost) override {
     events.push_back((lost ? "lost" : "revoked") + List(partitions));
     lost_during_callback = consumer->AssignmentLost();
     EXPECT_TRUE(consumer->IncrementalUnassign(partitions).ok());
@@ -83,9 +83,9 @@ class Listener : public kafka::RebalanceListener {
   bool lost_during_callback = false;
 
  private:
-  static std::string List(const std::vector<int32_t>& partitions) {
+  static std::string List(const std::vector<base::Partition>& partitions) {
     std::string s;
-    for (int32_t p : partitions) s += " " + std::to_string(p);
+    for (base::Partition p : partitions) s += " " + std::to_string(p.value());
     return s;
   }
 };
@@ -117,7 +117,7 @@ std::unique_ptr<kafka::PartitionReader> ReaderFrom(kafka::Clients& clients,
                                                    const std::string& topic, int32_t partition,
                                                    int64_t offset = 0) {
   auto reader = Take(clients.NewPartitionReader("test"));
-  EXPECT_TRUE(reader->Assign({{topic, partition, offset}}).ok());
+  EXPECT_TRUE(reader->Assign({{topic, base::Partition(partition), base::Offset(offset)}}).ok());
   return reader;
 }
 
@@ -233,7 +233,7 @@ TEST(StrictKafka, ReadCommittedReaderStopsAtTheLastStableOffsetAndGoesOnOnceItCo
   kafka.ProduceForTest("log", 0, std::nullopt, "behind the transaction");
   EXPECT_EQ(kafka.HighWatermark("log", 0), 3);
   EXPECT_EQ(kafka.LastStableOffset("log", 0), 1);
-  auto reader = ReaderFrom(*clients, "log", 0, kafka::kOffsetBeginning);
+  auto reader = ReaderFrom(*clients, "log", 0, kafka::kOffsetBeginning.value());
 
   EXPECT_EQ(Drain(*reader), (std::vector<std::string>{"0@0 before", "0@1 end"}));
   ASSERT_TRUE(producer->CommitTransaction(kTimeout).ok());
@@ -265,7 +265,10 @@ TEST(StrictKafka, PartitionEndComesAtTheLastStableOffsetAndAgainOnlyAfterItMoves
   auto clients = kafka.ClientsFor("a");
   kafka.ProduceForTest("log", 0, std::nullopt, "a");
   auto reader = Take(clients->NewPartitionReader("test"));
-  ASSERT_TRUE(reader->Assign({{"log", 0, 0}, {"log", 1, 0}}).ok());
+  ASSERT_TRUE(reader
+                  ->Assign({{"log", base::Partition(0), base::Offset(0)},
+                            {"log", base::Partition(1), base::Offset(0)}})
+                  .ok());
 
   EXPECT_EQ(Drain(*reader), (std::vector<std::string>{"0@0 a", "1@0 end", "0@1 end"}));
   EXPECT_TRUE(Drain(*reader).empty()) << "an end is reported once";
@@ -275,7 +278,7 @@ TEST(StrictKafka, PartitionEndComesAtTheLastStableOffsetAndAgainOnlyAfterItMoves
   EXPECT_TRUE(Drain(*reader).empty()) << "the end has not moved: the transaction pins it";
   ASSERT_TRUE(producer->AbortTransaction(kTimeout).ok());
   EXPECT_EQ(Drain(*reader), std::vector<std::string>{"0@3 end"});
-  ASSERT_TRUE(reader->Seek({"log", 0, 0}).ok());
+  ASSERT_TRUE(reader->Seek({"log", base::Partition(0), base::Offset(0)}).ok());
   EXPECT_EQ(Drain(*reader), (std::vector<std::string>{"0@0 a", "0@3 end"}));
 }
 
@@ -322,7 +325,10 @@ TEST(StrictKafka, TheFirstMemberIsOfferedEveryPartitionAndConsumesReadCommitted)
   EXPECT_EQ(Drain(*a.consumer),
             (std::vector<std::string>{"0@-1001 out-of-range", "1@-1001 out-of-range"}));
   EXPECT_EQ(a.listener->events, std::vector<std::string>{"assigned 0 1"});
-  ASSERT_TRUE(a.consumer->Seek({{0, kafka::kOffsetBeginning}, {1, 0}}).ok());
+  ASSERT_TRUE(a.consumer
+                  ->Seek({{base::Partition(0), kafka::kOffsetBeginning},
+                          {base::Partition(1), base::Offset(0)}})
+                  .ok());
   EXPECT_EQ(Drain(*a.consumer), (std::vector<std::string>{"0@0 x", "1@0 y"}));
   EXPECT_EQ(kafka.Owners("counting"), (std::map<int32_t, std::string>{{0, "a"}, {1, "a"}}));
 }
@@ -346,7 +352,8 @@ TEST(StrictKafka, CooperativeRebalanceHandsAPartitionToTheNewMemberOnlyAfterTheO
   EXPECT_EQ(kafka.Owners("counting"), (std::map<int32_t, std::string>{{0, "a"}, {1, "b"}}));
   Drain(*b.consumer);
   EXPECT_EQ(b.listener->events, std::vector<std::string>{"assigned 1"});
-  EXPECT_EQ(a.consumer->IncrementalAssign({{1, 0}}).code, "NOT_OWNED");
+  EXPECT_EQ(a.consumer->IncrementalAssign({{base::Partition(1), base::Offset(0)}}).code,
+            "NOT_OWNED");
 }
 
 TEST(StrictKafka, AssignmentIsBalancedAndSticky) {
@@ -434,7 +441,7 @@ TEST(StrictKafka, ACrashedInstancesMemberKeepsItsPartitionsUntilItsSessionTimesO
   Drain(*a.consumer);
   kafka.Crash("a");
   Member b = Subscribed(*kafka.ClientsFor("b"));
-  EXPECT_EQ(a.consumer->Seek({{0, 0}}).code, "crashed");
+  EXPECT_EQ(a.consumer->Seek({{base::Partition(0), base::Offset(0)}}).code, "crashed");
   a.consumer.reset();  // its destruction must not leave the group
 
   kafka.Advance(5s);
@@ -452,13 +459,13 @@ TEST(StrictKafka, RetentionMakesAGroupConsumerReportOffsetOutOfRange) {
   for (const char* value : {"a", "b", "c"}) kafka.ProduceForTest("input", 0, std::nullopt, value);
   Member m = Subscribed(*kafka.ClientsFor("a"));
   Drain(*m.consumer);
-  ASSERT_TRUE(m.consumer->Seek({{0, 1}}).ok());
+  ASSERT_TRUE(m.consumer->Seek({{base::Partition(0), base::Offset(1)}}).ok());
   ASSERT_TRUE(kafka.DeleteRecordsBefore("input", 0, 2).ok());
 
   EXPECT_EQ(Drain(*m.consumer), std::vector<std::string>{"0@1 out-of-range"});
   kafka.ProduceForTest("input", 0, std::nullopt, "d");
   EXPECT_TRUE(Drain(*m.consumer).empty()) << "stopped until sought";
-  ASSERT_TRUE(m.consumer->Seek({{0, kafka::kOffsetBeginning}}).ok());
+  ASSERT_TRUE(m.consumer->Seek({{base::Partition(0), kafka::kOffsetBeginning}}).ok());
   EXPECT_EQ(Drain(*m.consumer), (std::vector<std::string>{"0@2 c", "0@3 d"}));
 }
 
@@ -468,10 +475,10 @@ TEST(StrictKafka, PausedPartitionsDeliverNothingAndKeepTheirPosition) {
   kafka.ProduceForTest("input", 0, std::nullopt, "a");
   Member m = Subscribed(*kafka.ClientsFor("a"));
   Drain(*m.consumer);
-  ASSERT_TRUE(m.consumer->Seek({{0, 0}}).ok());
-  ASSERT_TRUE(m.consumer->Pause({0}).ok());
+  ASSERT_TRUE(m.consumer->Seek({{base::Partition(0), base::Offset(0)}}).ok());
+  ASSERT_TRUE(m.consumer->Pause({base::Partition(0)}).ok());
   EXPECT_TRUE(Drain(*m.consumer).empty());
-  ASSERT_TRUE(m.consumer->Resume({0}).ok());
+  ASSERT_TRUE(m.consumer->Resume({base::Partition(0)}).ok());
   EXPECT_EQ(Drain(*m.consumer), std::vector<std::string>{"0@0 a"});
 }
 
@@ -489,7 +496,8 @@ struct Pipeline {
     EXPECT_TRUE(producer->Produce(Record("out", 0, "result")).ok());
   }
   KafkaError SendOffsets(const kafka::GroupMetadata& metadata) {
-    return producer->SendOffsets("input", {{0, 5}}, metadata, kTimeout);
+    return producer->SendOffsets("input", {{base::Partition(0), base::Offset(5)}}, metadata,
+                                 kTimeout);
   }
 
   std::unique_ptr<kafka::Clients> clients;
@@ -537,9 +545,10 @@ TEST(StrictKafka, SendOffsetsWithOnlyLogicalOffsetsSendsNothingSoNothingIsChecke
   kafka.Advance(11s);  // expelled: real offsets would be refused
   kafka.Thaw("a");
 
-  EXPECT_TRUE(
-      pipeline.producer->SendOffsets("input", {{0, kafka::kOffsetBeginning}}, *metadata, kTimeout)
-          .ok());
+  EXPECT_TRUE(pipeline.producer
+                  ->SendOffsets("input", {{base::Partition(0), kafka::kOffsetBeginning}}, *metadata,
+                                kTimeout)
+                  .ok());
   EXPECT_TRUE(pipeline.producer->CommitTransaction(kTimeout).ok());
   EXPECT_EQ(kafka.CommittedOffset("counting", "input", 0), std::nullopt);
 }
@@ -586,9 +595,9 @@ TEST(StrictKafka, InjectedErrorsAreReturnedTheGivenNumberOfTimes) {
   auto clients = kafka.ClientsFor("a");
   kafka.InjectError(StrictKafka::Call::kHighWatermark,
                     {ErrorKind::kRetriable, "REQUEST_TIMED_OUT", ""}, 2);
-  EXPECT_FALSE(clients->HighWatermark("out", 0, kTimeout).ok());
-  EXPECT_FALSE(clients->HighWatermark("out", 0, kTimeout).ok());
-  EXPECT_TRUE(clients->HighWatermark("out", 0, kTimeout).ok());
+  EXPECT_FALSE(clients->HighWatermark("out", base::Partition(0), kTimeout).ok());
+  EXPECT_FALSE(clients->HighWatermark("out", base::Partition(0), kTimeout).ok());
+  EXPECT_TRUE(clients->HighWatermark("out", base::Partition(0), kTimeout).ok());
 
   auto producer = Initialized(*clients, "t");
   kafka.InjectError(StrictKafka::Call::kBeginTransaction,

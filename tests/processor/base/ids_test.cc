@@ -20,6 +20,34 @@ TEST(StrongNumber, NeitherMixesWithTheOtherKindNorWithPlainIntegers) {
   EXPECT_FALSE((std::is_constructible_v<Seq, Epoch>));
 }
 
+TEST(StrongNumber, KeepsPartitionsAndOffsetsApart) {
+  EXPECT_FALSE((std::is_convertible_v<int32_t, Partition>));
+  EXPECT_FALSE((std::is_convertible_v<Partition, int32_t>));
+  EXPECT_FALSE((std::is_convertible_v<int64_t, Offset>));
+  EXPECT_FALSE((std::is_constructible_v<Offset, Partition>));
+  EXPECT_FALSE((std::is_constructible_v<Partition, Offset>));
+  EXPECT_FALSE((std::equality_comparable_with<Partition, Offset>));
+  EXPECT_FALSE((std::equality_comparable_with<Offset, int64_t>));
+}
+
+TEST(StrongNumber, MeasuresTheDistanceBetweenTwoOffsets) {
+  EXPECT_EQ(Offset(120).Since(Offset(100)), 20);
+  EXPECT_EQ(Offset(100).Since(Offset(120)), -20);
+  EXPECT_EQ(Offset(5).Since(Offset(5)), 0);
+}
+
+TEST(Offset, IsLogicalOnlyWhenNegative) {
+  EXPECT_TRUE(IsLogical(Offset(-1)));
+  EXPECT_TRUE(IsLogical(Offset(-2)));
+  EXPECT_FALSE(IsLogical(Offset(0)));
+  EXPECT_FALSE(IsLogical(Offset(42)));
+}
+
+TEST(Partition, AllPartitionsListsZeroToCountMinusOne) {
+  EXPECT_EQ(AllPartitions(3), (std::vector<Partition>{Partition(0), Partition(1), Partition(2)}));
+  EXPECT_TRUE(AllPartitions(0).empty());
+}
+
 TEST(StrongNumber, StartsAtZeroAndSteps) {
   EXPECT_EQ(Epoch().value(), 0u);
   EXPECT_EQ(Epoch(7).Next(), Epoch(8));

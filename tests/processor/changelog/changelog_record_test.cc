@@ -43,11 +43,11 @@ using oncecount::testing::WithField;
 
 BatchRecord SampleBatch() {
   BatchRecord b;
-  b.partition = 7;
+  b.partition = base::Partition(7);
   b.epoch = base::Epoch(3);
   b.seq = base::Seq(42);
-  b.input_from = 1000;
-  b.input_to = 1017;
+  b.input_from = base::Offset(1000);
+  b.input_to = base::Offset(1017);
   b.sealed_at_ms = 1'700'000'001'234;
   b.claim = 0xfeedface12345678;
   b.segments = {{1'700'000'000'000, {0x0123456789abcdefULL, 1, 0xffffffffffffffffULL}},
@@ -82,38 +82,46 @@ TEST(ChangelogRecord, RoundTripsABatch) {
 
 TEST(ChangelogRecord, RoundTripsAnEmptyBatch) {
   BatchRecord batch;
-  batch.partition = 0;
+  batch.partition = base::Partition(0);
   batch.epoch = base::Epoch(1);
   batch.seq = base::Seq(1);
-  batch.input_from = 5;
-  batch.input_to = 5;
+  batch.input_from = base::Offset(5);
+  batch.input_to = base::Offset(5);
   EXPECT_EQ(DecodedAs<BatchRecord>(Encoded(batch)), batch);
 }
 
 TEST(ChangelogRecord, RoundTripsAClaim) {
-  const ClaimRecord claim{12, base::Epoch(9), base::Seq(123456789)};
+  const ClaimRecord claim{base::Partition(12), base::Epoch(9), base::Seq(123456789)};
   EXPECT_EQ(DecodedAs<ClaimRecord>(Encoded(claim)), claim);
 }
 
 TEST(ChangelogRecord, RoundTripsASnapshotChunk) {
-  const SnapshotChunk chunk{
-      3, base::Epoch(2), base::Seq(40), 1, 3, std::string("\0snapshot\xff bytes", 16)};
+  const SnapshotChunk chunk{base::Partition(3),
+                            base::Epoch(2),
+                            base::Seq(40),
+                            1,
+                            3,
+                            std::string("\0snapshot\xff bytes", 16)};
   EXPECT_EQ(DecodedAs<SnapshotChunk>(Encoded(chunk)), chunk);
 }
 
 TEST(ChangelogRecord, RoundTripsASnapshotChunkOfTheFullChunkSize) {
-  SnapshotChunk chunk{
-      1, base::Epoch(1), base::Seq(1), 0, 1, std::string(kSnapshotChunkBytes, '\x5a')};
+  SnapshotChunk chunk{base::Partition(1),
+                      base::Epoch(1),
+                      base::Seq(1),
+                      0,
+                      1,
+                      std::string(kSnapshotChunkBytes, '\x5a')};
   EXPECT_EQ(DecodedAs<SnapshotChunk>(Encoded(chunk)), chunk);
 }
 
 TEST(ChangelogRecord, RoundTripsANegativePartitionAndExtremeValues) {
   BatchRecord batch;
-  batch.partition = -1;
+  batch.partition = base::Partition(-1);
   batch.epoch = base::Epoch(std::numeric_limits<uint64_t>::max());
   batch.seq = base::Seq(std::numeric_limits<uint64_t>::max());
-  batch.input_from = std::numeric_limits<int64_t>::min();
-  batch.input_to = std::numeric_limits<int64_t>::max();
+  batch.input_from = base::Offset(std::numeric_limits<int64_t>::min());
+  batch.input_to = base::Offset(std::numeric_limits<int64_t>::max());
   batch.segments = {{std::numeric_limits<int64_t>::min(), {0}}};
   batch.counters = {{"c", std::numeric_limits<int64_t>::min()}};
   batch.stats.dead_lettered[6] = std::numeric_limits<uint64_t>::max();
@@ -121,7 +129,7 @@ TEST(ChangelogRecord, RoundTripsANegativePartitionAndExtremeValues) {
 }
 
 TEST(ChangelogRecord, AppendsToWhatTheOutputAlreadyHolds) {
-  const ClaimRecord claim{1, base::Epoch(2), base::Seq(3)};
+  const ClaimRecord claim{base::Partition(1), base::Epoch(2), base::Seq(3)};
   std::string out = "prefix";
   EncodeRecord(claim, out);
   ASSERT_EQ(out.substr(0, 6), "prefix");
@@ -133,7 +141,7 @@ TEST(ChangelogRecord, AppendsToWhatTheOutputAlreadyHolds) {
 // existing changelog and needs a new format version.
 TEST(ChangelogRecord, PinsTheBytesOfAClaim) {
   const std::string bytes =
-      Encoded(ClaimRecord{3, base::Epoch(2), base::Seq(5), 0x1122334455667788});
+      Encoded(ClaimRecord{base::Partition(3), base::Epoch(2), base::Seq(5), 0x1122334455667788});
   EXPECT_EQ(Hex(bytes),
             "4f43434c"          // 0: magic "OCCL"
             "0300"              // 4: format version 3
@@ -161,12 +169,12 @@ TEST(ChangelogRecord, PinsTheBytesOfAClaim) {
 
 TEST(ChangelogRecord, PinsTheBytesOfABatch) {
   BatchRecord batch;
-  batch.partition = 1;
+  batch.partition = base::Partition(1);
   batch.epoch = base::Epoch(2);
   batch.seq = base::Seq(3);
   batch.claim = 0xc1;
-  batch.input_from = 10;
-  batch.input_to = 12;
+  batch.input_from = base::Offset(10);
+  batch.input_to = base::Offset(12);
   batch.sealed_at_ms = 2000;
   batch.segments = {{1000, {0xab}}};
   batch.counters = {{"a", 5}};
@@ -229,7 +237,8 @@ TEST(ChangelogRecord, ReadsTheClaimsAndBatchesOfFormat2) {
       "0200000000000000"
       "0500000000000000"
       "4d7178660b4c2b59");
-  EXPECT_EQ(DecodedAs<ClaimRecord>(claim), (ClaimRecord{3, base::Epoch(2), base::Seq(5), 0}));
+  EXPECT_EQ(DecodedAs<ClaimRecord>(claim),
+            (ClaimRecord{base::Partition(3), base::Epoch(2), base::Seq(5), 0}));
 
   const std::string batch = FromHex(
       "4f43434c"
@@ -265,8 +274,8 @@ TEST(ChangelogRecord, ReadsTheClaimsAndBatchesOfFormat2) {
   EXPECT_EQ(decoded.epoch.value(), 2u);
   EXPECT_EQ(decoded.seq.value(), 3u);
   EXPECT_EQ(decoded.claim, 0u);
-  EXPECT_EQ(decoded.input_from, 10);
-  EXPECT_EQ(decoded.input_to, 12);
+  EXPECT_EQ(decoded.input_from.value(), 10);
+  EXPECT_EQ(decoded.input_to.value(), 12);
   EXPECT_EQ(decoded.sealed_at_ms, 2000);
   EXPECT_EQ(decoded.counters, (std::vector<CounterUpdate>{{"a", 5}}));
   EXPECT_EQ(decoded.stats.dead_lettered[2], 1u);
@@ -292,7 +301,7 @@ TEST(ChangelogRecord, ReportsAChecksumMismatch) {
 }
 
 TEST(ChangelogRecord, RejectsAWrongMagic) {
-  std::string bad = Encoded(ClaimRecord{1, base::Epoch(1), base::Seq(1)});
+  std::string bad = Encoded(ClaimRecord{base::Partition(1), base::Epoch(1), base::Seq(1)});
   bad[0] = 'X';
   Reseal(bad);
   const auto decoded = DecodeRecord(bad);
@@ -310,8 +319,8 @@ TEST(ChangelogRecord, RejectsAnotherFormatVersion) {
 
 TEST(ChangelogRecord, RejectsAnUnknownRecordType) {
   for (uint64_t type : {0, 4, 255}) {
-    const auto decoded = DecodeRecord(
-        WithField(Encoded(ClaimRecord{1, base::Epoch(1), base::Seq(1)}), kTypeAt, 1, type));
+    const auto decoded = DecodeRecord(WithField(
+        Encoded(ClaimRecord{base::Partition(1), base::Epoch(1), base::Seq(1)}), kTypeAt, 1, type));
     ASSERT_FALSE(decoded.ok()) << type;
     EXPECT_TRUE(Mentions(decoded.message(), "unknown type"));
   }
@@ -319,8 +328,9 @@ TEST(ChangelogRecord, RejectsAnUnknownRecordType) {
 
 TEST(ChangelogRecord, RejectsEveryTruncation) {
   for (const Record& record :
-       {Record{SampleBatch()}, Record{ClaimRecord{1, base::Epoch(2), base::Seq(3)}},
-        Record{SnapshotChunk{1, base::Epoch(2), base::Seq(3), 0, 2, "abc"}}}) {
+       {Record{SampleBatch()},
+        Record{ClaimRecord{base::Partition(1), base::Epoch(2), base::Seq(3)}},
+        Record{SnapshotChunk{base::Partition(1), base::Epoch(2), base::Seq(3), 0, 2, "abc"}}}) {
     const std::string good = Encoded(record);
     for (size_t n = 0; n < good.size(); ++n) {
       EXPECT_FALSE(DecodeRecord(std::string_view(good).substr(0, n)).ok()) << n;
@@ -340,8 +350,9 @@ TEST(ChangelogRecord, RejectsATruncatedBodyEvenWithAValidChecksum) {
 
 TEST(ChangelogRecord, RejectsTrailingBytesAfterAnyBody) {
   for (const Record& record :
-       {Record{SampleBatch()}, Record{ClaimRecord{1, base::Epoch(2), base::Seq(3)}},
-        Record{SnapshotChunk{1, base::Epoch(2), base::Seq(3), 0, 2, "abc"}}}) {
+       {Record{SampleBatch()},
+        Record{ClaimRecord{base::Partition(1), base::Epoch(2), base::Seq(3)}},
+        Record{SnapshotChunk{base::Partition(1), base::Epoch(2), base::Seq(3), 0, 2, "abc"}}}) {
     const std::string good = Encoded(record);
     std::string bad =
         good.substr(0, good.size() - kChecksumBytes) + "junk" + std::string(kChecksumBytes, '\0');
@@ -352,7 +363,7 @@ TEST(ChangelogRecord, RejectsTrailingBytesAfterAnyBody) {
 
 TEST(ChangelogRecord, RejectsAnOversizeRecord) {
   const SnapshotChunk chunk{
-      1, base::Epoch(1), base::Seq(1), 0, 1, std::string(kMaxRecordBytes, 'z')};
+      base::Partition(1), base::Epoch(1), base::Seq(1), 0, 1, std::string(kMaxRecordBytes, 'z')};
   const auto decoded = DecodeRecord(Encoded(chunk));
   ASSERT_FALSE(decoded.ok());
   EXPECT_TRUE(Mentions(decoded.message(), "too large"));
@@ -360,20 +371,21 @@ TEST(ChangelogRecord, RejectsAnOversizeRecord) {
 
 TEST(ChangelogRecord, RejectsASnapshotChunkWhoseIndexIsNotBelowItsCount) {
   for (const auto& [index, count] : {std::pair<uint32_t, uint32_t>{2, 2}, {3, 2}, {0, 0}}) {
-    const auto decoded =
-        DecodeRecord(Encoded(SnapshotChunk{1, base::Epoch(1), base::Seq(1), index, count, "x"}));
+    const auto decoded = DecodeRecord(Encoded(
+        SnapshotChunk{base::Partition(1), base::Epoch(1), base::Seq(1), index, count, "x"}));
     ASSERT_FALSE(decoded.ok()) << index << "/" << count;
     EXPECT_TRUE(Mentions(decoded.message(), "snapshot chunk"));
   }
-  EXPECT_TRUE(
-      DecodeRecord(Encoded(SnapshotChunk{1, base::Epoch(1), base::Seq(1), 1, 2, "x"})).ok());
+  EXPECT_TRUE(DecodeRecord(Encoded(SnapshotChunk{base::Partition(1), base::Epoch(1), base::Seq(1),
+                                                 1, 2, "x"}))
+                  .ok());
 }
 
 TEST(ChangelogRecord, RejectsABatchWhoseInputRangeEndsBeforeItStarts) {
   BatchRecord batch;
   batch.seq = base::Seq(1);
-  batch.input_from = 10;
-  batch.input_to = 9;
+  batch.input_from = base::Offset(10);
+  batch.input_to = base::Offset(9);
   const auto decoded = DecodeRecord(Encoded(batch));
   ASSERT_FALSE(decoded.ok());
   EXPECT_TRUE(Mentions(decoded.message(), "input range"));
@@ -430,7 +442,8 @@ TEST(ChangelogRecord, RejectsACounterNameLongerThanTheLimitOrTheRecord) {
 }
 
 TEST(ChangelogRecord, RejectsASnapshotChunkLengthTheBytesCannotHold) {
-  const std::string good = Encoded(SnapshotChunk{1, base::Epoch(1), base::Seq(1), 0, 1, "abc"});
+  const std::string good =
+      Encoded(SnapshotChunk{base::Partition(1), base::Epoch(1), base::Seq(1), 0, 1, "abc"});
   const size_t length_at = kHeaderBytes + 8;  // after index and count
   ASSERT_EQ(Le(good, length_at, 4), 3u);
   EXPECT_FALSE(DecodeRecord(WithField(good, length_at, 4, 0xffffffff)).ok());

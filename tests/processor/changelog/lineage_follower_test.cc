@@ -15,7 +15,7 @@ namespace {
 
 using Step = LineageFollower::Step;
 
-constexpr int32_t kPartition = 2;
+constexpr base::Partition kPartition{2};
 
 BatchRecord Batch(uint64_t epoch, uint64_t seq, uint64_t claim = 0) {
   BatchRecord b;
@@ -23,8 +23,8 @@ BatchRecord Batch(uint64_t epoch, uint64_t seq, uint64_t claim = 0) {
   b.epoch = base::Epoch(epoch);
   b.seq = base::Seq(seq);
   b.claim = claim;
-  b.input_from = static_cast<int64_t>(seq * 10);
-  b.input_to = static_cast<int64_t>(seq * 10 + 10);
+  b.input_from = base::Offset(static_cast<int64_t>(seq * 10));
+  b.input_to = base::Offset(static_cast<int64_t>(seq * 10 + 10));
   return b;
 }
 

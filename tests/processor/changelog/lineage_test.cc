@@ -12,7 +12,7 @@
 namespace oncecount::changelog {
 namespace {
 
-constexpr int32_t kPartition = 4;
+constexpr base::Partition kPartition{4};
 
 // A batch whose content identifies it: its input range follows its seq and one
 // counter holds its epoch, so a plan's batches can be told apart.
@@ -21,8 +21,8 @@ BatchRecord Batch(uint64_t epoch, uint64_t seq) {
   b.partition = kPartition;
   b.epoch = base::Epoch(epoch);
   b.seq = base::Seq(seq);
-  b.input_from = static_cast<int64_t>(seq * 10);
-  b.input_to = static_cast<int64_t>(seq * 10 + 10);
+  b.input_from = base::Offset(static_cast<int64_t>(seq * 10));
+  b.input_to = base::Offset(static_cast<int64_t>(seq * 10 + 10));
   b.segments = {{static_cast<int64_t>(seq), {seq * 1000 + epoch}}};
   b.counters = {{"epoch", static_cast<int64_t>(epoch)}};
   b.stats.applied = 1;

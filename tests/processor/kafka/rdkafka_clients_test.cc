@@ -35,7 +35,7 @@ class RdKafkaClientsTest : public ::testing::Test {
     return std::move(made).value();
   }
 
-  static void Produce(TransactionalProducer& p, int32_t partition, std::string_view value) {
+  static void Produce(TransactionalProducer& p, base::Partition partition, std::string_view value) {
     EXPECT_FALSE(p.Produce({"log", partition, std::nullopt, value, {}}));
   }
 
@@ -47,27 +47,29 @@ TEST_F(RdKafkaClientsTest, TellsWhereTheRecordsOfTheLastCommittedTransactionWent
   std::unique_ptr<TransactionalProducer> p = Producer();
   ASSERT_NE(p, nullptr);
   ASSERT_FALSE(p->BeginTransaction());
-  for (int i = 0; i < 3; ++i) Produce(*p, 0, "before");
+  for (int i = 0; i < 3; ++i) Produce(*p, base::Partition(0), "before");
   ASSERT_FALSE(p->CommitTransaction(30s));
-  EXPECT_EQ(p->FirstOffsetsOfLastCommit("log"), (std::map<int32_t, int64_t>{{0, 0}}));
+  EXPECT_EQ(p->FirstOffsetsOfLastCommit("log"),
+            (std::map<base::Partition, base::Offset>{{base::Partition(0), base::Offset(0)}}));
 
   // The next records go to the ends (a real broker's commit marker took an offset
   // after the three records; the embedded cluster writes none).
-  auto end0 = clients_->HighWatermark("log", 0, 10s);
+  auto end0 = clients_->HighWatermark("log", base::Partition(0), 10s);
   ASSERT_TRUE(end0.ok()) << end0.error();
-  EXPECT_GE(end0.value(), 3);
+  EXPECT_GE(end0.value(), base::Offset(3));
   ASSERT_FALSE(p->BeginTransaction());
   EXPECT_TRUE(p->FirstOffsetsOfLastCommit("log").empty()) << "a new transaction clears them";
-  Produce(*p, 0, "a");
-  Produce(*p, 0, "b");
-  Produce(*p, 1, "c");
+  Produce(*p, base::Partition(0), "a");
+  Produce(*p, base::Partition(0), "b");
+  Produce(*p, base::Partition(1), "c");
   ASSERT_FALSE(p->CommitTransaction(30s));
   EXPECT_EQ(p->FirstOffsetsOfLastCommit("log"),
-            (std::map<int32_t, int64_t>{{0, end0.value()}, {1, 0}}));
+            (std::map<base::Partition, base::Offset>{{base::Partition(0), end0.value()},
+                                                     {base::Partition(1), base::Offset(0)}}));
   EXPECT_TRUE(p->FirstOffsetsOfLastCommit("other").empty());
 
   ASSERT_FALSE(p->BeginTransaction());
-  Produce(*p, 1, "aborted");
+  Produce(*p, base::Partition(1), "aborted");
   ASSERT_FALSE(p->AbortTransaction(30s));
   EXPECT_TRUE(p->FirstOffsetsOfLastCommit("log").empty()) << "an abort commits nothing";
 }
@@ -76,14 +78,14 @@ TEST_F(RdKafkaClientsTest, TellsAPartitionsStartAndEnd) {
   std::unique_ptr<TransactionalProducer> p = Producer();
   ASSERT_NE(p, nullptr);
   ASSERT_FALSE(p->BeginTransaction());
-  Produce(*p, 1, "x");
+  Produce(*p, base::Partition(1), "x");
   ASSERT_FALSE(p->CommitTransaction(30s));
-  auto start = clients_->LogStart("log", 1, 10s);
-  auto end = clients_->HighWatermark("log", 1, 10s);
+  auto start = clients_->LogStart("log", base::Partition(1), 10s);
+  auto end = clients_->HighWatermark("log", base::Partition(1), 10s);
   ASSERT_TRUE(start.ok()) << start.error();
   ASSERT_TRUE(end.ok()) << end.error();
-  EXPECT_EQ(start.value(), 0);
-  EXPECT_GE(end.value(), 1);  // the record (and on a real broker, the commit marker)
+  EXPECT_EQ(start.value(), base::Offset(0));
+  EXPECT_GE(end.value(), base::Offset(1));  // the record (and on a real broker, the commit marker)
 }
 
 }  // namespace

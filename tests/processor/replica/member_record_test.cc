@@ -19,7 +19,7 @@ MemberRecord Sample() {
   MemberRecord m;
   m.instance_id = "a";
   m.api_url = "http://h:1";
-  m.actives = {0, 3};
+  m.actives = {base::Partition(0), base::Partition(3)};
   m.standby_replicas = 1;
   m.sent_at_ms = 1000;
   return m;

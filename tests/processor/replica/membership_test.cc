@@ -12,8 +12,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-MemberRecord Heartbeat(const std::string& id, std::vector<int32_t> actives, int64_t sent_at = 0,
-                       bool leaving = false) {
+MemberRecord Heartbeat(const std::string& id, std::vector<base::Partition> actives,
+                       int64_t sent_at = 0, bool leaving = false) {
   MemberRecord m;
   m.instance_id = id;
   m.api_url = "http://" + id;
@@ -36,27 +36,27 @@ TEST(Membership, CountsItselfAndWhoeverWasHeardWithinTheTimeout) {
 
 TEST(Membership, TakesTheActiveFromTheNewestLiveRecordThatListsTheShard) {
   Membership m("x", 5000ms);
-  m.Observe(Heartbeat("a", {0, 1}, 100), 100);
-  EXPECT_EQ(m.ActiveOf(1, 200), "a");
-  EXPECT_EQ(m.ActiveOf(2, 200), "");
+  m.Observe(Heartbeat("a", {base::Partition(0), base::Partition(1)}, 100), 100);
+  EXPECT_EQ(m.ActiveOf(base::Partition(1), 200), "a");
+  EXPECT_EQ(m.ActiveOf(base::Partition(2), 200), "");
   // The group moved shard 1 to b; a's last record still lists it.
-  m.Observe(Heartbeat("b", {1}, 300), 300);
-  EXPECT_EQ(m.ActiveOf(1, 400), "b");
-  EXPECT_EQ(m.ActiveOf(0, 400), "a");
+  m.Observe(Heartbeat("b", {base::Partition(1)}, 300), 300);
+  EXPECT_EQ(m.ActiveOf(base::Partition(1), 400), "b");
+  EXPECT_EQ(m.ActiveOf(base::Partition(0), 400), "a");
 }
 
 TEST(Membership, PicksNoStandbyWhenNoneIsAsked) {
   Membership m("a", 5000ms);
   m.Observe(Heartbeat("b", {}), 0);
-  EXPECT_TRUE(m.StandbysOf(0, 0, 0).empty());
+  EXPECT_TRUE(m.StandbysOf(base::Partition(0), 0, 0).empty());
 }
 
 TEST(Membership, NeverPicksTheActiveAndPicksAtMostR) {
   Membership m("a", 5000ms);
   for (const char* id : {"b", "c", "d"}) m.Observe(Heartbeat(id, {}), 0);
-  m.Observe(Heartbeat("c", {7}), 0);
+  m.Observe(Heartbeat("c", {base::Partition(7)}), 0);
   for (int64_t r = 1; r <= 4; ++r) {
-    const std::vector<std::string> standbys = m.StandbysOf(7, r, 0);
+    const std::vector<std::string> standbys = m.StandbysOf(base::Partition(7), r, 0);
     EXPECT_EQ(standbys.size(), static_cast<size_t>(std::min<int64_t>(r, 3)));
     EXPECT_EQ(std::count(standbys.begin(), standbys.end(), "c"), 0);
   }
@@ -68,10 +68,10 @@ TEST(Membership, EveryInstanceComputesTheSameStandbys) {
   for (const std::string& self : ids) views.emplace_back(self, 5000ms);
   for (Membership& view : views) {
     for (size_t i = 0; i < ids.size(); ++i) {
-      view.Observe(Heartbeat(ids[i], {static_cast<int32_t>(i)}), 0);
+      view.Observe(Heartbeat(ids[i], {base::Partition(static_cast<int32_t>(i))}), 0);
     }
   }
-  for (int32_t p = 0; p < 32; ++p) {
+  for (base::Partition p : base::AllPartitions(32)) {
     for (const Membership& view : views) {
       EXPECT_EQ(view.StandbysOf(p, 2, 0), views[0].StandbysOf(p, 2, 0)) << "shard " << p;
     }
@@ -80,11 +80,11 @@ TEST(Membership, EveryInstanceComputesTheSameStandbys) {
 
 TEST(Membership, WithTwoInstancesTheOtherOneStandsByForEveryShard) {
   Membership a("a", 5000ms);
-  a.Observe(Heartbeat("b", {1, 3}), 0);
-  a.Observe(Heartbeat("a", {0, 2}), 0);
-  for (int32_t p : {1, 3}) EXPECT_TRUE(a.IsStandby("a", p, 1, 0));
-  for (int32_t p : {0, 2}) EXPECT_FALSE(a.IsStandby("a", p, 1, 0));
-  for (int32_t p : {0, 2}) EXPECT_TRUE(a.IsStandby("b", p, 1, 0));
+  a.Observe(Heartbeat("b", {base::Partition(1), base::Partition(3)}), 0);
+  a.Observe(Heartbeat("a", {base::Partition(0), base::Partition(2)}), 0);
+  for (int32_t p : {1, 3}) EXPECT_TRUE(a.IsStandby("a", base::Partition(p), 1, 0));
+  for (int32_t p : {0, 2}) EXPECT_FALSE(a.IsStandby("a", base::Partition(p), 1, 0));
+  for (int32_t p : {0, 2}) EXPECT_TRUE(a.IsStandby("b", base::Partition(p), 1, 0));
 }
 
 // Rendezvous hashing: when an instance leaves, only the shards it stood by for get
@@ -92,11 +92,11 @@ TEST(Membership, WithTwoInstancesTheOtherOneStandsByForEveryShard) {
 TEST(Membership, MovesOnlyTheLeaversStandbysWhenAnInstanceLeaves) {
   Membership m("i0", 5000ms);
   for (int i = 1; i < 6; ++i) m.Observe(Heartbeat("i" + std::to_string(i), {}), 0);
-  std::map<int32_t, std::vector<std::string>> before;
-  for (int32_t p = 0; p < 64; ++p) before[p] = m.StandbysOf(p, 1, 0);
+  std::map<base::Partition, std::vector<std::string>> before;
+  for (base::Partition p : base::AllPartitions(64)) before[p] = m.StandbysOf(p, 1, 0);
   m.Observe(Heartbeat("i3", {}, 0, /*leaving=*/true), 1);
   int moved = 0;
-  for (int32_t p = 0; p < 64; ++p) {
+  for (base::Partition p : base::AllPartitions(64)) {
     const std::vector<std::string> after = m.StandbysOf(p, 1, 1);
     if (before[p] == std::vector<std::string>{"i3"}) {
       EXPECT_NE(after, before[p]);
@@ -112,15 +112,15 @@ TEST(Membership, SpreadsStandbysOverTheInstances) {
   Membership m("i0", 5000ms);
   for (int i = 1; i < 4; ++i) m.Observe(Heartbeat("i" + std::to_string(i), {}), 0);
   std::map<std::string, int> count;
-  for (int32_t p = 0; p < 400; ++p) ++count[m.StandbysOf(p, 1, 0).at(0)];
+  for (base::Partition p : base::AllPartitions(400)) ++count[m.StandbysOf(p, 1, 0).at(0)];
   ASSERT_EQ(count.size(), 4u);
   for (const auto& [id, n] : count) EXPECT_GT(n, 60) << id;
 }
 
 TEST(Membership, ListsTheOtherLiveInstances) {
   Membership m("a", 5000ms);
-  m.Observe(Heartbeat("a", {0}), 0);
-  m.Observe(Heartbeat("b", {1}), 0);
+  m.Observe(Heartbeat("a", {base::Partition(0)}), 0);
+  m.Observe(Heartbeat("b", {base::Partition(1)}), 0);
   const std::vector<MemberRecord> others = m.Others(0);
   ASSERT_EQ(others.size(), 1u);
   EXPECT_EQ(others[0].instance_id, "b");

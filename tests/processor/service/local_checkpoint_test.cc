@@ -16,7 +16,8 @@ using testing::Hex;
 using testing::WithField;
 
 LocalCheckpoint Example() {
-  return LocalCheckpoint{3, base::Epoch(7), 0xabcd, base::Seq(42), 1000, "snap"};
+  return LocalCheckpoint{base::Partition(3), base::Epoch(7),     0xabcd,
+                         base::Seq(42),      base::Offset(1000), "snap"};
 }
 
 TEST(LocalCheckpoint, PinsItsBytes) {
@@ -73,15 +74,15 @@ TEST_F(CheckpointFiles, WritesAndReadsBackPerChangelogAndShard) {
   ASSERT_TRUE(WriteCheckpoint(dir_, "events.changelog", Example()).ok());
   EXPECT_TRUE(std::filesystem::exists(dir_ + "/events.changelog-3.checkpoint"));
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/events.changelog-3.checkpoint.tmp"));
-  auto read = ReadCheckpoint(dir_, "events.changelog", 3);
+  auto read = ReadCheckpoint(dir_, "events.changelog", base::Partition(3));
   ASSERT_TRUE(read.ok()) << read.error();
   ASSERT_TRUE(read.value().has_value());
   EXPECT_EQ(*read.value(), Example());
   // Another shard, another changelog: none.
-  auto none = ReadCheckpoint(dir_, "events.changelog", 4);
+  auto none = ReadCheckpoint(dir_, "events.changelog", base::Partition(4));
   ASSERT_TRUE(none.ok()) << none.error();
   EXPECT_FALSE(none.value().has_value());
-  auto other = ReadCheckpoint(dir_, "other.changelog", 3);
+  auto other = ReadCheckpoint(dir_, "other.changelog", base::Partition(3));
   ASSERT_TRUE(other.ok()) << other.error();
   EXPECT_FALSE(other.value().has_value());
 }
@@ -92,7 +93,7 @@ TEST_F(CheckpointFiles, ANewCheckpointReplacesTheOldOne) {
   newer.seq = base::Seq(50);
   newer.snapshot = "newer snapshot";
   ASSERT_TRUE(WriteCheckpoint(dir_, "events.changelog", newer).ok());
-  auto read = ReadCheckpoint(dir_, "events.changelog", 3);
+  auto read = ReadCheckpoint(dir_, "events.changelog", base::Partition(3));
   ASSERT_TRUE(read.ok() && read.value().has_value());
   EXPECT_EQ(*read.value(), newer);
 }
@@ -101,11 +102,11 @@ TEST_F(CheckpointFiles, ReportsACorruptFileOrOneOfAnotherShard) {
   ASSERT_TRUE(WriteCheckpoint(dir_, "events.changelog", Example()).ok());
   std::filesystem::rename(dir_ + "/events.changelog-3.checkpoint",
                           dir_ + "/events.changelog-5.checkpoint");
-  auto moved = ReadCheckpoint(dir_, "events.changelog", 5);
+  auto moved = ReadCheckpoint(dir_, "events.changelog", base::Partition(5));
   ASSERT_FALSE(moved.ok());
   EXPECT_NE(moved.message().find("holds shard 3"), std::string::npos) << moved.error();
   std::ofstream(dir_ + "/events.changelog-6.checkpoint") << "not a checkpoint";
-  auto corrupt = ReadCheckpoint(dir_, "events.changelog", 6);
+  auto corrupt = ReadCheckpoint(dir_, "events.changelog", base::Partition(6));
   ASSERT_FALSE(corrupt.ok());
   EXPECT_NE(corrupt.message().find("bad magic"), std::string::npos) << corrupt.error();
 }

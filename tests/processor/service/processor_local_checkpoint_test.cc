@@ -57,7 +57,7 @@ class LocalCheckpointRestart : public ::testing::Test {
     a.StepAndCommit();
     Send(kafka, 200, 300);
     a.StepAndCommit();
-    for (int32_t p = 0; p < kPartitions; ++p) {
+    for (base::Partition p : base::AllPartitions(kPartitions)) {
       ASSERT_TRUE(std::filesystem::exists(CheckpointPath(dir_, "events.changelog", p))) << p;
     }
     a.Kill();
@@ -74,8 +74,9 @@ class LocalCheckpointRestart : public ::testing::Test {
     again.StepAndCommit();
     ExpectExactlyOnce(kafka, 350);
     int64_t served = 0;
-    for (int32_t p = 0; p < kPartitions; ++p) {
-      if (again.View(p) != nullptr) served += again.View(p)->counters->Find("n0").value_or(0);
+    for (base::Partition p : base::AllPartitions(kPartitions)) {
+      if (again.View(p.value()) != nullptr)
+        served += again.View(p.value())->counters->Find("n0").value_or(0);
     }
     EXPECT_EQ(served, Expected(350)["n0"]) << again.log();
     return again.log();
@@ -89,9 +90,9 @@ TEST_F(LocalCheckpointRestart, ReadsOnlyTheTailAfterTheCheckpointAndCountsExactl
   StrictKafka& kafka = NewCluster(holder);
   RunAndKill(kafka);
   const std::string log = RestartAndCheck(kafka);
-  for (int32_t p = 0; p < kPartitions; ++p) {
+  for (base::Partition p : base::AllPartitions(kPartitions)) {
     // Its own batch (skipped) and snapshot, then the one batch after it.
-    EXPECT_NE(log.find("shard " + std::to_string(p) +
+    EXPECT_NE(log.find("shard " + std::to_string(p.value()) +
                        ": taken over from its local checkpoint at batch 3 (1 batches from the "
                        "changelog's tail)"),
               std::string::npos)
@@ -103,7 +104,7 @@ TEST_F(LocalCheckpointRestart, PassesOverACorruptCheckpoint) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
   RunAndKill(kafka);
-  const std::string path = CheckpointPath(dir_, "events.changelog", 0);
+  const std::string path = CheckpointPath(dir_, "events.changelog", base::Partition(0));
   {
     std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
     file.seekp(40);
@@ -120,9 +121,9 @@ TEST_F(LocalCheckpointRestart, PassesOverACheckpointOlderThanWhatTheChangelogKee
   RunAndKill(kafka);
   // Retention took the first record after the checkpoint's position (the batch it
   // stands for); the snapshot written with that batch is still there.
-  auto checkpoint = ReadCheckpoint(dir_, "events.changelog", 0);
+  auto checkpoint = ReadCheckpoint(dir_, "events.changelog", base::Partition(0));
   ASSERT_TRUE(checkpoint.ok() && checkpoint.value());
-  const int64_t after = (*checkpoint.value()).changelog_offset + 1;
+  const int64_t after = (*checkpoint.value()).changelog_offset.value() + 1;
   ASSERT_TRUE(kafka.DeleteRecordsBefore("events.changelog", 0, after).ok());
   const std::string log = RestartAndCheck(kafka);
   EXPECT_NE(log.find("shard 0: its local checkpoint (changelog offset"), std::string::npos) << log;

@@ -53,8 +53,9 @@ void SendWide(StrictKafka& kafka, int from, int to) {
 }
 
 bool AllInputCommitted(StrictKafka& kafka) {
-  for (int32_t p = 0; p < kPartitions; ++p) {
-    if (kafka.CommittedOffset("oncecount", "events", p) != kafka.HighWatermark("events", p)) {
+  for (base::Partition p : base::AllPartitions(kPartitions)) {
+    if (kafka.CommittedOffset("oncecount", "events", p.value()) !=
+        kafka.HighWatermark("events", p.value())) {
       return false;
     }
   }
@@ -73,8 +74,8 @@ std::map<std::string, int64_t> RestoredCounters(StrictKafka& kafka) {
 
 size_t LargestChangelogRecord(StrictKafka& kafka) {
   size_t largest = 0;
-  for (int32_t p = 0; p < kPartitions; ++p) {
-    for (const auto& entry : kafka.Entries("events.changelog", p)) {
+  for (base::Partition p : base::AllPartitions(kPartitions)) {
+    for (const auto& entry : kafka.Entries("events.changelog", p.value())) {
       largest = std::max(largest, entry.value.value_or("").size());
     }
   }
@@ -83,11 +84,11 @@ size_t LargestChangelogRecord(StrictKafka& kafka) {
 
 std::map<std::string, int64_t> RestoredCounters(StrictKafka& kafka, std::string* error) {
   std::map<std::string, int64_t> counts;
-  for (int32_t p = 0; p < kPartitions; ++p) {
-    auto restored = RestoreCold(p, kafka.CommittedValues("events.changelog", p),
+  for (base::Partition p : base::AllPartitions(kPartitions)) {
+    auto restored = RestoreCold(p, kafka.CommittedValues("events.changelog", p.value()),
                                 testing::TestDedup(), /*claim_id=*/1);
     if (!restored.ok()) {
-      *error = "shard " + std::to_string(p) + ": " + restored.message();
+      *error = "shard " + std::to_string(p.value()) + ": " + restored.message();
       continue;
     }
     for (const auto& c : restored.value().state->counters()) counts[c.name] += c.value;
@@ -200,8 +201,9 @@ TEST_P(SnapshotsUnderRetention, AlwaysLeaveACompleteSnapshotAndTheBatchesAfterIt
     ASSERT_EQ(error, "") << "after commit " << c;
     ASSERT_EQ(counts.size(), static_cast<size_t>((c + 1) * kPerCommit)) << "after commit " << c;
   }
-  for (int32_t p = 0; p < kPartitions; ++p) {
-    EXPECT_GT(kafka.LogStart("events.changelog", p), 0) << "retention removed nothing: no test";
+  for (base::Partition p : base::AllPartitions(kPartitions)) {
+    EXPECT_GT(kafka.LogStart("events.changelog", p.value()), 0)
+        << "retention removed nothing: no test";
   }
   EXPECT_EQ(a.log().find("too few for two snapshots"), std::string::npos) << a.log();
 }

@@ -29,7 +29,7 @@ class RouterTest : public ::testing::Test {
       o.now_ms = [] { return kNowMs; };
       workers_.push_back(std::make_unique<ShardWorker>(std::move(o)));
       threads_.emplace_back([w = workers_.back().get()] { w->Run(); });
-      Adopt(*workers_.back(), i);
+      Adopt(*workers_.back(), base::Partition(i));
     }
   }
   ~RouterTest() override {
@@ -37,7 +37,7 @@ class RouterTest : public ::testing::Test {
     for (std::thread& t : threads_) t.join();
   }
 
-  static void Adopt(ShardWorker& worker, int32_t partition) {
+  static void Adopt(ShardWorker& worker, base::Partition partition) {
     filter::DedupSpec spec;
     spec.expected_rate = 1000;
     spec.window = filter::Millis{10'000};
@@ -48,12 +48,14 @@ class RouterTest : public ::testing::Test {
   }
 
   // `n` events sent to `partition`, as a consumer delivers them.
-  std::vector<kafka::Message> Messages(int32_t partition, int n) {
-    const int64_t first = kafka_.HighWatermark("events", partition);
+  std::vector<kafka::Message> Messages(base::Partition partition, int n) {
+    const base::Offset first{kafka_.HighWatermark("events", partition.value())};
     for (int i = 0; i < n; ++i) {
-      const std::string key = "c/" + std::to_string(partition) + "/" + std::to_string(first + i);
+      const std::string key =
+          "c/" + std::to_string(partition.value()) + "/" + std::to_string(first.value() + i);
       EXPECT_TRUE(
-          kafka_.ProduceForTest("events", partition, key, R"({"counter":"n","delta":1})").ok());
+          kafka_.ProduceForTest("events", partition.value(), key, R"({"counter":"n","delta":1})")
+              .ok());
     }
     auto reader = kafka_.ClientsFor("reader")->NewPartitionReader("test");
     EXPECT_TRUE(reader.ok());
@@ -69,8 +71,8 @@ class RouterTest : public ::testing::Test {
   std::vector<ShardWorker*> Workers() { return {workers_[0].get(), workers_[1].get()}; }
 
   // What worker `w` seals now: partition → messages applied in its batch.
-  std::map<int32_t, uint64_t> Sealed(int w) {
-    std::map<int32_t, uint64_t> out;
+  std::map<base::Partition, uint64_t> Sealed(int w) {
+    std::map<base::Partition, uint64_t> out;
     for (const SealedShard& s : workers_[static_cast<size_t>(w)]->Seal().get()) {
       out[s.partition] = s.view->events_applied;
     }
@@ -85,32 +87,33 @@ class RouterTest : public ::testing::Test {
 
 TEST_F(RouterTest, HandsEachShardsMessagesToTheWorkerThatOwnsIt) {
   Router router(Workers(), 1000);
-  for (kafka::Message& m : Messages(0, 3)) router.Route(std::move(m));
-  for (kafka::Message& m : Messages(1, 5)) router.Route(std::move(m));
-  EXPECT_EQ(&router.WorkerOf(0), workers_[0].get());
-  EXPECT_EQ(&router.WorkerOf(3), workers_[1].get());
+  for (kafka::Message& m : Messages(base::Partition(0), 3)) router.Route(std::move(m));
+  for (kafka::Message& m : Messages(base::Partition(1), 5)) router.Route(std::move(m));
+  EXPECT_EQ(&router.WorkerOf(base::Partition(0)), workers_[0].get());
+  EXPECT_EQ(&router.WorkerOf(base::Partition(3)), workers_[1].get());
 
   router.HandOverAll();
 
-  EXPECT_EQ(Sealed(0), (std::map<int32_t, uint64_t>{{0, 3}}));
-  EXPECT_EQ(Sealed(1), (std::map<int32_t, uint64_t>{{1, 5}}));
+  EXPECT_EQ(Sealed(0), (std::map<base::Partition, uint64_t>{{base::Partition(0), 3}}));
+  EXPECT_EQ(Sealed(1), (std::map<base::Partition, uint64_t>{{base::Partition(1), 5}}));
 }
 
 TEST_F(RouterTest, HoldsMessagesUntilHandedOverOrUntilAWorkersGroupIsFull) {
   Router router(Workers(), 100'000);
-  for (kafka::Message& m : Messages(0, 10)) router.Route(std::move(m));
+  for (kafka::Message& m : Messages(base::Partition(0), 10)) router.Route(std::move(m));
   EXPECT_TRUE(Sealed(0).empty()) << "staged, not handed over yet";
-  for (kafka::Message& m : Messages(0, 502)) router.Route(std::move(m));
-  EXPECT_EQ(Sealed(0), (std::map<int32_t, uint64_t>{{0, 512}})) << "a full group goes at once";
+  for (kafka::Message& m : Messages(base::Partition(0), 502)) router.Route(std::move(m));
+  EXPECT_EQ(Sealed(0), (std::map<base::Partition, uint64_t>{{base::Partition(0), 512}}))
+      << "a full group goes at once";
 }
 
 TEST_F(RouterTest, MakesACommitDueOnceOneShardsBatchIsFullAndCountsAgainAfterTheSeal) {
   Router router(Workers(), 4);
-  for (kafka::Message& m : Messages(0, 3)) router.Route(std::move(m));
-  for (kafka::Message& m : Messages(1, 3)) router.Route(std::move(m));
+  for (kafka::Message& m : Messages(base::Partition(0), 3)) router.Route(std::move(m));
+  for (kafka::Message& m : Messages(base::Partition(1), 3)) router.Route(std::move(m));
   EXPECT_FALSE(router.commit_due()) << "six messages, but no shard has four";
   EXPECT_EQ(router.routed_since_commit(), 6u);
-  for (kafka::Message& m : Messages(1, 1)) router.Route(std::move(m));
+  for (kafka::Message& m : Messages(base::Partition(1), 1)) router.Route(std::move(m));
   EXPECT_TRUE(router.commit_due());
 
   router.HandOverAll();
@@ -118,7 +121,7 @@ TEST_F(RouterTest, MakesACommitDueOnceOneShardsBatchIsFullAndCountsAgainAfterThe
 
   EXPECT_FALSE(router.commit_due());
   EXPECT_EQ(router.routed_since_commit(), 0u);
-  for (kafka::Message& m : Messages(1, 3)) router.Route(std::move(m));
+  for (kafka::Message& m : Messages(base::Partition(1), 3)) router.Route(std::move(m));
   EXPECT_FALSE(router.commit_due());
   router.HandOverAll();
 }

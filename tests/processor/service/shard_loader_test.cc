@@ -21,12 +21,12 @@ constexpr char kChangelog[] = "events.changelog";
 
 changelog::BatchRecord Batch(uint64_t epoch, uint64_t seq, uint64_t claim, int64_t value) {
   changelog::BatchRecord b;
-  b.partition = 0;
+  b.partition = base::Partition(0);
   b.epoch = base::Epoch(epoch);
   b.seq = base::Seq(seq);
   b.claim = claim;
-  b.input_from = static_cast<int64_t>(seq - 1) * 10;
-  b.input_to = static_cast<int64_t>(seq) * 10;
+  b.input_from = base::Offset(static_cast<int64_t>(seq - 1) * 10);
+  b.input_to = base::Offset(static_cast<int64_t>(seq) * 10);
   b.counters = {{"n", value}};
   return b;
 }
@@ -47,7 +47,8 @@ class Owner {
     for (const changelog::Record& r : records) {
       std::string bytes;
       changelog::EncodeRecord(r, bytes);
-      ASSERT_TRUE(producer_->Produce({kChangelog, 0, std::nullopt, bytes, {}}).ok());
+      ASSERT_TRUE(
+          producer_->Produce({kChangelog, base::Partition(0), std::nullopt, bytes, {}}).ok());
     }
     if (commit) {
       ASSERT_TRUE(producer_->CommitTransaction(1s).ok());
@@ -83,49 +84,54 @@ class ShardLoaderTest : public ::testing::Test {
 };
 
 TEST_F(ShardLoaderTest, RestoresAnEmptyChangelogAsAFreshShardClaimedAtEpochOne) {
-  LoadResult loaded = Loader(20s).Load({0});
+  LoadResult loaded = Loader(20s).Load({base::Partition(0)});
   ASSERT_EQ(loaded.restored.size(), 1u);
   EXPECT_TRUE(loaded.failed.empty());
   EXPECT_EQ(loaded.restored[0].claim,
-            (changelog::ClaimRecord{0, base::Epoch(1), base::Seq(0), 101}));
+            (changelog::ClaimRecord{base::Partition(0), base::Epoch(1), base::Seq(0), 101}));
   EXPECT_EQ(loaded.restored[0].state->claim(), 101u);
   EXPECT_TRUE(loaded.restored[0].state->counters().empty());
 }
 
 TEST_F(ShardLoaderTest, WaitsForATransactionOpenWhenTheReadBeganAndClaimsAfterTheNewestEpoch) {
   Owner first(kafka_, "first", 10s);
-  first.Write({changelog::ClaimRecord{0, base::Epoch(1), base::Seq(0), 11}, Batch(1, 1, 11, 5)});
+  first.Write({changelog::ClaimRecord{base::Partition(0), base::Epoch(1), base::Seq(0), 11},
+               Batch(1, 1, 11, 5)});
   // The first owner died with a batch open; its successor claimed and committed
   // after it. A read that stopped at the last stable offset would see epoch 1 only.
   first.Write({Batch(1, 2, 11, 99)}, /*commit=*/false);
   Owner second(kafka_, "second", 10s);
-  second.Write({changelog::ClaimRecord{0, base::Epoch(2), base::Seq(1), 22}, Batch(2, 2, 22, 7)});
+  second.Write({changelog::ClaimRecord{base::Partition(0), base::Epoch(2), base::Seq(1), 22},
+                Batch(2, 2, 22, 7)});
   ASSERT_LT(kafka_.LastStableOffset(kChangelog, 0), kafka_.HighWatermark(kChangelog, 0));
 
   const int64_t start_ms = kafka_.clock().SteadyMs();
-  LoadResult loaded = Loader(20s).Load({0});
+  LoadResult loaded = Loader(20s).Load({base::Partition(0)});
   const int64_t waited_ms = kafka_.clock().SteadyMs() - start_ms;
 
-  ASSERT_EQ(loaded.restored.size(), 1u) << (loaded.failed.empty() ? "" : loaded.failed.at(0));
+  ASSERT_EQ(loaded.restored.size(), 1u)
+      << (loaded.failed.empty() ? "" : loaded.failed.at(base::Partition(0)));
   EXPECT_GE(waited_ms, 10'000) << "the open transaction decided the read's end";
   EXPECT_LE(waited_ms, 10'100);
   EXPECT_EQ(loaded.restored[0].claim.epoch.value(), 3u);
   EXPECT_EQ(loaded.restored[0].claim.base_seq.value(), 2u);
   EXPECT_EQ(loaded.restored[0].state->counters().at("n"), 7);
-  EXPECT_EQ(loaded.restored[0].state->position(), 20);
+  EXPECT_EQ(loaded.restored[0].state->position().value(), 20);
 }
 
 TEST_F(ShardLoaderTest, FailsNamingTheOffsetThatHoldsItBackOnceItHasWaitedItsLimit) {
   Owner owner(kafka_, "owner", 60s);
-  owner.Write({changelog::ClaimRecord{0, base::Epoch(1), base::Seq(0), 11}, Batch(1, 1, 11, 5)});
+  owner.Write({changelog::ClaimRecord{base::Partition(0), base::Epoch(1), base::Seq(0), 11},
+               Batch(1, 1, 11, 5)});
   owner.Write({Batch(1, 2, 11, 6)}, /*commit=*/false);
 
-  LoadResult loaded = Loader(5s).Load({0});
+  LoadResult loaded = Loader(5s).Load({base::Partition(0)});
 
   EXPECT_TRUE(loaded.restored.empty());
-  ASSERT_EQ(loaded.failed.count(0), 1u);
-  EXPECT_NE(loaded.failed.at(0).find("needs to reach the high watermark 4"), std::string::npos)
-      << loaded.failed.at(0);
+  ASSERT_EQ(loaded.failed.count(base::Partition(0)), 1u);
+  EXPECT_NE(loaded.failed.at(base::Partition(0)).find("needs to reach the high watermark 4"),
+            std::string::npos)
+      << loaded.failed.at(base::Partition(0));
 }
 
 // The loader's clock, which looks at the restore's progress each time the read waits.
@@ -148,8 +154,8 @@ class ProgressWatchingClock : public base::Clock {
 
 TEST_F(ShardLoaderTest, ShowsHowFarAReadHeldBackByAnOpenTransactionHasComeAndForgetsItAfter) {
   Owner owner(kafka_, "owner", 60s);
-  owner.Write({changelog::ClaimRecord{0, base::Epoch(1), base::Seq(0), 11}, Batch(1, 1, 11, 5),
-               Batch(1, 2, 11, 6)});
+  owner.Write({changelog::ClaimRecord{base::Partition(0), base::Epoch(1), base::Seq(0), 11},
+               Batch(1, 1, 11, 5), Batch(1, 2, 11, 6)});
   owner.Write({Batch(1, 3, 11, 7)}, /*commit=*/false);
   // Offsets 0-2 the first transaction's records, 3 its commit marker, 4 the open
   // batch: the read reaches 4 and waits for the high watermark 5.
@@ -160,13 +166,14 @@ TEST_F(ShardLoaderTest, ShowsHowFarAReadHeldBackByAnOpenTransactionHasComeAndFor
   o.clock = &clock;
   o.progress = &progress;
 
-  LoadResult loaded = ShardLoader(o).Load({0});
+  LoadResult loaded = ShardLoader(o).Load({base::Partition(0)});
 
-  ASSERT_EQ(loaded.failed.count(0), 1u) << "the open transaction outlives the wait";
+  ASSERT_EQ(loaded.failed.count(base::Partition(0)), 1u)
+      << "the open transaction outlives the wait";
   ASSERT_FALSE(clock.seen.empty());
   const std::vector<RestoreProgress::Shard>& waiting = clock.seen.back();
   ASSERT_EQ(waiting.size(), 1u);
-  EXPECT_EQ(waiting[0].partition, 0);
+  EXPECT_EQ(waiting[0].partition.value(), 0);
   EXPECT_EQ(waiting[0].remaining_offsets, 1);
   EXPECT_GT(waiting[0].fraction, 0.5);
   EXPECT_LT(waiting[0].fraction, 1.0);
@@ -175,16 +182,19 @@ TEST_F(ShardLoaderTest, ShowsHowFarAReadHeldBackByAnOpenTransactionHasComeAndFor
 
 TEST_F(ShardLoaderTest, AfterItsOwnAbortContinuesFromItsLastCommitOnlyWhileNobodyClaimedAfterIt) {
   Owner owner(kafka_, "owner", 10s);
-  owner.Write({changelog::ClaimRecord{0, base::Epoch(1), base::Seq(0), 11}, Batch(1, 1, 11, 5)});
+  owner.Write({changelog::ClaimRecord{base::Partition(0), base::Epoch(1), base::Seq(0), 11},
+               Batch(1, 1, 11, 5)});
 
-  LoadResult mine = Loader(5s).Load({0}, {{0, OwnCommit{base::Epoch(1), base::Seq(1)}}});
+  LoadResult mine = Loader(5s).Load(
+      {base::Partition(0)}, {{base::Partition(0), OwnCommit{base::Epoch(1), base::Seq(1)}}});
   ASSERT_EQ(mine.restored.size(), 1u);
   EXPECT_EQ(mine.restored[0].claim.base_seq.value(), 1u);
 
   Owner successor(kafka_, "successor", 10s);
-  successor.Write(
-      {changelog::ClaimRecord{0, base::Epoch(2), base::Seq(1), 22}, Batch(2, 2, 22, 8)});
-  LoadResult after = Loader(5s).Load({0}, {{0, OwnCommit{base::Epoch(1), base::Seq(1)}}});
+  successor.Write({changelog::ClaimRecord{base::Partition(0), base::Epoch(2), base::Seq(1), 22},
+                   Batch(2, 2, 22, 8)});
+  LoadResult after = Loader(5s).Load(
+      {base::Partition(0)}, {{base::Partition(0), OwnCommit{base::Epoch(1), base::Seq(1)}}});
   ASSERT_EQ(after.restored.size(), 1u);
   EXPECT_EQ(after.restored[0].claim.epoch.value(), 3u);
   EXPECT_EQ(after.restored[0].claim.base_seq.value(), 2u)
@@ -194,15 +204,16 @@ TEST_F(ShardLoaderTest, AfterItsOwnAbortContinuesFromItsLastCommitOnlyWhileNobod
 
 TEST_F(ShardLoaderTest, ReportsAChangelogThatLostBatchesAsFailed) {
   Owner owner(kafka_, "owner", 10s);
-  owner.Write({changelog::ClaimRecord{0, base::Epoch(1), base::Seq(0), 11}, Batch(1, 1, 11, 5),
-               Batch(1, 2, 11, 6)});
+  owner.Write({changelog::ClaimRecord{base::Partition(0), base::Epoch(1), base::Seq(0), 11},
+               Batch(1, 1, 11, 5), Batch(1, 2, 11, 6)});
   ASSERT_TRUE(kafka_.DeleteRecordsBefore(kChangelog, 0, 2).ok());  // retention took batch 1
 
-  LoadResult loaded = Loader(5s).Load({0});
+  LoadResult loaded = Loader(5s).Load({base::Partition(0)});
 
   EXPECT_TRUE(loaded.restored.empty());
-  ASSERT_EQ(loaded.failed.count(0), 1u);
-  EXPECT_NE(loaded.failed.at(0).find("lacks batch 1"), std::string::npos) << loaded.failed.at(0);
+  ASSERT_EQ(loaded.failed.count(base::Partition(0)), 1u);
+  EXPECT_NE(loaded.failed.at(base::Partition(0)).find("lacks batch 1"), std::string::npos)
+      << loaded.failed.at(base::Partition(0));
 }
 
 TEST_F(ShardLoaderTest, ReadsTheChangelogAgainWhenAClaimCutsBackBeforeTheSnapshotItKept) {
@@ -212,32 +223,38 @@ TEST_F(ShardLoaderTest, ReadsTheChangelogAgainWhenAClaimCutsBackBeforeTheSnapsho
   filter::DedupSpec dedup;
   dedup.expected_rate = 1000;
   dedup.window = filter::Millis{60'000};
-  auto made = shard::ShardState::Create(0, dedup, filter::Millis{0});
+  auto made = shard::ShardState::Create(base::Partition(0), dedup, filter::Millis{0});
   ASSERT_TRUE(made.ok()) << made.error();
   shard::ShardState& state = *made.value();
   const auto snapshot = [&](uint64_t seq) {
-    return changelog::SnapshotChunk{
-        0, base::Epoch(1), base::Seq(seq), 0, 1, state.EncodeSnapshot(base::Epoch(1)), 11};
+    return changelog::SnapshotChunk{base::Partition(0),
+                                    base::Epoch(1),
+                                    base::Seq(seq),
+                                    0,
+                                    1,
+                                    state.EncodeSnapshot(base::Epoch(1)),
+                                    11};
   };
   state.Replay(Batch(1, 1, 11, 5));
   const changelog::SnapshotChunk after_1 = snapshot(1);
   state.Replay(Batch(1, 2, 11, 6));
   const changelog::SnapshotChunk after_2 = snapshot(2);
   Owner owner(kafka_, "owner", 10s);
-  owner.Write({changelog::ClaimRecord{0, base::Epoch(1), base::Seq(0), 11}, Batch(1, 1, 11, 5),
-               after_1, Batch(1, 2, 11, 6), after_2,
-               changelog::ClaimRecord{0, base::Epoch(2), base::Seq(1), 22}});
+  owner.Write({changelog::ClaimRecord{base::Partition(0), base::Epoch(1), base::Seq(0), 11},
+               Batch(1, 1, 11, 5), after_1, Batch(1, 2, 11, 6), after_2,
+               changelog::ClaimRecord{base::Partition(0), base::Epoch(2), base::Seq(1), 22}});
   std::string log;
   ShardLoaderOptions o = Options(20s);
   o.log = [&log](const std::string& line) { log += line + "\n"; };
 
-  LoadResult loaded = ShardLoader(o).Load({0});
+  LoadResult loaded = ShardLoader(o).Load({base::Partition(0)});
 
-  ASSERT_EQ(loaded.restored.size(), 1u) << (loaded.failed.empty() ? "" : loaded.failed.at(0));
+  ASSERT_EQ(loaded.restored.size(), 1u)
+      << (loaded.failed.empty() ? "" : loaded.failed.at(base::Partition(0)));
   EXPECT_EQ(loaded.restored[0].claim.epoch.value(), 3u);
   EXPECT_EQ(loaded.restored[0].claim.base_seq.value(), 1u);
   EXPECT_EQ(loaded.restored[0].state->counters().at("n"), 5);
-  EXPECT_EQ(loaded.restored[0].state->position(), 10);
+  EXPECT_EQ(loaded.restored[0].state->position().value(), 10);
   EXPECT_NE(log.find("reading the changelog again"), std::string::npos) << log;
 }
 

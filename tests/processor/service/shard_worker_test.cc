@@ -52,12 +52,13 @@ class Feed {
     if (!producer.ok() || !reader.ok()) return;
     producer_ = std::move(producer.value());
     reader_ = std::move(reader.value());
-    EXPECT_FALSE(reader_->Assign(
-        {{"events", 0, kafka::kOffsetBeginning}, {"events", 1, kafka::kOffsetBeginning}}));
+    EXPECT_FALSE(reader_->Assign({{"events", base::Partition(0), kafka::kOffsetBeginning},
+                                  {"events", base::Partition(1), kafka::kOffsetBeginning}}));
   }
 
   // Produces `inputs` to `partition` and returns them as the reader delivers them.
-  std::vector<kafka::Message> RoundTrip(int32_t partition, const std::vector<Input>& inputs) {
+  std::vector<kafka::Message> RoundTrip(base::Partition partition,
+                                        const std::vector<Input>& inputs) {
     for (const Input& in : inputs) {
       kafka::OutgoingRecord r{"events", partition, std::nullopt, in.value, {}};
       if (in.key) r.key = *in.key;
@@ -108,7 +109,7 @@ WorkerOptions Options() {
 }
 
 // A fresh shard, claimed at `epoch`, as the processor adopts it after a restore.
-std::unique_ptr<shard::ShardState> FreshShard(int32_t partition, uint64_t epoch = 1) {
+std::unique_ptr<shard::ShardState> FreshShard(base::Partition partition, uint64_t epoch = 1) {
   filter::DedupSpec spec;
   spec.expected_rate = 1000;
   spec.window = filter::Millis{10'000};
@@ -144,25 +145,25 @@ std::map<std::string, std::string> HeadersOf(const DeadLetter& d) {
 TEST(ShardWorker, AppliesHandedOverMessagesAndSealsThemIntoOneChangelogBatch) {
   Feed feed;
   RunningWorker worker(Options());
-  worker->Adopt(FreshShard(0, 3));
-  worker->Apply(feed.RoundTrip(0, {{"c-1/1", Event("likes", 2), {}},
-                                   {"c-1/2", Event("likes", 5), {}},
-                                   {"c-1/1", Event("likes", 2), {}},  // a retry
-                                   {"c-2/1", Event("views", 1), {}}}));
+  worker->Adopt(FreshShard(base::Partition(0), 3));
+  worker->Apply(feed.RoundTrip(base::Partition(0), {{"c-1/1", Event("likes", 2), {}},
+                                                    {"c-1/2", Event("likes", 5), {}},
+                                                    {"c-1/1", Event("likes", 2), {}},  // a retry
+                                                    {"c-2/1", Event("views", 1), {}}}));
   std::vector<SealedShard> sealed = worker->Seal().get();
   ASSERT_EQ(sealed.size(), 1u);
   const SealedShard& s = sealed[0];
-  EXPECT_EQ(s.partition, 0);
+  EXPECT_EQ(s.partition.value(), 0);
   EXPECT_EQ(s.seq.value(), 1u);
-  EXPECT_EQ(s.next_offset, 4);
+  EXPECT_EQ(s.next_offset.value(), 4);
   EXPECT_TRUE(s.dead_letters.empty());
   EXPECT_TRUE(s.snapshot.empty());
   const BatchRecord batch = DecodedBatch(OnlyOne(s.batches));
   EXPECT_EQ(batch.epoch.value(), 3u);
   EXPECT_EQ(batch.seq.value(), 1u);
   EXPECT_EQ(batch.sealed_at_ms, kNowMs);
-  EXPECT_EQ(batch.input_from, 0);
-  EXPECT_EQ(batch.input_to, 4);
+  EXPECT_EQ(batch.input_from.value(), 0);
+  EXPECT_EQ(batch.input_to.value(), 4);
   EXPECT_EQ(batch.stats.applied, 3u);
   EXPECT_EQ(batch.stats.duplicates, 1u);
   ASSERT_EQ(batch.counters.size(), 2u);
@@ -171,7 +172,7 @@ TEST(ShardWorker, AppliesHandedOverMessagesAndSealsThemIntoOneChangelogBatch) {
   // The view describes the sealed batch, to be published once it is committed.
   ASSERT_NE(s.view, nullptr);
   EXPECT_EQ(s.view->changelog_seq.value(), 1u);
-  EXPECT_EQ(s.view->input_offset, 4);
+  EXPECT_EQ(s.view->input_offset.value(), 4);
   EXPECT_EQ(CounterIn(*s.view, "likes"), 7);
   EXPECT_EQ(CounterIn(*s.view, "views"), 1);
   EXPECT_EQ(s.view->duplicates_dropped, 1u);
@@ -181,10 +182,10 @@ TEST(ShardWorker, AppliesHandedOverMessagesAndSealsThemIntoOneChangelogBatch) {
 TEST(ShardWorker, DeadLettersKeepTheOriginalKeyValueAndHeadersAndAddReasonAndSource) {
   Feed feed;
   RunningWorker worker(Options());
-  worker->Adopt(FreshShard(1));
-  worker->Apply(feed.RoundTrip(1, {{"c-1/1", "{\"counter\": ", {{"trace", "abc"}}},
-                                   {std::nullopt, Event("likes", 1), {}},
-                                   {"c-1/2", Event("likes", 1), {}}}));
+  worker->Adopt(FreshShard(base::Partition(1)));
+  worker->Apply(feed.RoundTrip(base::Partition(1), {{"c-1/1", "{\"counter\": ", {{"trace", "abc"}}},
+                                                    {std::nullopt, Event("likes", 1), {}},
+                                                    {"c-1/2", Event("likes", 1), {}}}));
   std::vector<SealedShard> sealed = worker->Seal().get();
   ASSERT_EQ(sealed.size(), 1u);
   ASSERT_EQ(sealed[0].dead_letters.size(), 2u);
@@ -206,10 +207,11 @@ TEST(ShardWorker, DeadLettersKeepTheOriginalKeyValueAndHeadersAndAddReasonAndSou
 TEST(ShardWorker, IgnoresInputOfShardsItDoesNotOwnOrHasDropped) {
   Feed feed;
   RunningWorker worker(Options());
-  worker->Adopt(FreshShard(0));
-  worker->Apply(feed.RoundTrip(1, {{"c-1/1", Event("likes", 1), {}}}));  // not adopted
-  worker->Drop({0});
-  worker->Apply(feed.RoundTrip(0, {{"c-1/2", Event("likes", 1), {}}}));
+  worker->Adopt(FreshShard(base::Partition(0)));
+  worker->Apply(
+      feed.RoundTrip(base::Partition(1), {{"c-1/1", Event("likes", 1), {}}}));  // not adopted
+  worker->Drop({base::Partition(0)});
+  worker->Apply(feed.RoundTrip(base::Partition(0), {{"c-1/2", Event("likes", 1), {}}}));
   EXPECT_TRUE(worker->Seal().get().empty());
 }
 
@@ -218,36 +220,36 @@ TEST(ShardWorker, IgnoresInputOfShardsItDoesNotOwnOrHasDropped) {
 TEST(ShardWorker, AppliesNothingPostedBeforeADropToTheStateAdoptedAfterIt) {
   Feed feed;
   RunningWorker worker(Options());
-  worker->Adopt(FreshShard(0));
-  worker->Apply(feed.RoundTrip(0, {{"c-1/1", Event("likes", 1), {}}}));
-  worker->Drop({0});
-  worker->Adopt(FreshShard(0, 2));
-  worker->Apply(feed.RoundTrip(0, {{"c-1/2", Event("likes", 10), {}}}));
+  worker->Adopt(FreshShard(base::Partition(0)));
+  worker->Apply(feed.RoundTrip(base::Partition(0), {{"c-1/1", Event("likes", 1), {}}}));
+  worker->Drop({base::Partition(0)});
+  worker->Adopt(FreshShard(base::Partition(0), 2));
+  worker->Apply(feed.RoundTrip(base::Partition(0), {{"c-1/2", Event("likes", 10), {}}}));
   std::vector<SealedShard> sealed = worker->Seal().get();
   ASSERT_EQ(sealed.size(), 1u);
   const BatchRecord batch = DecodedBatch(OnlyOne(sealed[0].batches));
   EXPECT_EQ(batch.epoch.value(), 2u);
-  EXPECT_EQ(batch.input_from, 1);
+  EXPECT_EQ(batch.input_from.value(), 1);
   EXPECT_EQ(CounterIn(*sealed[0].view, "likes"), 10);
 }
 
 TEST(ShardWorker, BuildsTheNextBatchWhileOneIsInFlightAndCommitsInOrder) {
   Feed feed;
   RunningWorker worker(Options());
-  worker->Adopt(FreshShard(0));
-  worker->Apply(feed.RoundTrip(0, {{"c-1/1", Event("likes", 1), {}}}));
+  worker->Adopt(FreshShard(base::Partition(0)));
+  worker->Apply(feed.RoundTrip(base::Partition(0), {{"c-1/1", Event("likes", 1), {}}}));
   std::vector<SealedShard> first = worker->Seal().get();
   ASSERT_EQ(first.size(), 1u);
   // The transaction commits while more input arrives.
-  worker->Apply(
-      feed.RoundTrip(0, {{"c-1/2", Event("likes", 1), {}}, {"c-1/1", Event("likes", 1), {}}}));
+  worker->Apply(feed.RoundTrip(
+      base::Partition(0), {{"c-1/2", Event("likes", 1), {}}, {"c-1/1", Event("likes", 1), {}}}));
   worker->Committed();
   std::vector<SealedShard> second = worker->Seal().get();
   ASSERT_EQ(second.size(), 1u);
   const BatchRecord batch = DecodedBatch(OnlyOne(second[0].batches));
   EXPECT_EQ(batch.seq.value(), 2u);
-  EXPECT_EQ(batch.input_from, 1);
-  EXPECT_EQ(batch.input_to, 3);
+  EXPECT_EQ(batch.input_from.value(), 1);
+  EXPECT_EQ(batch.input_to.value(), 3);
   EXPECT_EQ(batch.stats.applied, 1u);
   EXPECT_EQ(batch.stats.duplicates, 1u);
   worker->Committed();
@@ -265,8 +267,8 @@ TEST(ShardWorker, AddsASnapshotOfTheSealedStateWhenOneIsDue) {
   WorkerOptions o = Options();
   o.snapshots.floor_bytes = 1;  // after every batch
   RunningWorker worker(o);
-  worker->Adopt(FreshShard(0, 4));
-  worker->Apply(feed.RoundTrip(0, {{"c-1/1", Event("likes", 3), {}}}));
+  worker->Adopt(FreshShard(base::Partition(0), 4));
+  worker->Apply(feed.RoundTrip(base::Partition(0), {{"c-1/1", Event("likes", 3), {}}}));
   std::vector<SealedShard> sealed = worker->Seal().get();
   ASSERT_EQ(sealed.size(), 1u);
   ASSERT_FALSE(sealed[0].snapshot.empty());
@@ -282,7 +284,7 @@ TEST(ShardWorker, AddsASnapshotOfTheSealedStateWhenOneIsDue) {
   auto restored = shard::ShardState::FromSnapshot(bytes);
   ASSERT_TRUE(restored.ok()) << restored.error();
   EXPECT_EQ(restored.value()->committed_seq().value(), 1u);
-  EXPECT_EQ(restored.value()->position(), 1);
+  EXPECT_EQ(restored.value()->position().value(), 1);
   EXPECT_EQ(restored.value()->counters().at("likes"), 3);
   EXPECT_EQ(restored.value()->filter().Digest(), sealed[0].view->digest);
 }

@@ -30,7 +30,7 @@ using event::DlqReason;
 using filter::DedupMode;
 using filter::Millis;
 
-constexpr int32_t kPartition = 3;
+constexpr base::Partition kPartition{3};
 // A wall-clock time (ms since the epoch) in late 2023.
 constexpr int64_t kT0 = 1'700'000'000'000;
 
@@ -116,10 +116,10 @@ TEST(ShardState, RefusesASpecTheFilterCannotBeBuiltFrom) {
 TEST(ShardState, AppliesANewEventAndCountsIt) {
   auto s = NewShard();
   const std::string value = Event("clicks", 5);
-  const Decision d = s->Apply({10, "client-1/1", value}, At(0));
+  const Decision d = s->Apply({base::Offset(10), "client-1/1", value}, At(0));
   EXPECT_EQ(d.outcome, Outcome::kApplied);
   EXPECT_EQ(CounterOf(*s, "clicks"), 5);
-  EXPECT_EQ(s->position(), 11);
+  EXPECT_EQ(s->position().value(), 11);
   EXPECT_EQ(s->pending_events(), 1u);
   s->MarkCommitted(base::Epoch(1));
   EXPECT_EQ(s->stats().applied, 1u);
@@ -129,20 +129,21 @@ TEST(ShardState, AppliesANewEventAndCountsIt) {
 
 TEST(ShardState, AppliesTheDefaultDeltaOfOneAndNegativeDeltas) {
   auto s = NewShard();
-  EXPECT_EQ(s->Apply({0, "k1", R"({"counter":"c"})"}, At(0)).outcome, Outcome::kApplied);
-  EXPECT_EQ(s->Apply({1, "k2", Event("c", -3)}, At(0)).outcome, Outcome::kApplied);
+  EXPECT_EQ(s->Apply({base::Offset(0), "k1", R"({"counter":"c"})"}, At(0)).outcome,
+            Outcome::kApplied);
+  EXPECT_EQ(s->Apply({base::Offset(1), "k2", Event("c", -3)}, At(0)).outcome, Outcome::kApplied);
   EXPECT_EQ(CounterOf(*s, "c"), -2);
 }
 
 TEST(ShardState, DropsARetryAsADuplicateWithoutChangingTheCounters) {
   auto s = NewShard();
   const std::string value = Event("clicks", 5);
-  ASSERT_EQ(s->Apply({0, "client-1/1", value}, At(0)).outcome, Outcome::kApplied);
-  const Decision retry = s->Apply({1, "client-1/1", value}, At(1500));
+  ASSERT_EQ(s->Apply({base::Offset(0), "client-1/1", value}, At(0)).outcome, Outcome::kApplied);
+  const Decision retry = s->Apply({base::Offset(1), "client-1/1", value}, At(1500));
   EXPECT_EQ(retry.outcome, Outcome::kDuplicate);
   EXPECT_EQ(CounterOf(*s, "clicks"), 5);
   EXPECT_EQ(s->counters().size(), 1u);
-  EXPECT_EQ(s->position(), 2);  // a duplicate is consumed all the same
+  EXPECT_EQ(s->position().value(), 2);  // a duplicate is consumed all the same
   s->MarkCommitted(base::Epoch(1));
   EXPECT_EQ(s->stats().applied, 1u);
   EXPECT_EQ(s->stats().duplicates, 1u);
@@ -150,16 +151,16 @@ TEST(ShardState, DropsARetryAsADuplicateWithoutChangingTheCounters) {
 
 TEST(ShardState, DropsARetryWhoseValueDiffersByItsKeyAlone) {
   auto s = NewShard();
-  ASSERT_EQ(s->Apply({0, "id", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
-  EXPECT_EQ(s->Apply({1, "id", Event("b", 7)}, At(0)).outcome, Outcome::kDuplicate);
+  ASSERT_EQ(s->Apply({base::Offset(0), "id", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
+  EXPECT_EQ(s->Apply({base::Offset(1), "id", Event("b", 7)}, At(0)).outcome, Outcome::kDuplicate);
   EXPECT_FALSE(CounterOf(*s, "b").has_value());
 }
 
 TEST(ShardState, CatchesARetryAfterACommit) {
   auto s = NewShard();
-  ASSERT_EQ(s->Apply({0, "k", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({base::Offset(0), "k", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
   s->MarkCommitted(base::Epoch(1));
-  EXPECT_EQ(s->Apply({1, "k", Event("a", 1)}, At(5000)).outcome, Outcome::kDuplicate);
+  EXPECT_EQ(s->Apply({base::Offset(1), "k", Event("a", 1)}, At(5000)).outcome, Outcome::kDuplicate);
   EXPECT_EQ(CounterOf(*s, "a"), 1);
 }
 
@@ -177,11 +178,11 @@ TEST_P(ShardStateDeadLetter, DeadLettersWithTheReasonAndCountsIt) {
   auto s = NewShard();
   std::optional<std::string_view> key;
   if (c.key) key = *c.key;
-  const Decision d = s->Apply({7, key, c.value}, At(0));
+  const Decision d = s->Apply({base::Offset(7), key, c.value}, At(0));
   EXPECT_EQ(d.outcome, Outcome::kDeadLetter);
   EXPECT_EQ(d.reason, c.reason) << event::DlqReasonName(d.reason);
   EXPECT_TRUE(s->counters().empty());
-  EXPECT_EQ(s->position(), 8);
+  EXPECT_EQ(s->position().value(), 8);
   EXPECT_EQ(s->pending_events(), 0u);  // no filter call
   s->MarkCommitted(base::Epoch(1));
   ShardStats expected;
@@ -195,8 +196,11 @@ TEST(ShardState, DoesNotRememberTheIdOfADeadLetteredMessage) {
   int64_t offset = 0;
   for (const char* bad : {"{\"counter\":", R"({"delta":1})", R"({"counter":"c","delta":1.5})"}) {
     const std::string key = "id/" + std::to_string(offset);
-    ASSERT_EQ(s->Apply({offset++, key, bad}, At(0)).outcome, Outcome::kDeadLetter) << bad;
-    EXPECT_EQ(s->Apply({offset++, key, Event("c", 1)}, At(1)).outcome, Outcome::kApplied) << bad;
+    ASSERT_EQ(s->Apply({base::Offset(offset++), key, bad}, At(0)).outcome, Outcome::kDeadLetter)
+        << bad;
+    EXPECT_EQ(s->Apply({base::Offset(offset++), key, Event("c", 1)}, At(1)).outcome,
+              Outcome::kApplied)
+        << bad;
   }
   EXPECT_EQ(CounterOf(*s, "c"), 3);
 }
@@ -218,14 +222,15 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(ShardState, AcceptsAKeyOfExactlyTheMaximumLength) {
   auto s = NewShard();
-  EXPECT_EQ(s->Apply({0, std::string(256, 'k'), Event("c", 1)}, At(0)).outcome, Outcome::kApplied);
+  EXPECT_EQ(s->Apply({base::Offset(0), std::string(256, 'k'), Event("c", 1)}, At(0)).outcome,
+            Outcome::kApplied);
 }
 
 TEST(ShardState, DeadLettersAnIncrementThatWouldOverflowTheCounter) {
   auto s = NewShard();
   const int64_t max = std::numeric_limits<int64_t>::max();
-  ASSERT_EQ(s->Apply({0, "k1", Event("big", max)}, At(0)).outcome, Outcome::kApplied);
-  const Decision d = s->Apply({1, "k2", Event("big", max)}, At(0));
+  ASSERT_EQ(s->Apply({base::Offset(0), "k1", Event("big", max)}, At(0)).outcome, Outcome::kApplied);
+  const Decision d = s->Apply({base::Offset(1), "k2", Event("big", max)}, At(0));
   EXPECT_EQ(d.outcome, Outcome::kDeadLetter);
   EXPECT_EQ(d.reason, DlqReason::kOverflow);
   EXPECT_EQ(CounterOf(*s, "big"), max);
@@ -239,8 +244,8 @@ TEST(ShardState, DeadLettersAnIncrementThatWouldOverflowTheCounter) {
 TEST(ShardState, DeadLettersAnIncrementThatWouldUnderflowTheCounter) {
   auto s = NewShard();
   const int64_t min = std::numeric_limits<int64_t>::min();
-  ASSERT_EQ(s->Apply({0, "k1", Event("low", min)}, At(0)).outcome, Outcome::kApplied);
-  const Decision d = s->Apply({1, "k2", Event("low", -1)}, At(0));
+  ASSERT_EQ(s->Apply({base::Offset(0), "k1", Event("low", min)}, At(0)).outcome, Outcome::kApplied);
+  const Decision d = s->Apply({base::Offset(1), "k2", Event("low", -1)}, At(0));
   EXPECT_EQ(d.outcome, Outcome::kDeadLetter);
   EXPECT_EQ(d.reason, DlqReason::kOverflow);
   EXPECT_EQ(CounterOf(*s, "low"), min);
@@ -252,26 +257,28 @@ TEST(ShardState, HasNoPendingBatchWhenNothingWasApplied) {
   s->MarkCommitted(base::Epoch(1));  // nothing to commit: nothing changes
   EXPECT_EQ(s->committed_seq().value(), 0u);
   EXPECT_EQ(s->epoch().value(), 0u);
-  ASSERT_EQ(s->Apply({0, "k", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({base::Offset(0), "k", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
   s->MarkCommitted(base::Epoch(1));
   EXPECT_FALSE(OnlyBatch(s->PendingBatches(base::Epoch(1))).has_value());
 }
 
 TEST(ShardState, BuildsThePendingBatchOfEverythingSinceTheLastCommit) {
   auto s = NewShard();
-  ASSERT_EQ(s->Apply({100, "k1", Event("b", 2)}, At(0)).outcome, Outcome::kApplied);
-  ASSERT_EQ(s->Apply({101, "k2", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
-  ASSERT_EQ(s->Apply({102, "k1", Event("b", 2)}, At(20)).outcome, Outcome::kDuplicate);
-  ASSERT_EQ(s->Apply({104, std::nullopt, Event("c", 1)}, At(20)).outcome, Outcome::kDeadLetter);
-  ASSERT_EQ(s->Apply({105, "k3", Event("b", 3)}, At(30)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({base::Offset(100), "k1", Event("b", 2)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({base::Offset(101), "k2", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({base::Offset(102), "k1", Event("b", 2)}, At(20)).outcome,
+            Outcome::kDuplicate);
+  ASSERT_EQ(s->Apply({base::Offset(104), std::nullopt, Event("c", 1)}, At(20)).outcome,
+            Outcome::kDeadLetter);
+  ASSERT_EQ(s->Apply({base::Offset(105), "k3", Event("b", 3)}, At(30)).outcome, Outcome::kApplied);
 
   const std::optional<BatchRecord> batch = OnlyBatch(s->PendingBatches(base::Epoch(4)));
   ASSERT_TRUE(batch.has_value());
   EXPECT_EQ(batch->partition, kPartition);
   EXPECT_EQ(batch->epoch.value(), 4u);
   EXPECT_EQ(batch->seq.value(), 1u);
-  EXPECT_EQ(batch->input_from, 100);
-  EXPECT_EQ(batch->input_to, 106);  // offset 103 was a gap (a transaction marker)
+  EXPECT_EQ(batch->input_from.value(), 100);
+  EXPECT_EQ(batch->input_to.value(), 106);  // offset 103 was a gap (a transaction marker)
   // One segment per distinct time, the hashes in the order tested.
   ASSERT_EQ(batch->segments.size(), 3u);
   EXPECT_EQ(batch->segments[0].time_ms, kT0);
@@ -300,35 +307,36 @@ TEST(ShardState, BuildsThePendingBatchOfEverythingSinceTheLastCommit) {
 
 TEST(ShardState, PutsOnlyTheCountersTouchedSinceTheLastCommitInTheBatch) {
   auto s = NewShard();
-  ASSERT_EQ(s->Apply({0, "k1", Event("old", 1)}, At(0)).outcome, Outcome::kApplied);
-  ASSERT_EQ(s->Apply({1, "k2", Event("kept", 1)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({base::Offset(0), "k1", Event("old", 1)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({base::Offset(1), "k2", Event("kept", 1)}, At(0)).outcome, Outcome::kApplied);
   s->MarkCommitted(base::Epoch(1));
-  ASSERT_EQ(s->Apply({2, "k3", Event("kept", 4)}, At(10)).outcome, Outcome::kApplied);
-  ASSERT_EQ(s->Apply({3, "k1", Event("old", 1)}, At(10)).outcome, Outcome::kDuplicate);
+  ASSERT_EQ(s->Apply({base::Offset(2), "k3", Event("kept", 4)}, At(10)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({base::Offset(3), "k1", Event("old", 1)}, At(10)).outcome,
+            Outcome::kDuplicate);
   const std::optional<BatchRecord> batch = OnlyBatch(s->PendingBatches(base::Epoch(1)));
   ASSERT_TRUE(batch.has_value());
   EXPECT_EQ(batch->seq.value(), 2u);
-  EXPECT_EQ(batch->input_from, 2);
-  EXPECT_EQ(batch->input_to, 4);
+  EXPECT_EQ(batch->input_from.value(), 2);
+  EXPECT_EQ(batch->input_to.value(), 4);
   EXPECT_EQ(batch->counters, (std::vector<changelog::CounterUpdate>{{"kept", 5}}));
 }
 
 TEST(ShardState, MakesABatchOfDeadLettersAloneWithoutFilterCalls) {
   auto s = NewShard();
-  ASSERT_EQ(s->Apply({5, "k", "nope"}, At(0)).outcome, Outcome::kDeadLetter);
+  ASSERT_EQ(s->Apply({base::Offset(5), "k", "nope"}, At(0)).outcome, Outcome::kDeadLetter);
   const std::optional<BatchRecord> batch = OnlyBatch(s->PendingBatches(base::Epoch(1)));
   ASSERT_TRUE(batch.has_value());
   EXPECT_TRUE(batch->segments.empty());
   EXPECT_TRUE(batch->counters.empty());
-  EXPECT_EQ(batch->input_from, 5);
-  EXPECT_EQ(batch->input_to, 6);
+  EXPECT_EQ(batch->input_from.value(), 5);
+  EXPECT_EQ(batch->input_to.value(), 6);
   EXPECT_EQ(batch->stats.dead_lettered[Reason(DlqReason::kInvalidJson)], 1u);
 
   const std::string digest_before = s->filter().Digest();
   s->MarkCommitted(base::Epoch(1));
   auto replica = NewShard();
   replica->Replay(*batch);
-  EXPECT_EQ(replica->position(), 6);
+  EXPECT_EQ(replica->position().value(), 6);
   EXPECT_EQ(replica->stats(), s->stats());
   EXPECT_EQ(replica->committed_seq().value(), 1u);
   EXPECT_EQ(replica->filter().Digest(), digest_before);
@@ -336,14 +344,14 @@ TEST(ShardState, MakesABatchOfDeadLettersAloneWithoutFilterCalls) {
 
 TEST(ShardState, MarkCommittedAdvancesTheSeqAndFoldsTheStats) {
   auto s = NewShard();
-  ASSERT_EQ(s->Apply({0, "k1", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
-  ASSERT_EQ(s->Apply({1, "k1", Event("a", 1)}, At(0)).outcome, Outcome::kDuplicate);
+  ASSERT_EQ(s->Apply({base::Offset(0), "k1", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({base::Offset(1), "k1", Event("a", 1)}, At(0)).outcome, Outcome::kDuplicate);
   s->MarkCommitted(base::Epoch(2));
   EXPECT_EQ(s->committed_seq().value(), 1u);
   EXPECT_EQ(s->epoch().value(), 2u);
   EXPECT_EQ(s->pending_events(), 0u);
-  ASSERT_EQ(s->Apply({2, "k2", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
-  ASSERT_EQ(s->Apply({3, "k3", "{}"}, At(0)).outcome, Outcome::kDeadLetter);
+  ASSERT_EQ(s->Apply({base::Offset(2), "k2", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({base::Offset(3), "k3", "{}"}, At(0)).outcome, Outcome::kDeadLetter);
   const std::optional<BatchRecord> second = OnlyBatch(s->PendingBatches(base::Epoch(2)));
   ASSERT_TRUE(second.has_value());
   EXPECT_EQ(second->seq.value(), 2u);
@@ -369,7 +377,7 @@ class Stream {
   explicit Stream(uint32_t seed) : rng_(seed) {}
 
   struct Message {
-    int64_t offset;
+    int64_t offset = 0;
     std::optional<std::string> key;
     std::string value;
     int64_t now_ms;
@@ -391,8 +399,8 @@ class Stream {
     } else if (!sent_.empty() && Chance(0.25)) {
       // Mostly a recent event, sometimes any earlier one (possibly out of the window).
       const auto last = static_cast<int64_t>(sent_.size()) - 1;
-      const int64_t from = Chance(0.2) ? 0 : std::max<int64_t>(0, last - 400);
-      const Message& original = sent_[static_cast<size_t>(Uniform(from, last))];
+      const base::Offset from{Chance(0.2) ? 0 : std::max<int64_t>(0, last - 400)};
+      const Message& original = sent_[static_cast<size_t>(Uniform(from.value(), last))];
       m.key = original.key;
       m.value = original.value;
     } else if (Chance(0.01)) {
@@ -424,7 +432,7 @@ class Stream {
 Decision ApplyMessage(ShardState& s, const Stream::Message& m) {
   std::optional<std::string_view> key;
   if (m.key) key = *m.key;
-  return s.Apply({m.offset, key, m.value}, Millis{m.now_ms});
+  return s.Apply({base::Offset(m.offset), key, m.value}, Millis{m.now_ms});
 }
 
 // Runs `commits` commit intervals of `per_commit` messages on `active`, returning
@@ -545,7 +553,7 @@ TEST_P(ShardStateByMode, RestoringFromASnapshotAndLaterBatchesStillCatchesEarlie
   std::vector<std::string> keys;
   for (int i = 0; i < 100; ++i) {
     keys.push_back("early/" + std::to_string(i));
-    ASSERT_EQ(active->Apply({i, keys.back(), Event("c", 1)}, At(i * 10)).outcome,
+    ASSERT_EQ(active->Apply({base::Offset(i), keys.back(), Event("c", 1)}, At(i * 10)).outcome,
               Outcome::kApplied);
   }
   const std::string snapshot = active->EncodeSnapshot(base::Epoch(1));
@@ -556,7 +564,7 @@ TEST_P(ShardStateByMode, RestoringFromASnapshotAndLaterBatchesStillCatchesEarlie
   for (int b = 0; b < 2; ++b) {
     for (int i = 0; i < 100; ++i, ++offset) {
       ASSERT_EQ(active
-                    ->Apply({offset, "late/" + std::to_string(offset), Event("c", 1)},
+                    ->Apply({base::Offset(offset), "late/" + std::to_string(offset), Event("c", 1)},
                             At(1000 + offset * 10))
                     .outcome,
                 Outcome::kApplied);
@@ -576,7 +584,8 @@ TEST_P(ShardStateByMode, RestoringFromASnapshotAndLaterBatchesStillCatchesEarlie
   const int64_t retry_at = 1000 + offset * 10 + 500;
   ASSERT_LT(retry_at, Spec().window.count());
   for (size_t i = 0; i < keys.size(); ++i) {
-    const Decision d = restored->Apply({offset++, keys[i], Event("c", 1)}, At(retry_at));
+    const Decision d =
+        restored->Apply({base::Offset(offset++), keys[i], Event("c", 1)}, At(retry_at));
     EXPECT_EQ(d.outcome, Outcome::kDuplicate) << keys[i];
   }
   EXPECT_EQ(CounterOf(*restored, "c"), 300);
@@ -585,7 +594,7 @@ TEST_P(ShardStateByMode, RestoringFromASnapshotAndLaterBatchesStillCatchesEarlie
   EXPECT_EQ(batch->seq.value(), 4u);
   EXPECT_EQ(batch->epoch.value(), 2u);
   EXPECT_EQ(batch->stats.duplicates, keys.size());
-  EXPECT_EQ(batch->input_from, 300);
+  EXPECT_EQ(batch->input_from.value(), 300);
 }
 
 // ApplyAll is Apply one message after another, with the filter tested in one batch:
@@ -609,7 +618,7 @@ TEST_P(ShardStateByMode, ApplyingInBatchesDecidesExactlyAsApplyingOneByOne) {
     for (const Stream::Message& m : messages) {
       std::optional<std::string_view> key;
       if (m.key) key = *m.key;
-      inputs.push_back({m.offset, key, m.value});
+      inputs.push_back({base::Offset(m.offset), key, m.value});
     }
     std::vector<Decision> decisions(count);
     batched->ApplyAll(inputs, now, decisions);
@@ -742,7 +751,7 @@ TEST(ShardState, RejectsACorruptedSnapshot) {
 
 TEST(ShardState, RejectsATruncatedOrExtendedSnapshot) {
   auto s = NewShard();
-  ASSERT_EQ(s->Apply({0, "k", Event("c", 1)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({base::Offset(0), "k", Event("c", 1)}, At(0)).outcome, Outcome::kApplied);
   const std::string good = s->EncodeSnapshot(base::Epoch(1));
   for (size_t n :
        {size_t{0}, size_t{3}, size_t{11}, size_t{40}, good.size() / 2, good.size() - 1}) {
@@ -759,18 +768,18 @@ TEST(ShardState, RejectsAChangelogRecordAsASnapshot) {
 
 TEST(ShardState, MakeViewReflectsTheCommittedCountersAndStats) {
   auto s = NewShard();
-  ASSERT_EQ(s->Apply({40, "k1", Event("b", 2)}, At(0)).outcome, Outcome::kApplied);
-  ASSERT_EQ(s->Apply({41, "k2", Event("a", 7)}, At(0)).outcome, Outcome::kApplied);
-  ASSERT_EQ(s->Apply({42, "k1", Event("b", 2)}, At(0)).outcome, Outcome::kDuplicate);
-  ASSERT_EQ(s->Apply({43, "k3", "[]"}, At(0)).outcome, Outcome::kDeadLetter);
-  ASSERT_EQ(s->Apply({44, std::nullopt, "{}"}, At(0)).outcome, Outcome::kDeadLetter);
+  ASSERT_EQ(s->Apply({base::Offset(40), "k1", Event("b", 2)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({base::Offset(41), "k2", Event("a", 7)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({base::Offset(42), "k1", Event("b", 2)}, At(0)).outcome, Outcome::kDuplicate);
+  ASSERT_EQ(s->Apply({base::Offset(43), "k3", "[]"}, At(0)).outcome, Outcome::kDeadLetter);
+  ASSERT_EQ(s->Apply({base::Offset(44), std::nullopt, "{}"}, At(0)).outcome, Outcome::kDeadLetter);
   s->MarkCommitted(base::Epoch(5));
 
   ShardView base;
-  base.partition = 99;  // the state's own partition wins
+  base.partition = base::Partition(99);  // the state's own partition wins
   base.role = ShardRole::kStandby;
   base.phase = ShardPhase::kRunning;
-  base.high_watermark = 60;
+  base.high_watermark = base::Offset(60);
   base.transactions_committed = 8;
   base.target_fpp = 1e-6;
   const std::shared_ptr<const ShardView> view = s->MakeView(base, 123456);
@@ -778,10 +787,10 @@ TEST(ShardState, MakeViewReflectsTheCommittedCountersAndStats) {
   EXPECT_EQ(view->partition, kPartition);
   EXPECT_EQ(view->role, ShardRole::kStandby);
   EXPECT_EQ(view->phase, ShardPhase::kRunning);
-  EXPECT_EQ(view->high_watermark, 60);
+  EXPECT_EQ(view->high_watermark.value(), 60);
   EXPECT_EQ(view->transactions_committed, 8u);
   EXPECT_EQ(view->target_fpp, 1e-6);
-  EXPECT_EQ(view->input_offset, 45);
+  EXPECT_EQ(view->input_offset.value(), 45);
   EXPECT_EQ(view->lag(), 15);
   EXPECT_EQ(view->epoch.value(), 5u);
   EXPECT_EQ(view->changelog_seq.value(), 1u);
@@ -801,7 +810,7 @@ TEST(ShardState, MakeViewReflectsTheCommittedCountersAndStats) {
   EXPECT_EQ(view->counters->Find("a"), 7);
 
   // The view is a copy: later changes to the state do not reach it.
-  ASSERT_EQ(s->Apply({45, "k4", Event("a", 1)}, At(1)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({base::Offset(45), "k4", Event("a", 1)}, At(1)).outcome, Outcome::kApplied);
   s->MarkCommitted(base::Epoch(5));
   EXPECT_EQ(view->counters->Find("a"), 7);
   EXPECT_EQ(view->events_applied, 2u);
@@ -827,8 +836,9 @@ TEST(ShardState, CutsTheBatchWhereTheNextEventMightNotFitAndEveryPieceFitsAndDec
   auto s = NewShard();
   s->set_rules(SmallRecords());
   for (int i = 0; i < 300; ++i) {
-    ASSERT_EQ(s->Apply({i, "k" + std::to_string(i), Event(LongName(i), 1)}, At(i)).outcome,
-              Outcome::kApplied);
+    ASSERT_EQ(
+        s->Apply({base::Offset(i), "k" + std::to_string(i), Event(LongName(i), 1)}, At(i)).outcome,
+        Outcome::kApplied);
   }
   const std::vector<BatchRecord> batches = s->Seal(base::Epoch(2), kT0);
   ASSERT_GT(batches.size(), 10u) << "300 counters of 200 bytes take about 65 KB";
@@ -846,8 +856,8 @@ TEST(ShardState, CutsTheBatchWhereTheNextEventMightNotFitAndEveryPieceFitsAndDec
     EXPECT_EQ(std::get<BatchRecord>(decoded.value()), batches[i]);
     EXPECT_EQ(batches[i].seq.value(), i + 1);
     EXPECT_EQ(batches[i].epoch.value(), 2u);
-    EXPECT_EQ(batches[i].input_from, next_input) << "the batches cover the input in order";
-    next_input = batches[i].input_to;
+    EXPECT_EQ(batches[i].input_from.value(), next_input) << "the batches cover the input in order";
+    next_input = batches[i].input_to.value();
   }
   EXPECT_EQ(next_input, 300);
   EXPECT_EQ(s->sealed_seq().value(), batches.size());
@@ -868,12 +878,16 @@ TEST(ShardState, ACounterTouchedInTwoPiecesCarriesItsValueAtTheEndOfEach) {
   auto s = NewShard();
   s->set_rules(SmallRecords());
   int64_t offset = 0;
-  ASSERT_EQ(s->Apply({offset++, "first", Event("shared", 5)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({base::Offset(offset++), "first", Event("shared", 5)}, At(0)).outcome,
+            Outcome::kApplied);
   for (int i = 0; i < 40; ++i) {
-    ASSERT_EQ(s->Apply({offset++, "f" + std::to_string(i), Event(LongName(i), 1)}, At(0)).outcome,
-              Outcome::kApplied);
+    ASSERT_EQ(
+        s->Apply({base::Offset(offset++), "f" + std::to_string(i), Event(LongName(i), 1)}, At(0))
+            .outcome,
+        Outcome::kApplied);
   }
-  ASSERT_EQ(s->Apply({offset++, "last", Event("shared", 7)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({base::Offset(offset++), "last", Event("shared", 7)}, At(0)).outcome,
+            Outcome::kApplied);
   const std::vector<BatchRecord> batches = s->PendingBatches(base::Epoch(1));
   ASSERT_GE(batches.size(), 2u);
   auto value_in = [](const BatchRecord& b) -> std::optional<int64_t> {
@@ -898,7 +912,7 @@ TEST(ShardState, ApplyingInBatchesCutsWhereApplyingOneByOneCuts) {
   }
   std::vector<InputMessage> messages;
   for (int i = 0; i < 500; ++i) {
-    messages.push_back({i, keys[i], values[i], kT0 + i / 10});
+    messages.push_back({base::Offset(i), keys[i], values[i], kT0 + i / 10});
   }
   std::vector<Decision> decisions(messages.size());
   batched->ApplyAll(messages, At(0), decisions);
@@ -915,13 +929,13 @@ TEST(ShardState, ASnapshotTakenWithCutBatchesPendingStandsForTheLastOfThem) {
   auto s = NewShard();
   s->set_rules(SmallRecords());
   for (int i = 0; i < 100; ++i)
-    s->Apply({i, "k" + std::to_string(i), Event(LongName(i), 1)}, At(0));
+    s->Apply({base::Offset(i), "k" + std::to_string(i), Event(LongName(i), 1)}, At(0));
   const size_t pending = s->PendingBatches(base::Epoch(1)).size();
   ASSERT_GT(pending, 1u);
   auto restored = Restored(s->EncodeSnapshot(base::Epoch(1)));
   ASSERT_NE(restored, nullptr);
   EXPECT_EQ(restored->committed_seq().value(), pending);
-  EXPECT_EQ(restored->position(), 100);
+  EXPECT_EQ(restored->position().value(), 100);
   EXPECT_EQ(restored->stats().applied, 100u);
   EXPECT_EQ(restored->counters(), s->counters());
 }
@@ -937,7 +951,7 @@ TEST(ShardState, KeepsTheRecordLimitWithinWhatWritersAndReadersAccept) {
 // --- Event time ------------------------------------------------------------------------
 
 // A message with a record timestamp `ts_after_t0` ms after kT0.
-InputMessage Stamped(int64_t offset, std::string_view key, const std::string& value,
+InputMessage Stamped(base::Offset offset, std::string_view key, const std::string& value,
                      int64_t ts_after_t0) {
   return {offset, key, value, kT0 + ts_after_t0};
 }
@@ -947,14 +961,16 @@ constexpr int64_t kHour = 3'600'000;
 TEST(ShardState, MeasuresTheWindowOnRecordTimestampsWhateverTheProcessingDelay) {
   auto s = NewShard();  // window 10 s
   const std::string e = Event("a", 1);
-  ASSERT_EQ(s->Apply(Stamped(0, "k1", e, 0), At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply(Stamped(base::Offset(0), "k1", e, 0), At(0)).outcome, Outcome::kApplied);
   // An outage: the retry, sent 5 s after the original, is processed an hour later,
   // behind a backlog whose timestamps run up to its own.
   for (int i = 1; i <= 50; ++i) {
-    ASSERT_EQ(s->Apply(Stamped(i, "b" + std::to_string(i), e, i * 100), At(kHour)).outcome,
-              Outcome::kApplied);
+    ASSERT_EQ(
+        s->Apply(Stamped(base::Offset(i), "b" + std::to_string(i), e, i * 100), At(kHour)).outcome,
+        Outcome::kApplied);
   }
-  EXPECT_EQ(s->Apply(Stamped(51, "k1", e, 5000), At(kHour)).outcome, Outcome::kDuplicate);
+  EXPECT_EQ(s->Apply(Stamped(base::Offset(51), "k1", e, 5000), At(kHour)).outcome,
+            Outcome::kDuplicate);
   EXPECT_EQ(s->clock().clock_ms, kT0 + 5000);
   EXPECT_EQ(s->clock().late, 0u);
 }
@@ -962,12 +978,15 @@ TEST(ShardState, MeasuresTheWindowOnRecordTimestampsWhateverTheProcessingDelay) 
 TEST(ShardState, ForgetsOnlyWhenRecordTimestampsMovePastTheWindow) {
   auto s = NewShard();
   const std::string e = Event("a", 1);
-  ASSERT_EQ(s->Apply(Stamped(0, "k1", e, 0), At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply(Stamped(base::Offset(0), "k1", e, 0), At(0)).outcome, Outcome::kApplied);
   // Processing time alone moves nothing.
-  EXPECT_EQ(s->Apply(Stamped(1, "k1", e, 1), At(10 * kHour)).outcome, Outcome::kDuplicate);
+  EXPECT_EQ(s->Apply(Stamped(base::Offset(1), "k1", e, 1), At(10 * kHour)).outcome,
+            Outcome::kDuplicate);
   // Record time a whole hour later: the id is long forgotten.
-  ASSERT_EQ(s->Apply(Stamped(2, "k2", e, kHour), At(10 * kHour)).outcome, Outcome::kApplied);
-  EXPECT_EQ(s->Apply(Stamped(3, "k1", e, 2), At(10 * kHour)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply(Stamped(base::Offset(2), "k2", e, kHour), At(10 * kHour)).outcome,
+            Outcome::kApplied);
+  EXPECT_EQ(s->Apply(Stamped(base::Offset(3), "k1", e, 2), At(10 * kHour)).outcome,
+            Outcome::kApplied);
   EXPECT_EQ(s->clock().clock_ms, kT0 + kHour) << "the clock never moves back";
 }
 
@@ -977,9 +996,9 @@ TEST(ShardState, CountsRecordsOlderThanTheClockByMoreThanTheLateBound) {
   rules.late_after = Millis{10'000};
   s->set_rules(rules);
   const std::string e = Event("a", 1);
-  s->Apply(Stamped(0, "k1", e, 60'000), At(60'000));
-  s->Apply(Stamped(1, "k2", e, 55'000), At(60'000));  // 5 s behind: within the bound
-  s->Apply(Stamped(2, "k3", e, 40'000), At(60'000));  // 20 s behind
+  s->Apply(Stamped(base::Offset(0), "k1", e, 60'000), At(60'000));
+  s->Apply(Stamped(base::Offset(1), "k2", e, 55'000), At(60'000));  // 5 s behind: within the bound
+  s->Apply(Stamped(base::Offset(2), "k3", e, 40'000), At(60'000));  // 20 s behind
   EXPECT_EQ(s->clock().late, 1u);
   EXPECT_EQ(s->clock().clock_ms, kT0 + 60'000);
 }
@@ -987,17 +1006,20 @@ TEST(ShardState, CountsRecordsOlderThanTheClockByMoreThanTheLateBound) {
 TEST(ShardState, ATimestampTooFarAheadOfTheWallClockDoesNotMoveTheClock) {
   auto s = NewShard();  // max_clock_ahead 1 s by default
   const std::string e = Event("a", 1);
-  ASSERT_EQ(s->Apply(Stamped(0, "k1", e, 0), At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply(Stamped(base::Offset(0), "k1", e, 0), At(0)).outcome, Outcome::kApplied);
   // A producer whose clock runs a day ahead: counted, the clock stays.
-  ASSERT_EQ(s->Apply(Stamped(1, "skewed", e, 24 * kHour), At(100)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply(Stamped(base::Offset(1), "skewed", e, 24 * kHour), At(100)).outcome,
+            Outcome::kApplied);
   EXPECT_EQ(s->clock().ahead_of_wall, 1u);
   EXPECT_EQ(s->clock().clock_ms, kT0);
-  EXPECT_EQ(s->Apply(Stamped(2, "k1", e, 5000), At(5000)).outcome, Outcome::kDuplicate)
+  EXPECT_EQ(s->Apply(Stamped(base::Offset(2), "k1", e, 5000), At(5000)).outcome,
+            Outcome::kDuplicate)
       << "the skewed record did not make the filter forget";
   // Its own retry is still caught: it was remembered at the shard's clock.
-  EXPECT_EQ(s->Apply(Stamped(3, "skewed", e, 24 * kHour), At(6000)).outcome, Outcome::kDuplicate);
+  EXPECT_EQ(s->Apply(Stamped(base::Offset(3), "skewed", e, 24 * kHour), At(6000)).outcome,
+            Outcome::kDuplicate);
   // A timestamp ahead by less than the bound moves the clock.
-  s->Apply(Stamped(4, "k4", e, 6900), At(6000));
+  s->Apply(Stamped(base::Offset(4), "k4", e, 6900), At(6000));
   EXPECT_EQ(s->clock().clock_ms, kT0 + 6900);
   EXPECT_EQ(s->clock().ahead_of_wall, 2u);
 }
@@ -1005,12 +1027,14 @@ TEST(ShardState, ATimestampTooFarAheadOfTheWallClockDoesNotMoveTheClock) {
 TEST(ShardState, AStepOfTheHostClockChangesNothingButTheBoundOnTimestamps) {
   auto s = NewShard();
   const std::string e = Event("a", 1);
-  ASSERT_EQ(s->Apply(Stamped(0, "k1", e, 0), At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply(Stamped(base::Offset(0), "k1", e, 0), At(0)).outcome, Outcome::kApplied);
   // The host clock jumps a day forward: record time goes on; nothing is forgotten.
-  EXPECT_EQ(s->Apply(Stamped(1, "k1", e, 3000), At(24 * kHour)).outcome, Outcome::kDuplicate);
+  EXPECT_EQ(s->Apply(Stamped(base::Offset(1), "k1", e, 3000), At(24 * kHour)).outcome,
+            Outcome::kDuplicate);
   // And then a day back, behind the records: they stop moving the clock (counted),
   // and retries are still caught.
-  EXPECT_EQ(s->Apply(Stamped(2, "k1", e, 4000), At(-24 * kHour)).outcome, Outcome::kDuplicate);
+  EXPECT_EQ(s->Apply(Stamped(base::Offset(2), "k1", e, 4000), At(-24 * kHour)).outcome,
+            Outcome::kDuplicate);
   EXPECT_EQ(s->clock().ahead_of_wall, 1u);
   EXPECT_EQ(s->clock().clock_ms, kT0 + 3000);
 }
@@ -1023,7 +1047,8 @@ TEST(ShardState, RecordsTheClockOfEveryFilterCallSoThatReplaysReachTheSameFilter
     // Timestamps that wander (several producers), some a day ahead.
     int64_t ts = i * 20 + std::uniform_int_distribution<int>(-500, 500)(rng);
     if (i % 97 == 0) ts += 24 * kHour;
-    active->Apply(Stamped(i, "k" + std::to_string(i % 1500), e, ts), At(i * 20 + 2000));
+    active->Apply(Stamped(base::Offset(i), "k" + std::to_string(i % 1500), e, ts),
+                  At(i * 20 + 2000));
   }
   const std::vector<BatchRecord> batches = active->PendingBatches(base::Epoch(1));
   active->MarkCommitted(base::Epoch(1));
@@ -1044,7 +1069,8 @@ TEST(ShardState, ViewsMadeFromThePreviousViewHoldTheSameCountersAsACopyOfTheStat
     const int events = commit % 5 == 0 ? 3000 : 50;
     for (int i = 0; i < events; ++i) {
       const int counter = std::uniform_int_distribution<int>(0, 400 + commit * 50)(rng);
-      active->Apply({offset, "k" + std::to_string(offset), Event("c" + std::to_string(counter), 1)},
+      active->Apply({base::Offset(offset), "k" + std::to_string(offset),
+                     Event("c" + std::to_string(counter), 1)},
                     At(offset));
       ++offset;
     }
@@ -1079,18 +1105,18 @@ std::string LittleEndian(uint64_t v, int bytes) {
 
 TEST(ShardState, PinsTheBytesOfASnapshot) {
   auto s = NewShard(DedupMode::kNone);
-  ASSERT_EQ(s->Apply({7, "k1", Event("b", 5)}, At(0)).outcome, Outcome::kApplied);
-  ASSERT_EQ(s->Apply({8, "k2", Event("a", -2)}, At(1)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({base::Offset(7), "k1", Event("b", 5)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({base::Offset(8), "k2", Event("a", -2)}, At(1)).outcome, Outcome::kApplied);
   ASSERT_EQ(s->Seal(base::Epoch(4)).size(), 1u);
   s->MarkCommitted(base::Epoch(4));
   const std::string snapshot = s->EncodeSnapshot(base::Epoch(4));
 
   std::string filter_state;
   s->filter().Serialize(filter_state);
-  const std::string body = LittleEndian(kPartition, 4) + LittleEndian(4, 8)  // epoch
-                           + LittleEndian(1, 8)                              // committed seq
-                           + LittleEndian(9, 8)                              // next input offset
-                           + LittleEndian(2, 8)                              // applied
+  const std::string body = LittleEndian(kPartition.value(), 4) + LittleEndian(4, 8)  // epoch
+                           + LittleEndian(1, 8)                       // committed seq
+                           + LittleEndian(9, 8)                       // next input offset
+                           + LittleEndian(2, 8)                       // applied
                            + LittleEndian(0, 8) + LittleEndian(0, 8)  // duplicates, near edge
                            + std::string(7 * 8, '\0')                 // dead letters by reason
                            + LittleEndian(2, 4)                       // counters, by name:
@@ -1127,7 +1153,7 @@ TEST(ShardState, SnapshotOfAFilterFarFromFullIsSeveralTimesSmallerThanTheFilter)
 
 TEST(ShardState, RejectsASnapshotWhoseBodyLengthDisagreesWithItsFrame) {
   auto s = NewShard(DedupMode::kNone);
-  ASSERT_EQ(s->Apply({0, "k", Event("c", 1)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({base::Offset(0), "k", Event("c", 1)}, At(0)).outcome, Outcome::kApplied);
   std::string bad = s->EncodeSnapshot(base::Epoch(1));
   bad[7] = static_cast<char>(bad[7] + 1);  // the body length's low byte
   bad.resize(bad.size() - 8);

@@ -13,17 +13,17 @@ std::shared_ptr<const ShardView> View(int32_t partition, ShardPhase phase = Shar
                                       ShardRole role = ShardRole::kActive,
                                       int64_t input_offset = 0) {
   auto v = std::make_shared<ShardView>();
-  v->partition = partition;
+  v->partition = base::Partition(partition);
   v->phase = phase;
   v->role = role;
-  v->input_offset = input_offset;
+  v->input_offset = base::Offset(input_offset);
   v->counters = std::make_shared<const CounterSnapshot>();
   return v;
 }
 
 std::vector<int32_t> Partitions(const StateBoard::Snapshot& s) {
   std::vector<int32_t> out;
-  for (const auto& v : s.shards) out.push_back(v->partition);
+  for (const auto& v : s.shards) out.push_back(v->partition.value());
   return out;
 }
 
@@ -42,7 +42,7 @@ TEST(StateBoard, ReplacesTheViewOfAPartitionOnPublish) {
   board.Publish(View(1, ShardPhase::kRunning, ShardRole::kActive, 25));
   const auto s = board.Read();
   ASSERT_EQ(Partitions(s), (std::vector<int32_t>{0, 1}));
-  EXPECT_EQ(s.shards[1]->input_offset, 25);
+  EXPECT_EQ(s.shards[1]->input_offset.value(), 25);
 }
 
 TEST(StateBoard, RemovesAPartitionsView) {
@@ -50,8 +50,8 @@ TEST(StateBoard, RemovesAPartitionsView) {
   board.Publish(View(0));
   board.Publish(View(1));
   board.Publish(View(2));
-  board.Remove(1);
-  board.Remove(7);  // not there: nothing happens
+  board.Remove(base::Partition(1));
+  board.Remove(base::Partition(7));  // not there: nothing happens
   EXPECT_EQ(Partitions(board.Read()), (std::vector<int32_t>{0, 2}));
 }
 
@@ -60,8 +60,8 @@ TEST(StateBoard, KeepsAnOldSnapshotIntactAfterLaterPublishes) {
   board.Publish(View(0, ShardPhase::kRunning, ShardRole::kActive, 1));
   const auto before = board.Read();
   board.Publish(View(0, ShardPhase::kRunning, ShardRole::kActive, 2));
-  EXPECT_EQ(before.shards[0]->input_offset, 1);
-  EXPECT_EQ(board.Read().shards[0]->input_offset, 2);
+  EXPECT_EQ(before.shards[0]->input_offset.value(), 1);
+  EXPECT_EQ(board.Read().shards[0]->input_offset.value(), 2);
 }
 
 TEST(StateBoard, IsCompleteOnlyWhenEveryPartitionHasARunningView) {
@@ -123,10 +123,10 @@ TEST(ShardView, NamesRolesAndPhasesAndClampsLag) {
   EXPECT_STREQ(ShardPhaseName(ShardPhase::kRunning), "running");
   EXPECT_STREQ(ShardPhaseName(ShardPhase::kFailed), "failed");
   ShardView v;
-  v.input_offset = 10;
-  v.high_watermark = 4;  // a watermark seen before the offset moved past it
+  v.input_offset = base::Offset(10);
+  v.high_watermark = base::Offset(4);  // a watermark seen before the offset moved past it
   EXPECT_EQ(v.lag(), 0);
-  v.high_watermark = 14;
+  v.high_watermark = base::Offset(14);
   EXPECT_EQ(v.lag(), 4);
 }
 
