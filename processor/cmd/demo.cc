@@ -75,14 +75,15 @@ void Generate(const std::string& bootstrap, const std::string& topic, const Demo
         static_cast<double>(counts.events.load()) < o.rate * static_cast<double>(now_ms) / 1000.0;
     std::optional<WorkloadMessage> m = workload.Next(now_ms, new_allowed);
     if (!m) {
-      (*producer)->Poll(2);
+      (*producer)->Poll(std::chrono::milliseconds(2));
       continue;
     }
     if (!(*producer)->Produce(topic, *m, &stop).ok()) break;
     Count(*m, counts);
-    (*producer)->Poll(0);
+    (*producer)->Poll(std::chrono::milliseconds(0));
   }
-  const bool delivered = (*producer)->Flush(5000) == 0 && (*producer)->counts().failed == 0;
+  const bool delivered =
+      (*producer)->Flush(std::chrono::seconds(5)) == 0 && (*producer)->counts().failed == 0;
   if (workload.Done() && delivered) {
     counts.truth = workload.truth().counters;
     counts.finished.store(true, std::memory_order_release);

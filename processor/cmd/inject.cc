@@ -74,12 +74,12 @@ base::Status SendWorkload(const InjectOptions& o, InjectWorkload& workload,
                                                 o.rate * static_cast<double>(now_ms) / 1000.0;
     std::optional<WorkloadMessage> m = workload.Next(now_ms, new_allowed);
     if (!m) {
-      producer.Poll(1);  // serves delivery reports while waiting
+      producer.Poll(std::chrono::milliseconds(1));  // serves delivery reports while waiting
     } else {
       if (base::Status produced = producer.Produce(o.topic, *m); !produced) return produced;
       ++sent;
       if (m->kind == WorkloadMessage::Kind::kEvent) ++new_sent;
-      producer.Poll(0);
+      producer.Poll(std::chrono::milliseconds(0));
     }
     timeline.Record(now, new_sent, workload.truth());
     if (now >= next_progress) {
@@ -105,8 +105,8 @@ int RunInject(const InjectOptions& o, std::ostream& err) {
   if (const base::Status sent = SendWorkload(o, workload, **producer, err); !sent) {
     return fail(sent.error());
   }
-  const uint64_t outstanding = (*producer)->Flush(60000);
-  const DeliveryCounts& counts = (*producer)->counts();
+  const uint64_t outstanding = (*producer)->Flush(std::chrono::seconds(60));
+  const kafka::Deliveries& counts = (*producer)->counts();
   const Truth& truth = workload.truth();
   err << "inject: done: " << truth.events << " events, " << truth.duplicates << " retries, "
       << truth.malformed << " malformed; " << counts.acked << " acknowledged, " << counts.failed

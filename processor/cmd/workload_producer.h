@@ -1,55 +1,48 @@
-// WorkloadProducer: the idempotent Kafka producer that `inject` and `demo` send their
-// workloads with, and the delivery reports it counts. Idempotence keeps the
-// producer's own resends from adding duplicates, so the only duplicates in the
-// topic are the workload's deliberate retries.
+// WorkloadProducer: how `inject` and `demo` send their workloads. It is a
+// kafka::PlainProducer set up for a bulk load (one request in flight, so that
+// nothing acknowledged is lost when a broker goes down; a deep local queue) plus the
+// wait while that queue is full. Idempotence keeps the producer's own resends from
+// adding duplicates, so the only duplicates in the topic are the workload's
+// deliberate retries.
 //
 // Thread-safety: one owner thread; delivery reports are served on it, by Poll and
 // Flush (librdkafka adds its own threads).
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 
 #include "processor/base/result.h"
 #include "processor/cmd/inject_workload.h"
-
-struct rd_kafka_s;
+#include "processor/kafka/clients.h"
 
 namespace oncecount::cmd {
 
-struct DeliveryCounts {
-  uint64_t acked = 0;
-  uint64_t failed = 0;
-  std::string first_error;  // of the first failed delivery
-};
-
 class WorkloadProducer {
  public:
-  // A bootstrap list librdkafka refuses is a usage error.
+  // A bootstrap list librdkafka refuses is a configuration error.
   static base::Result<std::unique_ptr<WorkloadProducer>> Create(const std::string& bootstrap);
-  ~WorkloadProducer();
-  WorkloadProducer(const WorkloadProducer&) = delete;
-  WorkloadProducer& operator=(const WorkloadProducer&) = delete;
 
   // Queues a copy of `m`, waiting while the local queue is full; kStopped when `stop`
   // (if given) is set while it waits.
-  base::Status Produce(const std::string& topic, WorkloadMessage& m,
+  base::Status Produce(const std::string& topic, const WorkloadMessage& m,
                        const std::atomic<bool>* stop = nullptr);
-  // Serves delivery reports, waiting up to `timeout_ms` for one.
-  void Poll(int timeout_ms);
-  // Waits up to `timeout_ms` for the outstanding reports; returns the messages still
+  // Serves delivery reports, waiting up to `timeout` for one.
+  void Poll(std::chrono::milliseconds timeout) { producer_->Poll(timeout); }
+  // Waits up to `timeout` for the outstanding reports; returns the messages still
   // without one.
-  uint64_t Flush(int timeout_ms);
+  uint64_t Flush(std::chrono::milliseconds timeout) { return producer_->Flush(timeout); }
 
-  const DeliveryCounts& counts() const { return counts_; }
+  const kafka::Deliveries& counts() const { return producer_->deliveries(); }
 
  private:
-  WorkloadProducer() = default;
+  explicit WorkloadProducer(std::unique_ptr<kafka::PlainProducer> producer)
+      : producer_(std::move(producer)) {}
 
-  rd_kafka_s* producer_ = nullptr;
-  DeliveryCounts counts_;  // written by the delivery callback, on the owner thread
+  std::unique_ptr<kafka::PlainProducer> producer_;
 };
 
 }  // namespace oncecount::cmd

@@ -281,14 +281,44 @@ class PartitionReader {
   virtual void Close() = 0;
 };
 
-// An idempotent producer outside transactions (heartbeats).
+// What a PlainProducer's delivery reports have said so far.
+struct Deliveries {
+  uint64_t acked = 0;
+  uint64_t failed = 0;
+  std::string first_error;  // of the first failed delivery
+};
+
+// How a PlainProducer batches and orders its records.
+struct PlainProducerSpec {
+  // Requests in flight per broker. An idempotent producer that sees a later request
+  // succeed takes an earlier one that failed in transport as persisted (a real broker
+  // would have refused the later one as out of sequence); the embedded cluster checks
+  // sequences only for transactional producers, so with several requests in flight a
+  // broker going down could lose acknowledged records. With 1, a failed request is
+  // resent before anything after it.
+  int max_in_flight = 5;
+  std::chrono::milliseconds linger{0};  // how long a record may wait for a batch
+  int max_queued = 100000;              // records waiting in the local queue, at most
+};
+
+// An idempotent producer outside transactions: heartbeats, and the workloads of
+// `inject` and `demo`. Idempotence keeps its own resends from adding duplicates.
 class PlainProducer {
  public:
   virtual ~PlainProducer() = default;
+  // Queues a copy of the record. kRetriable with code "QUEUE_FULL" while the local
+  // queue is full: Poll, then produce it again.
   virtual KafkaError Produce(const OutgoingRecord& record) = 0;
-  virtual void Poll() = 0;
-  virtual void Flush(std::chrono::milliseconds timeout) = 0;
+  // Serves delivery reports, waiting up to `timeout` for one.
+  virtual void Poll(std::chrono::milliseconds timeout) = 0;
+  // Waits up to `timeout` for every outstanding delivery report; returns how many
+  // records are still without one.
+  virtual size_t Flush(std::chrono::milliseconds timeout) = 0;
+  // Counted as Poll and Flush serve the reports.
+  virtual const Deliveries& deliveries() const = 0;
 };
+
+inline constexpr std::string_view kQueueFull = "QUEUE_FULL";
 
 struct GroupConsumerSpec {
   std::string topic;
@@ -310,7 +340,8 @@ class Clients {
   // `name` says what the reader is for (it names its client id).
   virtual base::Result<std::unique_ptr<PartitionReader>> NewPartitionReader(
       const std::string& name) = 0;
-  virtual base::Result<std::unique_ptr<PlainProducer>> NewPlainProducer() = 0;
+  virtual base::Result<std::unique_ptr<PlainProducer>> NewPlainProducer(
+      const PlainProducerSpec& spec) = 0;
 
   // The partition count of every topic that exists.
   virtual base::Result<std::map<std::string, int>> PartitionCounts(

@@ -146,20 +146,27 @@ rd_kafka_headers_t* MakeHeaders(const std::vector<Header>& headers) {
 }
 
 // Produces a copy of `r`, waiting while the local queue is full.
-rd_kafka_resp_err_t ProduceCopy(rd_kafka_t* rk, const OutgoingRecord& r) {
+// One attempt; RD_KAFKA_RESP_ERR__QUEUE_FULL while the local queue is full.
+rd_kafka_resp_err_t TryProduceCopy(rd_kafka_t* rk, const OutgoingRecord& r) {
   const std::string topic(r.topic);
   const void* key = r.key ? r.key->data() : nullptr;
   const size_t key_size = r.key ? r.key->size() : 0;
   void* value = r.value ? const_cast<char*>(r.value->data()) : nullptr;
   const size_t value_size = r.value ? r.value->size() : 0;
+  rd_kafka_headers_t* headers = MakeHeaders(r.headers);
+  const rd_kafka_resp_err_t e = rd_kafka_producev(
+      rk, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(r.partition.value()),
+      RD_KAFKA_V_KEY(key, key_size), RD_KAFKA_V_VALUE(value, value_size),
+      RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_END);
+  // The producer owns the headers only once the call succeeded.
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR && headers != nullptr) rd_kafka_headers_destroy(headers);
+  return e;
+}
+
+// Waits while the local queue is full (a transaction's records must all go in).
+rd_kafka_resp_err_t ProduceCopy(rd_kafka_t* rk, const OutgoingRecord& r) {
   while (true) {
-    rd_kafka_headers_t* headers = MakeHeaders(r.headers);
-    const rd_kafka_resp_err_t e = rd_kafka_producev(
-        rk, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(r.partition.value()),
-        RD_KAFKA_V_KEY(key, key_size), RD_KAFKA_V_VALUE(value, value_size),
-        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_END);
-    // The producer owns the headers only once the call succeeded.
-    if (e != RD_KAFKA_RESP_ERR_NO_ERROR && headers != nullptr) rd_kafka_headers_destroy(headers);
+    const rd_kafka_resp_err_t e = TryProduceCopy(rk, r);
     if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) return e;
     rd_kafka_poll(rk, 10);
   }
@@ -405,18 +412,40 @@ class RdPartitionReader final : public PartitionReader {
 
 class RdPlainProducer final : public PlainProducer {
  public:
-  explicit RdPlainProducer(rd_kafka_t* rk) : rk_(rk) {}
-  ~RdPlainProducer() override { rd_kafka_destroy(rk_); }
-  KafkaError Produce(const OutgoingRecord& record) override {
-    return Failed(ProduceCopy(rk_, record), "produce to " + std::string(record.topic));
+  RdPlainProducer() = default;
+  ~RdPlainProducer() override {
+    if (rk_ != nullptr) rd_kafka_destroy(rk_);
   }
-  void Poll() override { rd_kafka_poll(rk_, 0); }
-  void Flush(std::chrono::milliseconds timeout) override {
+  void set_handle(rd_kafka_t* rk) { rk_ = rk; }
+
+  KafkaError Produce(const OutgoingRecord& record) override {
+    const rd_kafka_resp_err_t e = TryProduceCopy(rk_, record);
+    if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+      return {ErrorKind::kRetriable, std::string(kQueueFull), "the producer's queue is full"};
+    }
+    return Failed(e, "produce to " + std::string(record.topic));
+  }
+  void Poll(std::chrono::milliseconds timeout) override {
+    rd_kafka_poll(rk_, static_cast<int>(timeout.count()));
+  }
+  size_t Flush(std::chrono::milliseconds timeout) override {
     rd_kafka_flush(rk_, static_cast<int>(timeout.count()));
+    return static_cast<size_t>(rd_kafka_outq_len(rk_));
+  }
+  const Deliveries& deliveries() const override { return deliveries_; }
+
+  static void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
+    Deliveries& d = static_cast<RdPlainProducer*>(opaque)->deliveries_;
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      ++d.acked;
+    } else if (d.failed++ == 0) {
+      d.first_error = rd_kafka_err2str(m->err);
+    }
   }
 
  private:
-  rd_kafka_t* rk_;
+  rd_kafka_t* rk_ = nullptr;
+  Deliveries deliveries_;  // written by OnDelivery, inside Poll and Flush
 };
 
 // --- The factory -----------------------------------------------------------------------
@@ -503,12 +532,23 @@ class RdKafkaClients final : public Clients {
     return std::unique_ptr<PartitionReader>(std::make_unique<RdPartitionReader>(rk.value()));
   }
 
-  base::Result<std::unique_ptr<PlainProducer>> NewPlainProducer() override {
-    auto made = MakeClientConfig(connection_, properties_,
-                                 {{"enable.idempotence", "true"}, {"linger.ms", "0"}});
-    auto rk = NewHandle(RD_KAFKA_PRODUCER, std::move(made), "producer");
+  base::Result<std::unique_ptr<PlainProducer>> NewPlainProducer(
+      const PlainProducerSpec& spec) override {
+    auto made = MakeClientConfig(
+        connection_, properties_,
+        {{"enable.idempotence", "true"},
+         {"linger.ms", std::to_string(spec.linger.count())},
+         {"max.in.flight.requests.per.connection", std::to_string(spec.max_in_flight)},
+         {"queue.buffering.max.messages", std::to_string(spec.max_queued)}});
+    if (!made) return std::move(made).error();
+    rd_kafka_conf_t* conf = made.value();
+    auto producer = std::make_unique<RdPlainProducer>();
+    rd_kafka_conf_set_dr_msg_cb(conf, &RdPlainProducer::OnDelivery);
+    rd_kafka_conf_set_opaque(conf, producer.get());
+    auto rk = NewHandle(RD_KAFKA_PRODUCER, conf, "producer");
     if (!rk) return rk.error();
-    return std::unique_ptr<PlainProducer>(std::make_unique<RdPlainProducer>(rk.value()));
+    producer->set_handle(rk.value());
+    return std::unique_ptr<PlainProducer>(std::move(producer));
   }
 
   base::Result<std::map<std::string, int>> PartitionCounts(

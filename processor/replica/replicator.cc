@@ -104,7 +104,7 @@ struct Replicator::Impl {
     if (!r) return r.error().Wrap("cannot create the changelog follower");
     reader = std::move(r.value());
     if (o.members_topic.empty()) return {};
-    auto p = o.clients->NewPlainProducer();
+    auto p = o.clients->NewPlainProducer({});
     if (!p) return p.error().Wrap("cannot create the members producer");
     members_producer = std::move(p.value());
     membership.emplace(o.instance_id, o.member_timeout);
@@ -314,7 +314,7 @@ struct Replicator::Impl {
             {o.members_topic, base::Partition(0), o.instance_id, bytes, {}})) {
       Warn("members: cannot send a heartbeat: " + e.ToString());
     }
-    members_producer->Poll();
+    members_producer->Poll(std::chrono::milliseconds(0));
     heartbeat_soon = false;
   }
 
@@ -400,7 +400,7 @@ struct Replicator::Impl {
       Heartbeat(false);
       next_heartbeat_ms = now + o.heartbeat.count();
     }
-    if (members_producer) members_producer->Poll();
+    if (members_producer) members_producer->Poll(std::chrono::milliseconds(0));
     if (now >= next_roles_ms) {
       UpdateRoles(now);
       RetryFailed(now);

@@ -597,13 +597,18 @@ class StrictPlainProducer final : public kafka::PlainProducer {
     if (auto injected = id_.cluster->TakeInjection(Call::kPlainProduce, id_.instance)) {
       return *injected;
     }
-    return id_.cluster->AppendRecord(record, "", nullptr);
+    KafkaError e = id_.cluster->AppendRecord(record, "", nullptr);
+    // The record is in the log at once: its delivery report is already in.
+    if (!e) ++deliveries_.acked;
+    return e;
   }
-  void Poll() override {}
-  void Flush(std::chrono::milliseconds) override {}
+  void Poll(std::chrono::milliseconds) override {}
+  size_t Flush(std::chrono::milliseconds) override { return 0; }
+  const kafka::Deliveries& deliveries() const override { return deliveries_; }
 
  private:
   const Identity id_;
+  kafka::Deliveries deliveries_;
 };
 
 }  // namespace
@@ -1335,7 +1340,8 @@ class StrictClients final : public kafka::Clients {
     if (Dead()) return base::KafkaFailure("crashed");
     return std::unique_ptr<kafka::PartitionReader>(std::make_unique<StrictPartitionReader>(id_));
   }
-  base::Result<std::unique_ptr<kafka::PlainProducer>> NewPlainProducer() override {
+  base::Result<std::unique_ptr<kafka::PlainProducer>> NewPlainProducer(
+      const kafka::PlainProducerSpec&) override {
     if (Dead()) return base::KafkaFailure("crashed");
     return std::unique_ptr<kafka::PlainProducer>(std::make_unique<StrictPlainProducer>(id_));
   }

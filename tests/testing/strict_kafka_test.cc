@@ -654,8 +654,8 @@ TEST(StrictKafka, ARestartedInstanceGetsWorkingClients) {
   ASSERT_TRUE(kafka.CreateTopic("out", 1).ok());
   auto before = kafka.ClientsFor("a");
   kafka.Crash("a");
-  EXPECT_FALSE(before->NewPlainProducer().ok());
-  auto producer = Take(kafka.ClientsFor("a")->NewPlainProducer());
+  EXPECT_FALSE(before->NewPlainProducer({}).ok());
+  auto producer = Take(kafka.ClientsFor("a")->NewPlainProducer({}));
   EXPECT_TRUE(producer->Produce(Record("out", 0, "heartbeat")).ok());
 }
 

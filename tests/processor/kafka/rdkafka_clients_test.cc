@@ -88,5 +88,37 @@ TEST_F(RdKafkaClientsTest, TellsAPartitionsStartAndEnd) {
   EXPECT_GE(end.value(), base::Offset(1));  // the record (and on a real broker, the commit marker)
 }
 
+TEST_F(RdKafkaClientsTest, APlainProducerCountsItsDeliveryReports) {
+  auto made = clients_->NewPlainProducer({});
+  ASSERT_TRUE(made.ok()) << made.error();
+  PlainProducer& p = *made.value();
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_FALSE(p.Produce({"log", base::Partition(i % 2), std::nullopt, "v", {}}));
+  }
+  EXPECT_EQ(p.Flush(30s), 0u);
+  EXPECT_EQ(p.deliveries().acked, 5u);
+  EXPECT_EQ(p.deliveries().failed, 0u);
+  auto end = clients_->HighWatermark("log", base::Partition(0), 10s);
+  ASSERT_TRUE(end.ok()) << end.error();
+  EXPECT_EQ(end.value(), base::Offset(3));
+}
+
+TEST_F(RdKafkaClientsTest, APlainProducerSaysWhenItsQueueIsFullInsteadOfWaiting) {
+  PlainProducerSpec spec;
+  spec.max_queued = 2;
+  spec.linger = 10s;  // nothing leaves the queue while the test fills it
+  auto made = clients_->NewPlainProducer(spec);
+  ASSERT_TRUE(made.ok()) << made.error();
+  PlainProducer& p = *made.value();
+  const OutgoingRecord record{"log", base::Partition(0), std::nullopt, "v", {}};
+  ASSERT_FALSE(p.Produce(record));
+  ASSERT_FALSE(p.Produce(record));
+  const KafkaError full = p.Produce(record);
+  EXPECT_EQ(full.kind, ErrorKind::kRetriable);
+  EXPECT_EQ(full.code, kQueueFull);
+  EXPECT_EQ(p.Flush(30s), 0u);
+  EXPECT_EQ(p.deliveries().acked, 2u);
+}
+
 }  // namespace
 }  // namespace oncecount::kafka

@@ -46,7 +46,7 @@ class Feed {
     }
     cluster_ = std::move(started).value();
     clients_ = kafka::MakeRdKafkaClients(cluster_->bootstrap_servers(), {});
-    auto producer = clients_->NewPlainProducer();
+    auto producer = clients_->NewPlainProducer({});
     auto reader = clients_->NewPartitionReader("shard-worker-test");
     EXPECT_TRUE(producer.ok() && reader.ok());
     if (!producer.ok() || !reader.ok()) return;
