@@ -388,4 +388,17 @@ std::string RenderConfig(const Config& c) {
   return std::string(out.c_str()) + "\n";
 }
 
+filter::DedupSpec DedupSpecOf(const DedupConfig& dedup) {
+  filter::DedupSpec spec;
+  spec.mode = dedup.mode;
+  spec.check = dedup.check;
+  spec.expected_rate = dedup.expected_rate;
+  spec.window = filter::Millis{dedup.window_ms + dedup.timestamp_tolerance_ms};
+  spec.target_fpp = dedup.target_fpp;
+  spec.adaptive = dedup.adaptive;
+  spec.constituent = dedup.filter;
+  spec.cell_bits = static_cast<uint32_t>(dedup.cell_bits);
+  return spec;
+}
+
 }  // namespace oncecount::config

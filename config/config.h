@@ -63,6 +63,12 @@ struct DedupConfig {
   int64_t cell_bits = 8;  // gaussian constituents: bits per cell, 4, 8 or 64 (double)
 };
 
+// The filter a shard builds from `dedup`. Its window is window_ms plus the timestamp
+// tolerance: the filter measures time on the shard's clock (the largest record
+// timestamp applied), which producers' clock disagreement can move ahead of a retry's
+// own timestamp by up to the tolerance.
+filter::DedupSpec DedupSpecOf(const DedupConfig& dedup);
+
 struct HttpConfig {
   std::string listen = "127.0.0.1:8080";
 };

@@ -27,22 +27,6 @@ struct ServiceRuntime::Http {
 
 namespace {
 
-filter::DedupSpec DedupSpecOf(const config::DedupConfig& d) {
-  filter::DedupSpec spec;
-  spec.mode = d.mode;
-  spec.check = d.check;
-  spec.expected_rate = d.expected_rate;
-  // The filter measures time on the shard's clock (the largest record timestamp
-  // applied), which producers' clock disagreement can move ahead of a retry's own
-  // timestamp by up to the tolerance.
-  spec.window = filter::Millis{d.window_ms + d.timestamp_tolerance_ms};
-  spec.target_fpp = d.target_fpp;
-  spec.adaptive = d.adaptive;
-  spec.constituent = d.filter;
-  spec.cell_bits = static_cast<uint32_t>(d.cell_bits);
-  return spec;
-}
-
 // Names show in top -H, perf and gdb (15 characters at most).
 void NameThisThread(const std::string& name) {
   pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
@@ -110,7 +94,7 @@ base::Result<service::ProcessorOptions> ProcessorOptionsOf(const RuntimeOptions&
   po.group_id = c.kafka.group_id;
   po.instance_id = options.instance_id;
   po.commit_interval = std::chrono::milliseconds(c.processing.commit_interval_ms);
-  po.dedup = DedupSpecOf(c.dedup);
+  po.dedup = config::DedupSpecOf(c.dedup);
   po.max_clock_ahead = std::chrono::milliseconds(c.dedup.timestamp_tolerance_ms);
   po.changelog_retention_bytes = options.changelog_retention_bytes;
   if (options.local_checkpoints) {

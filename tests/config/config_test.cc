@@ -58,6 +58,21 @@ TEST(Config, GivesEveryKeyItsDefaultForAnEmptyFile) {
   EXPECT_EQ(c.state.dir, "./state");
 }
 
+TEST(Config, SizesTheFilterForTheWindowPlusTheTimestampTolerance) {
+  DedupConfig d;
+  d.window_ms = 60000;
+  d.timestamp_tolerance_ms = 5000;
+  d.target_fpp = 1e-4;
+  d.expected_rate = 2500;
+  d.check = filter::MembershipCheck::kPaper;
+  const filter::DedupSpec spec = DedupSpecOf(d);
+  EXPECT_EQ(spec.window, filter::Millis{65000});
+  EXPECT_EQ(spec.target_fpp, 1e-4);
+  EXPECT_EQ(spec.expected_rate, 2500);
+  EXPECT_EQ(spec.check, filter::MembershipCheck::kPaper);
+  EXPECT_EQ(spec.mode, filter::DedupMode::kFbf);
+}
+
 TEST(Config, ShippedDefaultFileEqualsTheBuiltInDefaults) {
   const auto shipped = LoadConfigFile(ONCECOUNT_SOURCE_DIR "/config/oncecount.yaml", NoEnv());
   EXPECT_EQ(RenderConfig(Ok(shipped)), RenderConfig(Ok(ParseConfig("", NoEnv()))));
