@@ -77,7 +77,7 @@ base::Status ParseEnum(const std::string& v, const std::array<base::EnumName<E>,
     out = *value;
     return {};
   }
-  return Refused("expected " + base::ChoicesOf(names) + ", got \"" + v + "\"");
+  return Refused(base::ExpectedOneOf(names, v));
 }
 
 // The dedup modes and membership checks the service runs (filter-eval's experiments

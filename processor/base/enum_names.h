@@ -6,7 +6,8 @@
 //       {Color::kRed, "red"}, {Color::kBlue, "blue"}}};
 //   NameOf(kColorNames, Color::kRed)        // "red"
 //   ParseName(kColorNames, "blue")          // Color::kBlue
-//   ChoicesOf(kColorNames)                  // "red or blue", for error messages
+//   ChoicesOf(kColorNames)                  // "red or blue"
+//   ExpectedOneOf(kColorNames, "green")     // "expected red or blue, got \"green\""
 //   Subset(kColorNames, {Color::kRed})      // the entries for the values given
 //
 // Thread-safety: the tables are constants; the helpers are pure functions.
@@ -56,6 +57,12 @@ std::string ChoicesOf(const std::array<EnumName<E>, N>& table) {
     choices += table[i].name;
   }
   return choices;
+}
+
+// The message for a name the table lacks: every parser of names says it this way.
+template <typename E, size_t N>
+std::string ExpectedOneOf(const std::array<EnumName<E>, N>& table, std::string_view got) {
+  return "expected " + ChoicesOf(table) + ", got \"" + std::string(got) + "\"";
 }
 
 // The entries of `table` for `values`, in the order given: the names one caller

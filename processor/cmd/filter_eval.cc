@@ -40,8 +40,7 @@ base::Status ParseChoice(const char* flag, const std::string& text,
                          const std::array<base::EnumName<E>, N>& names, E& out) {
   const std::optional<E> value = base::ParseName(names, text);
   if (!value) {
-    return base::UsageError(std::string(flag) + ": expected " + base::ChoicesOf(names) + ", got " +
-                            text);
+    return base::UsageError(std::string(flag) + ": " + base::ExpectedOneOf(names, text));
   }
   out = *value;
   return {};

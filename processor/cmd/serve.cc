@@ -21,14 +21,12 @@ uint64_t RandomSeed() {
 int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   const std::optional<base::LogLevel> level = base::ParseName(base::kLogLevelNames, o.log_level);
   if (!level) {
-    err << "serve: --log-level: expected " << base::ChoicesOf(base::kLogLevelNames) << ", got \""
-        << o.log_level << "\"\n";
+    err << "serve: --log-level: " << base::ExpectedOneOf(base::kLogLevelNames, o.log_level) << "\n";
     return 2;
   }
   const std::optional<LogFormat> format = base::ParseName(kLogFormatNames, o.log_format);
   if (!format) {
-    err << "serve: --log-format: expected " << base::ChoicesOf(kLogFormatNames) << ", got \""
-        << o.log_format << "\"\n";
+    err << "serve: --log-format: " << base::ExpectedOneOf(kLogFormatNames, o.log_format) << "\n";
     return 2;
   }
   const auto loaded = config::LoadConfigFile(o.config_file, config::ProcessEnvironment());

@@ -36,6 +36,11 @@ TEST(EnumNames, ListsTheChoicesForAnErrorMessage) {
   EXPECT_EQ(ChoicesOf(kTwo), "fig or plum");
 }
 
+TEST(EnumNames, SaysWhatItExpectedAndWhatItGotForAnUnknownName) {
+  EXPECT_EQ(ExpectedOneOf(kFruitNames, "kiwi"), "expected apple, pear or plum, got \"kiwi\"");
+  EXPECT_EQ(ExpectedOneOf(kFruitNames, ""), "expected apple, pear or plum, got \"\"");
+}
+
 TEST(EnumNames, TakesASubsetInTheOrderGivenWithTheTablesNames) {
   constexpr auto kStoneFruit = Subset(kFruitNames, {Fruit::kPlum, Fruit::kApple});
   static_assert(kStoneFruit.size() == 2);
