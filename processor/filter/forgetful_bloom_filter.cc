@@ -36,20 +36,21 @@ base::Result<GaussianBloom> MakeConstituent(Tag<GaussianBloom>, const FbfConfig&
       {c.bits_per_filter, c.hashes, static_cast<int>(c.cell_bits), c.exp, seed});
 }
 
-std::optional<std::string> SizeError(Tag<BlockedBloom>, const FbfConfig& c) {
+base::Status CheckSize(Tag<BlockedBloom>, const FbfConfig& c) {
   if ((c.bits_per_filter + c.block_bits - 1) / c.block_bits > kMaxBlocks) {
-    return "bits per filter must be at most " + Str(kMaxBlocks * c.block_bits) + " (got " +
-           Str(static_cast<int64_t>(c.bits_per_filter)) + ")";
+    return base::InvalidArgument("bits per filter must be at most " +
+                                 Str(kMaxBlocks * c.block_bits) + " (got " +
+                                 Str(static_cast<int64_t>(c.bits_per_filter)) + ")");
   }
-  return std::nullopt;
+  return {};
 }
 
-std::optional<std::string> SizeError(Tag<GaussianBloom>, const FbfConfig& c) {
+base::Status CheckSize(Tag<GaussianBloom>, const FbfConfig& c) {
   if (c.bits_per_filter > kMaxGaussianCells) {
-    return "cells per filter must be at most " + Str(kMaxGaussianCells) + " (got " +
-           Str(static_cast<int64_t>(c.bits_per_filter)) + ")";
+    return base::InvalidArgument("cells per filter must be at most " + Str(kMaxGaussianCells) +
+                                 " (got " + Str(static_cast<int64_t>(c.bits_per_filter)) + ")");
   }
-  return std::nullopt;
+  return {};
 }
 
 double ConstituentFppOf(const BlockedBloom& b, ConstituentModel model) {
@@ -64,12 +65,13 @@ double ConstituentFppOf(const GaussianBloom& g, ConstituentModel) {
                          static_cast<double>(g.inserted()));
 }
 
-}  // namespace
+uint32_t NonPastFilters(const FbfConfig& config) {
+  return config.check == MembershipCheck::kPairs ? 3 : 2;
+}
 
-template <class C>
-base::Result<BasicForgetfulFilter<C>> BasicForgetfulFilter<C>::Create(const FbfConfig& config,
-                                                                      Millis start) {
-  const uint32_t non_past = config.check == MembershipCheck::kPairs ? 3 : 2;
+// The filters and their times: counts, hashes, refresh period and window.
+base::Status CheckShape(const FbfConfig& config) {
+  const uint32_t non_past = NonPastFilters(config);
   if (config.bits_per_filter == 0)
     return base::InvalidArgument("bits per filter must be at least 1 (got 0)");
   if (config.hashes < kMinHashes || config.hashes > kMaxHashes) {
@@ -103,6 +105,11 @@ base::Result<BasicForgetfulFilter<C>> BasicForgetfulFilter<C>::Create(const FbfC
         " past filters at a refresh period of " + Str(config.refresh.count()) +
         " ms hold ((N + 1) * t = " + Str(nominal.count()) + " ms)");
   }
+  return {};
+}
+
+// What adaptation works with: the target, its steps and intervals, the slices.
+base::Status CheckAdaptation(const FbfConfig& config) {
   if (!(config.target_fpp > 0 && config.target_fpp < 1)) {
     return base::InvalidArgument("target fpp must be in (0, 1) (got " +
                                  std::to_string(config.target_fpp) + ")");
@@ -118,20 +125,30 @@ base::Result<BasicForgetfulFilter<C>> BasicForgetfulFilter<C>::Create(const FbfC
     return base::InvalidArgument("slice capacity must be at most 2^48 ids (got " +
                                  std::to_string(config.slice_capacity) + ")");
   }
+  return {};
+}
+
+}  // namespace
+
+template <class C>
+base::Result<BasicForgetfulFilter<C>> BasicForgetfulFilter<C>::Create(const FbfConfig& config,
+                                                                      Millis start) {
+  if (base::Status s = CheckShape(config); !s) return std::move(s).error();
+  if (base::Status s = CheckAdaptation(config); !s) return std::move(s).error();
   FbfConfig probe_config = config;
   probe_config.bits_per_filter = 1;
   auto probe = MakeConstituent(Tag<C>{}, probe_config, 0);
   if (!probe) return probe.error();
-  if (auto error = SizeError(Tag<C>{}, config)) return base::InvalidArgument(*error);
+  if (base::Status s = CheckSize(Tag<C>{}, config); !s) return std::move(s).error();
   if (start > kMaxFilterTime || start < -kMaxFilterTime) {
     return base::InvalidArgument("start time must be within +-2^61 ms");
   }
   try {
     return BasicForgetfulFilter(config, start);
   } catch (const std::bad_alloc&) {
-    return base::InvalidArgument("cannot allocate " + Str(config.past_filters + non_past) +
-                                 " filters of " +
-                                 Str(static_cast<int64_t>(config.bits_per_filter)) + " bits");
+    return base::InvalidArgument(
+        "cannot allocate " + Str(config.past_filters + NonPastFilters(config)) + " filters of " +
+        Str(static_cast<int64_t>(config.bits_per_filter)) + " bits");
   }
 }
 

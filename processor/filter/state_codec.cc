@@ -130,11 +130,8 @@ void FbfStateCodec::Encode(const GaussianForgetfulFilter& f, std::string& out) {
       [](base::ByteWriter& w, const GaussianBloom& g) { w.Words(g.words()); });
 }
 
-template <class C, class ReadParams, class ReadSlot>
-base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeWith(std::string_view payload,
-                                                                     ReadParams&& params,
-                                                                     ReadSlot&& slot_bits) {
-  base::ByteReader r(payload);
+template <class ReadParams>
+base::Result<FbfConfig> FbfStateCodec::ReadConfig(base::ByteReader& r, ReadParams&& params) {
   FbfConfig c;
   c.bits_per_filter = r.U64();
   c.hashes = static_cast<int>(r.U32());
@@ -152,18 +149,19 @@ base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeWith(std::string
   c.seed = r.U64();
   const uint8_t policy = r.U8();
   c.slice_capacity = r.U64();
-  // Returns the bits of one filter, or an error message.
-  const std::optional<std::string> bad_params = params(r, c);
+  const base::Status params_read = params(r, c);
   if (!r.ok()) return CorruptState("truncated fbf config");
-  if (bad_params) return CorruptState(*bad_params);
+  if (!params_read) return params_read.error();
   if (check > 2 || model > 1 || policy > 1) return CorruptState("bad check, model or policy");
   c.policy = static_cast<ResizePolicy>(policy);
   c.check = static_cast<MembershipCheck>(check);
   c.model = static_cast<ConstituentModel>(model);
-  const Millis now_read_later{0};
-  auto created = BasicForgetfulFilter<C>::Create(c, now_read_later);
-  if (!created) return CorruptState(created.message());
-  BasicForgetfulFilter<C> f = std::move(created).value();
+  return c;
+}
+
+template <class C>
+base::Status FbfStateCodec::ReadClock(base::ByteReader& r, BasicForgetfulFilter<C>& f,
+                                      uint32_t& slots) {
   f.refresh_ = r.Ms();
   f.target_filters_ = r.U32();
   f.now_ = r.Ms();
@@ -175,10 +173,10 @@ base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeWith(std::string
   f.near_edge_ = r.U64();
   f.inserted_at_last_adapt_ = r.U64();
   f.early_refreshes_ = r.U64();
-  const uint32_t slots = r.U32();
+  slots = r.U32();
   if (!r.ok()) return CorruptState("truncated fbf state");
   if (f.refresh_.count() <= 0 || f.refresh_ > kMaxPeriod ||
-      f.target_filters_ < f.non_past_filters() + 1 || f.target_filters_ > c.max_filters ||
+      f.target_filters_ < f.non_past_filters() + 1 || f.target_filters_ > f.config_.max_filters ||
       slots < f.non_past_filters() + 1 || slots > 4096) {
     return CorruptState("fbf shape out of range");
   }
@@ -186,30 +184,53 @@ base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeWith(std::string
   // within one interval of now.
   if (f.now_ > kMaxFilterTime || f.now_ < -kMaxFilterTime || f.next_refresh_ <= f.now_ ||
       f.next_refresh_ > f.now_ + f.refresh_ || f.next_adapt_ < f.now_ ||
-      f.next_adapt_ > f.now_ + c.adapt_every) {
+      f.next_adapt_ > f.now_ + f.config_.adapt_every) {
     return CorruptState("fbf clock out of range");
   }
   // Counts only grow, and adaptation reads them as a difference: a count at the last
   // adaptation above the total would wrap.
   if (f.inserted_at_last_adapt_ > f.inserted_) return CorruptState("fbf counts out of range");
+  return {};
+}
+
+template <class C, class ReadSlot>
+base::Status FbfStateCodec::ReadSlots(base::ByteReader& r, BasicForgetfulFilter<C>& f,
+                                      uint32_t slots, ReadSlot&& slot_bits) {
   f.slots_.clear();
   f.spare_.clear();
+  // An early refresh leaves a filter at now + 1 ms (forgetful_bloom_filter.h).
+  const auto valid_time = [&](Millis t) { return t == Millis::max() || t <= f.now_ + Millis{1}; };
   for (uint32_t i = 0; i < slots; ++i) {
     const uint64_t seed = r.U64();
     const uint64_t inserted = r.U64();
     const Millis left_future = r.Ms();
     const Millis left_present = r.Ms();
-    // An early refresh leaves a filter at now + 1 ms (forgetful_bloom_filter.h).
-    const auto valid_time = [&](Millis t) { return t == Millis::max() || t <= f.now_ + Millis{1}; };
     if (!valid_time(left_future) || !valid_time(left_present)) {
       return CorruptState("fbf filter times out of range");
     }
     // Each new id goes into two filters and counts once in the total.
     if (inserted > f.inserted_) return CorruptState("fbf filter count above the total");
-    base::Result<C> constituent = slot_bits(r, c, seed, inserted);
+    base::Result<C> constituent = slot_bits(r, f.config_, seed, inserted);
     if (!constituent) return CorruptState(constituent.message());
     f.slots_.push_back({std::move(constituent).value(), left_future, left_present});
   }
+  return {};
+}
+
+template <class C, class ReadParams, class ReadSlot>
+base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeWith(std::string_view payload,
+                                                                     ReadParams&& params,
+                                                                     ReadSlot&& slot_bits) {
+  base::ByteReader r(payload);
+  base::Result<FbfConfig> config = ReadConfig(r, params);
+  if (!config) return config.error();
+  const Millis now_read_later{0};
+  auto created = BasicForgetfulFilter<C>::Create(config.value(), now_read_later);
+  if (!created) return CorruptState(created.message());
+  BasicForgetfulFilter<C> f = std::move(created).value();
+  uint32_t slots = 0;
+  if (base::Status s = ReadClock(r, f, slots); !s) return std::move(s).error();
+  if (base::Status s = ReadSlots(r, f, slots, slot_bits); !s) return std::move(s).error();
   if (!r.done()) return CorruptState("trailing bytes after fbf state");
   f.RebuildViews();
   return std::unique_ptr<DedupFilter>(new BasicForgetfulFilter<C>(std::move(f)));
@@ -219,10 +240,12 @@ base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_vie
   std::vector<uint64_t> words;
   return DecodeWith<BlockedBloom>(
       payload,
-      [&](base::ByteReader&, const FbfConfig& c) -> std::optional<std::string> {
+      [&](base::ByteReader&, const FbfConfig& c) -> base::Status {
         // Every filter's bits are in the payload: refuse to allocate more than it holds.
-        if (c.bits_per_filter / 8 > payload.size()) return "filter size beyond the payload";
-        return std::nullopt;
+        if (c.bits_per_filter / 8 > payload.size()) {
+          return CorruptState("filter size beyond the payload");
+        }
+        return {};
       },
       [&](base::ByteReader& r, const FbfConfig& c, uint64_t seed,
           uint64_t inserted) -> base::Result<BlockedBloom> {
@@ -238,17 +261,17 @@ base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeGaussian(std::st
   std::vector<uint64_t> words;
   return DecodeWith<GaussianBloom>(
       payload,
-      [&](base::ByteReader& r, FbfConfig& c) -> std::optional<std::string> {
+      [&](base::ByteReader& r, FbfConfig& c) -> base::Status {
         c.cell_bits = r.U8();
         const uint8_t exp = r.U8();
         if (!ValidCellBits(static_cast<int>(c.cell_bits)) || exp > 1) {
-          return "bad cell bits or exponential";
+          return CorruptState("bad cell bits or exponential");
         }
         c.exp = static_cast<ExpKind>(exp);
         if (c.bits_per_filter / 8 > payload.size() / c.cell_bits) {
-          return "filter size beyond the payload";
+          return CorruptState("filter size beyond the payload");
         }
-        return std::nullopt;
+        return {};
       },
       [&](base::ByteReader& r, const FbfConfig& c, uint64_t seed,
           uint64_t inserted) -> base::Result<GaussianBloom> {

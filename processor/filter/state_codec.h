@@ -47,6 +47,7 @@ namespace oncecount::filter {
 
 template <class Constituent>
 class BasicForgetfulFilter;
+struct FbfConfig;
 class BlockedBloom;
 class GaussianBloom;
 using ForgetfulBloomFilter = BasicForgetfulFilter<BlockedBloom>;
@@ -74,6 +75,16 @@ struct FbfStateCodec {
   static base::Result<std::unique_ptr<DedupFilter>> DecodeWith(std::string_view payload,
                                                                ReadParams&& params,
                                                                ReadSlot&& slot);
+  // The steps of DecodeWith: the config (the constituent's own fields read by
+  // `params`), the filter's clock and counts, and the slots (each one's bits read by
+  // `slot`); each refuses values no encoder writes.
+  template <class ReadParams>
+  static base::Result<FbfConfig> ReadConfig(base::ByteReader& r, ReadParams&& params);
+  template <class C>
+  static base::Status ReadClock(base::ByteReader& r, BasicForgetfulFilter<C>& f, uint32_t& slots);
+  template <class C, class ReadSlot>
+  static base::Status ReadSlots(base::ByteReader& r, BasicForgetfulFilter<C>& f, uint32_t slots,
+                                ReadSlot&& slot);
 };
 struct BloomStateCodec {
   static void Encode(const PlainBloomDedup& f, std::string& out);
