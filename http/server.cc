@@ -183,32 +183,27 @@ class Session : public std::enable_shared_from_this<Session> {
   uint64_t ticket_ = 0;  // in shared_->waiting while nonzero (guarded by waiting_mu)
 };
 
-std::optional<tcp::endpoint> ParseEndpoint(const std::string& address, std::string& error) {
+// The address to listen on; a kBadConfig error (subject http.listen) says why not.
+base::Result<tcp::endpoint> ParseEndpoint(const std::string& address) {
+  const auto bad = [&address](const std::string& why) {
+    return base::Error(base::Errc::kBadConfig, address + ": " + why, "http.listen");
+  };
   const size_t colon = address.rfind(':');
-  if (colon == std::string::npos) {
-    error = "expected host:port";
-    return std::nullopt;
-  }
+  if (colon == std::string::npos) return bad("expected host:port");
   std::string host = address.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
     host = host.substr(1, host.size() - 2);
   if (host == "localhost") host = "127.0.0.1";
   beast::error_code ec;
   const auto ip = net::ip::make_address(host, ec);
-  if (ec) {
-    error = "\"" + host + "\" is not an IP address";
-    return std::nullopt;
-  }
+  if (ec) return bad("\"" + host + "\" is not an IP address");
   unsigned long port = 0;
   try {
     port = std::stoul(address.substr(colon + 1));
   } catch (const std::exception&) {
     port = 65536;
   }
-  if (port > 65535) {
-    error = "the port must be in 0..65535";
-    return std::nullopt;
-  }
+  if (port > 65535) return bad("the port must be in 0..65535");
   return tcp::endpoint(ip, static_cast<unsigned short>(port));
 }
 
@@ -219,9 +214,8 @@ Server::Server(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {}
 base::Result<std::shared_ptr<Server>> Server::Listen(net::io_context& io,
                                                      const std::string& address, Handler handler,
                                                      ServerLimits limits) {
-  std::string error;
-  const auto endpoint = ParseEndpoint(address, error);
-  if (!endpoint) return base::Error(base::Errc::kBadConfig, address + ": " + error, "http.listen");
+  const base::Result<tcp::endpoint> endpoint = ParseEndpoint(address);
+  if (!endpoint) return endpoint.error();
   auto shared = std::make_shared<Shared>(io, std::move(handler), limits);
   beast::error_code ec;
   shared->acceptor.open(endpoint->protocol(), ec);

@@ -5,14 +5,17 @@
 
 namespace oncecount::cmd {
 
-bool WriteFileAtomically(const std::string& path, const std::string& text) {
+base::Status WriteFileAtomically(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream file(tmp, std::ios::trunc);
     file << text << "\n";
-    if (!file.flush()) return false;
+    if (!file.flush()) return base::IoFailure("cannot write " + tmp);
   }
-  return std::rename(tmp.c_str(), path.c_str()) == 0;
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return base::IoFailure("cannot rename " + tmp + " to " + path);
+  }
+  return {};
 }
 
 }  // namespace oncecount::cmd

@@ -7,9 +7,11 @@
 
 #include <string>
 
+#include "processor/base/result.h"
+
 namespace oncecount::cmd {
 
-// `text` plus a newline; false when the file cannot be written.
-bool WriteFileAtomically(const std::string& path, const std::string& text);
+// `text` plus a newline; an Errc::kIo error naming the file when it cannot be written.
+base::Status WriteFileAtomically(const std::string& path, const std::string& text);
 
 }  // namespace oncecount::cmd

@@ -30,10 +30,13 @@ int RunDevKafka(const DevKafkaOptions& o, std::ostream& out, std::ostream& err) 
   }
   const auto& cluster = started.value();
   // The file first: a reader that has seen the line may rely on the file.
-  if (!o.bootstrap_file.empty() &&
-      !WriteFileAtomically(o.bootstrap_file, cluster->bootstrap_servers())) {
-    err << "dev-kafka: --bootstrap-file: cannot write " << o.bootstrap_file << "\n";
-    return 1;
+  if (!o.bootstrap_file.empty()) {
+    const base::Status written =
+        WriteFileAtomically(o.bootstrap_file, cluster->bootstrap_servers());
+    if (!written) {
+      err << "dev-kafka: --bootstrap-file: " << written.message() << "\n";
+      return base::ExitCodeFor(written.code());
+    }
   }
   out << cluster->bootstrap_servers() << std::endl;
   err << "dev-kafka: " << o.brokers << " broker(s), topics:";

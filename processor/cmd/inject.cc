@@ -116,8 +116,10 @@ int RunInject(const InjectOptions& o, std::ostream& err) {
         std::to_string(counts.failed + outstanding) + " messages were not acknowledged" +
         (counts.first_error.empty() ? "" : " (" + counts.first_error + ")")));
   }
-  if (!o.truth_file.empty() && !WriteFileAtomically(o.truth_file, truth.ToJson())) {
-    return fail(base::IoFailure("--truth: cannot write " + o.truth_file));
+  if (!o.truth_file.empty()) {
+    if (base::Status written = WriteFileAtomically(o.truth_file, truth.ToJson()); !written) {
+      return fail(base::IoFailure("--truth: " + written.message()));
+    }
   }
   return 0;
 }
