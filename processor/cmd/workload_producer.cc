@@ -14,7 +14,10 @@ base::Result<std::unique_ptr<WorkloadProducer>> WorkloadProducer::Create(
   spec.linger = std::chrono::milliseconds(5);
   spec.max_queued = 1'000'000;
   auto producer = clients->NewPlainProducer(spec);
-  if (!producer) return std::move(producer).error();
+  if (!producer) {
+    // The only client setting inject and demo take is the bootstrap list.
+    return base::Error(producer.code(), producer.message(), "--bootstrap");
+  }
   return std::unique_ptr<WorkloadProducer>(new WorkloadProducer(std::move(producer.value())));
 }
 

@@ -231,8 +231,8 @@ class GroupConsumer {
   // True when the group revoked the assignment without this member's consent.
   virtual bool AssignmentLost() = 0;
   virtual std::unique_ptr<GroupMetadata> Metadata() = 0;
-  // The partition's high watermark as last seen by the fetcher (no request);
-  // Offset(-1) when unknown.
+  // The partition's high watermark as last seen by the fetcher (no request); a
+  // logical (negative) offset when unknown.
   virtual base::Offset CachedHighWatermark(base::Partition partition) = 0;
   // The partition's oldest offset and end, asked of the broker.
   virtual KafkaError QueryWatermarks(base::Partition partition, base::Offset& low,

@@ -145,8 +145,8 @@ rd_kafka_headers_t* MakeHeaders(const std::vector<Header>& headers) {
   return out;
 }
 
-// Produces a copy of `r`, waiting while the local queue is full.
-// One attempt; RD_KAFKA_RESP_ERR__QUEUE_FULL while the local queue is full.
+// Produces a copy of `r` in one attempt; RD_KAFKA_RESP_ERR__QUEUE_FULL while the local
+// queue is full.
 rd_kafka_resp_err_t TryProduceCopy(rd_kafka_t* rk, const OutgoingRecord& r) {
   const std::string topic(r.topic);
   const void* key = r.key ? r.key->data() : nullptr;
@@ -534,12 +534,16 @@ class RdKafkaClients final : public Clients {
 
   base::Result<std::unique_ptr<PlainProducer>> NewPlainProducer(
       const PlainProducerSpec& spec) override {
-    auto made = MakeClientConfig(
-        connection_, properties_,
-        {{"enable.idempotence", "true"},
-         {"linger.ms", std::to_string(spec.linger.count())},
-         {"max.in.flight.requests.per.connection", std::to_string(spec.max_in_flight)},
-         {"queue.buffering.max.messages", std::to_string(spec.max_queued)}});
+    // The spec's tuning is a default the user's kafka.properties may change; what
+    // correctness needs is pinned: idempotence, and one request in flight when asked.
+    Settings defaults = connection_;
+    defaults.push_back({"linger.ms", std::to_string(spec.linger.count())});
+    defaults.push_back({"queue.buffering.max.messages", std::to_string(spec.max_queued)});
+    Settings pinned = {{"enable.idempotence", "true"}};
+    const std::string in_flight = std::to_string(spec.max_in_flight);
+    (spec.max_in_flight == 1 ? pinned : defaults)
+        .push_back({"max.in.flight.requests.per.connection", in_flight});
+    auto made = MakeClientConfig(defaults, properties_, pinned);
     if (!made) return std::move(made).error();
     rd_kafka_conf_t* conf = made.value();
     auto producer = std::make_unique<RdPlainProducer>();

@@ -6,18 +6,25 @@
 // It builds the changelog a shard leaves behind: a claim, the batches of one window of
 // events at the expected rate spread over COUNTERS counters, a snapshot of the full
 // shard, then as many batches again as the service writes before its next snapshot
-// (max(1 MiB, the snapshot's size)). Then, with those records in memory, it resets
-// the process's peak resident size (/proc/self/clear_refs) and restores the shard
-// from them as a cold restore does (service::RestoreCold), and reports:
-//   - the shard's steady memory: resident size after the restore, minus before;
-//   - the restore's peak: the peak resident size during it, minus before;
-//   - the bytes a restore keeps of what it reads (the snapshot chunks and the batches
-//     after them), which a real restore holds on top, as it reads them from Kafka.
-// Linux only (it reads /proc/self/status). Its own main.
+// (max(1 MiB, the snapshot's size)), and writes it to a file. Then it runs itself again
+// (a fresh process, so that no memory freed by the writer is reused by the restore),
+// which streams the records from the file one at a time into a lineage that keeps what
+// follows the newest snapshot, as the service's cold restore reads them from Kafka
+// (ShardLoader::Stream), restores the shard from it (service::RestoreCold), and
+// reports, against its resident size before the first record:
+//   - the restore's peak: the peak resident size (reset through /proc/self/clear_refs);
+//   - the restored shard's memory: the resident size after, once malloc_trim has given
+//     back what the restore freed.
+// Linux only (/proc/self/status, clear_refs). Its own main.
 //
 // Usage: restore_memory [COUNTERS]   (default 100000)
+//        restore_memory --restore FILE   (the second process)
+#include <malloc.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -25,6 +32,7 @@
 
 #include "config/config.h"
 #include "processor/changelog/changelog_record.h"
+#include "processor/changelog/lineage.h"
 #include "processor/service/restore.h"
 #include "processor/shard/shard_state.h"
 
@@ -56,6 +64,7 @@ int64_t StatusBytes(const std::string& field) {
 bool ResetPeak() {
   std::ofstream clear("/proc/self/clear_refs");
   clear << "5";
+  clear.flush();
   return static_cast<bool>(clear);
 }
 
@@ -69,7 +78,7 @@ class ChangelogWriter {
   ChangelogWriter(const oncecount::filter::DedupSpec& spec, int64_t counters)
       : spec_(spec), counters_(counters) {}
 
-  bool Write(std::vector<std::string>& records, size_t& kept_bytes) {
+  bool Write(std::vector<std::string>& records) {
     auto made = ShardState::Create(base::Partition(0), spec_, Millis{kT0});
     if (!made.ok()) {
       std::cerr << "restore_memory: " << made.message() << "\n";
@@ -92,8 +101,6 @@ class ChangelogWriter {
       Apply(shard, kEventsPerBatch, records);
       after += records.back().size();
     }
-    kept_bytes = 0;
-    for (size_t i = first_kept; i < records.size(); ++i) kept_bytes += records[i].size();
     std::cout << "changelog: " << records.size() << " records; snapshot " << MiB(snapshot.size())
               << " MiB in " << snapshot_end - first_kept << " chunks; " << MiB(after)
               << " MiB of batches after it\n";
@@ -136,23 +143,38 @@ class ChangelogWriter {
   int64_t next_ = 0;
 };
 
-}  // namespace
+// The records, each as an 8-byte length and its bytes.
+bool WriteRecords(const std::string& path, const std::vector<std::string>& records) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  for (const std::string& r : records) {
+    const uint64_t size = r.size();
+    out.write(reinterpret_cast<const char*>(&size), sizeof size);
+    out.write(r.data(), static_cast<std::streamsize>(r.size()));
+  }
+  return static_cast<bool>(out.flush());
+}
 
-int main(int argc, char** argv) {
-  const int64_t counters = argc > 1 ? std::atoll(argv[1]) : 100'000;
-  const oncecount::filter::DedupSpec spec =
-      oncecount::config::DedupSpecOf(oncecount::config::DedupConfig{});
-  std::vector<std::string> records;
-  size_t kept_bytes = 0;
-  if (!ChangelogWriter(spec, counters).Write(records, kept_bytes)) return 1;
-
+// Streams the file's records into a lineage, restores from it, and reports memory.
+int Restore(const std::string& path, const oncecount::filter::DedupSpec& spec) {
+  std::ifstream in(path, std::ios::binary);
   const int64_t before = StatusBytes("VmRSS");
-  if (before < 0 || !ResetPeak()) {
-    std::cerr << "restore_memory: needs Linux's /proc/self/status and clear_refs\n";
+  if (!in || before < 0 || !ResetPeak()) {
+    std::cerr << "restore_memory: cannot read " << path << " or /proc/self (Linux only)\n";
     return 1;
   }
-  auto restored = oncecount::service::RestoreCold(base::Partition(0), records, spec, 0xbeef);
+  changelog::LineageBuilder lineage(changelog::LineageBuilder::Keep::kFromNewestSnapshot);
+  std::string record;
+  uint64_t size = 0;
+  while (in.read(reinterpret_cast<char*>(&size), sizeof size)) {
+    record.resize(size);
+    if (!in.read(record.data(), static_cast<std::streamsize>(size))) break;
+    lineage.Add(std::string_view(record));
+  }
+  std::string().swap(record);
+  auto restored =
+      oncecount::service::RestoreCold(base::Partition(0), std::move(lineage), spec, 0xbeef);
   const int64_t peak = StatusBytes("VmHWM");
+  malloc_trim(0);
   const int64_t after = StatusBytes("VmRSS");
   if (!restored.ok()) {
     std::cerr << "restore_memory: the restore failed: " << restored.error() << "\n";
@@ -161,9 +183,32 @@ int main(int argc, char** argv) {
   const ShardState& shard = *restored.value().state;
   std::cout << "restored: " << shard.counters().size() << " counters, filter "
             << MiB(static_cast<int64_t>(shard.filter().Summary().bits_total / 8)) << " MiB\n"
-            << "shard steady (RSS after - before): " << MiB(after - before) << " MiB\n"
             << "restore peak (peak RSS - before): " << MiB(peak - before) << " MiB\n"
-            << "records a restore keeps while it reads: " << MiB(static_cast<int64_t>(kept_bytes))
+            << "restored shard (RSS after malloc_trim - before): " << MiB(after - before)
             << " MiB\n";
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const oncecount::filter::DedupSpec spec =
+      oncecount::config::DedupSpecOf(oncecount::config::DedupConfig{});
+  if (argc == 3 && std::strcmp(argv[1], "--restore") == 0) return Restore(argv[2], spec);
+  const int64_t counters = argc > 1 ? std::atoll(argv[1]) : 100'000;
+  std::vector<std::string> records;
+  if (!ChangelogWriter(spec, counters).Write(records)) return 1;
+  const std::string path = "/tmp/restore-memory-" + std::to_string(getpid()) + ".log";
+  if (!WriteRecords(path, records)) {
+    std::cerr << "restore_memory: cannot write " << path << "\n";
+    return 1;
+  }
+  std::cout.flush();
+  // This binary by its path (a shell's /proc/self/exe would be the shell).
+  std::vector<char> self(4096, '\0');
+  if (readlink("/proc/self/exe", self.data(), self.size() - 1) <= 0) return 1;
+  const std::string command = std::string(self.data()) + " --restore " + path;
+  const int status = std::system(command.c_str());
+  std::remove(path.c_str());
+  return status == 0 ? 0 : 1;
 }
