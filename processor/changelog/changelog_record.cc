@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "processor/base/byte_io.h"
@@ -184,6 +185,20 @@ base::Result<Record> DecodeRecord(std::string_view bytes) {
     }
   }
   return base::Corrupt("changelog record: unknown type " + std::to_string(static_cast<int>(type)));
+}
+
+std::vector<std::string> EncodeSnapshotChunks(base::Partition partition, Epoch epoch,
+                                              uint64_t claim, Seq seq, std::string_view bytes,
+                                              size_t max_record_bytes) {
+  const size_t chunk = std::min(kSnapshotChunkBytes, SnapshotChunkPayload(max_record_bytes));
+  const auto count = static_cast<uint32_t>((bytes.size() + chunk - 1) / chunk);
+  std::vector<std::string> records(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    EncodeRecord(SnapshotChunk{partition, epoch, seq, i, count,
+                               std::string(bytes.substr(i * chunk, chunk)), claim},
+                 records[i]);
+  }
+  return records;
 }
 
 }  // namespace oncecount::changelog

@@ -157,4 +157,10 @@ constexpr size_t SnapshotChunkPayload(size_t record_bytes) {
 void EncodeRecord(const Record& record, std::string& out);
 base::Result<Record> DecodeRecord(std::string_view bytes);
 
+// A shard's snapshot `bytes` (its state after batch `seq`) as snapshot chunk records of
+// at most `max_record_bytes` each, in order.
+std::vector<std::string> EncodeSnapshotChunks(base::Partition partition, Epoch epoch,
+                                              uint64_t claim, Seq seq, std::string_view bytes,
+                                              size_t max_record_bytes);
+
 }  // namespace oncecount::changelog

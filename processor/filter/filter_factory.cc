@@ -12,6 +12,11 @@ namespace oncecount::filter {
 
 namespace {
 
+// The ids one window holds at the expected rate.
+double WindowIds(const DedupSpec& spec) {
+  return spec.expected_rate * static_cast<double>(spec.window.count()) / 1000.0;
+}
+
 template <class Filter>
 base::Result<std::unique_ptr<DedupFilter>> Owned(base::Result<Filter> created) {
   if (!created) return created.error();
@@ -63,9 +68,8 @@ base::Result<std::unique_ptr<DedupFilter>> Make(const DedupSpec& spec, Millis st
       return Owned(PlainBloomDedup::Create(shape->bits, shape->hashes, spec.seed));
     }
     case DedupMode::kExact: {
-      const double window_ids =
-          spec.expected_rate * static_cast<double>(spec.window.count()) / 1000.0;
-      return Owned(ExactWindowDedup::Create(spec.window, static_cast<uint64_t>(window_ids), start));
+      return Owned(
+          ExactWindowDedup::Create(spec.window, static_cast<uint64_t>(WindowIds(spec)), start));
     }
     case DedupMode::kFbf: {
       auto config = FbfConfigOf(spec);
@@ -87,8 +91,7 @@ base::Result<std::unique_ptr<DedupFilter>> Make(const DedupSpec& spec, Millis st
 
 base::Result<BloomShape> BloomShapeOf(const DedupSpec& spec) {
   if (spec.experiment.bloom_shape) return *spec.experiment.bloom_shape;
-  const double window_ids = spec.expected_rate * static_cast<double>(spec.window.count()) / 1000.0;
-  auto size = SizeBloom(window_ids, spec.target_fpp);
+  auto size = SizeBloom(WindowIds(spec), spec.target_fpp);
   if (!size) return size.error();
   return BloomShape{size->bits, size->hashes};
 }

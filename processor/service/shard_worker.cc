@@ -12,22 +12,6 @@ namespace {
 // every filter bit) while the shard is busy.
 constexpr int64_t kFilterDetailEveryMs = 1000;
 
-// Snapshot chunk records of a shard's state after batch `seq`.
-std::vector<std::string> SnapshotRecords(base::Partition partition, base::Epoch epoch,
-                                         uint64_t claim, base::Seq seq, const std::string& bytes,
-                                         size_t max_record_bytes) {
-  const size_t chunk =
-      std::min(changelog::kSnapshotChunkBytes, changelog::SnapshotChunkPayload(max_record_bytes));
-  const auto count = static_cast<uint32_t>((bytes.size() + chunk - 1) / chunk);
-  std::vector<std::string> records(count);
-  for (uint32_t i = 0; i < count; ++i) {
-    changelog::EncodeRecord(changelog::SnapshotChunk{partition, epoch, seq, i, count,
-                                                     bytes.substr(i * chunk, chunk), claim},
-                            records[i]);
-  }
-  return records;
-}
-
 }  // namespace
 
 ShardWorker::ShardWorker(WorkerOptions options)
@@ -208,8 +192,8 @@ void ShardWorker::Execute(SealCommand& c) {
     if (shard.bytes_since_snapshot >= SnapshotDueAfterBytes(cadence, shard.last_snapshot_bytes) ||
         now - shard.last_snapshot_ms >= cadence.max_interval.count()) {
       std::string bytes = state.EncodeSnapshot(epoch);
-      s.snapshot =
-          SnapshotRecords(p, epoch, state.claim(), s.seq, bytes, state.rules().max_record_bytes);
+      s.snapshot = changelog::EncodeSnapshotChunks(p, epoch, state.claim(), s.seq, bytes,
+                                                   state.rules().max_record_bytes);
       shard.bytes_since_snapshot = 0;
       shard.last_snapshot_bytes = bytes.size();
       shard.last_snapshot_ms = now;

@@ -94,7 +94,11 @@ class ChangelogWriter {
     Apply(shard, window_events, records);
     const std::string snapshot = shard.EncodeSnapshot(kEpoch);
     const size_t first_kept = records.size();
-    AppendSnapshot(shard, snapshot, records);
+    for (std::string& chunk :
+         changelog::EncodeSnapshotChunks(base::Partition(0), kEpoch, kClaim, shard.committed_seq(),
+                                         snapshot, changelog::kMaxRecordBytes)) {
+      records.push_back(std::move(chunk));
+    }
     const size_t snapshot_end = records.size();
     size_t after = 0;
     while (after < std::max<size_t>(1 << 20, snapshot.size())) {
@@ -122,19 +126,6 @@ class ChangelogWriter {
         }
         shard.MarkCommitted(kEpoch);
       }
-    }
-  }
-
-  static void AppendSnapshot(const ShardState& shard, const std::string& bytes,
-                             std::vector<std::string>& records) {
-    const size_t chunk = changelog::kSnapshotChunkBytes;
-    const auto count = static_cast<uint32_t>((bytes.size() + chunk - 1) / chunk);
-    for (uint32_t i = 0; i < count; ++i) {
-      records.emplace_back();
-      changelog::EncodeRecord(
-          changelog::SnapshotChunk{base::Partition(0), kEpoch, shard.committed_seq(), i, count,
-                                   bytes.substr(i * chunk, chunk), kClaim},
-          records.back());
     }
   }
 

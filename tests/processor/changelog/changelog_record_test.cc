@@ -484,6 +484,28 @@ TEST(ChangelogRecord, SizeConstantsWritersCutBatchesByMatchTheEncoding) {
   EXPECT_EQ(bytes.size(), kMinRecordBytes);
 }
 
+TEST(ChangelogRecord, CutsASnapshotIntoChunksUnderTheRecordLimitThatJoinBackInOrder) {
+  std::string bytes(10000, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 7);
+  const std::vector<std::string> records = EncodeSnapshotChunks(
+      base::Partition(2), base::Epoch(3), 0xc1, base::Seq(9), bytes, kMinRecordBytes);
+  ASSERT_EQ(records.size(), (bytes.size() + SnapshotChunkPayload(kMinRecordBytes) - 1) /
+                                SnapshotChunkPayload(kMinRecordBytes));
+  std::string joined;
+  for (size_t i = 0; i < records.size(); ++i) {
+    EXPECT_LE(records[i].size(), kMinRecordBytes);
+    auto decoded = DecodeRecord(records[i]);
+    ASSERT_TRUE(decoded.ok()) << decoded.error();
+    const auto& chunk = std::get<SnapshotChunk>(decoded.value());
+    EXPECT_EQ(chunk.index, i);
+    EXPECT_EQ(chunk.count, records.size());
+    EXPECT_EQ(chunk.seq, base::Seq(9));
+    EXPECT_EQ(chunk.claim, 0xc1u);
+    joined += chunk.bytes;
+  }
+  EXPECT_EQ(joined, bytes);
+}
+
 TEST(ChangelogRecord, DecodesTheLargestBatchAWriterMayWrite) {
   BatchRecord b;
   b.segments = {
