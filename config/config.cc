@@ -259,6 +259,20 @@ base::Status CheckDedupFeasible(const DedupConfig& d) {
   return {};
 }
 
+// The topics named after the input topic (<input>.changelog, .members, and .dlq unless
+// kafka.dlq_topic is set) must be topic names too: at most 249 characters.
+base::Status CheckDerivedTopics(const KafkaConfig& k) {
+  for (const std::string& derived : {k.ChangelogTopic(), k.MembersTopic(), k.EffectiveDlqTopic()}) {
+    if (derived.size() <= 249) continue;
+    const bool dlq = derived == k.EffectiveDlqTopic() && k.dlq_topic.empty();
+    return BadConfig("kafka.input_topic",
+                     "the topic it implies, " + derived + ", is longer than 249 characters" +
+                         (dlq ? "; set kafka.dlq_topic or shorten the input topic's name"
+                              : "; shorten the input topic's name"));
+  }
+  return {};
+}
+
 base::Result<Config> Parse(const std::string& yaml, const EnvLookup& env,
                            const std::string& source) {
   Config config;
@@ -311,6 +325,9 @@ base::Result<Config> Parse(const std::string& yaml, const EnvLookup& env,
   }
   if (base::Status feasible = CheckDedupFeasible(config.dedup); !feasible) {
     return std::move(feasible).error();
+  }
+  if (base::Status derived = CheckDerivedTopics(config.kafka); !derived) {
+    return std::move(derived).error();
   }
   return config;
 }

@@ -58,6 +58,18 @@ TEST(Config, GivesEveryKeyItsDefaultForAnEmptyFile) {
   EXPECT_EQ(c.state.dir, "./state");
 }
 
+TEST(Config, RefusesAnInputTopicWhoseImpliedTopicsAreTooLong) {
+  // <input>.changelog is the longest: 10 characters more.
+  const std::string longest_ok(239, 'a');
+  EXPECT_EQ(Ok(ParseConfig("kafka:\n  input_topic: " + longest_ok + "\n", NoEnv()))
+                .kafka.ChangelogTopic()
+                .size(),
+            249u);
+  const base::Error e = Err(ParseConfig("kafka:\n  input_topic: " + longest_ok + "a\n", NoEnv()));
+  EXPECT_EQ(e.subject(), "kafka.input_topic");
+  EXPECT_NE(e.message().find(".changelog, is longer than 249"), std::string::npos) << e.message();
+}
+
 TEST(Config, SizesTheFilterForTheWindowPlusTheTimestampTolerance) {
   DedupConfig d;
   d.window_ms = 60000;
