@@ -4,6 +4,7 @@
 #include <string>
 
 #include "processor/filter/exact_window_dedup.h"
+#include "processor/filter/fingerprint_sizing.h"
 #include "processor/filter/no_dedup.h"
 #include "processor/filter/plain_bloom_dedup.h"
 #include "processor/filter/sizing.h"
@@ -58,6 +59,19 @@ base::Result<FbfConfig> FbfConfigOf(const DedupSpec& spec) {
   return config;
 }
 
+base::Result<FingerprintFilterConfig> FingerprintConfigOf(const DedupSpec& spec) {
+  if (spec.experiment.fbf_shape) {
+    return base::InvalidArgument("the fingerprint filter takes no Bloom shape (bits, hashes)");
+  }
+  auto sized = SizeFingerprintFilter({spec.expected_rate, spec.window, spec.target_fpp});
+  if (!sized) return sized.error();
+  FingerprintFilterConfig config = sized.value();
+  config.adaptive = spec.adaptive;
+  config.seed = spec.seed;
+  if (spec.experiment.max_filters) config.max_slices = *spec.experiment.max_filters;
+  return config;
+}
+
 base::Result<std::unique_ptr<DedupFilter>> Make(const DedupSpec& spec, Millis start) {
   switch (spec.mode) {
     case DedupMode::kNone:
@@ -72,6 +86,11 @@ base::Result<std::unique_ptr<DedupFilter>> Make(const DedupSpec& spec, Millis st
           ExactWindowDedup::Create(spec.window, static_cast<uint64_t>(WindowIds(spec)), start));
     }
     case DedupMode::kFbf: {
+      if (spec.constituent == Constituent::kFingerprint) {
+        auto config = FingerprintConfigOf(spec);
+        if (!config) return config.error();
+        return MakeFingerprintFilter(config.value(), start);
+      }
       auto config = FbfConfigOf(spec);
       if (!config) return config.error();
       if (spec.constituent == Constituent::kGaussian) {

@@ -16,11 +16,14 @@
 namespace oncecount::filter {
 
 // The FBF's constituent filters (dedup.filter, filter-eval's --filter).
-enum class Constituent : uint8_t { kBlockedBloom = 0, kGaussian = 1 };
+// kFingerprint is the fingerprint filter (forgetful_fingerprint_filter.h): fingerprint
+// slices instead of Bloom filters; dedup.check does not apply to it.
+enum class Constituent : uint8_t { kBlockedBloom = 0, kGaussian = 1, kFingerprint = 2 };
 
-inline constexpr std::array<base::EnumName<Constituent>, 2> kConstituentNames = {{
+inline constexpr std::array<base::EnumName<Constituent>, 3> kConstituentNames = {{
     {Constituent::kBlockedBloom, "bloom"},
     {Constituent::kGaussian, "gaussian"},
+    {Constituent::kFingerprint, "fingerprint"},
 }};
 
 // A filter's shape given outright instead of sized from the rate, the window and the

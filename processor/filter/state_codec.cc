@@ -9,6 +9,7 @@
 #include "processor/base/byte_io.h"
 #include "processor/filter/cell_coding.h"
 #include "processor/filter/exact_window_dedup.h"
+#include "processor/filter/fingerprint_state_codec.h"
 #include "processor/filter/forgetful_bloom_filter.h"
 #include "processor/filter/no_dedup.h"
 #include "processor/filter/plain_bloom_dedup.h"
@@ -42,11 +43,13 @@ base::Result<std::unique_ptr<DedupFilter>> DecodeFramed(std::string_view bytes) 
   const uint8_t mode = frame->mode;
   const uint8_t constituent = frame->constituent;
   const std::string_view body = frame->payload;
-  if (constituent > 1 || (constituent == 1 && static_cast<DedupMode>(mode) != DedupMode::kFbf)) {
+  if (constituent > kFingerprintConstituent ||
+      (constituent != 0 && static_cast<DedupMode>(mode) != DedupMode::kFbf)) {
     return CorruptState("unknown constituent " + std::to_string(constituent));
   }
   switch (static_cast<DedupMode>(mode)) {
     case DedupMode::kFbf:
+      if (constituent == kFingerprintConstituent) return FingerprintStateCodec::Decode(body);
       return constituent == 1 ? FbfStateCodec::DecodeGaussian(body) : FbfStateCodec::Decode(body);
     case DedupMode::kGaussian:
       return CorruptState(

@@ -26,6 +26,7 @@
 
 namespace {
 
+using oncecount::filter::Constituent;
 using oncecount::filter::DedupFilter;
 using oncecount::filter::DedupMode;
 using oncecount::filter::DedupSpec;
@@ -52,18 +53,24 @@ struct Fixture {
   std::mt19937_64 rng{42};
 };
 
-Fixture& Prepared(DedupMode mode, MembershipCheck check, uint64_t window_ids) {
+struct Mode {
+  const char* name;
+  DedupMode mode;
+  MembershipCheck check;
+  Constituent constituent;
+};
+
+Fixture& Prepared(const Mode& m, uint64_t window_ids) {
   static Fixture fixture;
-  const std::string key = std::to_string(static_cast<int>(mode)) + "/" +
-                          std::to_string(static_cast<int>(check)) + "/" +
-                          std::to_string(window_ids);
+  const std::string key = std::string(m.name) + "/" + std::to_string(window_ids);
   if (fixture.key == key) return fixture;
   fixture = Fixture{};
   fixture.key = key;
   fixture.rate = static_cast<double>(window_ids) / (kWindowMs / 1000.0);
   DedupSpec spec;
-  spec.mode = mode;
-  spec.check = check;
+  spec.mode = m.mode;
+  spec.check = m.check;
+  spec.constituent = m.constituent;
   spec.expected_rate = fixture.rate;
   spec.window = Millis{kWindowMs};
   spec.target_fpp = 1e-6;
@@ -87,9 +94,9 @@ Fixture& Prepared(DedupMode mode, MembershipCheck check, uint64_t window_ids) {
   return fixture;
 }
 
-void BM_Dedup(benchmark::State& state, DedupMode mode, MembershipCheck check) {
+void BM_Dedup(benchmark::State& state, Mode m) {
   const auto window_ids = static_cast<uint64_t>(state.range(0));
-  Fixture& f = Prepared(mode, check, window_ids);
+  Fixture& f = Prepared(m, window_ids);
   if (!f.filter) {
     state.SkipWithError("could not build the filter");
     return;
@@ -143,19 +150,16 @@ BENCHMARK(BM_HashIdempotencyId);
 
 // Windows outermost, so that the modes compared at one window run back to back.
 int main(int argc, char** argv) {
-  struct Mode {
-    const char* name;
-    DedupMode mode;
-    MembershipCheck check;
-  };
-  const Mode modes[] = {{"fbf_pairs", DedupMode::kFbf, MembershipCheck::kPairs},
-                        {"fbf_paper", DedupMode::kFbf, MembershipCheck::kPaper},
-                        {"bloom", DedupMode::kBloom, MembershipCheck::kPairs},
-                        {"exact", DedupMode::kExact, MembershipCheck::kPairs}};
+  const Constituent bloom = Constituent::kBlockedBloom;
+  const Mode modes[] = {
+      {"fbf_fingerprint", DedupMode::kFbf, MembershipCheck::kPairs, Constituent::kFingerprint},
+      {"fbf_pairs", DedupMode::kFbf, MembershipCheck::kPairs, bloom},
+      {"fbf_paper", DedupMode::kFbf, MembershipCheck::kPaper, bloom},
+      {"bloom", DedupMode::kBloom, MembershipCheck::kPairs, bloom},
+      {"exact", DedupMode::kExact, MembershipCheck::kPairs, bloom}};
   for (int64_t ids : {100'000, 1'000'000, 10'000'000, 100'000'000}) {
     for (const Mode& m : modes) {
-      benchmark::RegisterBenchmark((std::string("BM_Dedup/") + m.name).c_str(), BM_Dedup, m.mode,
-                                   m.check)
+      benchmark::RegisterBenchmark((std::string("BM_Dedup/") + m.name).c_str(), BM_Dedup, m)
           ->Arg(ids)
           ->Unit(benchmark::kNanosecond)
           ->Iterations(20000);

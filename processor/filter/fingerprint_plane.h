@@ -1,0 +1,142 @@
+// FingerprintPlane: the memory of the fingerprint slices of one size, laid out so
+// that one id's bucket in every slice of the plane sits in one cache line.
+//
+// A plane has `groups` groups of 64 bytes: kSlots buckets of Word (eight 64-bit
+// or four 128-bit ones); bucket s of group g is bucket g of the slice in slot s.
+// An id has two candidate buckets (partial-key cuckoo hashing): `first` from its
+// mixed hash, `second` = Alternate(first, fingerprint), and Alternate is its own
+// inverse, so a fingerprint moved out of one bucket knows its other one without the
+// id. A lookup reads the two groups, two lines, whatever the number of slices in
+// the plane; an insert writes one bucket of one of them, and only when both are full
+// does it move fingerprints to their other buckets (kicks).
+//
+//   first  = (mixed >> 32) * groups >> 32                 multiply-shift
+//   second = (T(fingerprint) - first) mod groups,  T uniform in [0, groups)
+//
+// Thread-safety: owned by one filter (one thread).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <span>
+
+#include "processor/base/result.h"
+#include "processor/filter/bit_buffer.h"
+#include "processor/filter/fingerprint_fields.h"
+#include "processor/filter/id_hash.h"
+
+namespace oncecount::filter {
+
+template <class Word>
+class FingerprintPlane {
+ public:
+  static constexpr uint32_t kSlots = 512 / kWordBits<Word>;  // buckets per group: one line
+  static constexpr uint32_t kWordsPerBucket = sizeof(Word) / 8;
+  static constexpr uint32_t kAllSlots = (1u << kSlots) - 1;
+  // Group indices are 32-bit (multiply-shift): 2^32 groups = 256 GiB.
+  static constexpr uint64_t kMaxGroups = uint64_t{1} << 32;
+  // Kicks one insert may make before it gives up and hands back a homeless
+  // fingerprint (the caller keeps it elsewhere; nothing is lost).
+  static constexpr uint32_t kMaxKicks = 500;
+
+  // Errors name the bad size.
+  static base::Result<FingerprintPlane> Create(uint64_t groups);
+
+  FingerprintPlane(FingerprintPlane&&) noexcept = default;
+  FingerprintPlane& operator=(FingerprintPlane&&) noexcept = default;
+
+  uint64_t groups() const { return groups_; }
+
+  struct Buckets {
+    uint64_t first = 0;
+    uint64_t second = 0;
+  };
+  Buckets BucketsOf(uint64_t mixed, uint32_t fingerprint) const {
+    const uint64_t first = ((mixed >> 32) * groups_) >> 32;
+    return {first, Alternate(first, fingerprint)};
+  }
+  uint64_t Alternate(uint64_t bucket, uint32_t fingerprint) const {
+    const uint64_t t = (((fingerprint * 0x9E3779B97F4A7C15ULL) >> 32) * groups_) >> 32;
+    return t >= bucket ? t - bucket : t + groups_ - bucket;
+  }
+
+  void Prefetch(const Buckets& b) const {
+    PrefetchLine(GroupWords(b.first));
+    PrefetchLine(GroupWords(b.second));
+  }
+
+  // Whether any slot holds `pattern`'s fingerprint in either bucket: the fast path
+  // of a lookup, which for a fresh id (most of them) is the whole of it. Free slots
+  // are kept empty (ClearSlot), so they never match.
+  bool AnySlotMatches(const Buckets& b, Word pattern, const FingerprintFields<Word>& f) const {
+    const uint64_t* g1 = GroupWords(b.first);
+    const uint64_t* g2 = GroupWords(b.second);
+    Word zero = 0;
+    for (uint32_t s = 0; s < kSlots; ++s) {
+      zero |= f.ZeroFields(Load(g1, s) ^ pattern) | f.ZeroFields(Load(g2, s) ^ pattern);
+    }
+    return zero != 0;
+  }
+
+  // Bit s set: the slice in slot s holds `pattern`'s fingerprint in either bucket.
+  uint32_t MatchingSlots(const Buckets& b, Word pattern, const FingerprintFields<Word>& f) const {
+    const uint64_t* g1 = GroupWords(b.first);
+    const uint64_t* g2 = GroupWords(b.second);
+    uint32_t mask = 0;
+    for (uint32_t s = 0; s < kSlots; ++s) {
+      const bool hit = f.Holds(Load(g1, s), pattern) | f.Holds(Load(g2, s), pattern);
+      mask |= static_cast<uint32_t>(hit) << s;
+    }
+    return mask;
+  }
+
+  // A fingerprint that no bucket could take, and one of its buckets.
+  struct Homeless {
+    uint64_t bucket = 0;
+    uint32_t fingerprint = 0;
+  };
+  // Stores `fingerprint` in slot `slot`, in one of its buckets or after at most
+  // kMaxKicks kicks. `kick_seed` makes the kicks' choices (deterministic: replicas
+  // fed the same calls make the same moves). On failure the returned fingerprint,
+  // the last one kicked out, is in no bucket of the slot.
+  std::optional<Homeless> Place(uint32_t slot, const Buckets& b, uint32_t fingerprint,
+                                const FingerprintFields<Word>& f, uint64_t kick_seed);
+
+  // Empties slot `slot` in every group.
+  void ClearSlot(uint32_t slot);
+
+  Word bucket(uint64_t group, uint32_t slot) const { return Load(GroupWords(group), slot); }
+  // Occupied fields of slot `slot`: O(groups), for checks.
+  uint64_t CountOccupied(uint32_t slot, const FingerprintFields<Word>& f) const;
+
+  // The groups as 64-bit words (a 128-bit bucket low word first).
+  std::span<const uint64_t> words() const { return {words_, groups_ * 8}; }
+  // Replaces the contents (deserialization); `words` must have groups() * 8.
+  void Restore(std::span<const uint64_t> words);
+
+ private:
+  FingerprintPlane(BitBuffer buffer, uint64_t groups);
+  const uint64_t* GroupWords(uint64_t g) const { return words_ + g * 8; }
+  uint64_t* GroupWords(uint64_t g) { return words_ + g * 8; }
+  // Buckets are copied in and out (a 128-bit one is two words of the buffer).
+  static Word Load(const uint64_t* group, uint32_t slot) {
+    Word w;
+    std::memcpy(&w, group + slot * kWordsPerBucket, sizeof(Word));
+    return w;
+  }
+  static void Store(uint64_t* group, uint32_t slot, Word w) {
+    std::memcpy(group + slot * kWordsPerBucket, &w, sizeof(Word));
+  }
+  bool PlaceInBucket(uint32_t slot, uint64_t bucket, uint32_t fingerprint,
+                     const FingerprintFields<Word>& f);
+
+  BitBuffer buffer_;
+  uint64_t* words_ = nullptr;
+  uint64_t groups_ = 0;
+};
+
+extern template class FingerprintPlane<uint64_t>;
+extern template class FingerprintPlane<Bucket128>;
+
+}  // namespace oncecount::filter

@@ -1,0 +1,410 @@
+#include "processor/filter/forgetful_fingerprint_filter.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "processor/filter/fingerprint_state_codec.h"
+
+namespace oncecount::filter {
+namespace {
+
+// Ids hashed ahead in a batch, their lines prefetched (as the Bloom FBF does).
+constexpr size_t kPrefetchDistance = 8;
+constexpr int64_t kFastForwardRefreshes = 4096;
+// A present full before this fraction of its period grows the slices to come, to a
+// size that holds kRateMargin times a period at its pace.
+constexpr double kFullEarly = 0.95;
+constexpr double kRateMargin = 1.25;
+
+template <class Filter>
+base::Result<std::unique_ptr<DedupFilter>> Owned(base::Result<Filter> created) {
+  if (!created) return created.error();
+  return std::unique_ptr<DedupFilter>(new Filter(std::move(created).value()));
+}
+
+std::string Str(int64_t v) {
+  return std::to_string(v);
+}
+
+base::Status CheckShape(const FingerprintFilterConfig& c) {
+  if (c.fingerprint_bits < kMinFingerprintBits || c.fingerprint_bits > kMaxFingerprintBits) {
+    return base::InvalidArgument("fingerprint bits must be in " + Str(kMinFingerprintBits) + ".." +
+                                 Str(kMaxFingerprintBits) + " (got " + Str(c.fingerprint_bits) +
+                                 ")");
+  }
+  if (c.bucket_bits != 64 && c.bucket_bits != 128) {
+    return base::InvalidArgument("bucket bits must be 64 or 128 (got " + Str(c.bucket_bits) + ")");
+  }
+  if (c.groups == 0 || c.groups > FingerprintPlane<uint64_t>::kMaxGroups) {
+    return base::InvalidArgument("groups must be in 1..2^32 (got " + std::to_string(c.groups) +
+                                 ")");
+  }
+  if (!(c.max_load > 0 && c.max_load <= 1)) {
+    return base::InvalidArgument("max load must be in (0, 1] (got " + std::to_string(c.max_load) +
+                                 ")");
+  }
+  if (c.window_slices < 1) return base::InvalidArgument("window slices must be at least 1 (got 0)");
+  if (c.max_slices > 4096 || uint64_t{c.window_slices} + 1 > c.max_slices) {
+    return base::InvalidArgument("max slices must be in window slices + 1 .. 4096 (got " +
+                                 Str(c.max_slices) + ")");
+  }
+  if (c.refresh.count() <= 0 || c.refresh > kMaxPeriod) {
+    return base::InvalidArgument("refresh period must be in 1.." + Str(kMaxPeriod.count()) +
+                                 " ms (got " + Str(c.refresh.count()) + " ms)");
+  }
+  if (c.window.count() < 0 || c.window > c.window_slices * c.refresh) {
+    return base::InvalidArgument("window must be in 0..window slices x refresh period = " +
+                                 Str((c.window_slices * c.refresh).count()) + " ms (got " +
+                                 Str(c.window.count()) + " ms)");
+  }
+  return {};
+}
+
+base::Status CheckAdaptation(const FingerprintFilterConfig& c) {
+  if (!(c.target_fpp > 0 && c.target_fpp < 1)) {
+    return base::InvalidArgument("target fpp must be in (0, 1) (got " +
+                                 std::to_string(c.target_fpp) + ")");
+  }
+  return {};
+}
+
+}  // namespace
+
+base::Status CheckFingerprintConfig(const FingerprintFilterConfig& config) {
+  if (base::Status s = CheckShape(config); !s) return s;
+  return CheckAdaptation(config);
+}
+
+template <class W>
+base::Result<BasicFingerprintFilter<W>> BasicFingerprintFilter<W>::Create(
+    const FingerprintFilterConfig& config, Millis start) {
+  if (base::Status s = CheckFingerprintConfig(config); !s) return std::move(s).error();
+  if (config.bucket_bits != kWordBits<W>) {
+    return base::InvalidArgument("this filter has " + Str(kWordBits<W>) + "-bit buckets (got " +
+                                 Str(config.bucket_bits) + ")");
+  }
+  if (start > kMaxFilterTime || start < -kMaxFilterTime) {
+    return base::InvalidArgument("start time must be within +-2^61 ms");
+  }
+  auto plane = Plane::Create(config.groups);
+  if (!plane) return plane.error();
+  BasicFingerprintFilter filter(config, start);
+  filter.planes_.push_back(PlaneSlots{std::move(plane).value(), 1});
+  filter.slices_.push_back(Slice{0, 0, 0, filter.CapacityOf(config.groups), start});
+  filter.RebuildMasks();
+  return filter;
+}
+
+template <class W>
+BasicFingerprintFilter<W>::BasicFingerprintFilter(FingerprintFilterConfig config, Millis start)
+    : config_(config),
+      fields_(config.fingerprint_bits),
+      window_(config.window.count() > 0 ? config.window : config.window_slices * config.refresh),
+      now_(start),
+      next_refresh_(start + config.refresh),
+      next_groups_(config.groups) {}
+
+template <class W>
+uint64_t BasicFingerprintFilter<W>::CapacityOf(uint64_t groups) const {
+  const double fields = static_cast<double>(groups) * fields_.count();
+  return std::max<uint64_t>(1, static_cast<uint64_t>(config_.max_load * fields));
+}
+
+template <class W>
+typename BasicFingerprintFilter<W>::Probe BasicFingerprintFilter<W>::ProbeOf(IdHash hash) const {
+  Probe p;
+  p.mixed = FilterMix(hash, config_.seed);
+  p.fingerprint = fields_.FingerprintOf(static_cast<uint32_t>(p.mixed));
+  p.pattern = fields_.Pattern(p.fingerprint);
+  return p;
+}
+
+template <class W>
+void BasicFingerprintFilter<W>::Prefetch(const Probe& probe) const {
+  for (const PlaneSlots& plane : planes_) {
+    plane.memory.Prefetch(plane.memory.BucketsOf(probe.mixed, probe.fingerprint));
+  }
+}
+
+template <class W>
+Verdict BasicFingerprintFilter<W>::Lookup(const Probe& probe) const {
+  bool oldest_only = false;
+  for (uint32_t i = 0; i < planes_.size(); ++i) {
+    const Plane& plane = planes_[i].memory;
+    const auto buckets = plane.BucketsOf(probe.mixed, probe.fingerprint);
+    if (!plane.AnySlotMatches(buckets, probe.pattern, fields_)) continue;
+    const uint32_t hits = plane.MatchingSlots(buckets, probe.pattern, fields_) & planes_[i].live;
+    if (hits == 0) continue;
+    if (i != oldest_plane_ || (hits & ~oldest_bit_) != 0) return Verdict::kDuplicate;
+    oldest_only = true;
+  }
+  return oldest_only ? Verdict::kDuplicateNearEdge : Verdict::kNew;
+}
+
+template <class W>
+void BasicFingerprintFilter<W>::Insert(const Probe& probe) {
+  if (slices_.front().ids == slices_.front().capacity) GrowIfEarly();
+  if (slices_.front().ids >= slices_.front().capacity && ShouldPushEarly()) {
+    PushSlice(next_groups_);
+    ++early_refreshes_;
+  }
+  Slice& present = slices_.front();
+  Plane& plane = planes_[present.plane].memory;
+  const auto homeless = plane.Place(present.slot, plane.BucketsOf(probe.mixed, probe.fingerprint),
+                                    probe.fingerprint, fields_, SeededMix(IdHash{inserted_}, 1));
+  present.newest = now_;
+  ++inserted_;
+  if (!homeless) {
+    ++present.ids;
+    return;
+  }
+  // The slot is as full as cuckoo hashing gets it. The fingerprint in hand goes into
+  // a new present of the same size, where its bucket means the same.
+  ++kicks_failed_;
+  ++early_refreshes_;
+  PushSlice(plane.groups());
+  Slice& fresh = slices_.front();
+  Plane& fresh_plane = planes_[fresh.plane].memory;
+  const typename Plane::Buckets buckets{
+      homeless->bucket, fresh_plane.Alternate(homeless->bucket, homeless->fingerprint)};
+  // An empty slot has room in either bucket.
+  fresh_plane.Place(fresh.slot, buckets, homeless->fingerprint, fields_, 0);
+  fresh.ids = 1;
+  fresh.newest = now_;
+}
+
+template <class W>
+bool BasicFingerprintFilter<W>::Contains(IdHash hash) const {
+  return Lookup(ProbeOf(hash)) != Verdict::kNew;
+}
+
+template <class W>
+Verdict BasicFingerprintFilter<W>::TestAndInsert(IdHash hash) {
+  const Probe probe = ProbeOf(hash);
+  const Verdict verdict = Lookup(probe);
+  if (verdict == Verdict::kNew) {
+    Insert(probe);
+  } else {
+    ++duplicates_;
+    if (verdict == Verdict::kDuplicateNearEdge) ++near_edge_;
+  }
+  return verdict;
+}
+
+template <class W>
+void BasicFingerprintFilter<W>::TestAndInsertBatch(std::span<const IdHash> hashes,
+                                                    std::span<Verdict> verdicts) {
+  const size_t count = std::min(hashes.size(), verdicts.size());
+  Probe ahead[kPrefetchDistance];
+  const size_t first = std::min(count, kPrefetchDistance);
+  for (size_t i = 0; i < first; ++i) {
+    ahead[i] = ProbeOf(hashes[i]);
+    Prefetch(ahead[i]);
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const Probe probe = ahead[i % kPrefetchDistance];
+    if (i + kPrefetchDistance < count) {
+      Probe& next = ahead[i % kPrefetchDistance];
+      next = ProbeOf(hashes[i + kPrefetchDistance]);
+      Prefetch(next);
+    }
+    const Verdict verdict = Lookup(probe);
+    if (verdict == Verdict::kNew) {
+      Insert(probe);
+    } else {
+      ++duplicates_;
+      if (verdict == Verdict::kDuplicateNearEdge) ++near_edge_;
+    }
+    verdicts[i] = verdict;
+  }
+}
+
+template <class W>
+bool BasicFingerprintFilter<W>::ShouldPushEarly() const {
+  // Only when adaptation has sized the slices to come differently. A slice pushed
+  // early would be one more live slice for a whole window, one more than a plane
+  // has slots: a load above the sizing fills the present past max_load instead
+  // (within the room its kicks leave, MaxLoadFor), until a kick fails or
+  // adaptation resizes.
+  if (slices_.size() >= config_.max_slices) return false;
+  return planes_[slices_.front().plane].memory.groups() != next_groups_;
+}
+
+template <class W>
+typename BasicFingerprintFilter<W>::Slice BasicFingerprintFilter<W>::AcquireSlice(uint64_t groups) {
+  for (uint32_t i = 0; i < planes_.size(); ++i) {
+    PlaneSlots& plane = planes_[i];
+    if (plane.memory.groups() != groups || plane.live == Plane::kAllSlots) continue;
+    const auto slot = static_cast<uint32_t>(std::countr_one(plane.live));
+    plane.live |= 1u << slot;
+    return Slice{i, slot, 0, CapacityOf(groups), now_};
+  }
+  // Sizes were validated (Create, GrowIfEarly): only the allocation can fail, and a filter
+  // that cannot hold its window cannot go on.
+  planes_.push_back(PlaneSlots{Plane::Create(groups).value(), 1});
+  return Slice{static_cast<uint32_t>(planes_.size() - 1), 0, 0, CapacityOf(groups), now_};
+}
+
+template <class W>
+void BasicFingerprintFilter<W>::PushSlice(uint64_t groups) {
+  slices_.insert(slices_.begin(), AcquireSlice(groups));
+  RebuildMasks();
+}
+
+template <class W>
+bool BasicFingerprintFilter<W>::OldestDroppable(Millis at) const {
+  const Slice& oldest = slices_.back();
+  return oldest.ids == 0 || oldest.newest < at - window_;
+}
+
+template <class W>
+void BasicFingerprintFilter<W>::ReleaseSlice(const Slice& slice) {
+  PlaneSlots& plane = planes_[slice.plane];
+  if (slice.ids > 0) plane.memory.ClearSlot(slice.slot);
+  plane.live &= ~(1u << slice.slot);
+  if (plane.live != 0) return;
+  planes_.erase(planes_.begin() + slice.plane);
+  for (Slice& s : slices_) {
+    if (s.plane > slice.plane) --s.plane;
+  }
+}
+
+template <class W>
+void BasicFingerprintFilter<W>::DropDroppable(Millis at) {
+  while (slices_.size() > 1 && OldestDroppable(at)) {
+    const Slice oldest = slices_.back();
+    slices_.pop_back();
+    ReleaseSlice(oldest);
+  }
+  RebuildMasks();
+}
+
+template <class W>
+void BasicFingerprintFilter<W>::Refresh(Millis at) {
+  DropDroppable(at);
+  const Slice& present = slices_.front();
+  if (present.ids > 0 && config_.adaptive) ShrinkIfIdle(present);
+  const bool reusable =
+      present.ids == 0 && planes_[present.plane].memory.groups() == next_groups_;
+  if (!reusable) PushSlice(next_groups_);
+  slices_.front().started = at;
+}
+
+template <class W>
+void BasicFingerprintFilter<W>::GrowIfEarly() {
+  const Slice& present = slices_.front();
+  const Millis elapsed = now_ - present.started;
+  if (!config_.adaptive ||
+      static_cast<double>(elapsed.count()) >= kFullEarly * static_cast<double>(config_.refresh.count())) {
+    return;
+  }
+  const double pace = static_cast<double>(present.ids) /
+                      static_cast<double>(std::max<int64_t>(1, elapsed.count()));
+  const double wanted = pace * static_cast<double>(config_.refresh.count()) * kRateMargin;
+  // Powers of two of the sized groups: slices of few sizes, so few planes.
+  while (static_cast<double>(CapacityOf(next_groups_)) < wanted &&
+         next_groups_ * 2 <= Plane::kMaxGroups) {
+    next_groups_ *= 2;
+  }
+}
+
+template <class W>
+void BasicFingerprintFilter<W>::ShrinkIfIdle(const Slice& completed) {
+  const double held = static_cast<double>(completed.ids) * kRateMargin;
+  if (next_groups_ > config_.groups &&
+      static_cast<double>(CapacityOf(next_groups_ / 2)) >= 2 * held) {
+    next_groups_ /= 2;
+  }
+}
+
+template <class W>
+void BasicFingerprintFilter<W>::AdvanceTo(Millis now) {
+  now = std::min(now, kMaxFilterTime);
+  if (now <= now_) return;
+  const Millis t = config_.refresh;
+  if ((now - next_refresh_) / t > kFastForwardRefreshes) {
+    // After one refresh the present is empty and further refreshes only drop: go
+    // straight to the last one due.
+    Refresh(next_refresh_);
+    next_refresh_ += (now - next_refresh_) / t * t;
+  }
+  for (; next_refresh_ <= now; next_refresh_ += t) Refresh(next_refresh_);
+  now_ = now;
+}
+
+template <class W>
+void BasicFingerprintFilter<W>::RebuildMasks() {
+  if (slices_.size() <= 1) {
+    oldest_plane_ = 0;
+    oldest_bit_ = 0;
+    return;
+  }
+  oldest_plane_ = slices_.back().plane;
+  oldest_bit_ = 1u << slices_.back().slot;
+}
+
+template <class W>
+double BasicFingerprintFilter<W>::EstimatedFpp() const {
+  double log_none = 0;
+  const double max_fp = static_cast<double>(fields_.max_fingerprint());
+  for (const Slice& s : slices_) {
+    const double groups = static_cast<double>(planes_[s.plane].memory.groups());
+    const double p = std::min(1.0, 2 * static_cast<double>(s.ids) / groups / max_fp);
+    log_none += std::log1p(-std::min(p, 1 - 1e-16));
+  }
+  return -std::expm1(log_none);
+}
+
+template <class W>
+std::vector<uint64_t> BasicFingerprintFilter<W>::CountFingerprints() const {
+  std::vector<uint64_t> counts;
+  for (const Slice& s : slices_) {
+    counts.push_back(planes_[s.plane].memory.CountOccupied(s.slot, fields_));
+  }
+  return counts;
+}
+
+template <class W>
+FilterSummary BasicFingerprintFilter<W>::Summary() const {
+  FilterSummary s;
+  s.mode = DedupMode::kFbf;
+  s.inserted = inserted_;
+  s.duplicates = duplicates_;
+  s.near_edge_duplicates = near_edge_;
+  s.early_refreshes = early_refreshes_;
+  s.estimated_fpp = EstimatedFpp();
+  s.estimated_fpp_eq1 = s.estimated_fpp;
+  s.filters = slice_count();
+  for (const PlaneSlots& plane : planes_) s.bits_total += plane.memory.groups() * 512;
+  const double max_fp = static_cast<double>(fields_.max_fingerprint());
+  for (const Slice& slice : slices_) {
+    const double groups = static_cast<double>(planes_[slice.plane].memory.groups());
+    ConstituentSummary c;
+    c.inserted = slice.ids;
+    c.fill = static_cast<double>(slice.ids) / (groups * fields_.count());
+    c.estimated_fpp = std::min(1.0, 2 * static_cast<double>(slice.ids) / groups / max_fp);
+    s.constituents.push_back(c);
+  }
+  s.refresh_ms = config_.refresh.count();
+  s.window_ms_guaranteed = window_.count();
+  return s;
+}
+
+template <class W>
+void BasicFingerprintFilter<W>::Serialize(std::string& out) const {
+  FingerprintStateCodec::Encode(*this, out);
+}
+
+template class BasicFingerprintFilter<uint64_t>;
+template class BasicFingerprintFilter<Bucket128>;
+
+base::Result<std::unique_ptr<DedupFilter>> MakeFingerprintFilter(
+    const FingerprintFilterConfig& config, Millis start) {
+  if (config.bucket_bits == 128) return Owned(FingerprintFilter128::Create(config, start));
+  return Owned(FingerprintFilter64::Create(config, start));
+}
+
+}  // namespace oncecount::filter

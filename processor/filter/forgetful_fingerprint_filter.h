@@ -1,0 +1,177 @@
+// BasicFingerprintFilter: the forgetful filter with fingerprint slices — a ring
+// of slices that slides over time, each slice a cuckoo table of short fingerprints
+// of the ids inserted during one refresh period.
+//
+// An id goes into the newest slice (the present) only, and a lookup asks every live
+// slice. The slices of one size share a FingerprintPlane, which keeps one id's two
+// buckets of all its slices in two cache lines: a lookup reads two lines, however
+// many slices hold the window. Buckets are 64-bit (eight slices a plane) or 128-bit
+// (four): the sizing picks the one that holds the window in less memory at the
+// target (fingerprint_sizing.h); Word is the bucket's type. Its false-positive rate is linear in the fingerprints
+// held, without the variance of Bloom blocks: a fresh id matches a slice holding
+// `ids` fingerprints in `groups` groups with probability 2 * ids / groups /
+// (2^bits - 1), so the estimate is exact, not a model.
+//
+// Window. A slice is dropped only when its newest id is older than the window
+// (newest < now - window), so an id is kept at least `window` after its insert in
+// every state, whatever the load did. With window_slices = N and refresh period
+// t = window / N, N + 1 slices are live at the worst point of a steady load: the
+// sizing takes N + 1 = the slots of one plane.
+//
+// Load. A slice is sized to hold one period at the expected rate at max_load of its
+// fields. Adaptation watches two moments:
+//  - the present reaches max_load before 95% of its period has passed: the load
+//    outgrew the sizing. The slices to come get the smallest power of two of the
+//    first slice's groups that holds a period at the present's pace with 25% to
+//    spare, and a new present of that size follows at once;
+//  - a regular refresh: the slice just completed held a whole period; when half the
+//    current size would hold it with the same margin twice over, the size halves
+//    (never below the first slice's).
+// Otherwise a full present fills further (cuckoo hashing has room above max_load,
+// MaxLoadFor) rather than pushing a new slice early: an early slice is one more live
+// slice for a whole window, one more than a plane has slots. So a ring keeps N + 1
+// slices of the size the load needs, and the rate stays at the target. A cuckoo insert that finds no place pushes a new present of
+// the same size and puts the fingerprint left in hand there: nothing is lost.
+// Slices of a new size open a new plane; a plane goes when its last slice does.
+//
+// Determinism: slices, kicks and sizes follow from the calls only, so replicas fed
+// the same calls hold bit-identical state.
+//
+// Thread-safety: owned by one thread; see DedupFilter.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "processor/base/result.h"
+#include "processor/filter/dedup_filter.h"
+#include "processor/filter/fingerprint_fields.h"
+#include "processor/filter/fingerprint_plane.h"
+
+namespace oncecount::filter {
+
+struct FingerprintFilterConfig {
+  uint32_t bucket_bits = 64;       // 64 or 128
+  uint32_t fingerprint_bits = 16;  // 8..32; bucket_bits / bits fingerprints per bucket
+  uint64_t groups = 0;             // of the first slices' plane (sizing.h)
+  double max_load = 0.9;           // fraction of a slice's fields it fills
+  uint32_t window_slices = 7;      // N: the window is N refresh periods
+  Millis refresh{0};               // t
+  Millis window{0};                // 0: N * t; at most N * t
+  bool adaptive = true;
+  double target_fpp = 1e-6;
+  uint32_t max_slices = 64;  // beyond it a slice is pushed only to keep a fingerprint
+  uint64_t seed = 0x6F6E6365636F756EULL;
+};
+
+template <class Word>
+class BasicFingerprintFilter final : public DedupFilter {
+ public:
+  using Plane = FingerprintPlane<Word>;
+
+  // Validates the configuration; errors name the offending field.
+  static base::Result<BasicFingerprintFilter> Create(const FingerprintFilterConfig& config,
+                                                     Millis start);
+
+  BasicFingerprintFilter(BasicFingerprintFilter&&) noexcept = default;
+  BasicFingerprintFilter& operator=(BasicFingerprintFilter&&) noexcept = default;
+
+  DedupMode mode() const override { return DedupMode::kFbf; }
+  void AdvanceTo(Millis now) override;
+  bool Contains(IdHash hash) const override;
+  Verdict TestAndInsert(IdHash hash) override;
+  void TestAndInsertBatch(std::span<const IdHash> hashes, std::span<Verdict> verdicts) override;
+  FilterSummary Summary() const override;
+  void Serialize(std::string& out) const override;
+
+  // The false-positive probability of a fresh id now.
+  double EstimatedFpp() const;
+
+  const FingerprintFilterConfig& config() const { return config_; }
+  uint32_t slice_count() const { return static_cast<uint32_t>(slices_.size()); }
+  uint32_t plane_count() const { return static_cast<uint32_t>(planes_.size()); }
+  // Groups of the slices pushed from now on.
+  uint64_t next_groups() const { return next_groups_; }
+  Millis window() const { return window_; }
+  Millis now() const { return now_; }
+  uint64_t early_refreshes() const { return early_refreshes_; }
+  uint64_t kicks_failed() const { return kicks_failed_; }
+  // Occupied fields of every slice, counted in the planes (O(memory)): a check that
+  // the per-slice counts are right.
+  std::vector<uint64_t> CountFingerprints() const;
+
+ private:
+  friend struct FingerprintStateCodec;
+
+  struct Slice {
+    uint32_t plane = 0;  // index into planes_
+    uint32_t slot = 0;
+    uint64_t ids = 0;
+    uint64_t capacity = 0;
+    Millis started{0};              // when it became the present
+    Millis newest = Millis::min();  // clock time of the newest id; min() when empty
+  };
+  struct PlaneSlots {
+    Plane memory;
+    uint32_t live = 0;  // bit s: slot s holds a live slice
+  };
+  // One id's hash in the filter's terms; its buckets depend on the plane.
+  struct Probe {
+    uint64_t mixed = 0;
+    uint32_t fingerprint = 0;
+    Word pattern = 0;
+  };
+
+  BasicFingerprintFilter(FingerprintFilterConfig config, Millis start);
+  Probe ProbeOf(IdHash hash) const;
+  Verdict Lookup(const Probe& probe) const;
+  void Insert(const Probe& probe);
+  void Prefetch(const Probe& probe) const;
+  uint64_t CapacityOf(uint64_t groups) const;
+  // Whether a full present makes way for a new one now (see Insert).
+  bool ShouldPushEarly() const;
+  // A free slot in a plane of `groups` groups (a new plane when none has one).
+  Slice AcquireSlice(uint64_t groups);
+  void PushSlice(uint64_t groups);
+  bool OldestDroppable(Millis at) const;
+  void DropDroppable(Millis at);
+  void ReleaseSlice(const Slice& slice);
+  void Refresh(Millis at);
+  // At a full present: whether it filled early, and if so the size to come.
+  void GrowIfEarly();
+  // At a regular refresh, with the slice that held the whole period.
+  void ShrinkIfIdle(const Slice& completed);
+  void RebuildMasks();
+
+  FingerprintFilterConfig config_;
+  FingerprintFields<Word> fields_;
+  Millis window_{0};
+  Millis now_{0};
+  Millis next_refresh_{0};
+  uint64_t next_groups_ = 0;
+  std::vector<PlaneSlots> planes_;
+  std::vector<Slice> slices_;  // newest (the present) first
+  uint32_t oldest_plane_ = 0;  // where the oldest slice lives, for near-edge verdicts
+  uint32_t oldest_bit_ = 0;
+  uint64_t inserted_ = 0;
+  uint64_t duplicates_ = 0;
+  uint64_t near_edge_ = 0;
+  uint64_t early_refreshes_ = 0;
+  uint64_t kicks_failed_ = 0;
+};
+
+using FingerprintFilter64 = BasicFingerprintFilter<uint64_t>;
+using FingerprintFilter128 = BasicFingerprintFilter<Bucket128>;
+extern template class BasicFingerprintFilter<uint64_t>;
+extern template class BasicFingerprintFilter<Bucket128>;
+
+// The checks of Create, without allocating anything.
+base::Status CheckFingerprintConfig(const FingerprintFilterConfig& config);
+
+// The filter `config` describes: its bucket_bits picks the instantiation.
+base::Result<std::unique_ptr<DedupFilter>> MakeFingerprintFilter(
+    const FingerprintFilterConfig& config, Millis start);
+
+}  // namespace oncecount::filter
