@@ -4,15 +4,17 @@
 // A bucket holds `count` fields of `bits` bits each, field j at bits
 // [j * bits, (j + 1) * bits); bits above count * bits stay zero. A field of zero is
 // empty, so fingerprints are never zero (FingerprintOf draws them from
-// 1 .. 2^bits - 1).
+// 1 .. 2^bits - 1). The occupied fields are always fields 0 .. n-1: an insert
+// shifts the bucket up by one field and puts the new fingerprint in field 0
+// (Push), and a kick only overwrites an occupied field. So a bucket's bit width
+// says how full it is, and it is full when its top field is occupied.
 //
 // Testing a bucket for a fingerprint compares all its fields at once (SWAR): xor the
 // bucket with the fingerprint repeated in every field, and look for a zero field
 // with the has-zero-byte expression generalised to `bits`-bit fields,
 //   (x - ones) & ~x & highs,
-// which is non-zero exactly when some field of x is zero. It may also flag fields
-// above the lowest zero one (a borrow runs upwards), never below it, so its lowest
-// flag is the lowest zero field: that is how an insert finds a free field.
+// which is non-zero exactly when some field of x is zero (it may also flag fields
+// above the lowest zero one: a borrow runs upwards).
 //
 // Thread-safety: values and pure functions.
 #pragma once
@@ -32,22 +34,14 @@ template <class Word>
 inline constexpr uint32_t kWordBits = sizeof(Word) * 8;
 
 template <class Word>
-constexpr uint32_t LowestSetBit(Word x) {
-  if constexpr (sizeof(Word) == 8) {
-    return static_cast<uint32_t>(std::countr_zero(x));
-  } else {
-    const auto low = static_cast<uint64_t>(x);
-    return low != 0 ? static_cast<uint32_t>(std::countr_zero(low))
-                    : 64 + static_cast<uint32_t>(std::countr_zero(static_cast<uint64_t>(x >> 64)));
-  }
-}
-
-template <class Word>
 class FingerprintFields {
  public:
   // bits in kMinFingerprintBits..kMaxFingerprintBits (callers check).
   explicit constexpr FingerprintFields(uint32_t bits)
-      : bits_(bits), count_(kWordBits<Word> / bits), inverse_((65536 + bits - 1) / bits) {
+      : bits_(bits),
+        count_(kWordBits<Word> / bits),
+        full_width_((count_ - 1) * bits),
+        inverse_((65536 + bits - 1) / bits) {
     for (uint32_t j = 0; j < count_; ++j) ones_ |= Word{1} << (j * bits_);
     highs_ = ones_ << (bits_ - 1);
   }
@@ -68,18 +62,35 @@ class FingerprintFields {
   // The fingerprint in every field: what a bucket is xored with to test it.
   constexpr Word Pattern(uint32_t fingerprint) const { return Word{fingerprint} * ones_; }
 
-  // Non-zero when some field of `x` is zero; its lowest set bit is the top bit of
-  // the lowest zero field.
+  // Non-zero when some field of `x` is zero.
   constexpr Word ZeroFields(Word x) const { return (x - ones_) & ~x & highs_; }
+
+  constexpr Word ones() const { return ones_; }
+  constexpr Word highs() const { return highs_; }
 
   constexpr bool Holds(Word bucket, Word pattern) const {
     return ZeroFields(bucket ^ pattern) != 0;
   }
 
-  // Index of the lowest empty field of `bucket`, or count() when it is full.
-  constexpr uint32_t FirstEmpty(Word bucket) const {
-    const Word zero = ZeroFields(bucket);
-    return zero == 0 ? count_ : FieldOfBit(LowestSetBit(zero));
+  // The bucket's highest set bit + 1: grows with the occupied fields.
+  static constexpr uint32_t BitWidth(Word bucket) {
+    if constexpr (sizeof(Word) == 8) {
+      return static_cast<uint32_t>(std::bit_width(bucket));
+    } else {
+      const auto high = static_cast<uint64_t>(bucket >> 64);
+      return high != 0 ? 64 + static_cast<uint32_t>(std::bit_width(high))
+                       : static_cast<uint32_t>(std::bit_width(static_cast<uint64_t>(bucket)));
+    }
+  }
+  // Whether a bucket of this bit width has an empty field.
+  constexpr bool HasRoom(uint32_t bit_width) const { return bit_width <= full_width_; }
+  // The bucket with `fingerprint` added in field 0 (it must have room).
+  constexpr Word Push(Word bucket, uint32_t fingerprint) const {
+    return (bucket << bits_) | Word{fingerprint};
+  }
+  // Occupied fields of a bucket of this bit width.
+  constexpr uint32_t OccupiedOfWidth(uint32_t bit_width) const {
+    return FieldOfBit(bit_width + bits_ - 1);
   }
 
   constexpr uint32_t Get(Word bucket, uint32_t field) const {
@@ -91,20 +102,17 @@ class FingerprintFields {
   }
 
   // bit / bits without a division (a divide costs more than the rest of an
-  // insert): exact for bit < 128, where the rounding error stays below 1 / bits.
+  // insert): exact for bit < 160, where the rounding error stays below 1 / bits.
   constexpr uint32_t FieldOfBit(uint32_t bit) const { return (bit * inverse_) >> 16; }
 
   // Occupied fields of `bucket`.
-  constexpr uint32_t Occupied(Word bucket) const {
-    uint32_t n = 0;
-    for (uint32_t j = 0; j < count_; ++j) n += Get(bucket, j) != 0 ? 1 : 0;
-    return n;
-  }
+  constexpr uint32_t Occupied(Word bucket) const { return OccupiedOfWidth(BitWidth(bucket)); }
 
  private:
   uint32_t bits_;
   uint32_t count_;
-  uint32_t inverse_;  // ceil(2^16 / bits)
+  uint32_t full_width_;  // a bucket wider than this has its top field occupied
+  uint32_t inverse_;     // ceil(2^16 / bits)
   Word ones_ = 0;
   Word highs_ = 0;
 };

@@ -30,39 +30,21 @@ bool FingerprintPlane<Word>::PlaceInBucket(uint32_t slot, uint64_t bucket, uint3
                                            const FingerprintFields<Word>& f) {
   uint64_t* group = GroupWords(bucket);
   const Word word = Load(group, slot);
-  const uint32_t field = f.FirstEmpty(word);
-  if (field == f.count()) return false;
-  Store(group, slot, f.Set(word, field, fingerprint));
+  if (!f.HasRoom(f.BitWidth(word))) return false;
+  Store(group, slot, f.Push(word, fingerprint));
   return true;
 }
 
 template <class Word>
-std::optional<typename FingerprintPlane<Word>::Homeless> FingerprintPlane<Word>::Place(
+std::optional<typename FingerprintPlane<Word>::Homeless> FingerprintPlane<Word>::Kick(
     uint32_t slot, const Buckets& b, uint32_t fingerprint, const FingerprintFields<Word>& f,
     uint64_t kick_seed) {
-  // Into the emptier bucket: occupied fields are always a prefix (a field is only
-  // ever filled, or overwritten by a kick), so FirstEmpty is the count. Balancing
-  // the two halves the kicks at the loads the sizing uses.
-  uint64_t* first = GroupWords(b.first);
-  uint64_t* second = GroupWords(b.second);
-  const Word first_word = Load(first, slot);
-  const Word second_word = Load(second, slot);
-  const uint32_t first_used = f.FirstEmpty(first_word);
-  const uint32_t second_used = f.FirstEmpty(second_word);
-  if (first_used <= second_used && first_used < f.count()) {
-    Store(first, slot, f.Set(first_word, first_used, fingerprint));
-    return std::nullopt;
-  }
-  if (second_used < f.count()) {
-    Store(second, slot, f.Set(second_word, second_used, fingerprint));
-    return std::nullopt;
-  }
-  // Both full: a random walk. Each step swaps the fingerprint in hand with a field of
-  // the current bucket and carries the displaced one to its other bucket.
-  uint64_t bucket = (kick_seed & 1) != 0 ? b.first : b.second;
+  // Each step swaps the fingerprint in hand with a field of the current bucket (all
+  // occupied) and carries the displaced one to its other bucket.
+  uint64_t bucket = (SeededMix(IdHash{kick_seed}, 1) & 1) != 0 ? b.first : b.second;
   uint32_t in_hand = fingerprint;
   for (uint32_t kick = 0; kick < kMaxKicks; ++kick) {
-    const uint64_t draw = SeededMix(IdHash{kick_seed}, kick + 1);
+    const uint64_t draw = SeededMix(IdHash{kick_seed}, kick + 0x5EED);
     const auto field = static_cast<uint32_t>(((draw >> 32) * f.count()) >> 32);
     uint64_t* group = GroupWords(bucket);
     const Word word = Load(group, slot);

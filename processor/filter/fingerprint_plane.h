@@ -69,14 +69,52 @@ class FingerprintPlane {
   // Whether any slot holds `pattern`'s fingerprint in either bucket: the fast path
   // of a lookup, which for a fresh id (most of them) is the whole of it. Free slots
   // are kept empty (ClearSlot), so they never match.
+  //
+  // Both groups at once in 64-bit vector lanes (GCC vector extensions: SSE2 pairs in
+  // a portable build, AVX2 inside the filter's AVX2 batch path). A 128-bit bucket
+  // is a (low, high) pair of lanes; its subtraction carries the low lane's borrow
+  // into the high lane by hand.
   bool AnySlotMatches(const Buckets& b, Word pattern, const FingerprintFields<Word>& f) const {
+    using V = uint64_t __attribute__((vector_size(32)));
+    using Mask = int64_t __attribute__((vector_size(32)));
+    // Lanes of a bucket value: (w, w, w, w), or (low, high, low, high). Built in
+    // place: a helper returning a 32-byte vector would change the ABI in a build
+    // without AVX (-Wpsabi).
+    uint64_t low[3], high[3];
+    const Word values[3] = {pattern, f.ones(), f.highs()};
+    for (int i = 0; i < 3; ++i) {
+      low[i] = static_cast<uint64_t>(values[i]);
+      if constexpr (sizeof(Word) == 8) {
+        high[i] = low[i];
+      } else {
+        high[i] = static_cast<uint64_t>(values[i] >> 64);
+      }
+    }
+    const V p = {low[0], high[0], low[0], high[0]};
+    const V ones = {low[1], high[1], low[1], high[1]};
+    const V highs = {low[2], high[2], low[2], high[2]};
+    V zero = {0, 0, 0, 0};
+    // Takes the result by reference: a lambda returning a 32-byte vector would
+    // change the ABI too.
+    const auto add_zero_fields = [&](const uint64_t* half_group) {
+      V lanes;
+      std::memcpy(&lanes, half_group, sizeof lanes);
+      const V x = lanes ^ p;
+      V d = x - ones;
+      if constexpr (sizeof(Word) == 16) {
+        const V borrow = reinterpret_cast<const V&>(static_cast<const Mask&>(x < ones));
+        d += __builtin_shuffle(V{0, 0, 0, 0}, borrow, V{0, 4, 0, 6});
+      }
+      zero |= d & ~x;
+    };
     const uint64_t* g1 = GroupWords(b.first);
     const uint64_t* g2 = GroupWords(b.second);
-    Word zero = 0;
-    for (uint32_t s = 0; s < kSlots; ++s) {
-      zero |= f.ZeroFields(Load(g1, s) ^ pattern) | f.ZeroFields(Load(g2, s) ^ pattern);
-    }
-    return zero != 0;
+    add_zero_fields(g1);
+    add_zero_fields(g1 + 4);
+    add_zero_fields(g2);
+    add_zero_fields(g2 + 4);
+    zero &= highs;
+    return (zero[0] | zero[1] | zero[2] | zero[3]) != 0;
   }
 
   // Bit s set: the slice in slot s holds `pattern`'s fingerprint in either bucket.
@@ -96,12 +134,27 @@ class FingerprintPlane {
     uint64_t bucket = 0;
     uint32_t fingerprint = 0;
   };
-  // Stores `fingerprint` in slot `slot`, in one of its buckets or after at most
-  // kMaxKicks kicks. `kick_seed` makes the kicks' choices (deterministic: replicas
-  // fed the same calls make the same moves). On failure the returned fingerprint,
-  // the last one kicked out, is in no bucket of the slot.
+  // Stores `fingerprint` in slot `slot`: in the emptier of its buckets, or after at
+  // most kMaxKicks kicks. `kick_seed` makes the kicks' choices (deterministic:
+  // replicas fed the same calls make the same moves). On failure the returned
+  // fingerprint, the last one kicked out, is in no bucket of the slot.
   std::optional<Homeless> Place(uint32_t slot, const Buckets& b, uint32_t fingerprint,
-                                const FingerprintFields<Word>& f, uint64_t kick_seed);
+                                const FingerprintFields<Word>& f, uint64_t kick_seed) {
+    uint64_t* first = GroupWords(b.first);
+    uint64_t* second = GroupWords(b.second);
+    const Word first_bucket = Load(first, slot);
+    const Word second_bucket = Load(second, slot);
+    const uint32_t first_width = f.BitWidth(first_bucket);
+    const uint32_t second_width = f.BitWidth(second_bucket);
+    // Balancing the two buckets halves the kicks at the loads the sizing uses.
+    const bool into_first = first_width <= second_width;
+    if (f.HasRoom(into_first ? first_width : second_width)) {
+      uint64_t* group = into_first ? first : second;
+      Store(group, slot, f.Push(into_first ? first_bucket : second_bucket, fingerprint));
+      return std::nullopt;
+    }
+    return Kick(slot, b, fingerprint, f, kick_seed);
+  }
 
   // Empties slot `slot` in every group.
   void ClearSlot(uint32_t slot);
@@ -130,6 +183,9 @@ class FingerprintPlane {
   }
   bool PlaceInBucket(uint32_t slot, uint64_t bucket, uint32_t fingerprint,
                      const FingerprintFields<Word>& f);
+  // Place's slow path, both buckets full: a random walk of kicks.
+  std::optional<Homeless> Kick(uint32_t slot, const Buckets& b, uint32_t fingerprint,
+                               const FingerprintFields<Word>& f, uint64_t kick_seed);
 
   BitBuffer buffer_;
   uint64_t* words_ = nullptr;

@@ -12,7 +12,7 @@ namespace oncecount::filter {
 namespace {
 
 // Ids hashed ahead in a batch, their lines prefetched (as the Bloom FBF does).
-constexpr size_t kPrefetchDistance = 8;
+constexpr size_t kPrefetchDistance = 32;
 constexpr int64_t kFastForwardRefreshes = 4096;
 // A present full before this fraction of its period grows the slices to come, to a
 // size that holds kRateMargin times a period at its pace.
@@ -119,13 +119,32 @@ typename BasicFingerprintFilter<W>::Probe BasicFingerprintFilter<W>::ProbeOf(IdH
   p.mixed = FilterMix(hash, config_.seed);
   p.fingerprint = fields_.FingerprintOf(static_cast<uint32_t>(p.mixed));
   p.pattern = fields_.Pattern(p.fingerprint);
+  // Most lookups see one plane: the present's.
+  const Plane& present = planes_[slices_.front().plane].memory;
+  p.groups = present.groups();
+  p.buckets = present.BucketsOf(p.mixed, p.fingerprint);
   return p;
+}
+
+template <class W>
+typename BasicFingerprintFilter<W>::Plane::Buckets BasicFingerprintFilter<W>::BucketsIn(
+    const Plane& plane, const Probe& probe) const {
+  if (plane.groups() == probe.groups) [[likely]] {
+    return probe.buckets;
+  }
+  return OtherBuckets(plane, probe);
+}
+
+template <class W>
+__attribute__((noinline)) typename BasicFingerprintFilter<W>::Plane::Buckets
+BasicFingerprintFilter<W>::OtherBuckets(const Plane& plane, const Probe& probe) const {
+  return plane.BucketsOf(probe.mixed, probe.fingerprint);
 }
 
 template <class W>
 void BasicFingerprintFilter<W>::Prefetch(const Probe& probe) const {
   for (const PlaneSlots& plane : planes_) {
-    plane.memory.Prefetch(plane.memory.BucketsOf(probe.mixed, probe.fingerprint));
+    plane.memory.Prefetch(BucketsIn(plane.memory, probe));
   }
 }
 
@@ -134,7 +153,7 @@ Verdict BasicFingerprintFilter<W>::Lookup(const Probe& probe) const {
   bool oldest_only = false;
   for (uint32_t i = 0; i < planes_.size(); ++i) {
     const Plane& plane = planes_[i].memory;
-    const auto buckets = plane.BucketsOf(probe.mixed, probe.fingerprint);
+    const auto buckets = BucketsIn(plane, probe);
     if (!plane.AnySlotMatches(buckets, probe.pattern, fields_)) continue;
     const uint32_t hits = plane.MatchingSlots(buckets, probe.pattern, fields_) & planes_[i].live;
     if (hits == 0) continue;
@@ -153,8 +172,8 @@ void BasicFingerprintFilter<W>::Insert(const Probe& probe) {
   }
   Slice& present = slices_.front();
   Plane& plane = planes_[present.plane].memory;
-  const auto homeless = plane.Place(present.slot, plane.BucketsOf(probe.mixed, probe.fingerprint),
-                                    probe.fingerprint, fields_, SeededMix(IdHash{inserted_}, 1));
+  const auto homeless =
+      plane.Place(present.slot, BucketsIn(plane, probe), probe.fingerprint, fields_, inserted_);
   present.newest = now_;
   ++inserted_;
   if (!homeless) {
@@ -197,6 +216,33 @@ Verdict BasicFingerprintFilter<W>::TestAndInsert(IdHash hash) {
 template <class W>
 void BasicFingerprintFilter<W>::TestAndInsertBatch(std::span<const IdHash> hashes,
                                                     std::span<Verdict> verdicts) {
+#if defined(__x86_64__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) {
+    RunBatchAvx2(hashes, verdicts);
+    return;
+  }
+#endif
+  RunBatchPortable(hashes, verdicts);
+}
+
+#if defined(__x86_64__)
+template <class W>
+__attribute__((target("avx2"), flatten)) void BasicFingerprintFilter<W>::RunBatchAvx2(
+    std::span<const IdHash> hashes, std::span<Verdict> verdicts) {
+  RunBatch(hashes, verdicts);
+}
+#endif
+
+template <class W>
+__attribute__((flatten)) void BasicFingerprintFilter<W>::RunBatchPortable(
+    std::span<const IdHash> hashes, std::span<Verdict> verdicts) {
+  RunBatch(hashes, verdicts);
+}
+
+template <class W>
+void BasicFingerprintFilter<W>::RunBatch(std::span<const IdHash> hashes,
+                                         std::span<Verdict> verdicts) {
   const size_t count = std::min(hashes.size(), verdicts.size());
   Probe ahead[kPrefetchDistance];
   const size_t first = std::min(count, kPrefetchDistance);

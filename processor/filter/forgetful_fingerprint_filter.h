@@ -122,13 +122,28 @@ class BasicFingerprintFilter final : public DedupFilter {
     uint64_t mixed = 0;
     uint32_t fingerprint = 0;
     Word pattern = 0;
+    uint64_t groups = 0;  // of the plane `buckets` are for
+    typename Plane::Buckets buckets;
   };
 
   BasicFingerprintFilter(FingerprintFilterConfig config, Millis start);
   Probe ProbeOf(IdHash hash) const;
+  // The probe's buckets in `plane`: computed once per id for the present's plane,
+  // and again (out of line: rare) for a plane of another size.
+  typename Plane::Buckets BucketsIn(const Plane& plane, const Probe& probe) const;
+  typename Plane::Buckets OtherBuckets(const Plane& plane, const Probe& probe) const;
   Verdict Lookup(const Probe& probe) const;
   void Insert(const Probe& probe);
   void Prefetch(const Probe& probe) const;
+  // The batch loop, compiled twice: for AVX2 (chosen at run time where the CPU has
+  // it) and for the baseline instruction set. Both give the same verdicts and state.
+  void RunBatch(std::span<const IdHash> hashes, std::span<Verdict> verdicts);
+#if defined(__x86_64__)
+  __attribute__((target("avx2"), flatten)) void RunBatchAvx2(std::span<const IdHash> hashes,
+                                                             std::span<Verdict> verdicts);
+#endif
+  __attribute__((flatten)) void RunBatchPortable(std::span<const IdHash> hashes,
+                                                 std::span<Verdict> verdicts);
   uint64_t CapacityOf(uint64_t groups) const;
   // Whether a full present makes way for a new one now (see Insert).
   bool ShouldPushEarly() const;
