@@ -44,7 +44,23 @@ class FingerprintFields {
         inverse_((65536 + bits - 1) / bits) {
     for (uint32_t j = 0; j < count_; ++j) ones_ |= Word{1} << (j * bits_);
     highs_ = ones_ << (bits_ - 1);
+    for (uint32_t lane = 0; lane < 8; ++lane) {
+      ones_lanes_[lane] = LaneOf(ones_, lane);
+      highs_lanes_[lane] = LaneOf(highs_, lane);
+    }
   }
+
+  // A bucket value as 64-bit vector lanes: (w, w, ...), or for a 128-bit bucket
+  // (low, high, low, high, ...), the layout of the buckets of a group in memory.
+  static constexpr uint64_t LaneOf(Word w, uint32_t lane) {
+    if constexpr (sizeof(Word) == 8) {
+      return w;
+    } else {
+      return static_cast<uint64_t>(lane % 2 == 0 ? w : w >> 64);
+    }
+  }
+  const uint64_t* ones_lanes() const { return ones_lanes_; }
+  const uint64_t* highs_lanes() const { return highs_lanes_; }
 
   constexpr uint32_t bits() const { return bits_; }
   constexpr uint32_t count() const { return count_; }
@@ -115,6 +131,8 @@ class FingerprintFields {
   uint32_t inverse_;     // ceil(2^16 / bits)
   Word ones_ = 0;
   Word highs_ = 0;
+  uint64_t ones_lanes_[8] = {};
+  uint64_t highs_lanes_[8] = {};
 };
 
 }  // namespace oncecount::filter

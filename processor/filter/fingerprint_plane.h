@@ -28,6 +28,20 @@
 
 namespace oncecount::filter {
 
+// Vectors of 4 and 8 64-bit lanes (GCC vector extensions).
+template <int kLanes>
+struct VectorLanes;
+template <>
+struct VectorLanes<4> {
+  using Unsigned = uint64_t __attribute__((vector_size(32)));
+  using Signed = int64_t __attribute__((vector_size(32)));
+};
+template <>
+struct VectorLanes<8> {
+  using Unsigned = uint64_t __attribute__((vector_size(64)));
+  using Signed = int64_t __attribute__((vector_size(64)));
+};
+
 template <class Word>
 class FingerprintPlane {
  public:
@@ -70,51 +84,50 @@ class FingerprintPlane {
   // of a lookup, which for a fresh id (most of them) is the whole of it. Free slots
   // are kept empty (ClearSlot), so they never match.
   //
-  // Both groups at once in 64-bit vector lanes (GCC vector extensions: SSE2 pairs in
-  // a portable build, AVX2 inside the filter's AVX2 batch path). A 128-bit bucket
-  // is a (low, high) pair of lanes; its subtraction carries the low lane's borrow
-  // into the high lane by hand.
+  // Both groups in 64-bit vector lanes, kLanes at a time (GCC vector extensions: 4
+  // lanes are SSE2 pairs in a portable build and one AVX2 register inside the
+  // filter's AVX2 batch path; 8 lanes are one AVX-512 register). A 128-bit bucket is
+  // a (low, high) pair of lanes; its subtraction carries the low lane's borrow into
+  // the high lane by hand.
+  template <int kLanes = 4>
   bool AnySlotMatches(const Buckets& b, Word pattern, const FingerprintFields<Word>& f) const {
-    using V = uint64_t __attribute__((vector_size(32)));
-    using Mask = int64_t __attribute__((vector_size(32)));
-    // Lanes of a bucket value: (w, w, w, w), or (low, high, low, high). Built in
-    // place: a helper returning a 32-byte vector would change the ABI in a build
-    // without AVX (-Wpsabi).
-    uint64_t low[3], high[3];
-    const Word values[3] = {pattern, f.ones(), f.highs()};
-    for (int i = 0; i < 3; ++i) {
-      low[i] = static_cast<uint64_t>(values[i]);
-      if constexpr (sizeof(Word) == 8) {
-        high[i] = low[i];
-      } else {
-        high[i] = static_cast<uint64_t>(values[i] >> 64);
-      }
-    }
-    const V p = {low[0], high[0], low[0], high[0]};
-    const V ones = {low[1], high[1], low[1], high[1]};
-    const V highs = {low[2], high[2], low[2], high[2]};
-    V zero = {0, 0, 0, 0};
-    // Takes the result by reference: a lambda returning a 32-byte vector would
-    // change the ABI too.
-    const auto add_zero_fields = [&](const uint64_t* half_group) {
+    using V = typename VectorLanes<kLanes>::Unsigned;
+    using Mask = typename VectorLanes<kLanes>::Signed;
+    V p;
+    V ones;
+    V highs;
+    uint64_t pattern_lanes[kLanes];
+    for (int i = 0; i < kLanes; ++i) pattern_lanes[i] = f.LaneOf(pattern, i);
+    std::memcpy(&p, pattern_lanes, sizeof p);
+    std::memcpy(&ones, f.ones_lanes(), sizeof ones);
+    std::memcpy(&highs, f.highs_lanes(), sizeof highs);
+    V zero = {};
+    // Takes the result by reference: a lambda returning a vector wider than 16 bytes
+    // would change the ABI in a build without AVX (-Wpsabi).
+    const auto add_zero_fields = [&](const uint64_t* lanes_in_memory) {
       V lanes;
-      std::memcpy(&lanes, half_group, sizeof lanes);
+      std::memcpy(&lanes, lanes_in_memory, sizeof lanes);
       const V x = lanes ^ p;
       V d = x - ones;
       if constexpr (sizeof(Word) == 16) {
         const V borrow = reinterpret_cast<const V&>(static_cast<const Mask&>(x < ones));
-        d += __builtin_shuffle(V{0, 0, 0, 0}, borrow, V{0, 4, 0, 6});
+        // Lane 2i + 1 gets lane 2i's borrow; even lanes get nothing.
+        if constexpr (kLanes == 4) {
+          d += __builtin_shuffle(V{}, borrow, V{0, 4, 0, 6});
+        } else {
+          d += __builtin_shuffle(V{}, borrow, V{0, 8, 0, 10, 0, 12, 0, 14});
+        }
       }
       zero |= d & ~x;
     };
     const uint64_t* g1 = GroupWords(b.first);
     const uint64_t* g2 = GroupWords(b.second);
-    add_zero_fields(g1);
-    add_zero_fields(g1 + 4);
-    add_zero_fields(g2);
-    add_zero_fields(g2 + 4);
+    for (int i = 0; i < 8; i += kLanes) add_zero_fields(g1 + i);
+    for (int i = 0; i < 8; i += kLanes) add_zero_fields(g2 + i);
     zero &= highs;
-    return (zero[0] | zero[1] | zero[2] | zero[3]) != 0;
+    uint64_t any = 0;
+    for (int i = 0; i < kLanes; ++i) any |= zero[i];
+    return any != 0;
   }
 
   // Bit s set: the slice in slot s holds `pattern`'s fingerprint in either bucket.

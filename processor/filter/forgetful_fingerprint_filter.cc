@@ -149,12 +149,13 @@ void BasicFingerprintFilter<W>::Prefetch(const Probe& probe) const {
 }
 
 template <class W>
+template <int kLanes>
 Verdict BasicFingerprintFilter<W>::Lookup(const Probe& probe) const {
   bool oldest_only = false;
   for (uint32_t i = 0; i < planes_.size(); ++i) {
     const Plane& plane = planes_[i].memory;
     const auto buckets = BucketsIn(plane, probe);
-    if (!plane.AnySlotMatches(buckets, probe.pattern, fields_)) continue;
+    if (!plane.template AnySlotMatches<kLanes>(buckets, probe.pattern, fields_)) continue;
     const uint32_t hits = plane.MatchingSlots(buckets, probe.pattern, fields_) & planes_[i].live;
     if (hits == 0) continue;
     if (i != oldest_plane_ || (hits & ~oldest_bit_) != 0) return Verdict::kDuplicate;
@@ -217,7 +218,15 @@ template <class W>
 void BasicFingerprintFilter<W>::TestAndInsertBatch(std::span<const IdHash> hashes,
                                                     std::span<Verdict> verdicts) {
 #if defined(__x86_64__)
+  static const bool avx512 = __builtin_cpu_supports("avx512f") &&
+                             __builtin_cpu_supports("avx512vl") &&
+                             __builtin_cpu_supports("avx512dq") &&
+                             __builtin_cpu_supports("avx512bw");
   static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx512) {
+    RunBatchAvx512(hashes, verdicts);
+    return;
+  }
   if (avx2) {
     RunBatchAvx2(hashes, verdicts);
     return;
@@ -228,19 +237,27 @@ void BasicFingerprintFilter<W>::TestAndInsertBatch(std::span<const IdHash> hashe
 
 #if defined(__x86_64__)
 template <class W>
+__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw"), flatten)) void
+BasicFingerprintFilter<W>::RunBatchAvx512(std::span<const IdHash> hashes,
+                                          std::span<Verdict> verdicts) {
+  RunBatch<8>(hashes, verdicts);
+}
+
+template <class W>
 __attribute__((target("avx2"), flatten)) void BasicFingerprintFilter<W>::RunBatchAvx2(
     std::span<const IdHash> hashes, std::span<Verdict> verdicts) {
-  RunBatch(hashes, verdicts);
+  RunBatch<4>(hashes, verdicts);
 }
 #endif
 
 template <class W>
 __attribute__((flatten)) void BasicFingerprintFilter<W>::RunBatchPortable(
     std::span<const IdHash> hashes, std::span<Verdict> verdicts) {
-  RunBatch(hashes, verdicts);
+  RunBatch<4>(hashes, verdicts);
 }
 
 template <class W>
+template <int kLanes>
 void BasicFingerprintFilter<W>::RunBatch(std::span<const IdHash> hashes,
                                          std::span<Verdict> verdicts) {
   const size_t count = std::min(hashes.size(), verdicts.size());
@@ -251,13 +268,8 @@ void BasicFingerprintFilter<W>::RunBatch(std::span<const IdHash> hashes,
     Prefetch(ahead[i]);
   }
   for (size_t i = 0; i < count; ++i) {
-    const Probe probe = ahead[i % kPrefetchDistance];
-    if (i + kPrefetchDistance < count) {
-      Probe& next = ahead[i % kPrefetchDistance];
-      next = ProbeOf(hashes[i + kPrefetchDistance]);
-      Prefetch(next);
-    }
-    const Verdict verdict = Lookup(probe);
+    Probe& probe = ahead[i % kPrefetchDistance];
+    const Verdict verdict = Lookup<kLanes>(probe);
     if (verdict == Verdict::kNew) {
       Insert(probe);
     } else {
@@ -265,6 +277,11 @@ void BasicFingerprintFilter<W>::RunBatch(std::span<const IdHash> hashes,
       if (verdict == Verdict::kDuplicateNearEdge) ++near_edge_;
     }
     verdicts[i] = verdict;
+    // The slot is free again: the id kPrefetchDistance ahead takes it.
+    if (i + kPrefetchDistance < count) {
+      probe = ProbeOf(hashes[i + kPrefetchDistance]);
+      Prefetch(probe);
+    }
   }
 }
 

@@ -132,13 +132,18 @@ class BasicFingerprintFilter final : public DedupFilter {
   // and again (out of line: rare) for a plane of another size.
   typename Plane::Buckets BucketsIn(const Plane& plane, const Probe& probe) const;
   typename Plane::Buckets OtherBuckets(const Plane& plane, const Probe& probe) const;
+  template <int kLanes = 4>
   Verdict Lookup(const Probe& probe) const;
   void Insert(const Probe& probe);
   void Prefetch(const Probe& probe) const;
-  // The batch loop, compiled twice: for AVX2 (chosen at run time where the CPU has
-  // it) and for the baseline instruction set. Both give the same verdicts and state.
+  // The batch loop, compiled three times: for AVX-512 and AVX2 (chosen at run time
+  // where the CPU has them) and for the baseline instruction set. All give the same
+  // verdicts and state.
+  template <int kLanes>
   void RunBatch(std::span<const IdHash> hashes, std::span<Verdict> verdicts);
 #if defined(__x86_64__)
+  __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw"), flatten)) void RunBatchAvx512(
+      std::span<const IdHash> hashes, std::span<Verdict> verdicts);
   __attribute__((target("avx2"), flatten)) void RunBatchAvx2(std::span<const IdHash> hashes,
                                                              std::span<Verdict> verdicts);
 #endif
