@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "processor/base/enum_names.h"
+#include "processor/filter/fingerprint_sizing.h"
 #include "processor/filter/sizing.h"
 
 namespace oncecount::config {
@@ -235,6 +236,17 @@ base::Status CheckDedupFeasible(const DedupConfig& d) {
       break;
     }
     case filter::DedupMode::kFbf: {
+      if (d.filter == filter::Constituent::kFingerprint) {
+        auto sized = filter::SizeFingerprintFilter(
+            {d.expected_rate, filter::Millis{window_ms}, d.target_fpp});
+        if (!sized) {
+          return BadConfig("dedup.window_ms",
+                           "the filter cannot hold this window: " + sized.message());
+        }
+        // One plane: every slice of the ring, 64 bytes a group.
+        bytes = static_cast<double>(sized->groups) * 64;
+        break;
+      }
       auto fbf =
           filter::SizeFbf({d.expected_rate, filter::Millis{window_ms}, d.target_fpp, d.check});
       if (!fbf) {

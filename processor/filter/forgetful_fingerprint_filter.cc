@@ -14,8 +14,9 @@ namespace {
 // Ids hashed ahead in a batch, their lines prefetched (as the Bloom FBF does).
 constexpr size_t kPrefetchDistance = 32;
 constexpr int64_t kFastForwardRefreshes = 4096;
-// A present full before this fraction of its period grows the slices to come, to a
-// size that holds kRateMargin times a period at its pace.
+// A present full before this fraction of its period doubles the slices to come; a
+// completed slice that would fit a quarter of the size (kRateMargin x 2 x 2, with
+// room to spare) halves them.
 constexpr double kFullEarly = 0.95;
 constexpr double kRateMargin = 1.25;
 
@@ -215,22 +216,41 @@ Verdict BasicFingerprintFilter<W>::TestAndInsert(IdHash hash) {
 }
 
 template <class W>
+bool BasicFingerprintFilter<W>::CpuHas(Isa isa) {
+#if defined(__x86_64__)
+  static const bool avx512 =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  switch (isa) {
+    case Isa::kPortable:
+      return true;
+    case Isa::kAvx2:
+      return avx2;
+    case Isa::kAvx512:
+      return avx512;
+  }
+  return false;
+#else
+  return isa == Isa::kPortable;
+#endif
+}
+
+template <class W>
 void BasicFingerprintFilter<W>::TestAndInsertBatch(std::span<const IdHash> hashes,
                                                     std::span<Verdict> verdicts) {
+  static const Isa widest = CpuHas(Isa::kAvx512) ? Isa::kAvx512
+                            : CpuHas(Isa::kAvx2) ? Isa::kAvx2
+                                                 : Isa::kPortable;
+  TestAndInsertBatchWith(widest, hashes, verdicts);
+}
+
+template <class W>
+void BasicFingerprintFilter<W>::TestAndInsertBatchWith(Isa isa, std::span<const IdHash> hashes,
+                                                        std::span<Verdict> verdicts) {
 #if defined(__x86_64__)
-  static const bool avx512 = __builtin_cpu_supports("avx512f") &&
-                             __builtin_cpu_supports("avx512vl") &&
-                             __builtin_cpu_supports("avx512dq") &&
-                             __builtin_cpu_supports("avx512bw");
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx512) {
-    RunBatchAvx512(hashes, verdicts);
-    return;
-  }
-  if (avx2) {
-    RunBatchAvx2(hashes, verdicts);
-    return;
-  }
+  if (isa == Isa::kAvx512) return RunBatchAvx512(hashes, verdicts);
+  if (isa == Isa::kAvx2) return RunBatchAvx2(hashes, verdicts);
 #endif
   RunBatchPortable(hashes, verdicts);
 }
@@ -360,18 +380,15 @@ template <class W>
 void BasicFingerprintFilter<W>::GrowIfEarly() {
   const Slice& present = slices_.front();
   const Millis elapsed = now_ - present.started;
-  if (!config_.adaptive ||
-      static_cast<double>(elapsed.count()) >= kFullEarly * static_cast<double>(config_.refresh.count())) {
+  if (!config_.adaptive || next_groups_ * 2 > Plane::kMaxGroups ||
+      static_cast<double>(elapsed.count()) >=
+          kFullEarly * static_cast<double>(config_.refresh.count())) {
     return;
   }
-  const double pace = static_cast<double>(present.ids) /
-                      static_cast<double>(std::max<int64_t>(1, elapsed.count()));
-  const double wanted = pace * static_cast<double>(config_.refresh.count()) * kRateMargin;
-  // Powers of two of the sized groups: slices of few sizes, so few planes.
-  while (static_cast<double>(CapacityOf(next_groups_)) < wanted &&
-         next_groups_ * 2 <= Plane::kMaxGroups) {
-    next_groups_ *= 2;
-  }
+  // One doubling per early fill: a pace measured over a few ids (a batch at one
+  // instant) says little, and a load that is far higher fills the doubled slice
+  // early in turn.
+  if (planes_[present.plane].memory.groups() == next_groups_) next_groups_ *= 2;
 }
 
 template <class W>

@@ -21,9 +21,9 @@
 // Load. A slice is sized to hold one period at the expected rate at max_load of its
 // fields. Adaptation watches two moments:
 //  - the present reaches max_load before 95% of its period has passed: the load
-//    outgrew the sizing. The slices to come get the smallest power of two of the
-//    first slice's groups that holds a period at the present's pace with 25% to
-//    spare, and a new present of that size follows at once;
+//    outgrew the sizing. The slices to come get twice the groups, and a new present
+//    of that size follows at once (a load that is higher still fills it early in
+//    turn: sizes are powers of two of the first slice's groups);
 //  - a regular refresh: the slice just completed held a whole period; when half the
 //    current size would hold it with the same margin twice over, the size halves
 //    (never below the first slice's).
@@ -85,6 +85,14 @@ class BasicFingerprintFilter final : public DedupFilter {
   void TestAndInsertBatch(std::span<const IdHash> hashes, std::span<Verdict> verdicts) override;
   FilterSummary Summary() const override;
   void Serialize(std::string& out) const override;
+
+  // The instruction sets the batch loop is compiled for. TestAndInsertBatch takes
+  // the widest the CPU has; TestAndInsertBatchWith runs one of them (the CPU must
+  // have it: CpuHas), so that tests can hold the paths to the same results.
+  enum class Isa : uint8_t { kPortable, kAvx2, kAvx512 };
+  static bool CpuHas(Isa isa);
+  void TestAndInsertBatchWith(Isa isa, std::span<const IdHash> hashes,
+                              std::span<Verdict> verdicts);
 
   // The false-positive probability of a fresh id now.
   double EstimatedFpp() const;
