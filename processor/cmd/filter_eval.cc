@@ -264,10 +264,14 @@ void WriteTraceRow(json::JsonWriter& trace, int64_t ms, const filter::FilterSumm
 void WriteOutcome(json::JsonWriter& j, const FilterEvalOptions& o, const Tally& t,
                   double measured_fpp) {
   const uint64_t ops = t.inserted + t.duplicates;
+  // The membership check is the Bloom constituents' (fingerprint slices have none).
+  const bool bloom_fbf = o.mode == "fbf" && o.filter != "fingerprint";
   j.Key("mode")
       .String(o.mode)
+      .Key("filter")
+      .String(o.mode == "fbf" ? o.filter : "")
       .Key("check")
-      .String(o.mode == "fbf" ? o.check : "")
+      .String(bloom_fbf ? o.check : "")
       .Key("inserted")
       .Uint(t.inserted)
       .Key("duplicates_detected")

@@ -103,6 +103,22 @@ std::vector<std::string> FilterStates() {
     // Steps and the time stride (filter_state_fuzz.cc), then the state.
     seeds.push_back(std::string("\x05\x00\x00\x01\x00", 5) + state);
   }
+  // The fingerprint filter, with 64-bit buckets (1e-3) and 128-bit ones (1e-6).
+  for (const double target : {1e-3, 1e-6}) {
+    filter::DedupSpec spec;
+    spec.constituent = filter::Constituent::kFingerprint;
+    spec.expected_rate = 50;
+    spec.window = filter::Millis{1000};
+    spec.target_fpp = target;
+    auto f = filter::MakeDedupFilter(spec, filter::Millis{5000}).value();
+    for (uint64_t i = 1; i <= 30; ++i) {
+      f->AdvanceTo(filter::Millis{5000 + static_cast<int64_t>(i) * 50});
+      f->TestAndInsert(filter::IdHash{i * 0x9E3779B97F4A7C15ULL});
+    }
+    std::string state;
+    f->Serialize(state);
+    seeds.push_back(std::string("\x05\x00\x00\x01\x00", 5) + state);
+  }
   return seeds;
 }
 
