@@ -93,12 +93,20 @@ class FingerprintPlane {
   bool AnySlotMatches(const Buckets& b, Word pattern, const FingerprintFields<Word>& f) const {
     using V = typename VectorLanes<kLanes>::Unsigned;
     using Mask = typename VectorLanes<kLanes>::Signed;
-    V p;
+    // The pattern's lanes are built in registers (broadcasts, and for 128-bit buckets
+    // an interleave): written to memory lane by lane and loaded as one vector, they
+    // would stall the load on store forwarding.
+    V p = V{} + f.LaneOf(pattern, 0);
+    if constexpr (sizeof(Word) == 16) {
+      const V high = V{} + f.LaneOf(pattern, 1);
+      if constexpr (kLanes == 4) {
+        p = __builtin_shuffle(p, high, V{0, 5, 2, 7});
+      } else {
+        p = __builtin_shuffle(p, high, V{0, 9, 2, 11, 4, 13, 6, 15});
+      }
+    }
     V ones;
     V highs;
-    uint64_t pattern_lanes[kLanes];
-    for (int i = 0; i < kLanes; ++i) pattern_lanes[i] = f.LaneOf(pattern, i);
-    std::memcpy(&p, pattern_lanes, sizeof p);
     std::memcpy(&ones, f.ones_lanes(), sizeof ones);
     std::memcpy(&highs, f.highs_lanes(), sizeof highs);
     V zero = {};

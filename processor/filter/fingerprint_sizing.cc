@@ -26,7 +26,8 @@ Candidate BestFor(uint32_t bucket_bits, double target) {
   const uint32_t slots = 512 / bucket_bits;
   const uint32_t window_slices = slots - 1;
   // The per-slice probability that window slices + 1 slices may have between them.
-  const double per_slice = -std::expm1(std::log1p(-target) / slots);
+  const double per_slice =
+      -std::expm1(std::log1p(-target * kFingerprintSizingHeadroom) / slots);
   Candidate best;
   for (uint32_t bits = kMinFingerprintBits; bits <= kMaxFingerprintBits; ++bits) {
     const uint32_t count = bucket_bits / bits;

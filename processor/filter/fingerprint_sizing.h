@@ -2,7 +2,7 @@
 // the target false-positive probability, the fingerprint width, the groups of a
 // slice and the load a slice fills to, so that at the worst point of a steady load
 // (window slices + 1 slices, each full) the false-positive probability is at most
-// the target, in the least memory.
+// kFingerprintSizingHeadroom x the target, in the least memory.
 //
 // A slice with `count` fingerprints of `bits` bits per 64-bit bucket, filled to
 // `load`, matches a fresh id with probability 2 * load * count / (2^bits - 1) (two
@@ -21,6 +21,11 @@
 
 namespace oncecount::filter {
 
+
+// A load up to 5% above expected_rate fills the slices past their sizing (the filter
+// does not push slices early for so little, forgetful_fingerprint_filter.h): the
+// worst point sits 5% below the target so that it stays at the target then too.
+inline constexpr double kFingerprintSizingHeadroom = 0.95;
 
 struct FingerprintSizingRequest {
   double expected_rate = 0;  // ids per second

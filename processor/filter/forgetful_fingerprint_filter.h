@@ -143,6 +143,15 @@ class BasicFingerprintFilter final : public DedupFilter {
   template <int kLanes = 4>
   Verdict Lookup(const Probe& probe) const;
   void Insert(const Probe& probe);
+  // The common case in one step: one plane, the present has room, and no slice
+  // holds the id. Inserts it and returns true; false leaves everything to Lookup and
+  // Insert.
+  template <int kLanes>
+  bool InsertIfFreshInTheOnlyPlane(const Probe& probe);
+  // Insert's rare paths: a full present (grow, or push a slice of the new size), and
+  // a fingerprint no bucket of the present could take.
+  void MakeRoom();
+  void KeepHomeless(const typename Plane::Homeless& homeless, uint64_t groups);
   void Prefetch(const Probe& probe) const;
   // The batch loop, compiled three times: for AVX-512 and AVX2 (chosen at run time
   // where the CPU has them) and for the baseline instruction set. All give the same
