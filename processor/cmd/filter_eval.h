@@ -41,8 +41,8 @@ struct FilterEvalOptions {
   std::string model = "blocked";   // the model adaptation follows: blocked | classic
   std::string policy = "guarded";  // resizing decisions: guarded | paper (Algorithm 3)
   std::optional<int> cell_bits;    // gaussian cells and constituents: 4, 8, 64 (default 8)
-  std::string filter = "bloom";    // fbf constituents: bloom | gaussian | fingerprint (dedup.filter)
-  std::string exp = "fast";        // gaussian kernels: fast (Schraudolph) | exact (std::exp)
+  std::string filter = "bloom";  // fbf constituents: bloom | gaussian | fingerprint (dedup.filter)
+  std::string exp = "fast";      // gaussian kernels: fast (Schraudolph) | exact (std::exp)
 };
 
 // Returns the process exit code: 0 ok, 2 bad options (message on `err`).

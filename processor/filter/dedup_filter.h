@@ -14,6 +14,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -21,6 +22,7 @@
 
 #include "processor/base/clock.h"
 #include "processor/base/enum_names.h"
+#include "processor/base/result.h"
 #include "processor/filter/id_hash.h"
 
 namespace oncecount::filter {
@@ -107,6 +109,13 @@ class DedupFilter {
   // bit-identical filters.
   std::string Digest() const;
 };
+
+// A filter a factory created, owned through the interface (or its error).
+template <class Filter>
+base::Result<std::unique_ptr<DedupFilter>> OwnedFilter(base::Result<Filter> created) {
+  if (!created) return created.error();
+  return std::unique_ptr<DedupFilter>(new Filter(std::move(created).value()));
+}
 
 inline const char* ModeName(DedupMode mode) {
   return base::NameOf(kDedupModeNames, mode);

@@ -18,12 +18,6 @@ double WindowIds(const DedupSpec& spec) {
   return spec.expected_rate * static_cast<double>(spec.window.count()) / 1000.0;
 }
 
-template <class Filter>
-base::Result<std::unique_ptr<DedupFilter>> Owned(base::Result<Filter> created) {
-  if (!created) return created.error();
-  return std::unique_ptr<DedupFilter>(new Filter(std::move(created).value()));
-}
-
 base::Result<FbfConfig> FbfConfigOf(const DedupSpec& spec) {
   const ExperimentOverrides& x = spec.experiment;
   FbfConfig config;
@@ -79,10 +73,10 @@ base::Result<std::unique_ptr<DedupFilter>> Make(const DedupSpec& spec, Millis st
     case DedupMode::kBloom: {
       auto shape = BloomShapeOf(spec);
       if (!shape) return shape.error();
-      return Owned(PlainBloomDedup::Create(shape->bits, shape->hashes, spec.seed));
+      return OwnedFilter(PlainBloomDedup::Create(shape->bits, shape->hashes, spec.seed));
     }
     case DedupMode::kExact: {
-      return Owned(
+      return OwnedFilter(
           ExactWindowDedup::Create(spec.window, static_cast<uint64_t>(WindowIds(spec)), start));
     }
     case DedupMode::kFbf: {
@@ -94,9 +88,9 @@ base::Result<std::unique_ptr<DedupFilter>> Make(const DedupSpec& spec, Millis st
       auto config = FbfConfigOf(spec);
       if (!config) return config.error();
       if (spec.constituent == Constituent::kGaussian) {
-        return Owned(GaussianForgetfulFilter::Create(config.value(), start));
+        return OwnedFilter(GaussianForgetfulFilter::Create(config.value(), start));
       }
-      return Owned(ForgetfulBloomFilter::Create(config.value(), start));
+      return OwnedFilter(ForgetfulBloomFilter::Create(config.value(), start));
     }
     case DedupMode::kGaussian:
       return base::InvalidArgument(

@@ -26,8 +26,7 @@ Candidate BestFor(uint32_t bucket_bits, double target) {
   const uint32_t slots = 512 / bucket_bits;
   const uint32_t window_slices = slots - 1;
   // The per-slice probability that window slices + 1 slices may have between them.
-  const double per_slice =
-      -std::expm1(std::log1p(-target * kFingerprintSizingHeadroom) / slots);
+  const double per_slice = -std::expm1(std::log1p(-target * kFingerprintSizingHeadroom) / slots);
   Candidate best;
   for (uint32_t bits = kMinFingerprintBits; bits <= kMaxFingerprintBits; ++bits) {
     const uint32_t count = bucket_bits / bits;
@@ -73,7 +72,8 @@ double FingerprintWorstFpp(const FingerprintFilterConfig& config) {
   return -std::expm1((config.window_slices + 1) * std::log1p(-std::min(p, 1 - 1e-16)));
 }
 
-base::Result<FingerprintFilterConfig> SizeFingerprintFilter(const FingerprintSizingRequest& request) {
+base::Result<FingerprintFilterConfig> SizeFingerprintFilter(
+    const FingerprintSizingRequest& request) {
   if (!(request.expected_rate > 0)) return base::InvalidArgument("expected rate must be positive");
   if (request.window.count() <= 0) return base::InvalidArgument("window must be positive");
   if (!(request.target_fpp > 0 && request.target_fpp < 1)) {

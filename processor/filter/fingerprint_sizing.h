@@ -21,7 +21,6 @@
 
 namespace oncecount::filter {
 
-
 // A load up to 5% above expected_rate fills the slices past their sizing (the filter
 // does not push slices early for so little, forgetful_fingerprint_filter.h): the
 // worst point sits 5% below the target so that it stays at the target then too.
@@ -39,7 +38,8 @@ double MaxLoadFor(uint32_t count);
 // Fills bucket_bits, fingerprint_bits, groups, max_load, window_slices (the slots of
 // a plane less one), refresh, window and target_fpp; the other fields keep
 // FingerprintFilterConfig's defaults.
-base::Result<FingerprintFilterConfig> SizeFingerprintFilter(const FingerprintSizingRequest& request);
+base::Result<FingerprintFilterConfig> SizeFingerprintFilter(
+    const FingerprintSizingRequest& request);
 
 // The false-positive probability at the worst point of a steady load that fills
 // every slice to its capacity: window slices + 1 full slices.

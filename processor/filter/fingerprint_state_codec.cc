@@ -67,8 +67,8 @@ base::Result<FingerprintFilterConfig> FingerprintStateCodec::ReadConfig(base::By
   if (!r.ok()) return CorruptState("truncated fingerprint config");
   if (version != kFingerprintLayoutVersion) {
     return CorruptState("fingerprint layout version " + std::to_string(version) +
-                        " is not supported (expected " +
-                        std::to_string(kFingerprintLayoutVersion) + ")");
+                        " is not supported (expected " + std::to_string(kFingerprintLayoutVersion) +
+                        ")");
   }
   if (adaptive > 1) return CorruptState("bad adaptive flag");
   c.adaptive = adaptive == 1;
@@ -155,8 +155,7 @@ base::Status FingerprintStateCodec::ReadSlices(base::ByteReader& r, BasicFingerp
     // A slice's count is its fingerprints (checked below): at most the insert count.
     ids += s.ids;
     if (s.ids > f.inserted_ || ids > f.inserted_ || s.newest > f.now_ || s.started > f.now_ ||
-        s.started < -kMaxFilterTime ||
-        (s.ids > 0) != (s.newest != Millis::min())) {
+        s.started < -kMaxFilterTime || (s.ids > 0) != (s.newest != Millis::min())) {
       return CorruptState("fingerprint slice counts out of range");
     }
     s.capacity = f.CapacityOf(f.planes_[s.plane].memory.groups());

@@ -21,12 +21,6 @@ constexpr int64_t kFastForwardRefreshes = 4096;
 constexpr double kFullEarly = 0.95;
 constexpr double kRateMargin = 1.25;
 
-template <class Filter>
-base::Result<std::unique_ptr<DedupFilter>> Owned(base::Result<Filter> created) {
-  if (!created) return created.error();
-  return std::unique_ptr<DedupFilter>(new Filter(std::move(created).value()));
-}
-
 std::string Str(int64_t v) {
   return std::to_string(v);
 }
@@ -272,7 +266,7 @@ bool BasicFingerprintFilter<W>::CpuHas(Isa isa) {
 
 template <class W>
 void BasicFingerprintFilter<W>::TestAndInsertBatch(std::span<const IdHash> hashes,
-                                                    std::span<Verdict> verdicts) {
+                                                   std::span<Verdict> verdicts) {
   static const Isa widest = CpuHas(Isa::kAvx512) ? Isa::kAvx512
                             : CpuHas(Isa::kAvx2) ? Isa::kAvx2
                                                  : Isa::kPortable;
@@ -281,7 +275,7 @@ void BasicFingerprintFilter<W>::TestAndInsertBatch(std::span<const IdHash> hashe
 
 template <class W>
 void BasicFingerprintFilter<W>::TestAndInsertBatchWith(Isa isa, std::span<const IdHash> hashes,
-                                                        std::span<Verdict> verdicts) {
+                                                       std::span<Verdict> verdicts) {
 #if defined(__x86_64__)
   if (isa == Isa::kAvx512) return RunBatchAvx512(hashes, verdicts);
   if (isa == Isa::kAvx2) return RunBatchAvx2(hashes, verdicts);
@@ -408,8 +402,7 @@ void BasicFingerprintFilter<W>::Refresh(Millis at) {
   DropDroppable(at);
   const Slice& present = slices_.front();
   if (present.ids > 0 && config_.adaptive) ShrinkIfIdle(present);
-  const bool reusable =
-      present.ids == 0 && planes_[present.plane].memory.groups() == next_groups_;
+  const bool reusable = present.ids == 0 && planes_[present.plane].memory.groups() == next_groups_;
   if (!reusable) PushSlice(next_groups_);
   slices_.front().started = at;
 }
@@ -521,8 +514,8 @@ template class BasicFingerprintFilter<Bucket128>;
 
 base::Result<std::unique_ptr<DedupFilter>> MakeFingerprintFilter(
     const FingerprintFilterConfig& config, Millis start) {
-  if (config.bucket_bits == 128) return Owned(FingerprintFilter128::Create(config, start));
-  return Owned(FingerprintFilter64::Create(config, start));
+  if (config.bucket_bits == 128) return OwnedFilter(FingerprintFilter128::Create(config, start));
+  return OwnedFilter(FingerprintFilter64::Create(config, start));
 }
 
 }  // namespace oncecount::filter

@@ -7,8 +7,8 @@
 // buckets of all its slices in two cache lines: a lookup reads two lines, however
 // many slices hold the window. Buckets are 64-bit (eight slices a plane) or 128-bit
 // (four): the sizing picks the one that holds the window in less memory at the
-// target (fingerprint_sizing.h); Word is the bucket's type. Its false-positive rate is linear in the fingerprints
-// held, without the variance of Bloom blocks: a fresh id matches a slice holding
+// target (fingerprint_sizing.h); Word is the bucket's type. Its false-positive rate is linear in
+// the fingerprints held, without the variance of Bloom blocks: a fresh id matches a slice holding
 // `ids` fingerprints in `groups` groups with probability 2 * ids / groups /
 // (2^bits - 1), so the estimate is exact, not a model.
 //
@@ -30,9 +30,9 @@
 // Otherwise a full present fills further (cuckoo hashing has room above max_load,
 // MaxLoadFor) rather than pushing a new slice early: an early slice is one more live
 // slice for a whole window, one more than a plane has slots. So a ring keeps N + 1
-// slices of the size the load needs, and the rate stays at the target. A cuckoo insert that finds no place pushes a new present of
-// the same size and puts the fingerprint left in hand there: nothing is lost.
-// Slices of a new size open a new plane; a plane goes when its last slice does.
+// slices of the size the load needs, and the rate stays at the target. A cuckoo insert that finds
+// no place pushes a new present of the same size and puts the fingerprint left in hand there:
+// nothing is lost. Slices of a new size open a new plane; a plane goes when its last slice does.
 //
 // Determinism: slices, kicks and sizes follow from the calls only, so replicas fed
 // the same calls hold bit-identical state.
@@ -91,8 +91,7 @@ class BasicFingerprintFilter final : public DedupFilter {
   // have it: CpuHas), so that tests can hold the paths to the same results.
   enum class Isa : uint8_t { kPortable, kAvx2, kAvx512 };
   static bool CpuHas(Isa isa);
-  void TestAndInsertBatchWith(Isa isa, std::span<const IdHash> hashes,
-                              std::span<Verdict> verdicts);
+  void TestAndInsertBatchWith(Isa isa, std::span<const IdHash> hashes, std::span<Verdict> verdicts);
 
   // The false-positive probability of a fresh id now.
   double EstimatedFpp() const;

@@ -36,7 +36,8 @@ void CheckEveryWidth() {
       const auto used = static_cast<uint32_t>(rng() % (f.count() + 1));
       // Small fingerprints collide often, so that hits and near misses both occur.
       const auto near = [&] { return 1 + static_cast<uint32_t>(rng() % 5); };
-      const Word bucket = trial % 2 == 0 ? BucketOf(f, used, any_fingerprint) : BucketOf(f, used, near);
+      const Word bucket =
+          trial % 2 == 0 ? BucketOf(f, used, any_fingerprint) : BucketOf(f, used, near);
       const uint32_t probe = trial % 3 == 0 ? any_fingerprint() : near();
       ASSERT_EQ(f.Holds(bucket, f.Pattern(probe)), HoldsFieldByField(f, bucket, probe))
           << "bits " << bits << " used " << used << " probe " << probe;

@@ -101,8 +101,8 @@ TEST(FingerprintPlane, HandsBackAHomelessFingerprintWhenKicksFailAndLosesNoOther
   std::vector<Stored> placed;
   for (int i = 0; i < 40; ++i) {
     const Stored s{rng(), f.FingerprintOf(static_cast<uint32_t>(rng())), 2};
-    const auto homeless = plane.Place(2, plane.BucketsOf(s.mixed, s.fingerprint), s.fingerprint,
-                                      f, static_cast<uint64_t>(i));
+    const auto homeless = plane.Place(2, plane.BucketsOf(s.mixed, s.fingerprint), s.fingerprint, f,
+                                      static_cast<uint64_t>(i));
     if (!homeless) {
       placed.push_back(s);
       continue;

@@ -41,10 +41,8 @@ TEST(FingerprintSizing, GivesASliceRoomForAPeriodAtTheExpectedRate) {
     for (double target : {1e-2, 1e-4, 1e-7}) {
       auto c = SizeFingerprintFilter({rate, Millis{45000}, target});
       ASSERT_TRUE(c.ok()) << c.error();
-      const double slice_ids =
-          std::max(1.0, rate * static_cast<double>(c->refresh.count()) / 1000);
-      const double fields =
-          static_cast<double>(c->groups) * (c->bucket_bits / c->fingerprint_bits);
+      const double slice_ids = std::max(1.0, rate * static_cast<double>(c->refresh.count()) / 1000);
+      const double fields = static_cast<double>(c->groups) * (c->bucket_bits / c->fingerprint_bits);
       EXPECT_GE(std::floor(c->max_load * fields), slice_ids) << rate << " " << target;
       EXPECT_GE(c->window_slices * c->refresh, c->window);
       EXPECT_TRUE(CheckFingerprintConfig(c.value()).ok());
