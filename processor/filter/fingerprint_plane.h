@@ -28,7 +28,13 @@
 
 namespace oncecount::filter {
 
-// Vectors of 4 and 8 64-bit lanes (GCC vector extensions).
+// Vectors of 4 and 8 64-bit lanes (GCC vector extensions, which Clang also has but
+// for the shuffle: lanes 0..n-1 from the first vector, n..2n-1 from the second).
+#if defined(__clang__)
+#define FINGERPRINT_SHUFFLE(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define FINGERPRINT_SHUFFLE(a, b, ...) __builtin_shuffle(a, b, V{__VA_ARGS__})
+#endif
 template <int kLanes>
 struct VectorLanes;
 template <>
@@ -100,9 +106,9 @@ class FingerprintPlane {
     if constexpr (sizeof(Word) == 16) {
       const V high = V{} + f.LaneOf(pattern, 1);
       if constexpr (kLanes == 4) {
-        p = __builtin_shuffle(p, high, V{0, 5, 2, 7});
+        p = FINGERPRINT_SHUFFLE(p, high, 0, 5, 2, 7);
       } else {
-        p = __builtin_shuffle(p, high, V{0, 9, 2, 11, 4, 13, 6, 15});
+        p = FINGERPRINT_SHUFFLE(p, high, 0, 9, 2, 11, 4, 13, 6, 15);
       }
     }
     V ones;
@@ -121,9 +127,9 @@ class FingerprintPlane {
         const V borrow = reinterpret_cast<const V&>(static_cast<const Mask&>(x < ones));
         // Lane 2i + 1 gets lane 2i's borrow; even lanes get nothing.
         if constexpr (kLanes == 4) {
-          d += __builtin_shuffle(V{}, borrow, V{0, 4, 0, 6});
+          d += FINGERPRINT_SHUFFLE(V{}, borrow, 0, 4, 0, 6);
         } else {
-          d += __builtin_shuffle(V{}, borrow, V{0, 8, 0, 10, 0, 12, 0, 14});
+          d += FINGERPRINT_SHUFFLE(V{}, borrow, 0, 8, 0, 10, 0, 12, 0, 14);
         }
       }
       zero |= d & ~x;
@@ -144,7 +150,7 @@ class FingerprintPlane {
     const uint64_t* g2 = GroupWords(b.second);
     uint32_t mask = 0;
     for (uint32_t s = 0; s < kSlots; ++s) {
-      const bool hit = f.Holds(Load(g1, s), pattern) | f.Holds(Load(g2, s), pattern);
+      const bool hit = f.Holds(Load(g1, s), pattern) || f.Holds(Load(g2, s), pattern);
       mask |= static_cast<uint32_t>(hit) << s;
     }
     return mask;
@@ -215,5 +221,7 @@ class FingerprintPlane {
 
 extern template class FingerprintPlane<uint64_t>;
 extern template class FingerprintPlane<Bucket128>;
+
+#undef FINGERPRINT_SHUFFLE
 
 }  // namespace oncecount::filter
