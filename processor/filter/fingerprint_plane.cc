@@ -23,7 +23,7 @@ base::Result<FingerprintPlane<Word>> FingerprintPlane<Word>::Create(uint64_t gro
 
 template <class Word>
 FingerprintPlane<Word>::FingerprintPlane(BitBuffer buffer, uint64_t groups)
-    : buffer_(std::move(buffer)), words_(buffer_.data()), groups_(groups) {}
+    : buffer_(std::move(buffer)), groups_(groups) {}
 
 template <class Word>
 bool FingerprintPlane<Word>::PlaceInBucket(uint32_t slot, uint64_t bucket, uint32_t fingerprint,
@@ -72,7 +72,7 @@ uint64_t FingerprintPlane<Word>::CountOccupied(uint32_t slot,
 
 template <class Word>
 void FingerprintPlane<Word>::Restore(std::span<const uint64_t> words) {
-  std::memcpy(words_, words.data(), std::min<size_t>(words.size(), groups_ * 8) * 8);
+  std::memcpy(buffer_.data(), words.data(), std::min<size_t>(words.size(), groups_ * 8) * 8);
 }
 
 template class FingerprintPlane<uint64_t>;

@@ -186,19 +186,18 @@ class FingerprintPlane {
   // Empties slot `slot` in every group.
   void ClearSlot(uint32_t slot);
 
-  Word bucket(uint64_t group, uint32_t slot) const { return Load(GroupWords(group), slot); }
   // Occupied fields of slot `slot`: O(groups), for checks.
   uint64_t CountOccupied(uint32_t slot, const FingerprintFields<Word>& f) const;
 
   // The groups as 64-bit words (a 128-bit bucket low word first).
-  std::span<const uint64_t> words() const { return {words_, groups_ * 8}; }
+  std::span<const uint64_t> words() const { return {buffer_.data(), groups_ * 8}; }
   // Replaces the contents (deserialization); `words` must have groups() * 8.
   void Restore(std::span<const uint64_t> words);
 
  private:
   FingerprintPlane(BitBuffer buffer, uint64_t groups);
-  const uint64_t* GroupWords(uint64_t g) const { return words_ + g * 8; }
-  uint64_t* GroupWords(uint64_t g) { return words_ + g * 8; }
+  const uint64_t* GroupWords(uint64_t g) const { return buffer_.data() + g * 8; }
+  uint64_t* GroupWords(uint64_t g) { return buffer_.data() + g * 8; }
   // Buckets are copied in and out (a 128-bit one is two words of the buffer).
   static Word Load(const uint64_t* group, uint32_t slot) {
     Word w;
@@ -215,7 +214,6 @@ class FingerprintPlane {
                                const FingerprintFields<Word>& f, uint64_t kick_seed);
 
   BitBuffer buffer_;
-  uint64_t* words_ = nullptr;
   uint64_t groups_ = 0;
 };
 

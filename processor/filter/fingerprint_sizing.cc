@@ -49,10 +49,8 @@ double MaxLoadFor(uint32_t count) {
   // fails (measured: 0.87 with two fingerprints a bucket, 0.94 with three, 0.96 with
   // four, 0.98 with five or more). Inserts stay a few kicks long, and a load a few
   // percent above the sizing still fits before adaptation resizes the slices.
+  // Every width gives at least two fingerprints a bucket (kWidths).
   switch (count) {
-    case 0:
-    case 1:
-      return 0.4;
     case 2:
       return 0.81;
     case 3:

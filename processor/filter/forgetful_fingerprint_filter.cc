@@ -165,17 +165,8 @@ void BasicFingerprintFilter<W>::Insert(const Probe& probe) {
   if (slices_.front().ids >= slices_.front().capacity) [[unlikely]] {
     MakeRoom();
   }
-  Slice& present = slices_.front();
-  Plane& plane = planes_[present.plane].memory;
-  const auto homeless =
-      plane.Place(present.slot, BucketsIn(plane, probe), probe.fingerprint, fields_, inserted_);
-  present.newest = now_;
-  ++inserted_;
-  if (!homeless) [[likely]] {
-    ++present.ids;
-    return;
-  }
-  KeepHomeless(*homeless, plane.groups());
+  Plane& plane = planes_[slices_.front().plane].memory;
+  PlaceInPresent(plane, BucketsIn(plane, probe), probe.fingerprint);
 }
 
 template <class W>
@@ -183,19 +174,25 @@ template <int kLanes>
 bool BasicFingerprintFilter<W>::InsertIfFreshInTheOnlyPlane(const Probe& probe) {
   if (planes_.size() != 1) return false;
   Plane& plane = planes_.front().memory;
-  Slice& present = slices_.front();
+  const Slice& present = slices_.front();
   if (plane.groups() != probe.groups || present.ids >= present.capacity) return false;
   if (plane.template AnySlotMatches<kLanes>(probe.buckets, probe.pattern, fields_)) return false;
-  const auto homeless =
-      plane.Place(present.slot, probe.buckets, probe.fingerprint, fields_, inserted_);
+  PlaceInPresent(plane, probe.buckets, probe.fingerprint);
+  return true;
+}
+
+template <class W>
+void BasicFingerprintFilter<W>::PlaceInPresent(Plane& plane, const typename Plane::Buckets& buckets,
+                                               uint32_t fingerprint) {
+  Slice& present = slices_.front();
+  const auto homeless = plane.Place(present.slot, buckets, fingerprint, fields_, inserted_);
   present.newest = now_;
   ++inserted_;
   if (!homeless) [[likely]] {
     ++present.ids;
-    return true;
+    return;
   }
   KeepHomeless(*homeless, plane.groups());
-  return true;
 }
 
 template <class W>
@@ -232,8 +229,13 @@ bool BasicFingerprintFilter<W>::Contains(IdHash hash) const {
 
 template <class W>
 Verdict BasicFingerprintFilter<W>::TestAndInsert(IdHash hash) {
-  const Probe probe = ProbeOf(hash);
-  const Verdict verdict = Lookup(probe);
+  return Decide(ProbeOf(hash));
+}
+
+template <class W>
+template <int kLanes>
+Verdict BasicFingerprintFilter<W>::Decide(const Probe& probe) {
+  const Verdict verdict = Lookup<kLanes>(probe);
   if (verdict == Verdict::kNew) {
     Insert(probe);
   } else {
@@ -317,18 +319,8 @@ void BasicFingerprintFilter<W>::RunBatch(std::span<const IdHash> hashes,
   }
   for (size_t i = 0; i < count; ++i) {
     Probe& probe = ahead[i % kPrefetchDistance];
-    if (InsertIfFreshInTheOnlyPlane<kLanes>(probe)) [[likely]] {
-      verdicts[i] = Verdict::kNew;
-    } else {
-      const Verdict verdict = Lookup<kLanes>(probe);
-      if (verdict == Verdict::kNew) {
-        Insert(probe);
-      } else {
-        ++duplicates_;
-        if (verdict == Verdict::kDuplicateNearEdge) ++near_edge_;
-      }
-      verdicts[i] = verdict;
-    }
+    verdicts[i] =
+        InsertIfFreshInTheOnlyPlane<kLanes>(probe) ? Verdict::kNew : Decide<kLanes>(probe);
     // The slot is free again: the id kPrefetchDistance ahead takes it.
     if (i + kPrefetchDistance < count) {
       probe = ProbeOf(hashes[i + kPrefetchDistance]);

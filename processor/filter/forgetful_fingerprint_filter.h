@@ -141,12 +141,17 @@ class BasicFingerprintFilter final : public DedupFilter {
   typename Plane::Buckets OtherBuckets(const Plane& plane, const Probe& probe) const;
   template <int kLanes = 4>
   Verdict Lookup(const Probe& probe) const;
+  // Lookup, then Insert a new id or count a duplicate.
+  template <int kLanes = 4>
+  Verdict Decide(const Probe& probe);
   void Insert(const Probe& probe);
   // The common case in one step: one plane, the present has room, and no slice
   // holds the id. Inserts it and returns true; false leaves everything to Lookup and
   // Insert.
   template <int kLanes>
   bool InsertIfFreshInTheOnlyPlane(const Probe& probe);
+  // Places a new id's fingerprint in the present (of `plane`) and counts it.
+  void PlaceInPresent(Plane& plane, const typename Plane::Buckets& buckets, uint32_t fingerprint);
   // Insert's rare paths: a full present (grow, or push a slice of the new size), and
   // a fingerprint no bucket of the present could take.
   void MakeRoom();
