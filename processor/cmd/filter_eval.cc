@@ -252,6 +252,8 @@ void WriteTraceRow(json::JsonWriter& trace, int64_t ms, const filter::FilterSumm
       .Double(s.estimated_fpp)
       .Key("estimated_fpp_eq1")
       .Double(s.estimated_fpp_eq1)
+      .Key("bits_total")
+      .Uint(s.bits_total)
       .Key("measured_fpp")
       .Double(measured_fpp)
       .Key("inserted")

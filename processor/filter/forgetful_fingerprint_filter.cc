@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -15,11 +16,17 @@ namespace {
 // dedup_benchmark measured 16 and 32 alike at every window.
 constexpr size_t kPrefetchDistance = 16;
 constexpr int64_t kFastForwardRefreshes = 4096;
-// A present full before this fraction of its period doubles the slices to come; a
-// completed slice that would fit a quarter of the size (kRateMargin x 2 x 2, with
-// room to spare) halves them.
+// A present full before this fraction of its period grows the slices to come; a
+// completed slice whose pace, kRateMargin higher, half the size would hold, halves
+// them.
 constexpr double kFullEarly = 0.95;
 constexpr double kRateMargin = 1.25;
+// Growth at an early fill: the budget it aims at, as a fraction of the target; the
+// margin on the present's pace, for a load still rising; and the largest step (a pace
+// measured over a batch at one instant says little).
+constexpr double kGrowthBudget = 0.95;
+constexpr double kGrowthRateMargin = 2.0;
+constexpr uint64_t kMaxGrowth = 16;
 
 std::string Str(int64_t v) {
   return std::to_string(v);
@@ -393,7 +400,11 @@ template <class W>
 void BasicFingerprintFilter<W>::Refresh(Millis at) {
   DropDroppable(at);
   const Slice& present = slices_.front();
-  if (present.ids > 0 && config_.adaptive) ShrinkIfIdle(present);
+  // Only a slice that held a whole period measures the load: one pushed early (by
+  // growth) holds the period's tail, and shrinking on it would flap.
+  if (present.ids > 0 && config_.adaptive && at - present.started >= config_.refresh) {
+    ResizeAtRefresh(present);
+  }
   const bool reusable = present.ids == 0 && planes_[present.plane].memory.groups() == next_groups_;
   if (!reusable) PushSlice(next_groups_);
   slices_.front().started = at;
@@ -403,24 +414,72 @@ template <class W>
 void BasicFingerprintFilter<W>::GrowIfEarly() {
   const Slice& present = slices_.front();
   const Millis elapsed = now_ - present.started;
-  if (!config_.adaptive || next_groups_ * 2 > Plane::kMaxGroups ||
-      static_cast<double>(elapsed.count()) >=
-          kFullEarly * static_cast<double>(config_.refresh.count())) {
+  if (!config_.adaptive || static_cast<double>(elapsed.count()) >=
+                               kFullEarly * static_cast<double>(config_.refresh.count())) {
     return;
   }
-  // One doubling per early fill: a pace measured over a few ids (a batch at one
-  // instant) says little, and a load that is far higher fills the doubled slice
-  // early in turn.
-  if (planes_[present.plane].memory.groups() == next_groups_) next_groups_ *= 2;
+  if (planes_[present.plane].memory.groups() != next_groups_) return;  // grown already
+  const double pace =
+      static_cast<double>(present.ids) / static_cast<double>(std::max<int64_t>(elapsed.count(), 1));
+  GrowTo(GroupsForTheBudget(pace * kGrowthRateMargin, config_.target_fpp * kGrowthBudget));
 }
 
 template <class W>
-void BasicFingerprintFilter<W>::ShrinkIfIdle(const Slice& completed) {
-  const double held = static_cast<double>(completed.ids) * kRateMargin;
-  if (next_groups_ > config_.groups &&
-      static_cast<double>(CapacityOf(next_groups_ / 2)) >= 2 * held) {
-    next_groups_ /= 2;
+void BasicFingerprintFilter<W>::ResizeAtRefresh(const Slice& completed) {
+  const double pace =
+      static_cast<double>(completed.ids) / static_cast<double>(config_.refresh.count());
+  if (GroupsForTheBudget(pace, config_.target_fpp) > next_groups_) {
+    GrowTo(GroupsForTheBudget(pace, config_.target_fpp));
+    return;
   }
+  const uint64_t half = next_groups_ / 2;
+  if (next_groups_ > config_.groups &&
+      static_cast<double>(CapacityOf(half)) >= static_cast<double>(completed.ids) * kRateMargin &&
+      GroupsForTheBudget(pace * kRateMargin, config_.target_fpp * kGrowthBudget) <= half) {
+    next_groups_ = half;
+  }
+}
+
+template <class W>
+void BasicFingerprintFilter<W>::GrowTo(double wanted) {
+  // At least a doubling; at most kMaxGrowth at once, and never past the largest plane.
+  uint64_t grown = next_groups_;
+  do {
+    if (grown * 2 > Plane::kMaxGroups) break;
+    grown *= 2;
+  } while (static_cast<double>(grown) < wanted && grown < next_groups_ * kMaxGrowth);
+  next_groups_ = grown;
+}
+
+template <class W>
+double BasicFingerprintFilter<W>::SliceFpp(const Slice& slice) const {
+  const double groups = static_cast<double>(planes_[slice.plane].memory.groups());
+  const double max_fp = static_cast<double>(fields_.max_fingerprint());
+  return std::min(1.0, 2 * static_cast<double>(slice.ids) / groups / max_fp);
+}
+
+template <class W>
+double BasicFingerprintFilter<W>::GroupsForTheBudget(double ids_per_ms, double budget) const {
+  // The slices held now leave one by one, each when its newest id leaves the window,
+  // while the ids to come add to the estimate. The fewest groups that keep the sum
+  // within the budget at every moment: just before each departure, and once the ring
+  // holds only new ids (a window and the present's period). The sum of the slices'
+  // rates bounds the estimate from above.
+  const double per_id = 2 / static_cast<double>(fields_.max_fingerprint());
+  double held = 0;
+  for (const Slice& s : slices_) held += SliceFpp(s);
+  double wanted = 0;
+  const auto need = [&](Millis ahead) {
+    if (held >= budget) return std::numeric_limits<double>::infinity();
+    return per_id * ids_per_ms * static_cast<double>(ahead.count()) / (budget - held);
+  };
+  for (auto s = slices_.rbegin(); s != slices_.rend(); ++s) {  // oldest first
+    if (s->ids == 0) continue;
+    wanted = std::max(wanted, need(std::max(s->newest + window_ - now_, Millis{0})));
+    held -= SliceFpp(*s);
+  }
+  held = 0;
+  return std::max(wanted, need(window_ + config_.refresh));
 }
 
 template <class W>
@@ -452,12 +511,7 @@ void BasicFingerprintFilter<W>::RebuildMasks() {
 template <class W>
 double BasicFingerprintFilter<W>::EstimatedFpp() const {
   double log_none = 0;
-  const double max_fp = static_cast<double>(fields_.max_fingerprint());
-  for (const Slice& s : slices_) {
-    const double groups = static_cast<double>(planes_[s.plane].memory.groups());
-    const double p = std::min(1.0, 2 * static_cast<double>(s.ids) / groups / max_fp);
-    log_none += std::log1p(-std::min(p, 1 - 1e-16));
-  }
+  for (const Slice& s : slices_) log_none += std::log1p(-std::min(SliceFpp(s), 1 - 1e-16));
   return -std::expm1(log_none);
 }
 
@@ -482,13 +536,12 @@ FilterSummary BasicFingerprintFilter<W>::Summary() const {
   s.estimated_fpp_eq1 = s.estimated_fpp;
   s.filters = slice_count();
   for (const PlaneSlots& plane : planes_) s.bits_total += plane.memory.groups() * 512;
-  const double max_fp = static_cast<double>(fields_.max_fingerprint());
   for (const Slice& slice : slices_) {
     const double groups = static_cast<double>(planes_[slice.plane].memory.groups());
     ConstituentSummary c;
     c.inserted = slice.ids;
     c.fill = static_cast<double>(slice.ids) / (groups * fields_.count());
-    c.estimated_fpp = std::min(1.0, 2 * static_cast<double>(slice.ids) / groups / max_fp);
+    c.estimated_fpp = SliceFpp(slice);
     s.constituents.push_back(c);
   }
   s.refresh_ms = config_.refresh.count();

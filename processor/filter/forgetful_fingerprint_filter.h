@@ -19,18 +19,21 @@
 // sizing takes N + 1 = the slots of one plane.
 //
 // Load. A slice is sized to hold one period at the expected rate at max_load of its
-// fields. Adaptation watches two moments:
+// fields. Each slice adds its rate to the estimate, and that share is fixed once the
+// slice is no longer the present: what adaptation controls is the size of the slices
+// to come, so that the estimate stays within the target while the slices held now
+// leave the window one by one (GroupsForTheBudget). It acts at two moments:
 //  - the present reaches max_load before 95% of its period has passed: the load
-//    outgrew the sizing. The slices to come get twice the groups, and a new present
-//    of that size follows at once (a load that is higher still fills it early in
-//    turn: sizes are powers of two of the first slice's groups);
-//  - a regular refresh: the slice just completed held a whole period; when half the
-//    current size would hold it with the same margin twice over, the size halves
-//    (never below the first slice's).
+//    outgrew the sizing. The slices to come get at least twice the groups, enough for
+//    twice the present's pace within the budget, and a new present of that size
+//    follows at once (sizes are powers of two of the first slice's groups);
+//  - a regular refresh, with the slice that held the whole period: the size grows
+//    when that pace would take the estimate past the target, and halves (never below
+//    the first slice's) when half the size holds the pace with a margin, within the
+//    budget. A slice pushed early holds a period's tail and does not count as a pace.
 // Otherwise a full present fills further (cuckoo hashing has room above max_load,
 // MaxLoadFor) rather than pushing a new slice early: an early slice is one more live
-// slice for a whole window, one more than a plane has slots. So a ring keeps N + 1
-// slices of the size the load needs, and the rate stays at the target. A cuckoo insert that finds
+// slice for a whole window, one more than a plane has slots. A cuckoo insert that finds
 // no place pushes a new present of the same size and puts the fingerprint left in hand there:
 // nothing is lost. Slices of a new size open a new plane; a plane goes when its last slice does.
 //
@@ -180,10 +183,22 @@ class BasicFingerprintFilter final : public DedupFilter {
   void DropDroppable(Millis at);
   void ReleaseSlice(const Slice& slice);
   void Refresh(Millis at);
-  // At a full present: whether it filled early, and if so the size to come.
+  // Adaptation (config.adaptive), in GroupsForTheBudget's terms: the estimate is
+  // the sum of the slices' rates, each fixed once its slice is no longer the present.
+  // At a full present: whether it filled early, and if so the size to come, for the
+  // present's pace with a margin for a load still rising.
   void GrowIfEarly();
-  // At a regular refresh, with the slice that held the whole period.
-  void ShrinkIfIdle(const Slice& completed);
+  // At a regular refresh, with the slice that held the whole period: grows when its
+  // pace would take the estimate past the target before the slices held now leave;
+  // halves when half the size holds that pace with room, within the budget.
+  void ResizeAtRefresh(const Slice& completed);
+  // The groups of the slices to come that keep the estimate within `budget` while the
+  // slices held now leave and ids arrive at `ids_per_ms` (infinity: none do).
+  double GroupsForTheBudget(double ids_per_ms, double budget) const;
+  // The next sizes to at least `wanted` groups: at least twice the current size.
+  void GrowTo(double wanted);
+  // A slice's false-positive rate: 2 * ids / groups / (2^bits - 1).
+  double SliceFpp(const Slice& slice) const;
   void RebuildMasks();
 
   FingerprintFilterConfig config_;

@@ -332,6 +332,7 @@ void CheckFppAtTheWorstPoint(double target) {
   EXPECT_NEAR(static_cast<double>(positives), predicted, 5 * std::sqrt(predicted));
   EXPECT_GT(predicted, 100);
   EXPECT_EQ(f.early_refreshes(), 0u);
+  EXPECT_EQ(f.next_groups(), sized->groups);  // the sized load never resizes
 }
 
 TEST(FingerprintFilter, StaysAtTheTargetAtTheWorstPointOfTheSizedLoad64) {
@@ -340,6 +341,83 @@ TEST(FingerprintFilter, StaysAtTheTargetAtTheWorstPointOfTheSizedLoad64) {
 
 TEST(FingerprintFilter, StaysAtTheTargetAtTheWorstPointOfTheSizedLoad128) {
   CheckFppAtTheWorstPoint<Bucket128>(1e-5);
+}
+
+// A load that rises far above the sizing, as the paper's workloads of Figs. 11 to 13
+// do, and the estimate (the sum of the slices' rates, exact: see the test above) at
+// every 50 ms. `rate_at` gives ids per second at a second into the run.
+template <class W, class Rate>
+double PeakEstimateUnder(double target, Rate rate_at, int seconds) {
+  const double sized_rate = 200;
+  auto sized = SizeFingerprintFilter({sized_rate, Millis{7000}, target});
+  EXPECT_TRUE(sized.ok()) << sized.error();
+  EXPECT_EQ(sized->bucket_bits, kWordBits<W>);
+  auto f = Make<W>(sized.value());
+  double peak = 0;
+  double carry = 0;
+  uint64_t n = 0;
+  std::vector<IdHash> batch;
+  std::vector<Verdict> verdicts;
+  for (int64_t ms = 1; ms <= int64_t{seconds} * 1000; ++ms) {
+    f.AdvanceTo(Millis{ms});
+    carry += rate_at(static_cast<double>(ms - 1) / 1000) * sized_rate / 1000;
+    batch.clear();
+    for (; carry >= 1; carry -= 1) batch.push_back(Id(n++));
+    verdicts.resize(batch.size());
+    f.TestAndInsertBatch(batch, verdicts);
+    if (ms % 50 == 0) peak = std::max(peak, f.EstimatedFpp() / target);
+  }
+  EXPECT_GT(f.next_groups(), 8 * sized->groups);  // it did have to grow
+  return peak;
+}
+
+// In multiples of the sized rate: x1.15 a second (Fig. 11), a steady rise (Fig. 12),
+// and a rise, a fall and a rise again (Fig. 13).
+double Exponential(double s) {
+  return std::pow(1.15, s);
+}
+double Linear(double s) {
+  return 1 + s;
+}
+double RiseFallRise(double s) {
+  return s < 16   ? 1 + 0.7 * s
+         : s < 24 ? 11.5 - 1.2 * (s - 15)
+                  : std::min(1.9 + 0.9 * (s - 24), 20.0);
+}
+
+TEST(FingerprintFilter, KeepsTheEstimateWithinTheTargetWhileTheLoadRises64) {
+  EXPECT_LE(PeakEstimateUnder<uint64_t>(1e-3, Exponential, 30), 1.0);
+  EXPECT_LE(PeakEstimateUnder<uint64_t>(1e-3, Linear, 40), 1.0);
+  EXPECT_LE(PeakEstimateUnder<uint64_t>(1e-3, RiseFallRise, 60), 1.0);
+}
+
+TEST(FingerprintFilter, KeepsTheEstimateWithinTheTargetWhileTheLoadRises128) {
+  EXPECT_LE(PeakEstimateUnder<Bucket128>(1e-6, Exponential, 30), 1.0);
+  EXPECT_LE(PeakEstimateUnder<Bucket128>(1e-6, Linear, 40), 1.0);
+  EXPECT_LE(PeakEstimateUnder<Bucket128>(1e-6, RiseFallRise, 60), 1.0);
+}
+
+// After a rise, a steady load settles on one size: one plane, the window's slices,
+// and no further resizing (a slice pushed early holds a period's tail, which must
+// not read as a calm load).
+TEST(FingerprintFilter, SettlesOnOneSizeUnderASteadyLoadAboveItsSizing) {
+  auto sized = SizeFingerprintFilter({200, Millis{7000}, 1e-3});
+  ASSERT_TRUE(sized.ok()) << sized.error();
+  auto f = Make<uint64_t>(sized.value());
+  uint64_t n = 0;
+  uint64_t settled = 0;
+  for (int64_t ms = 1; ms <= 60000; ++ms) {
+    f.AdvanceTo(Millis{ms});
+    for (int i = 0; i < 4; ++i) f.TestAndInsert(Id(n++));  // 4000 ids/s, 20x the sizing
+    if (ms == 30000) settled = f.next_groups();
+    if (ms > 30000) {
+      ASSERT_EQ(f.next_groups(), settled) << "at " << ms << " ms";
+    }
+  }
+  EXPECT_GT(settled, sized->groups);
+  EXPECT_EQ(f.plane_count(), 1u);
+  EXPECT_EQ(f.slice_count(), sized->window_slices + 1);
+  EXPECT_LE(f.EstimatedFpp(), 1e-3);
 }
 
 // Every batch path, one id at a time and each other batch path reach the same
