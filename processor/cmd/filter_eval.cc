@@ -338,11 +338,14 @@ void WriteShape(json::JsonWriter& j, const DedupFilter& f) {
 int RunFilterEval(const FilterEvalOptions& o, std::ostream& out, std::ostream& err) {
   auto schedule = ScheduleOf(o);
   if (schedule && o.duration_ms <= 0) schedule = base::UsageError("--duration-ms must be positive");
+  if (schedule && o.expected_rate && !(*o.expected_rate > 0)) {
+    schedule = base::UsageError("--expected-rate must be positive");
+  }
   if (!schedule) {
     err << "filter-eval: " << schedule.error() << "\n";
     return base::ExitCodeFor(schedule.code());
   }
-  auto built = Build(o, std::max(schedule->First(), 1.0));
+  auto built = Build(o, o.expected_rate.value_or(std::max(schedule->First(), 1.0)));
   if (!built) {
     err << "filter-eval: " << built.error() << "\n";
     return base::ExitCodeFor(built.code());

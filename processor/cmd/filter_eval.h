@@ -33,6 +33,7 @@ struct FilterEvalOptions {
   bool adaptive = false;
   double target_fpp = 1e-6;
   std::optional<int64_t> window_ms;
+  std::optional<double> expected_rate;  // sizing; default: the schedule's first rate
   uint64_t seed = 1;
   bool trace = false;
   uint64_t trace_queries = 20000;  // per simulated second

@@ -32,10 +32,14 @@ void AddFilterEval(CLI::App& app, oncecount::cmd::FilterEvalOptions& o) {
   cmd->add_option("--duration-ms", o.duration_ms, "simulated duration")->capture_default_str();
   cmd->add_option("--queries", o.queries, "never-inserted ids queried at the end")
       ->capture_default_str();
-  cmd->add_flag("--adaptive", o.adaptive, "resize with Algorithm 3 once per simulated second");
+  cmd->add_flag("--adaptive", o.adaptive,
+                "adapt to the load (Bloom constituents: --policy once per simulated second; "
+                "fingerprint slices: their own adaptation)");
   cmd->add_option("--target-fpp", o.target_fpp, "target false-positive probability")
       ->capture_default_str();
   cmd->add_option("--window-ms", o.window_ms, "dedup window (guaranteed retry horizon)");
+  cmd->add_option("--expected-rate", o.expected_rate,
+                  "ids per second a self-sized filter is sized for (default: the first rate)");
   cmd->add_option("--seed", o.seed, "seed of ids and filters")->capture_default_str();
   cmd->add_flag("--trace", o.trace, "add one trace entry per simulated second");
   cmd->add_option("--trace-queries", o.trace_queries, "never-inserted ids queried per trace entry")
@@ -50,7 +54,7 @@ void AddFilterEval(CLI::App& app, oncecount::cmd::FilterEvalOptions& o) {
       ->capture_default_str();
   cmd->add_option("--cell-bits", o.cell_bits,
                   "bits per cell (gaussian): 4, 8 or 64 (double); default 8");
-  cmd->add_option("--filter", o.filter, "fbf constituent filters: bloom | gaussian")
+  cmd->add_option("--filter", o.filter, "fbf constituent filters: bloom | gaussian | fingerprint")
       ->capture_default_str();
   cmd->add_option("--exp", o.exp, "gaussian kernel exponential: fast | exact")
       ->capture_default_str();

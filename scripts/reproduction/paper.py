@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 from reproduction.common import Gnuplot, Runner, clean_generated, gnuplot_terminal
 from reproduction.paper_experiments import (Results, run_fig10, run_fig11, run_fig12, run_fig13,
-                                            run_fig89)
+                                            run_fig89, run_fingerprint)
 from reproduction.paper_plots import render_all
 from reproduction.paper_report import document, section_fields
 from reproduction.paper_runs import EvalRunner, commands_text
@@ -50,7 +50,7 @@ def parse_args(argv):
 
 def run_all(ev, out):
     res = Results()
-    for run in (run_fig89, run_fig10, run_fig11, run_fig12, run_fig13):
+    for run in (run_fig89, run_fig10, run_fig11, run_fig12, run_fig13, run_fingerprint):
         run(ev, out, res)
     res.log = ev.log
     return res

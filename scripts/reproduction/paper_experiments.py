@@ -2,6 +2,7 @@
 parameters, their arguments, and running them into a Results (the rows each figure's
 plot and report read), writing the data files on the way."""
 
+import os
 from types import SimpleNamespace
 
 from reproduction.paper_runs import (POINT_COLS, TRACE_COLS, duration_for, measure_points, trace_rows,
@@ -44,6 +45,13 @@ F13_RUNS = [("paper", "classic", "paper"), ("pairs", "classic", "paper"),
             ("paper", "blocked", "guarded"), ("pairs", "blocked", "guarded")]
 PAPER13 = ("paper", "classic", "paper")  # the paper's setup
 DEFAULT13 = ("pairs", "blocked", "guarded")  # oncecount's default
+# The fingerprint filter (dedup.filter: fingerprint) under the rate schedules of Figs.
+# 11-13: the target and its trace queries per second (64-bit buckets at 1e-3, 128-bit
+# at 1e-5), and Fig. 13's guaranteed window for every schedule.
+FP_TARGETS = {1e-3: 500_000, 1e-5: 20_000_000}
+FP_WORKLOADS = ("fig11", "fig12", "fig13")
+FP_WINDOW_S = WINDOW13
+SEED_FP = 14
 
 
 def fig89_args(m, check, L, spread):
@@ -195,8 +203,51 @@ def run_fig13(ev, out, res):
                   TRACE_COLS, res.F13[k])
 
 
+def fp_args(sched, duration, target, tq, expected_rate=None):
+    """The fingerprint filter sized as the service sizes it: adapting, for the schedule's
+    first rate, traced; or (expected_rate) sized for that rate and not adapting."""
+    args = ["--mode", "fbf", "--filter", "fingerprint", "--target-fpp", target,
+            "--window-ms", FP_WINDOW_S * 1000, "--rate-schedule", sched, "--duration-ms", duration,
+            "--seed", SEED_FP]
+    if expected_rate is None:
+        return args + ["--adaptive", "--trace", "--trace-queries", tq, "--queries", 0]
+    return args + ["--expected-rate", f"{expected_rate:g}", "--queries", tq]
+
+
+def peak_rate(sched, duration):
+    """The highest rate of the per-second schedule within the first `duration` ms."""
+    return max(r for s, r in sched if s * 1000 < duration)
+
+
+def run_fingerprint(ev, out, res):
+    ev.runner.log("Figs. 11-13's workloads with the fingerprint filter, adapting and sized for the peak")
+    workloads = {"fig11": (schedule11(), res.dur11), "fig12": (schedule12(), res.dur12),
+                 "fig13": (schedule13(), DUR13)}
+    keys = [(w, target) for target in FP_TARGETS for w in FP_WORKLOADS]
+    res.FP_PEAK = {w: peak_rate(*workloads[w]) for w in FP_WORKLOADS}
+    sched = {w: os.path.join(out, f"{w}-rate.csv") for w in FP_WORKLOADS}
+    adapting = ev.many("fingerprint", [fp_args(sched[w], workloads[w][1], target, FP_TARGETS[target])
+                                       for w, target in keys])
+    sized = ev.many("fingerprint", [fp_args(sched[w], workloads[w][1], target, FP_TARGETS[target],
+                                            res.FP_PEAK[w]) for w, target in keys])
+    res.FP, res.FP_END, res.FP_SIZED = {}, {}, {}
+    for k, r, s in zip(keys, adapting, sized):
+        w, target = k
+        res.FP[k] = trace_rows(r, FP_TARGETS[target])
+        res.FP_END[k], res.FP_SIZED[k] = r, s
+        write_dat(out, fp_file(k), f"fingerprint filter, adaptive, sized for the first rate, window "
+                  f"{FP_WINDOW_S} s, target {target:g}, rate schedule of {w}, trace queries "
+                  f"{FP_TARGETS[target]}/s", TRACE_COLS, res.FP[k])
+
+
+def fp_file(k):
+    w, target = k
+    return f"fingerprint_{w}_target-{target:g}.dat"
+
+
 class Results(SimpleNamespace):
-    """What the runs measured, by figure (F89, F10, F11, P11, F12, P12, F13, F13_END)."""
+    """What the runs measured, by figure (F89, F10, F11, P11, F12, P12, F13, F13_END), and
+    the fingerprint filter's runs (FP, FP_END, FP_SIZED, FP_PEAK)."""
 
     def f89(self, m, spread, check, L):
         return next(r for r in self.F89[(m, spread, check)] if r["x"] == L)

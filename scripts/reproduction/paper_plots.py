@@ -1,8 +1,9 @@
 """The gnuplot scripts of Figs. 8-13 (scripts/reproduce-paper), rendered from the
 data files under docs/paper-reproduction/."""
 
-from reproduction.paper_experiments import (DUR13, F13_RUNS, FILTERS12, G11, PAPER13, DEFAULT13, T11,
-                                            TARGET13, f13_file)
+from reproduction.paper_experiments import (DUR13, F13_RUNS, FILTERS12, FP_TARGETS, FP_WINDOW_S,
+                                            FP_WORKLOADS, G11, PAPER13, DEFAULT13, T11, TARGET13, f13_file,
+                                            fp_file)
 
 BLUE, RED, GREEN, ORANGE, PURPLE, BROWN, GRAY = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
                                                  "#9467bd", "#8c564b", "#7f7f7f")
@@ -174,6 +175,36 @@ set key left top box opaque font ",9" maxrows 4 width -2
     gnuplot.render("fig13", plot(head, [fig13_panel(k) for k in F13_RUNS]))
 
 
+def fingerprint_panel(res, k):
+    w, target = k
+    fn = fp_file(k)
+    sized = res.FP_SIZED[k]["bits_total"] / 1000
+    parts = [f'"{fn}" u 1:($8>0?$8:1/0) w p lc rgb "black" pt 7 ps 0.6 t "measured FPP"',
+             f'"{fn}" u 1:6 w l lc rgb "{BLUE}" lw 1.8 t "estimate"',
+             f'{target} w l lc rgb "{RED}" lw 2 dt 4 t "target FPP"',
+             f'"{fn}" u 1:($11/1000) axes x1y2 w steps lc rgb "{PURPLE}" lw 2 t "memory, kbit (right axis)"',
+             f'{sized} axes x1y2 w l lc rgb "{PURPLE}" lw 1 dt 2 t "sized for the peak rate, kbit"',
+             f'"{fn}" u 1:2 axes x1y2 w l lc rgb "{GRAY}" lw 1 t "ids per second (right axis)"']
+    return (f'set title "rate schedule of {w.replace("fig", "Fig. ")}, target {target:g}"\n'
+            f'set yrange [{target / 100:g}:{target * 10:g}]\n', parts)
+
+
+def fingerprint(gnuplot, res):
+    head = gp_common(gnuplot.terminal, 1800, 1100) + f"""set output "fingerprint.png"
+set multiplot layout {len(FP_TARGETS)},{len(FP_WORKLOADS)} title "The fingerprint filter (dedup.filter: fingerprint), sized for the first rate and adapting, window {FP_WINDOW_S} s"
+set logscale y
+set ytics nomirror
+set logscale y2
+set y2tics
+set xlabel "simulated time (s)"
+set ylabel "false positive probability"
+set y2label "kbit / ids per second"
+set key left top box opaque font ",8" maxrows 3 width -2
+"""
+    keys = [(w, t) for t in FP_TARGETS for w in FP_WORKLOADS]
+    gnuplot.render("fingerprint", plot(head, [fingerprint_panel(res, k) for k in keys]))
+
+
 def render_all(gnuplot, res):
-    for fig in (fig08, fig09, fig10, fig11, fig12, fig13):
+    for fig in (fig08, fig09, fig10, fig11, fig12, fig13, fingerprint):
         fig(gnuplot, res)

@@ -12,9 +12,10 @@ from reproduction.paper_fits import (decreasing, filters_verdict, fit_verdict, l
 from reproduction.paper_format import HITS, cmd_block, fr, meas, ratio, sci, table, verdict_row
 from reproduction.paper_runs import SEEDS
 from reproduction.paper_trace import at_t, slice_mean
-from reproduction import paper_fig13, paper_fig13_text
+from reproduction import paper_fig13, paper_fig13_text, paper_fingerprint
 
-SECTIONS = ("intro", "reading", "summary", "fig08", "fig09", "fig10", "fig11", "fig12", "fig13", "differences")
+SECTIONS = ("intro", "reading", "summary", "fig08", "fig09", "fig10", "fig11", "fig12", "fig13", "fingerprint",
+            "differences")
 
 
 def blocks_table(sizes=(5000, 6144, 6250, 25000, 30000)):
@@ -226,14 +227,15 @@ def fig13(res, ev):
 
 CLAIM_ORDER = (("fig08", ("claim", "claim_lower")), ("fig09", ("claim",)), ("fig10", ("claim",)),
                ("fig11", ("claim", "claim_order")), ("fig12", ("claim", "claim_order")),
-               ("fig13", ("claim_target", "claim_growth", "claim_default")))
+               ("fig13", ("claim_target", "claim_growth", "claim_default")), ("fingerprint", ("claim",)))
 
 
 def section_fields(res, ev, meta):
     """The fields of every section's template, by section."""
     fields = dict(intro=intro(res, meta), reading=reading(res), fig08=fig08(res), fig09=fig09(res),
                   fig10=fig10(res), fig11=fig11(res, ev), fig12=fig12(res, ev),
-                  fig13=fig13(res, ev), differences=dict(qmax_fig11=f"{QMAX_FIG11:.0e}"))
+                  fig13=fig13(res, ev), fingerprint=paper_fingerprint.fields(res, ev),
+                  differences=dict(qmax_fig11=f"{QMAX_FIG11:.0e}"))
     fields["summary"] = dict(claims="\n".join(fields[sec][c] for sec, names in CLAIM_ORDER for c in names))
     return fields
 

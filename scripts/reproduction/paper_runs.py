@@ -13,7 +13,7 @@ SEEDS = list(range(1, 9))
 POINT_COLS = ["x", "inserted", "bits", "queries", "hits", "measured", "est", "eq1", "ub",
               "seed_min", "seed_max"]
 TRACE_COLS = ["t_s", "rate", "inserted", "filters", "refresh_s", "est", "eq1", "measured",
-              "queries", "hits"]
+              "queries", "hits", "bits"]
 
 
 class EvalRunner:
@@ -80,7 +80,7 @@ def trace_rows(r, q):
                  filters=e["filters"], refresh_s=e["refresh_ms"] / 1000.0,
                  est=e["estimated_fpp"], eq1=e["estimated_fpp_eq1"],
                  measured=e["measured_fpp"], queries=q,
-                 hits=hits_of(e["measured_fpp"], q)) for e in r["trace"]]
+                 hits=hits_of(e["measured_fpp"], q), bits=e["bits_total"]) for e in r["trace"]]
 
 
 def dat_text(header, cols, rows):

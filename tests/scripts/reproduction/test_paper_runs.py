@@ -56,9 +56,10 @@ class Points(unittest.TestCase):
 class Traces(unittest.TestCase):
     def test_trace_rows_convert_units_and_count_hits(self):
         r = dict(trace=[dict(t_s=4, rate=100, inserted=250, filters=3, refresh_ms=5000, estimated_fpp=1e-3,
-                             estimated_fpp_eq1=5e-4, measured_fpp=2e-3)])
+                             estimated_fpp_eq1=5e-4, measured_fpp=2e-3, bits_total=20480)])
         (row,) = paper_runs.trace_rows(r, 1000)
         self.assertEqual((row["refresh_s"], row["rate"], row["hits"], row["queries"]), (5.0, 100.0, 2, 1000))
+        self.assertEqual(row["bits"], 20480)
         self.assertIsInstance(row["rate"], float)
 
 
