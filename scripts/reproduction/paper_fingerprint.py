@@ -77,6 +77,9 @@ def fields(res, ev):
     (wm, tm), peak_meas = f.worst("meas")
     (we, te), peak_est = f.worst("est")
     costs = [f.cost(k) for k in f.keys()]
+    worst = max(f.keys(), key=lambda k: f.cost(k)[1])
+    cost_worst = (f"{WORKLOAD_NAME[worst[0]]} at {worst[1]:g}, {fr(f.cost(worst)[0])}x at its peak and "
+                  f"{fr(f.cost(worst)[1])}x at its end")
     above = f.seconds_above()
     ours = (f"{len(f.keys())} runs (three schedules, targets {' and '.join(f'{t:g}' for t in FP_TARGETS)}): "
             f"measured FPP above the target (beyond sampling noise) in {above} of {f.seconds()} seconds; peak "
@@ -92,4 +95,5 @@ def fields(res, ev):
                 workloads=", ".join(WORKLOAD_NAME[w] for w in FP_WORKLOADS),
                 commands=cmd_block(adapting + sized), table=fingerprint_table(f), claim=claim,
                 cost_peak_lo=fr(min(c[0] for c in costs)), cost_peak_hi=fr(max(c[0] for c in costs)),
-                cost_final_lo=fr(min(c[1] for c in costs)), cost_final_hi=fr(max(c[1] for c in costs)))
+                cost_final_lo=fr(min(c[1] for c in costs)), cost_final_hi=fr(max(c[1] for c in costs)),
+                cost_worst=cost_worst)

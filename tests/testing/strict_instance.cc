@@ -2,18 +2,37 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <optional>
+
+#include "processor/base/enum_names.h"
 #include "processor/changelog/changelog_record.h"
+#include "processor/filter/state_frame.h"
 #include "processor/service/restore.h"
 
 namespace oncecount::testing {
 
 using namespace std::chrono_literals;
 
+filter::Constituent DedupFilterUnderTest() {
+  const char* name = std::getenv("ONCECOUNT_TEST_DEDUP_FILTER");
+  if (name == nullptr || *name == '\0') return filter::Constituent::kBlockedBloom;
+  const std::optional<filter::Constituent> parsed =
+      base::ParseName(filter::kConstituentNames, name);
+  if (!parsed) {
+    ADD_FAILURE() << "ONCECOUNT_TEST_DEDUP_FILTER: "
+                  << base::ExpectedOneOf(filter::kConstituentNames, name);
+    return filter::Constituent::kBlockedBloom;
+  }
+  return *parsed;
+}
+
 filter::DedupSpec TestDedup() {
   filter::DedupSpec spec;
   spec.expected_rate = 1000;
   spec.window = filter::Millis{600'000};
   spec.target_fpp = 1e-6;
+  spec.constituent = DedupFilterUnderTest();
   return spec;
 }
 
@@ -174,6 +193,13 @@ std::map<std::string, int64_t> CountsInChangelog(StrictKafka& kafka) {
     EXPECT_TRUE(restored.ok()) << "shard " << p << ": " << restored.error();
     if (!restored.ok()) continue;
     for (const auto& c : restored.value().state->counters()) counts[c.name] += c.value;
+    // The state a new owner restores holds the filter under test (a snapshot of
+    // another kind would restore as that kind).
+    std::string bytes;
+    restored.value().state->filter().Serialize(bytes);
+    const auto frame = filter::ReadStateFrame(bytes);
+    EXPECT_TRUE(frame.ok() && frame->constituent == static_cast<uint8_t>(DedupFilterUnderTest()))
+        << "shard " << p << " restores a filter of another kind than the one under test";
   }
   return counts;
 }

@@ -36,8 +36,15 @@ inline constexpr int32_t kServicePartitions = 2;
 StrictKafka& NewCluster(std::unique_ptr<StrictKafka>& holder);
 
 // The dedup settings every instance of a test uses: a window far longer than any
-// test, so that no id is forgotten while time is simulated.
+// test, so that no id is forgotten while time is simulated, and the constituent
+// filter under test (DedupFilterUnderTest).
 filter::DedupSpec TestDedup();
+
+// The environment's ONCECOUNT_TEST_DEDUP_FILTER (a dedup.filter name: bloom, gaussian,
+// fingerprint), bloom when unset. CTest runs the scenarios on the double once per
+// filter the service offers as a default candidate (tests/processor/service and
+// tests/processor/replica, CMakeLists.txt); a name it does not know fails the test.
+filter::Constituent DedupFilterUnderTest();
 
 struct StrictInstanceOptions {
   std::string process;      // the process's name for the double (Crash, CrashAt, ...)

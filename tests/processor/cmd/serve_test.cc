@@ -59,8 +59,17 @@ TEST_F(ServeTest, OverCountsWithoutDedupWhichShowsTheRetriesAreReal) {
   EXPECT_EQ(serve.Wait(30s), 0);
 }
 
-TEST_F(ServeTest, LosesNothingAndCountsNothingTwiceWhenKilledAtRandomMoments) {
-  auto started = Serve("a");
+// Once per dedup filter the service offers (dedup.filter): the filter's state goes
+// through every restore a SIGKILL causes.
+class ServeKilledTest : public ServiceFixture, public ::testing::WithParamInterface<std::string> {
+ protected:
+  std::pair<ChildProcess, std::string> ServeWithTheFilter() {
+    return Serve("a", {"ONCECOUNT_DEDUP_FILTER=" + GetParam()});
+  }
+};
+
+TEST_P(ServeKilledTest, LosesNothingAndCountsNothingTwiceWhenKilledAtRandomMoments) {
+  auto started = ServeWithTheFilter();
   ChildProcess serve = std::move(started.first);
   const std::string truth = dir_ + "/truth.json";
   // About 25 s of input, so that five kills and restarts land inside it.
@@ -73,7 +82,7 @@ TEST_F(ServeTest, LosesNothingAndCountsNothingTwiceWhenKilledAtRandomMoments) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1500 + rng() % 3000));
     serve.Signal(SIGKILL);
     EXPECT_EQ(serve.Wait(10s), -2);
-    auto restarted = Serve("a");
+    auto restarted = ServeWithTheFilter();
     serve = std::move(restarted.first);
     url = restarted.second;
   }
@@ -84,6 +93,12 @@ TEST_F(ServeTest, LosesNothingAndCountsNothingTwiceWhenKilledAtRandomMoments) {
   serve.Signal(SIGTERM);
   EXPECT_EQ(serve.Wait(30s), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(EveryDedupFilter, ServeKilledTest,
+                         ::testing::Values("bloom", "fingerprint"),
+                         [](const ::testing::TestParamInfo<std::string>& filter) {
+                           return filter.param;
+                         });
 
 TEST_F(ServeTest, StaysExactWhileASecondInstanceJoinsAndLeaves) {
   auto [first, first_url] = Serve("a");

@@ -48,6 +48,8 @@ class Fingerprint(unittest.TestCase):
         self.assertIn("in 0 of 6 seconds", fields["claim"])
         self.assertEqual((fields["cost_peak_lo"], fields["cost_peak_hi"]), ("1.50", "4.00"))
         self.assertIn("--expected-rate", fields["commands"])
+        self.assertEqual(fields["cost_worst"], "Fig. 13 (rise, fall, rise) at 0.001, 4.00x at its peak and "
+                         "2.00x at its end")
 
     def test_the_claim_is_not_met_when_a_second_is_above_the_target_beyond_noise(self):
         fields = fp.fields(results([1e-4, 1.5e-3, 9e-4]), FakeLog())
