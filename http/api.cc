@@ -442,7 +442,13 @@ class Api {
 
   void WriteFilter(json::JsonWriter& j, const ShardView& v, bool detail) const {
     const filter::FilterSummary& f = v.filter;
-    j.BeginObject().Key("mode").String(filter::ModeName(f.mode)).Key("filters").Uint(f.filters);
+    j.BeginObject().Key("mode").String(filter::ModeName(f.mode)).Key("constituent");
+    if (f.constituent) {
+      j.String(base::NameOf(filter::kConstituentNames, *f.constituent));
+    } else {
+      j.Null();  // not a forgetful filter
+    }
+    j.Key("filters").Uint(f.filters);
     j.Key("refresh_ms").Int(f.refresh_ms).Key("estimated_fpp").Double(f.estimated_fpp);
     if (detail) j.Key("estimated_fpp_eq1").Double(f.estimated_fpp_eq1);
     j.Key("target_fpp").Double(TargetFpp(v));

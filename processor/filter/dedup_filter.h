@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,6 +24,7 @@
 #include "processor/base/clock.h"
 #include "processor/base/enum_names.h"
 #include "processor/base/result.h"
+#include "processor/filter/constituent.h"
 #include "processor/filter/id_hash.h"
 
 namespace oncecount::filter {
@@ -67,16 +69,17 @@ struct ConstituentSummary {
 // A point-in-time description of a filter, cheap enough to take once per second.
 struct FilterSummary {
   DedupMode mode = DedupMode::kNone;
-  uint64_t inserted = 0;              // ids remembered since creation
-  uint64_t duplicates = 0;            // TestAndInsert verdicts other than kNew
-  uint64_t near_edge_duplicates = 0;  // kDuplicateNearEdge verdicts
-  double estimated_fpp = 0;           // model, constituent filters as built (blocked)
-  double estimated_fpp_eq1 = 0;       // the paper's model (Equation 1 per filter)
-  uint64_t bits_total = 0;            // memory of the filter state, in bits
-  uint32_t filters = 0;               // constituent filters (1 for bloom, 0 otherwise)
-  int64_t refresh_ms = 0;             // 0 where the mode never refreshes
-  int64_t window_ms_guaranteed = 0;   // retries this late are always caught; -1: never forgets
-  uint64_t early_refreshes = 0;       // fbf: refreshes forced by a full future (load > sizing)
+  std::optional<Constituent> constituent;  // fbf: what its ring is made of
+  uint64_t inserted = 0;                   // ids remembered since creation
+  uint64_t duplicates = 0;                 // TestAndInsert verdicts other than kNew
+  uint64_t near_edge_duplicates = 0;       // kDuplicateNearEdge verdicts
+  double estimated_fpp = 0;                // model, constituent filters as built (blocked)
+  double estimated_fpp_eq1 = 0;            // the paper's model (Equation 1 per filter)
+  uint64_t bits_total = 0;                 // memory of the filter state, in bits
+  uint32_t filters = 0;                    // constituent filters (1 for bloom, 0 otherwise)
+  int64_t refresh_ms = 0;                  // 0 where the mode never refreshes
+  int64_t window_ms_guaranteed = 0;        // retries this late are always caught; -1: never forgets
+  uint64_t early_refreshes = 0;            // fbf: refreshes forced by a full future (load > sizing)
   std::vector<ConstituentSummary> constituents;  // future first; empty unless fbf
 };
 

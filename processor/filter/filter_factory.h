@@ -10,21 +10,11 @@
 
 #include "processor/base/enum_names.h"
 #include "processor/base/result.h"
+#include "processor/filter/constituent.h"
 #include "processor/filter/dedup_filter.h"
 #include "processor/filter/forgetful_bloom_filter.h"
 
 namespace oncecount::filter {
-
-// The FBF's constituent filters (dedup.filter, filter-eval's --filter).
-// kFingerprint is the fingerprint filter (forgetful_fingerprint_filter.h): fingerprint
-// slices instead of Bloom filters; dedup.check does not apply to it.
-enum class Constituent : uint8_t { kBlockedBloom = 0, kGaussian = 1, kFingerprint = 2 };
-
-inline constexpr std::array<base::EnumName<Constituent>, 3> kConstituentNames = {{
-    {Constituent::kBlockedBloom, "bloom"},
-    {Constituent::kGaussian, "gaussian"},
-    {Constituent::kFingerprint, "fingerprint"},
-}};
 
 // A filter's shape given outright instead of sized from the rate, the window and the
 // target.

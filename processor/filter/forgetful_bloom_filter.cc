@@ -466,6 +466,8 @@ template <class C>
 FilterSummary BasicForgetfulFilter<C>::Summary() const {
   FilterSummary s;
   s.mode = DedupMode::kFbf;
+  s.constituent =
+      std::is_same_v<C, GaussianBloom> ? Constituent::kGaussian : Constituent::kBlockedBloom;
   s.inserted = inserted_;
   s.duplicates = duplicates_;
   s.near_edge_duplicates = near_edge_;

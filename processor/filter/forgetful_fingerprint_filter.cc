@@ -528,6 +528,7 @@ template <class W>
 FilterSummary BasicFingerprintFilter<W>::Summary() const {
   FilterSummary s;
   s.mode = DedupMode::kFbf;
+  s.constituent = Constituent::kFingerprint;
   s.inserted = inserted_;
   s.duplicates = duplicates_;
   s.near_edge_duplicates = near_edge_;

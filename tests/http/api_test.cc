@@ -56,6 +56,7 @@ ShardView DetailedView() {
   v.transactions_aborted = 1;
   v.input_lost = 9;
   v.filter.mode = filter::DedupMode::kFbf;
+  v.filter.constituent = filter::Constituent::kFingerprint;
   v.filter.inserted = 40;
   v.filter.duplicates = 6;
   v.filter.near_edge_duplicates = 1;
@@ -276,6 +277,7 @@ TEST_F(ApiTest, ReportsEveryShardAndTheirTotalsInStats) {
   EXPECT_TRUE(s0["replica_lag_ms"].is_null()) << "an active shard has no replica lag";
   const auto f0 = s0["filter"];
   EXPECT_EQ(f0["mode"].get_string().value(), "fbf");
+  EXPECT_EQ(f0["constituent"].get_string().value(), "fingerprint");
   EXPECT_EQ(f0["filters"].get_uint64().value(), 3u);
   EXPECT_EQ(f0["refresh_ms"].get_int64().value(), 1'500);
   EXPECT_DOUBLE_EQ(f0["estimated_fpp"].get_double().value(), 0.0005);
@@ -288,6 +290,8 @@ TEST_F(ApiTest, ReportsEveryShardAndTheirTotalsInStats) {
   EXPECT_EQ(f0["early_refreshes"].get_uint64().value(), 4u);
   // A shard without a target of its own shows the configured one.
   EXPECT_DOUBLE_EQ(shards.at(1)["filter"]["target_fpp"].get_double().value(), 0.002);
+  // A filter that is not a forgetful one has no constituents to name.
+  EXPECT_TRUE(shards.at(1)["filter"]["constituent"].is_null());
 
   const auto totals = stats["totals"];
   EXPECT_EQ(totals["counters"].get_uint64().value(), 5u);

@@ -90,6 +90,8 @@ TEST_P(ServeKilledTest, LosesNothingAndCountsNothingTwiceWhenKilledAtRandomMomen
   ASSERT_EQ(injected, 0);
   std::string report;
   EXPECT_EQ(Verify(truth, url, 180, &report), 0) << report;
+  const std::string shard = Get(url, "/v1/shards/0");
+  EXPECT_NE(shard.find("\"constituent\":\"" + GetParam() + "\""), std::string::npos) << shard;
   serve.Signal(SIGTERM);
   EXPECT_EQ(serve.Wait(30s), 0);
 }
