@@ -403,7 +403,7 @@ void BasicFingerprintFilter<W>::Refresh(Millis at) {
   // Only a slice that held a whole period measures the load: one pushed early (by
   // growth) holds the period's tail, and shrinking on it would flap.
   if (present.ids > 0 && config_.adaptive && at - present.started >= config_.refresh) {
-    ResizeAtRefresh(present);
+    ResizeAtRefresh(at, present);
   }
   const bool reusable = present.ids == 0 && planes_[present.plane].memory.groups() == next_groups_;
   if (!reusable) PushSlice(next_groups_);
@@ -421,21 +421,22 @@ void BasicFingerprintFilter<W>::GrowIfEarly() {
   if (planes_[present.plane].memory.groups() != next_groups_) return;  // grown already
   const double pace =
       static_cast<double>(present.ids) / static_cast<double>(std::max<int64_t>(elapsed.count(), 1));
-  GrowTo(GroupsForTheBudget(pace * kGrowthRateMargin, config_.target_fpp * kGrowthBudget));
+  GrowTo(GroupsForTheBudget(now_, pace * kGrowthRateMargin, config_.target_fpp * kGrowthBudget));
 }
 
 template <class W>
-void BasicFingerprintFilter<W>::ResizeAtRefresh(const Slice& completed) {
+void BasicFingerprintFilter<W>::ResizeAtRefresh(Millis at, const Slice& completed) {
   const double pace =
       static_cast<double>(completed.ids) / static_cast<double>(config_.refresh.count());
-  if (GroupsForTheBudget(pace, config_.target_fpp) > next_groups_) {
-    GrowTo(GroupsForTheBudget(pace, config_.target_fpp));
+  const double needed = GroupsForTheBudget(at, pace, config_.target_fpp);
+  if (needed > static_cast<double>(next_groups_)) {
+    GrowTo(needed);
     return;
   }
   const uint64_t half = next_groups_ / 2;
   if (next_groups_ > config_.groups &&
       static_cast<double>(CapacityOf(half)) >= static_cast<double>(completed.ids) * kRateMargin &&
-      GroupsForTheBudget(pace * kRateMargin, config_.target_fpp * kGrowthBudget) <= half) {
+      GroupsForTheBudget(at, pace * kRateMargin, config_.target_fpp * kGrowthBudget) <= half) {
     next_groups_ = half;
   }
 }
@@ -459,7 +460,8 @@ double BasicFingerprintFilter<W>::SliceFpp(const Slice& slice) const {
 }
 
 template <class W>
-double BasicFingerprintFilter<W>::GroupsForTheBudget(double ids_per_ms, double budget) const {
+double BasicFingerprintFilter<W>::GroupsForTheBudget(Millis now, double ids_per_ms,
+                                                     double budget) const {
   // The slices held now leave one by one, each when its newest id leaves the window,
   // while the ids to come add to the estimate. The fewest groups that keep the sum
   // within the budget at every moment: just before each departure, and once the ring
@@ -475,7 +477,7 @@ double BasicFingerprintFilter<W>::GroupsForTheBudget(double ids_per_ms, double b
   };
   for (auto s = slices_.rbegin(); s != slices_.rend(); ++s) {  // oldest first
     if (s->ids == 0) continue;
-    wanted = std::max(wanted, need(std::max(s->newest + window_ - now_, Millis{0})));
+    wanted = std::max(wanted, need(std::max(s->newest + window_ - now, Millis{0})));
     held -= SliceFpp(*s);
   }
   held = 0;

@@ -191,10 +191,10 @@ class BasicFingerprintFilter final : public DedupFilter {
   // At a regular refresh, with the slice that held the whole period: grows when its
   // pace would take the estimate past the target before the slices held now leave;
   // halves when half the size holds that pace with room, within the budget.
-  void ResizeAtRefresh(const Slice& completed);
+  void ResizeAtRefresh(Millis at, const Slice& completed);
   // The groups of the slices to come that keep the estimate within `budget` while the
-  // slices held now leave and ids arrive at `ids_per_ms` (infinity: none do).
-  double GroupsForTheBudget(double ids_per_ms, double budget) const;
+  // slices held at `now` leave and ids arrive at `ids_per_ms` (infinity: none do).
+  double GroupsForTheBudget(Millis now, double ids_per_ms, double budget) const;
   // The next sizes to at least `wanted` groups: at least twice the current size.
   void GrowTo(double wanted);
   // A slice's false-positive rate: 2 * ids / groups / (2^bits - 1).
