@@ -10,6 +10,7 @@ set logscale y
 set ytics nomirror
 set logscale y2
 set y2tics
+set y2range [0.1:3000]
 set xlabel "simulated time (s)"
 set ylabel "false positive probability"
 set y2label "kbit / ids per second"

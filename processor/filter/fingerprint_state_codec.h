@@ -37,7 +37,7 @@ template <class Word>
 class BasicFingerprintFilter;
 struct FingerprintFilterConfig;
 
-inline constexpr uint8_t kFingerprintConstituent = 2;
+inline constexpr auto kFingerprintConstituent = static_cast<uint8_t>(Constituent::kFingerprint);
 inline constexpr uint8_t kFingerprintLayoutVersion = 1;
 
 struct FingerprintStateCodec {
