@@ -371,7 +371,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // moving on) and starts their input where their changelog says.
   void RestoreDue() {
     std::vector<base::Partition> due = DueRestores();
-    if (due.empty() || !fatal.ok() || stopping) return;
+    // A lost assignment (the group moved on while we were paused or cut off) is
+    // revoked at the next poll: a claim now would be a zombie's, which a real broker
+    // refuses and the embedded cluster does not.
+    if (due.empty() || !fatal.ok() || stopping || consumer->AssignmentLost()) return;
     for (const auto& [p, position] : RestoreAndClaim(due)) {
       if (kafka::KafkaError e = StartInputAt(p, position)) {
         RestoreFailed(p, "cannot resume its input: " + e.ToString());
