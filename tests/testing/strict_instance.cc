@@ -86,7 +86,7 @@ StrictInstance::StrictInstance(StrictKafka& kafka, StrictInstanceOptions options
   po.clients = clients_.get();
   po.clock = &kafka.clock();
   po.instance_id = instance_id;
-  po.commit_interval = 1h;  // the test commits (Commit); claims happen anyway
+  po.commit_interval = options_.commit_interval;
   po.transaction_timeout = options_.transaction_timeout;
   po.dedup = TestDedup();
   po.dedup.window = options_.dedup_window;

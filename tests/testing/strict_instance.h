@@ -60,6 +60,9 @@ struct StrictInstanceOptions {
   size_t changelog_retention_bytes = 0;
   // Where its shards keep local checkpoints (empty: none).
   std::string checkpoint_dir{};
+  // ProcessorOptions::commit_interval: a Step commits once this much simulated time
+  // passed since the last commit. The default, never, leaves commits to the test.
+  std::chrono::milliseconds commit_interval = std::chrono::hours(1);
 };
 
 class StrictInstance {

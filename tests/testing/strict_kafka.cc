@@ -220,6 +220,10 @@ class StrictCluster {
   std::map<std::string, Coordinator> coordinators;  // by transactional.id
   std::map<std::string, int> incarnations;          // instance → restarts so far
   std::vector<Injection> injections;
+  // LearnDropAt: instance → the call during which it learns its member was dropped;
+  // and the instances that learnt it that way and have not been served the loss.
+  std::map<std::string, Call> drop_learned_at;
+  std::set<std::string> drop_learned;
   uint64_t members_joined = 0;
 
   int64_t NowMs() const { return clock.SteadyMs(); }
@@ -268,6 +272,11 @@ void StrictKafkaClock::Sleep(std::chrono::milliseconds duration) {
 }
 
 std::optional<KafkaError> StrictCluster::TakeInjection(Call call, const std::string& instance) {
+  if (const auto it = drop_learned_at.find(instance);
+      it != drop_learned_at.end() && it->second == call) {
+    drop_learned_at.erase(it);
+    drop_learned.insert(instance);
+  }
   for (auto it = injections.begin(); it != injections.end(); ++it) {
     if (it->call != call || (!it->instance.empty() && it->instance != instance)) continue;
     if (it->skip > 0) {
@@ -1050,7 +1059,8 @@ std::optional<Message> StrictGroupConsumer::Poll(std::chrono::milliseconds) {
 // Loss first (nothing else matters to a member the group dropped), then revocations
 // (they unblock other members), then assignments.
 StrictGroupConsumer::Callback StrictGroupConsumer::TakeCallback() {
-  if (!member_id_.empty() && member() == nullptr) {
+  if (!member_id_.empty() && member() == nullptr &&
+      cluster().drop_learned_at.count(id_.instance) == 0) {
     member_id_.clear();
     losing_ = true;
     return {Callback::kLost, Keys(assigned_), listener_};
@@ -1107,6 +1117,7 @@ void StrictGroupConsumer::AfterRevoked(const std::vector<base::Partition>& parti
 void StrictGroupConsumer::AfterLost() {
   std::lock_guard lock(cluster().mu);
   losing_ = false;
+  cluster().drop_learned.erase(id_.instance);
   assigned_.clear();
   last_polled_.reset();
   if (id_.crashed() || closed_) return;
@@ -1263,7 +1274,8 @@ bool StrictGroupConsumer::AssignmentLost() {
   std::lock_guard lock(cluster().mu);
   if (id_.crashed()) return false;
   Touch();
-  return losing_;
+  const bool dropped = !member_id_.empty() && member() == nullptr;
+  return losing_ || (dropped && cluster().drop_learned.count(id_.instance) > 0);
 }
 
 // A live member carries the group's current generation (the real client rejoins in
@@ -1506,6 +1518,11 @@ void StrictKafka::InjectError(Call call, KafkaError error, int times, std::strin
   std::lock_guard lock(cluster_->mu);
   if (times <= 0) return;
   cluster_->injections.push_back({call, std::move(error), times, std::move(instance)});
+}
+
+void StrictKafka::LearnDropAt(Call call, std::string instance) {
+  std::lock_guard lock(cluster_->mu);
+  cluster_->drop_learned_at[std::move(instance)] = call;
 }
 
 void StrictKafka::CrashAt(Call call, std::string instance, int skip) {

@@ -159,6 +159,15 @@ class StrictKafka {
   // SIGKILL at a chosen point: `instance`'s next `call` (after `skip` of them went
   // through) crashes the instance, as Crash would, before the call has any effect.
   void CrashAt(Call call, std::string instance, int skip = 0);
+  // When a member the group dropped (session timeout) learns it. By default at its
+  // next Poll, which serves the loss; until then AssignmentLost() says nothing, as
+  // when the application commits before librdkafka's background thread has heard.
+  // After this call `instance` learns it only during its next `call` instead: from
+  // then on its consumer's AssignmentLost() is true, and the Poll after it serves the
+  // loss. That is the other interleaving of a real client: the session-timeout check
+  // fires in the middle of a transaction, and the application runs on (aborts,
+  // restores) for a moment knowing its assignment is lost.
+  void LearnDropAt(Call call, std::string instance);
 
   // --- Introspection -----------------------------------------------------------
   // The retained log (from the log start), markers and open records included.

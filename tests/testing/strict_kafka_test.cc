@@ -410,6 +410,34 @@ TEST(StrictKafka, AnExpelledMembersNextPollReportsTheLossAndRejoins) {
   EXPECT_NE(kafka.Members("counting")[0], "a#1") << "it rejoins as a new member";
 }
 
+TEST(StrictKafka, AMemberScriptedToLearnItsDropMidTransactionSeesTheLossOnlyFromThatCall) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("input", 1).ok());
+  ASSERT_TRUE(kafka.CreateTopic("out", 1).ok());
+  auto clients = kafka.ClientsFor("a");
+  Member a = Subscribed(*clients);
+  auto producer = Initialized(*clients, "t");
+  Drain(*a.consumer);
+  kafka.Freeze("a");
+  kafka.Advance(10s + 1ms);
+  ASSERT_TRUE(kafka.Members("counting").empty());
+  kafka.LearnDropAt(StrictKafka::Call::kProduce, "a");
+  kafka.Thaw("a");
+
+  Drain(*a.consumer);
+  EXPECT_EQ(a.listener->events, std::vector<std::string>{"assigned 0"})
+      << "the loss waits for the call the test chose";
+  EXPECT_FALSE(a.consumer->AssignmentLost());
+  ASSERT_TRUE(producer->BeginTransaction().ok());
+  ASSERT_TRUE(producer->Produce(Record("out", 0, "x")).ok());
+  EXPECT_TRUE(a.consumer->AssignmentLost()) << "learnt during the produce";
+
+  Drain(*a.consumer);
+  EXPECT_EQ(a.listener->events, (std::vector<std::string>{"assigned 0", "lost 0", "assigned 0"}));
+  EXPECT_TRUE(a.listener->lost_during_callback);
+  EXPECT_FALSE(a.consumer->AssignmentLost()) << "served, and rejoined";
+}
+
 TEST(StrictKafka, AMemberThatKeepsPollingStaysInTheGroup) {
   StrictKafka kafka;
   ASSERT_TRUE(kafka.CreateTopic("input", 1).ok());

@@ -131,6 +131,64 @@ TEST(Processor, AMemberTheGroupMovedOnWithoutNeverCutsBackItsSuccessorsWork) {
   ExpectExactlyOnce(kafka, 300);
 }
 
+// The same zombie, in the other interleaving of a real client: its commit fails with
+// an abortable error while librdkafka's background thread learns, in the same moment,
+// that the session timed out. The abort path would restore the shards and claim them
+// at once, in the loop turn that committed; with the assignment lost that claim is a
+// zombie's (a real broker refuses it, the embedded cluster takes it and readers then
+// follow it instead of the successor's). The instance claims nothing and leaves the
+// shards to the revocation that the next poll serves.
+TEST(Processor, AMemberThatLearnsItWasDroppedAsItsCommitAbortsClaimsNothing) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  // Commits in its own loop turn, as the service does, so that the abort and the
+  // restores it makes due happen in one turn, before the next poll.
+  testing::StrictInstanceOptions options;
+  options.process = "a";
+  options.commit_interval = 1s;
+  Instance a(kafka, options);
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  Send(kafka, 0, 100);
+  a.StepAndCommit();
+  Send(kafka, 100, 150);
+  for (int i = 0; i < 3; ++i) a.Step();  // applied, not committed
+
+  kafka.Freeze("a");
+  Instance b(kafka, "b");
+  ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return b.RunsAll(kPartitions); })) << b.log();
+  Send(kafka, 150, 250);
+  b.StepAndCommit();
+  ASSERT_EQ(CountsInChangelog(kafka), Expected(250));
+
+  // a wakes: its next loop turn polls (nothing tells it yet), commits what it
+  // applied (the interval has passed), and the commit's first record times out as
+  // the session check fires.
+  kafka.Thaw("a");
+  kafka.InjectError(Call::kProduce, {kafka::ErrorKind::kAbortable, "_MSG_TIMED_OUT", "injected"}, 1,
+                    "a");
+  kafka.LearnDropAt(Call::kProduce, "a");
+  a.Step();
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    ASSERT_NE(a.View(p), nullptr);
+    EXPECT_EQ(a.View(p)->transactions_aborted, 1u) << "shard " << p << ": the commit aborted";
+    EXPECT_EQ(a.View(p)->restore_retries, 0u) << "shard " << p << ": " << a.View(p)->failure;
+    EXPECT_FALSE(a.Runs(p)) << "shard " << p << " claimed by a member the group dropped";
+  }
+  EXPECT_EQ(a.log().find("its claim was refused"), std::string::npos) << a.log();
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(250)) << "b's batches stand";
+  ExpectEveryClaimTookANewEpoch(kafka);
+
+  // The next poll serves the loss; a rejoins and the group balances the shards again.
+  ASSERT_TRUE(RunUntil(kafka, {&a, &b},
+                       [&] { return (a.Runs(0) && b.Runs(1)) || (a.Runs(1) && b.Runs(0)); }))
+      << a.log() << b.log();
+  Send(kafka, 250, 300);
+  Send(kafka, 100, 200);  // retries
+  a.StepAndCommit();
+  b.StepAndCommit();
+  ExpectExactlyOnce(kafka, 300);
+}
+
 // --- Failovers while a dead owner's transaction is open --------------------------
 
 TEST(Processor, ASecondFailoverWhileADeadOwnersTransactionIsOpenNeverReusesAnEpoch) {
