@@ -177,15 +177,22 @@ void BasicFingerprintFilter<W>::Insert(const Probe& probe) {
 }
 
 template <class W>
-template <int kLanes>
-bool BasicFingerprintFilter<W>::InsertIfFreshInTheOnlyPlane(const Probe& probe) {
-  if (planes_.size() != 1) return false;
-  Plane& plane = planes_.front().memory;
+typename BasicFingerprintFilter<W>::FreshRun BasicFingerprintFilter<W>::BeginFreshRun() {
+  if (planes_.size() != 1) return {};
   const Slice& present = slices_.front();
-  if (plane.groups() != probe.groups || present.ids >= present.capacity) return false;
-  if (plane.template AnySlotMatches<kLanes>(probe.buckets, probe.pattern, fields_)) return false;
-  PlaceInPresent(plane, probe.buckets, probe.fingerprint);
-  return true;
+  Plane& plane = planes_.front().memory;
+  const uint64_t room = present.ids < present.capacity ? present.capacity - present.ids : 0;
+  return {&plane, present.slot, plane.groups(), room, 0, inserted_};
+}
+
+template <class W>
+void BasicFingerprintFilter<W>::EndFreshRun(FreshRun& run) {
+  if (run.placed == 0) return;
+  Slice& present = slices_.front();
+  present.ids += run.placed;
+  present.newest = now_;
+  inserted_ += run.placed;
+  run.placed = 0;
 }
 
 template <class W>
@@ -324,16 +331,39 @@ void BasicFingerprintFilter<W>::RunBatch(std::span<const IdHash> hashes,
     ahead[i] = ProbeOf(hashes[i]);
     Prefetch(ahead[i]);
   }
+  // The common case: one plane, the present has room, and no slice holds the id. It
+  // does what Decide does (the same kicks, from the same seeds), with the fields and
+  // the counts in locals.
+  const FingerprintFields<W> fields = fields_;
+  FreshRun run = BeginFreshRun();
   for (size_t i = 0; i < count; ++i) {
     Probe& probe = ahead[i % kPrefetchDistance];
-    verdicts[i] =
-        InsertIfFreshInTheOnlyPlane<kLanes>(probe) ? Verdict::kNew : Decide<kLanes>(probe);
+    if (run.room > run.placed && probe.groups == run.groups &&
+        !run.plane->template AnySlotMatches<kLanes>(probe.buckets, probe.pattern, fields)) {
+      const auto homeless = run.plane->Place(run.slot, probe.buckets, probe.fingerprint, fields,
+                                             run.seed + run.placed);
+      ++run.placed;
+      verdicts[i] = Verdict::kNew;
+      if (homeless) [[unlikely]] {
+        --run.placed;  // counted by inserted_, not by the present
+        EndFreshRun(run);
+        ++inserted_;
+        slices_.front().newest = now_;
+        KeepHomeless(*homeless, run.groups);
+        run = BeginFreshRun();
+      }
+    } else {
+      EndFreshRun(run);
+      verdicts[i] = Decide<kLanes>(probe);
+      run = BeginFreshRun();
+    }
     // The slot is free again: the id kPrefetchDistance ahead takes it.
     if (i + kPrefetchDistance < count) {
       probe = ProbeOf(hashes[i + kPrefetchDistance]);
       Prefetch(probe);
     }
   }
+  EndFreshRun(run);
 }
 
 template <class W>

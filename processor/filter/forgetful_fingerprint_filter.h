@@ -148,11 +148,21 @@ class BasicFingerprintFilter final : public DedupFilter {
   template <int kLanes = 4>
   Verdict Decide(const Probe& probe);
   void Insert(const Probe& probe);
-  // The common case in one step: one plane, the present has room, and no slice
-  // holds the id. Inserts it and returns true; false leaves everything to Lookup and
-  // Insert.
-  template <int kLanes>
-  bool InsertIfFreshInTheOnlyPlane(const Probe& probe);
+  // The common case of a batch, held in locals for a run of ids: the only plane, the
+  // present's slot and the room left in it. Stores into the plane may alias any
+  // member of the filter as far as the compiler knows, so what the loop reads in
+  // every turn is copied here, and the counts it keeps are written back
+  // (EndFreshRun) before anything else reads them.
+  struct FreshRun {
+    Plane* plane = nullptr;  // null: no run (more than one plane)
+    uint32_t slot = 0;
+    uint64_t groups = 0;
+    uint64_t room = 0;    // ids the present takes before it is full
+    uint64_t placed = 0;  // ids placed in this run
+    uint64_t seed = 0;    // inserted_ when the run began: the kicks' seeds go on from it
+  };
+  FreshRun BeginFreshRun();
+  void EndFreshRun(FreshRun& run);
   // Places a new id's fingerprint in the present (of `plane`) and counts it.
   void PlaceInPresent(Plane& plane, const typename Plane::Buckets& buckets, uint32_t fingerprint);
   // Insert's rare paths: a full present (grow, or push a slice of the new size), and

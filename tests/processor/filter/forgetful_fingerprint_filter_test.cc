@@ -450,6 +450,9 @@ void CheckPathsAgree(const FingerprintFilterConfig& config) {
         verdicts.insert(verdicts.end(), v.begin(), v.end());
       }
       EXPECT_GT(f.plane_count() + f.early_refreshes(), 1u);
+      if (config.max_load == 1.0) {
+        EXPECT_GT(f.kicks_failed(), 0u) << "the path of a fingerprint no bucket takes";
+      }
       digests.push_back(f.Digest());
       all.push_back(verdicts);
     }
@@ -467,6 +470,17 @@ TEST(FingerprintFilter, EveryInstructionSetGivesTheSameVerdictsAndState64) {
 
 TEST(FingerprintFilter, EveryInstructionSetGivesTheSameVerdictsAndState128) {
   CheckPathsAgree<Bucket128>(Small128());
+}
+
+// Slices filled to every field: kicks fail before a present is full, in the batch
+// loop's common case too.
+TEST(FingerprintFilter, EveryInstructionSetGivesTheSameStateWhenKicksFail) {
+  FingerprintFilterConfig c64 = Small64();
+  c64.max_load = 1.0;
+  CheckPathsAgree<uint64_t>(c64);
+  FingerprintFilterConfig c128 = Small128();
+  c128.max_load = 1.0;
+  CheckPathsAgree<Bucket128>(c128);
 }
 
 TEST(FingerprintFilter, SummarizesItsSlicesAndMemory) {
