@@ -88,24 +88,44 @@ INSTANTIATE_TEST_SUITE_P(EveryStep, KilledMidCommit,
 
 // --- A zombie -------------------------------------------------------------------
 
-TEST(Processor, AMemberTheGroupMovedOnWithoutNeverCutsBackItsSuccessorsWork) {
-  std::unique_ptr<StrictKafka> holder;
-  StrictKafka& kafka = NewCluster(holder);
-  Instance a(kafka, "a");
-  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+// a counts events [0, 100) and commits, applies [100, 150) without committing, and
+// freezes (a long GC pause, a stopped VM): its session expires and b, returned,
+// takes every shard over, counts [150, 250) and commits.
+std::unique_ptr<Instance> FreezeWithWorkInHandAndLetBTakeOver(StrictKafka& kafka, Instance& a) {
+  EXPECT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
   Send(kafka, 0, 100);
   a.StepAndCommit();
   Send(kafka, 100, 150);
   for (int i = 0; i < 3; ++i) a.Step();  // applied, not committed
 
-  // a freezes (a long GC pause, a stopped VM): its session expires and b takes every
-  // shard over, counts more and commits.
   kafka.Freeze("a");
-  Instance b(kafka, "b");
-  ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return b.RunsAll(kPartitions); })) << b.log();
+  auto b = std::make_unique<Instance>(kafka, "b");
+  EXPECT_TRUE(RunUntil(kafka, {b.get()}, [&] { return b->RunsAll(kPartitions); })) << b->log();
   Send(kafka, 150, 250);
+  b->StepAndCommit();
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(250));
+  return b;
+}
+
+// a rejoins, the group balances the shards between a and b again, clients send more
+// and retry, and every event is counted once.
+void RejoinAndCountEveryEventOnce(StrictKafka& kafka, Instance& a, Instance& b) {
+  ASSERT_TRUE(RunUntil(kafka, {&a, &b},
+                       [&] { return (a.Runs(0) && b.Runs(1)) || (a.Runs(1) && b.Runs(0)); }))
+      << a.log() << b.log();
+  Send(kafka, 250, 300);
+  Send(kafka, 100, 200);  // retries
+  a.StepAndCommit();
   b.StepAndCommit();
-  ASSERT_EQ(CountsInChangelog(kafka), Expected(250));
+  ExpectExactlyOnce(kafka, 300);
+}
+
+TEST(Processor, AMemberTheGroupMovedOnWithoutNeverCutsBackItsSuccessorsWork) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, "a");
+  std::unique_ptr<Instance> b = FreezeWithWorkInHandAndLetBTakeOver(kafka, a);
+  ASSERT_FALSE(::testing::Test::HasFailure());
 
   // a wakes up and commits before it hears that it lost its shards: the broker
   // refuses its offsets, and a drops the shards without claiming them again.
@@ -120,15 +140,7 @@ TEST(Processor, AMemberTheGroupMovedOnWithoutNeverCutsBackItsSuccessorsWork) {
   }
   EXPECT_EQ(CountsInChangelog(kafka), Expected(250)) << "b's batches stand";
 
-  // a rejoins and the group balances the shards between them again.
-  ASSERT_TRUE(RunUntil(kafka, {&a, &b},
-                       [&] { return (a.Runs(0) && b.Runs(1)) || (a.Runs(1) && b.Runs(0)); }))
-      << a.log() << b.log();
-  Send(kafka, 250, 300);
-  Send(kafka, 100, 200);  // retries
-  a.StepAndCommit();
-  b.StepAndCommit();
-  ExpectExactlyOnce(kafka, 300);
+  RejoinAndCountEveryEventOnce(kafka, a, *b);
 }
 
 // The same zombie, in the other interleaving of a real client: its commit fails with
@@ -147,18 +159,8 @@ TEST(Processor, AMemberThatLearnsItWasDroppedAsItsCommitAbortsClaimsNothing) {
   options.process = "a";
   options.commit_interval = 1s;
   Instance a(kafka, options);
-  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
-  Send(kafka, 0, 100);
-  a.StepAndCommit();
-  Send(kafka, 100, 150);
-  for (int i = 0; i < 3; ++i) a.Step();  // applied, not committed
-
-  kafka.Freeze("a");
-  Instance b(kafka, "b");
-  ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return b.RunsAll(kPartitions); })) << b.log();
-  Send(kafka, 150, 250);
-  b.StepAndCommit();
-  ASSERT_EQ(CountsInChangelog(kafka), Expected(250));
+  std::unique_ptr<Instance> b = FreezeWithWorkInHandAndLetBTakeOver(kafka, a);
+  ASSERT_FALSE(::testing::Test::HasFailure());
 
   // a wakes: its next loop turn polls (nothing tells it yet), commits what it
   // applied (the interval has passed), and the commit's first record times out as
@@ -178,15 +180,8 @@ TEST(Processor, AMemberThatLearnsItWasDroppedAsItsCommitAbortsClaimsNothing) {
   EXPECT_EQ(CountsInChangelog(kafka), Expected(250)) << "b's batches stand";
   ExpectEveryClaimTookANewEpoch(kafka);
 
-  // The next poll serves the loss; a rejoins and the group balances the shards again.
-  ASSERT_TRUE(RunUntil(kafka, {&a, &b},
-                       [&] { return (a.Runs(0) && b.Runs(1)) || (a.Runs(1) && b.Runs(0)); }))
-      << a.log() << b.log();
-  Send(kafka, 250, 300);
-  Send(kafka, 100, 200);  // retries
-  a.StepAndCommit();
-  b.StepAndCommit();
-  ExpectExactlyOnce(kafka, 300);
+  // The next poll serves the loss; a rejoins.
+  RejoinAndCountEveryEventOnce(kafka, a, *b);
 }
 
 // --- Failovers while a dead owner's transaction is open --------------------------
