@@ -86,17 +86,21 @@ class FingerprintPlane {
     PrefetchLine(GroupWords(b.second));
   }
 
-  // Whether any slot holds `pattern`'s fingerprint in either bucket: the fast path
-  // of a lookup, which for a fresh id (most of them) is the whole of it. Free slots
-  // are kept empty (ClearSlot), so they never match.
+  // Bit s set: the slice in slot s holds `pattern`'s fingerprint in either bucket.
+  // Free slots are kept empty (ClearSlot), so they never match. For a fresh id (most
+  // of them) the answer is 0, and the test for it is the whole of a lookup.
   //
   // Both groups in 64-bit vector lanes, kLanes at a time (GCC vector extensions: 4
   // lanes are SSE2 pairs in a portable build and one AVX2 register inside the
   // filter's AVX2 batch path; 8 lanes are one AVX-512 register). A 128-bit bucket is
   // a (low, high) pair of lanes; its subtraction carries the low lane's borrow into
-  // the high lane by hand.
+  // the high lane by hand. The zero-field test is exact per bucket, and the two
+  // groups' buckets of one slot share lanes, so with 8 lanes (a whole group) the
+  // lanes that are not zero are the slots. With 4 lanes a lane holds two slots'
+  // buckets, and a lookup that matches is settled one slot at a time
+  // (MatchingSlotsOneByOne).
   template <int kLanes = 4>
-  bool AnySlotMatches(const Buckets& b, Word pattern, const FingerprintFields<Word>& f) const {
+  uint32_t MatchingSlots(const Buckets& b, Word pattern, const FingerprintFields<Word>& f) const {
     using V = typename VectorLanes<kLanes>::Unsigned;
     using Mask = typename VectorLanes<kLanes>::Signed;
     // The pattern's lanes are built in registers (broadcasts, and for 128-bit buckets
@@ -141,11 +145,25 @@ class FingerprintPlane {
     zero &= highs;
     uint64_t any = 0;
     for (int i = 0; i < kLanes; ++i) any |= zero[i];
-    return any != 0;
+    if (any == 0) [[likely]] {
+      return 0;
+    }
+    if constexpr (kLanes == 8) {
+      uint32_t mask = 0;
+      for (uint32_t s = 0; s < kSlots; ++s) {
+        uint64_t lanes = 0;
+        for (uint32_t w = 0; w < kWordsPerBucket; ++w) lanes |= zero[s * kWordsPerBucket + w];
+        mask |= static_cast<uint32_t>(lanes != 0) << s;
+      }
+      return mask;
+    } else {
+      return MatchingSlotsOneByOne(b, pattern, f);
+    }
   }
 
-  // Bit s set: the slice in slot s holds `pattern`'s fingerprint in either bucket.
-  uint32_t MatchingSlots(const Buckets& b, Word pattern, const FingerprintFields<Word>& f) const {
+  // MatchingSlots, one bucket at a time: no vectors.
+  uint32_t MatchingSlotsOneByOne(const Buckets& b, Word pattern,
+                                 const FingerprintFields<Word>& f) const {
     const uint64_t* g1 = GroupWords(b.first);
     const uint64_t* g2 = GroupWords(b.second);
     uint32_t mask = 0;

@@ -153,13 +153,14 @@ void BasicFingerprintFilter<W>::Prefetch(const Probe& probe) const {
 
 template <class W>
 template <int kLanes>
-Verdict BasicFingerprintFilter<W>::Lookup(const Probe& probe) const {
+Verdict BasicFingerprintFilter<W>::Lookup(const Probe& probe, const KnownSlots& known) const {
   bool oldest_only = false;
   for (uint32_t i = 0; i < planes_.size(); ++i) {
     const Plane& plane = planes_[i].memory;
-    const auto buckets = BucketsIn(plane, probe);
-    if (!plane.template AnySlotMatches<kLanes>(buckets, probe.pattern, fields_)) continue;
-    const uint32_t hits = plane.MatchingSlots(buckets, probe.pattern, fields_) & planes_[i].live;
+    const uint32_t slots = i == known.plane ? known.slots
+                                            : plane.template MatchingSlots<kLanes>(
+                                                  BucketsIn(plane, probe), probe.pattern, fields_);
+    const uint32_t hits = slots & planes_[i].live;
     if (hits == 0) continue;
     if (i != oldest_plane_ || (hits & ~oldest_bit_) != 0) return Verdict::kDuplicate;
     oldest_only = true;
@@ -248,8 +249,8 @@ Verdict BasicFingerprintFilter<W>::TestAndInsert(IdHash hash) {
 
 template <class W>
 template <int kLanes>
-Verdict BasicFingerprintFilter<W>::Decide(const Probe& probe) {
-  const Verdict verdict = Lookup<kLanes>(probe);
+Verdict BasicFingerprintFilter<W>::Decide(const Probe& probe, const KnownSlots& known) {
+  const Verdict verdict = Lookup<kLanes>(probe, known);
   if (verdict == Verdict::kNew) {
     Insert(probe);
   } else {
@@ -338,8 +339,11 @@ void BasicFingerprintFilter<W>::RunBatch(std::span<const IdHash> hashes,
   FreshRun run = BeginFreshRun();
   for (size_t i = 0; i < count; ++i) {
     Probe& probe = ahead[i % kPrefetchDistance];
-    if (run.room > run.placed && probe.groups == run.groups &&
-        !run.plane->template AnySlotMatches<kLanes>(probe.buckets, probe.pattern, fields)) {
+    const bool in_run = run.room > run.placed && probe.groups == run.groups;
+    const uint32_t slots =
+        in_run ? run.plane->template MatchingSlots<kLanes>(probe.buckets, probe.pattern, fields)
+               : 0;
+    if (in_run && slots == 0) {
       const auto homeless = run.plane->Place(run.slot, probe.buckets, probe.fingerprint, fields,
                                              run.seed + run.placed);
       ++run.placed;
@@ -354,7 +358,8 @@ void BasicFingerprintFilter<W>::RunBatch(std::span<const IdHash> hashes,
       }
     } else {
       EndFreshRun(run);
-      verdicts[i] = Decide<kLanes>(probe);
+      // In a run the only plane's slots are known: a retry is not tested twice.
+      verdicts[i] = Decide<kLanes>(probe, in_run ? KnownSlots{0, slots} : KnownSlots{});
       run = BeginFreshRun();
     }
     // The slot is free again: the id kPrefetchDistance ahead takes it.

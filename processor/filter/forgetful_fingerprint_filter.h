@@ -142,11 +142,16 @@ class BasicFingerprintFilter final : public DedupFilter {
   // and again (out of line: rare) for a plane of another size.
   typename Plane::Buckets BucketsIn(const Plane& plane, const Probe& probe) const;
   typename Plane::Buckets OtherBuckets(const Plane& plane, const Probe& probe) const;
+  // The matching slots of one plane, when the caller has them already.
+  struct KnownSlots {
+    uint32_t plane = UINT32_MAX;  // none
+    uint32_t slots = 0;
+  };
   template <int kLanes = 4>
-  Verdict Lookup(const Probe& probe) const;
+  Verdict Lookup(const Probe& probe, const KnownSlots& known = {}) const;
   // Lookup, then Insert a new id or count a duplicate.
   template <int kLanes = 4>
-  Verdict Decide(const Probe& probe);
+  Verdict Decide(const Probe& probe, const KnownSlots& known = {});
   void Insert(const Probe& probe);
   // The common case of a batch, held in locals for a run of ids: the only plane, the
   // present's slot and the room left in it. Stores into the plane may alias any

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -52,8 +53,8 @@ TEST(FingerprintPlane, FindsWhatItPlacedInItsSlotOnly) {
   ASSERT_GT(stored.size(), 550u);
   for (const Stored& s : stored) {
     const auto b = plane.BucketsOf(s.mixed, s.fingerprint);
+    EXPECT_NE(plane.MatchingSlotsOneByOne(b, f.Pattern(s.fingerprint), f) & (1u << s.slot), 0u);
     EXPECT_NE(plane.MatchingSlots(b, f.Pattern(s.fingerprint), f) & (1u << s.slot), 0u);
-    EXPECT_TRUE(plane.AnySlotMatches(b, f.Pattern(s.fingerprint), f));
   }
   uint64_t held = 0;
   for (uint32_t slot = 0; slot < FingerprintPlane<Bucket128>::kSlots; ++slot) {
@@ -63,7 +64,7 @@ TEST(FingerprintPlane, FindsWhatItPlacedInItsSlotOnly) {
 }
 
 template <class Word>
-void CheckAnySlotAgreesWithTheSlots(uint32_t bits) {
+void CheckEveryLaneWidthFindsTheSlotsOneByOneDoes(uint32_t bits) {
   const FingerprintFields<Word> f(bits);
   auto plane = MakePlane<Word>(16);
   std::mt19937_64 rng(bits);
@@ -74,24 +75,31 @@ void CheckAnySlotAgreesWithTheSlots(uint32_t bits) {
     (void)plane.Place(slot, plane.BucketsOf(rng(), fp), fp, f, i);
   }
   int hits = 0;
+  int multiple = 0;
   for (int i = 0; i < 5000; ++i) {
     const uint32_t fp = 1 + static_cast<uint32_t>(rng() % 60);
     const auto b = plane.BucketsOf(rng(), fp);
-    const bool any = plane.MatchingSlots(b, f.Pattern(fp), f) != 0;
-    hits += any ? 1 : 0;
-    ASSERT_EQ(plane.template AnySlotMatches<4>(b, f.Pattern(fp), f), any);
-    ASSERT_EQ(plane.template AnySlotMatches<8>(b, f.Pattern(fp), f), any);
+    const uint32_t slots = plane.MatchingSlotsOneByOne(b, f.Pattern(fp), f);
+    hits += slots != 0 ? 1 : 0;
+    multiple += std::popcount(slots) > 1 ? 1 : 0;
+    ASSERT_EQ(plane.template MatchingSlots<4>(b, f.Pattern(fp), f), slots);
+    ASSERT_EQ(plane.template MatchingSlots<8>(b, f.Pattern(fp), f), slots);
   }
   EXPECT_GT(hits, 100);
   EXPECT_LT(hits, 4900);
+  EXPECT_GT(multiple, 10) << "ids held by several slots at once";
 }
 
-TEST(FingerprintPlane, MatchesAnySlotAsTheSlotsDo64) {
-  for (uint32_t bits : {8u, 13u, 16u, 21u, 32u}) CheckAnySlotAgreesWithTheSlots<uint64_t>(bits);
+TEST(FingerprintPlane, EveryLaneWidthFindsTheSlotsOneByOneDoes64) {
+  for (uint32_t bits : {8u, 13u, 16u, 21u, 32u}) {
+    CheckEveryLaneWidthFindsTheSlotsOneByOneDoes<uint64_t>(bits);
+  }
 }
 
-TEST(FingerprintPlane, MatchesAnySlotAsTheSlotsDo128) {
-  for (uint32_t bits : {16u, 21u, 25u, 32u}) CheckAnySlotAgreesWithTheSlots<Bucket128>(bits);
+TEST(FingerprintPlane, EveryLaneWidthFindsTheSlotsOneByOneDoes128) {
+  for (uint32_t bits : {16u, 21u, 25u, 32u}) {
+    CheckEveryLaneWidthFindsTheSlotsOneByOneDoes<Bucket128>(bits);
+  }
 }
 
 TEST(FingerprintPlane, HandsBackAHomelessFingerprintWhenKicksFailAndLosesNoOther) {
@@ -111,10 +119,11 @@ TEST(FingerprintPlane, HandsBackAHomelessFingerprintWhenKicksFailAndLosesNoOther
     uint32_t missing = 0;
     for (const Stored& p : placed) {
       const auto b = plane.BucketsOf(p.mixed, p.fingerprint);
-      missing += (plane.MatchingSlots(b, f.Pattern(p.fingerprint), f) & 4u) == 0 ? 1 : 0;
+      missing += (plane.MatchingSlotsOneByOne(b, f.Pattern(p.fingerprint), f) & 4u) == 0 ? 1 : 0;
     }
     const auto nb = plane.BucketsOf(s.mixed, s.fingerprint);
-    const bool new_one_in = (plane.MatchingSlots(nb, f.Pattern(s.fingerprint), f) & 4u) != 0;
+    const bool new_one_in =
+        (plane.MatchingSlotsOneByOne(nb, f.Pattern(s.fingerprint), f) & 4u) != 0;
     EXPECT_EQ(missing + (new_one_in ? 0 : 1), 1u);
     EXPECT_EQ(plane.CountOccupied(2, f), placed.size());
     EXPECT_LT(homeless->bucket, 8u);
