@@ -40,6 +40,7 @@ class FingerprintFields {
   explicit constexpr FingerprintFields(uint32_t bits)
       : bits_(bits),
         count_(kWordBits<Word> / bits),
+        max_fingerprint_(static_cast<uint32_t>((uint64_t{1} << bits) - 1)),
         full_width_((count_ - 1) * bits),
         inverse_((65536 + bits - 1) / bits) {
     for (uint32_t j = 0; j < count_; ++j) ones_ |= Word{1} << (j * bits_);
@@ -65,9 +66,7 @@ class FingerprintFields {
   constexpr uint32_t bits() const { return bits_; }
   constexpr uint32_t count() const { return count_; }
   // Fingerprints are 1 .. max_fingerprint().
-  constexpr uint32_t max_fingerprint() const {
-    return static_cast<uint32_t>((uint64_t{1} << bits_) - 1);
-  }
+  constexpr uint32_t max_fingerprint() const { return max_fingerprint_; }
 
   // A fingerprint from 32 hash bits, uniform over 1 .. 2^bits - 1 (multiply-shift,
   // no division).
@@ -130,6 +129,7 @@ class FingerprintFields {
  private:
   uint32_t bits_;
   uint32_t count_;
+  uint32_t max_fingerprint_;
   uint32_t full_width_;  // a bucket wider than this has its top field occupied
   uint32_t inverse_;     // ceil(2^16 / bits)
   Word ones_ = 0;

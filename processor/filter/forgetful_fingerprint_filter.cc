@@ -162,10 +162,23 @@ Verdict BasicFingerprintFilter<W>::Lookup(const Probe& probe, const KnownSlots& 
                                                   BucketsIn(plane, probe), probe.pattern, fields_);
     const uint32_t hits = slots & planes_[i].live;
     if (hits == 0) continue;
-    if (i != oldest_plane_ || (hits & ~oldest_bit_) != 0) return Verdict::kDuplicate;
+    if (DuplicateIn(i, hits) == Verdict::kDuplicate) return Verdict::kDuplicate;
     oldest_only = true;
   }
   return oldest_only ? Verdict::kDuplicateNearEdge : Verdict::kNew;
+}
+
+template <class W>
+Verdict BasicFingerprintFilter<W>::DuplicateIn(uint32_t plane, uint32_t hits) const {
+  return plane != oldest_plane_ || (hits & ~oldest_bit_) != 0 ? Verdict::kDuplicate
+                                                              : Verdict::kDuplicateNearEdge;
+}
+
+template <class W>
+Verdict BasicFingerprintFilter<W>::CountDuplicate(Verdict verdict) {
+  ++duplicates_;
+  if (verdict == Verdict::kDuplicateNearEdge) ++near_edge_;
+  return verdict;
 }
 
 template <class W>
@@ -183,7 +196,7 @@ typename BasicFingerprintFilter<W>::FreshRun BasicFingerprintFilter<W>::BeginFre
   const Slice& present = slices_.front();
   Plane& plane = planes_.front().memory;
   const uint64_t room = present.ids < present.capacity ? present.capacity - present.ids : 0;
-  return {&plane, present.slot, plane.groups(), room, 0, inserted_};
+  return {&plane, planes_.front().live, present.slot, plane.groups(), room, 0, inserted_};
 }
 
 template <class W>
@@ -253,11 +266,9 @@ Verdict BasicFingerprintFilter<W>::Decide(const Probe& probe, const KnownSlots& 
   const Verdict verdict = Lookup<kLanes>(probe, known);
   if (verdict == Verdict::kNew) {
     Insert(probe);
-  } else {
-    ++duplicates_;
-    if (verdict == Verdict::kDuplicateNearEdge) ++near_edge_;
+    return verdict;
   }
-  return verdict;
+  return CountDuplicate(verdict);
 }
 
 template <class W>
@@ -356,9 +367,12 @@ void BasicFingerprintFilter<W>::RunBatch(std::span<const IdHash> hashes,
         KeepHomeless(*homeless, run.groups);
         run = BeginFreshRun();
       }
+    } else if (in_run && (slots & run.live) != 0) {
+      // A retry (most matches): its verdict needs nothing the run holds back.
+      verdicts[i] = CountDuplicate(DuplicateIn(0, slots & run.live));
     } else {
       EndFreshRun(run);
-      // In a run the only plane's slots are known: a retry is not tested twice.
+      // In a run the only plane's slots are known: an id is not tested twice.
       verdicts[i] = Decide<kLanes>(probe, in_run ? KnownSlots{0, slots} : KnownSlots{});
       run = BeginFreshRun();
     }

@@ -152,6 +152,10 @@ class BasicFingerprintFilter final : public DedupFilter {
   // Lookup, then Insert a new id or count a duplicate.
   template <int kLanes = 4>
   Verdict Decide(const Probe& probe, const KnownSlots& known = {});
+  // The verdict on an id that live slots `hits` of plane `plane` hold: near the edge
+  // when only the oldest slice does.
+  Verdict DuplicateIn(uint32_t plane, uint32_t hits) const;
+  Verdict CountDuplicate(Verdict verdict);
   void Insert(const Probe& probe);
   // The common case of a batch, held in locals for a run of ids: the only plane, the
   // present's slot and the room left in it. Stores into the plane may alias any
@@ -160,6 +164,7 @@ class BasicFingerprintFilter final : public DedupFilter {
   // (EndFreshRun) before anything else reads them.
   struct FreshRun {
     Plane* plane = nullptr;  // null: no run (more than one plane)
+    uint32_t live = 0;       // the plane's live slots
     uint32_t slot = 0;
     uint64_t groups = 0;
     uint64_t room = 0;    // ids the present takes before it is full
