@@ -88,14 +88,23 @@ class FingerprintFields {
   }
 
   // The bucket's highest set bit + 1: grows with the occupied fields.
+  //
+  // With masks and no branches: whether a bucket is empty, or reaches the high word
+  // of a 128-bit one, is a coin toss at the loads the sizing uses, and GCC makes
+  // branches of the plain selects.
   static constexpr uint32_t BitWidth(Word bucket) {
     if constexpr (sizeof(Word) == 8) {
-      return static_cast<uint32_t>(std::bit_width(bucket));
+      return BitWidth64(bucket);
     } else {
       const auto high = static_cast<uint64_t>(bucket >> 64);
-      return high != 0 ? 64 + static_cast<uint32_t>(std::bit_width(high))
-                       : static_cast<uint32_t>(std::bit_width(static_cast<uint64_t>(bucket)));
+      const uint64_t wide = uint64_t{0} - static_cast<uint64_t>(high != 0);
+      const uint64_t top = (high & wide) | (static_cast<uint64_t>(bucket) & ~wide);
+      return static_cast<uint32_t>(wide & 64) + BitWidth64(top);
     }
+  }
+  // std::bit_width without its branch for 0.
+  static constexpr uint32_t BitWidth64(uint64_t x) {
+    return static_cast<uint32_t>(std::bit_width(x | 1)) - static_cast<uint32_t>(x == 0);
   }
   // Whether a bucket of this bit width has an empty field.
   constexpr bool HasRoom(uint32_t bit_width) const { return bit_width <= full_width_; }

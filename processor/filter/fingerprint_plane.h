@@ -191,11 +191,20 @@ class FingerprintPlane {
     const Word second_bucket = Load(second, slot);
     const uint32_t first_width = f.BitWidth(first_bucket);
     const uint32_t second_width = f.BitWidth(second_bucket);
-    // Balancing the two buckets halves the kicks at the loads the sizing uses.
-    const bool into_first = first_width <= second_width;
-    if (f.HasRoom(into_first ? first_width : second_width)) {
-      uint64_t* group = into_first ? first : second;
-      Store(group, slot, f.Push(into_first ? first_bucket : second_bucket, fingerprint));
+    // Balancing the two buckets halves the kicks at the loads the sizing uses. Which
+    // one is emptier is a coin toss, so the choice is made with masks: GCC makes a
+    // branch of a plain select, which mispredicts every other insert.
+    const uint64_t pick_first = uint64_t{0} - static_cast<uint64_t>(first_width <= second_width);
+    const uint32_t width =
+        static_cast<uint32_t>((first_width & pick_first) | (second_width & ~pick_first));
+    if (f.HasRoom(width)) {
+      Word pick = pick_first;
+      if constexpr (sizeof(Word) == 16) pick |= pick << 64;
+      const uintptr_t group =
+          reinterpret_cast<uintptr_t>(second) ^
+          ((reinterpret_cast<uintptr_t>(first) ^ reinterpret_cast<uintptr_t>(second)) & pick_first);
+      const Word bucket = (first_bucket & pick) | (second_bucket & ~pick);
+      Store(reinterpret_cast<uint64_t*>(group), slot, f.Push(bucket, fingerprint));
       return std::nullopt;
     }
     return Kick(slot, b, fingerprint, f, kick_seed);
