@@ -118,14 +118,19 @@ uint64_t BasicFingerprintFilter<W>::CapacityOf(uint64_t groups) const {
 
 template <class W>
 typename BasicFingerprintFilter<W>::Probe BasicFingerprintFilter<W>::ProbeOf(IdHash hash) const {
+  // Most lookups see one plane: the present's.
+  return ProbeIn(planes_[slices_.front().plane].memory, fields_, hash);
+}
+
+template <class W>
+typename BasicFingerprintFilter<W>::Probe BasicFingerprintFilter<W>::ProbeIn(
+    const Plane& plane, const FingerprintFields<W>& fields, IdHash hash) const {
   Probe p;
   p.mixed = FilterMix(hash, config_.seed);
-  p.fingerprint = fields_.FingerprintOf(static_cast<uint32_t>(p.mixed));
-  p.pattern = fields_.Pattern(p.fingerprint);
-  // Most lookups see one plane: the present's.
-  const Plane& present = planes_[slices_.front().plane].memory;
-  p.groups = present.groups();
-  p.buckets = present.BucketsOf(p.mixed, p.fingerprint);
+  p.fingerprint = fields.FingerprintOf(static_cast<uint32_t>(p.mixed));
+  p.pattern = fields.Pattern(p.fingerprint);
+  p.groups = plane.groups();
+  p.buckets = plane.BucketsOf(p.mixed, p.fingerprint);
   return p;
 }
 
@@ -378,8 +383,14 @@ void BasicFingerprintFilter<W>::RunBatch(std::span<const IdHash> hashes,
     }
     // The slot is free again: the id kPrefetchDistance ahead takes it.
     if (i + kPrefetchDistance < count) {
-      probe = ProbeOf(hashes[i + kPrefetchDistance]);
-      Prefetch(probe);
+      if (run.plane != nullptr) {
+        // In a run the only plane is the present's.
+        probe = ProbeIn(*run.plane, fields, hashes[i + kPrefetchDistance]);
+        run.plane->Prefetch(probe.buckets);
+      } else {
+        probe = ProbeOf(hashes[i + kPrefetchDistance]);
+        Prefetch(probe);
+      }
     }
   }
   EndFreshRun(run);

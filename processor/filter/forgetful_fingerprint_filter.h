@@ -138,6 +138,7 @@ class BasicFingerprintFilter final : public DedupFilter {
 
   BasicFingerprintFilter(FingerprintFilterConfig config, Millis start);
   Probe ProbeOf(IdHash hash) const;
+  Probe ProbeIn(const Plane& plane, const FingerprintFields<Word>& fields, IdHash hash) const;
   // The probe's buckets in `plane`: computed once per id for the present's plane,
   // and again (out of line: rare) for a plane of another size.
   typename Plane::Buckets BucketsIn(const Plane& plane, const Probe& probe) const;
