@@ -513,10 +513,14 @@ void BasicFingerprintFilter<W>::GrowTo(double wanted) {
 }
 
 template <class W>
+double BasicFingerprintFilter<W>::FppPerIdAndGroup() const {
+  return 2 / static_cast<double>(fields_.max_fingerprint());
+}
+
+template <class W>
 double BasicFingerprintFilter<W>::SliceFpp(const Slice& slice) const {
   const double groups = static_cast<double>(planes_[slice.plane].memory.groups());
-  const double max_fp = static_cast<double>(fields_.max_fingerprint());
-  return std::min(1.0, 2 * static_cast<double>(slice.ids) / groups / max_fp);
+  return std::min(1.0, FppPerIdAndGroup() * static_cast<double>(slice.ids) / groups);
 }
 
 template <class W>
@@ -527,7 +531,7 @@ double BasicFingerprintFilter<W>::GroupsForTheBudget(Millis now, double ids_per_
   // within the budget at every moment: just before each departure, and once the ring
   // holds only new ids (a window and the present's period). The sum of the slices'
   // rates bounds the estimate from above.
-  const double per_id = 2 / static_cast<double>(fields_.max_fingerprint());
+  const double per_id = FppPerIdAndGroup();
   double held = 0;
   for (const Slice& s : slices_) held += SliceFpp(s);
   double wanted = 0;

@@ -218,8 +218,12 @@ class BasicFingerprintFilter final : public DedupFilter {
   double GroupsForTheBudget(Millis now, double ids_per_ms, double budget) const;
   // The next sizes to at least `wanted` groups: at least twice the current size.
   void GrowTo(double wanted);
-  // A slice's false-positive rate: 2 * ids / groups / (2^bits - 1).
+  // A slice's false-positive rate: ids * FppPerIdAndGroup() / groups.
   double SliceFpp(const Slice& slice) const;
+  // One id's share of a slice's false-positive rate, times the slice's groups: it
+  // lies in one of a fresh id's two buckets with 2 / groups, and its fingerprint
+  // matches with 1 / (2^bits - 1).
+  double FppPerIdAndGroup() const;
   void RebuildMasks();
 
   FingerprintFilterConfig config_;
