@@ -110,9 +110,6 @@ class FingerprintFields {
   constexpr bool HasRoom(uint32_t bit_width) const { return bit_width <= full_width_; }
   // The bucket with `fingerprint` added in field 0 (it must have room).
   constexpr Word Push(Word bucket, uint32_t fingerprint) const {
-    // A 128-bit shift by less than 64 is two shifts; without the bound the compiler
-    // adds the case of 64 and more.
-    if (bits_ > kMaxFingerprintBits) __builtin_unreachable();
     return (bucket << bits_) | Word{fingerprint};
   }
   // Occupied fields of a bucket of this bit width.
