@@ -217,15 +217,21 @@ void BasicFingerprintFilter<W>::EndFreshRun(FreshRun& run) {
 template <class W>
 void BasicFingerprintFilter<W>::PlaceInPresent(Plane& plane, const typename Plane::Buckets& buckets,
                                                uint32_t fingerprint) {
+  const auto homeless = plane.Place(slices_.front().slot, buckets, fingerprint, fields_, inserted_);
+  CountPlaced(homeless, plane.groups());
+}
+
+template <class W>
+void BasicFingerprintFilter<W>::CountPlaced(const std::optional<typename Plane::Homeless>& homeless,
+                                            uint64_t groups) {
   Slice& present = slices_.front();
-  const auto homeless = plane.Place(present.slot, buckets, fingerprint, fields_, inserted_);
   present.newest = now_;
   ++inserted_;
   if (!homeless) [[likely]] {
     ++present.ids;
     return;
   }
-  KeepHomeless(*homeless, plane.groups());
+  KeepHomeless(*homeless, groups);
 }
 
 template <class W>
@@ -362,15 +368,13 @@ void BasicFingerprintFilter<W>::RunBatch(std::span<const IdHash> hashes,
     if (in_run && slots == 0) {
       const auto homeless = run.plane->Place(run.slot, probe.buckets, probe.fingerprint, fields,
                                              run.seed + run.placed);
-      ++run.placed;
       verdicts[i] = Verdict::kNew;
       if (homeless) [[unlikely]] {
-        --run.placed;  // counted by inserted_, not by the present
         EndFreshRun(run);
-        ++inserted_;
-        slices_.front().newest = now_;
-        KeepHomeless(*homeless, run.groups);
+        CountPlaced(homeless, run.groups);
         run = BeginFreshRun();
+      } else {
+        ++run.placed;
       }
     } else if (in_run && (slots & run.live) != 0) {
       // A retry (most matches): its verdict needs nothing the run holds back.

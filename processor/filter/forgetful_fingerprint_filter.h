@@ -45,6 +45,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -176,6 +177,8 @@ class BasicFingerprintFilter final : public DedupFilter {
   void EndFreshRun(FreshRun& run);
   // Places a new id's fingerprint in the present (of `plane`) and counts it.
   void PlaceInPresent(Plane& plane, const typename Plane::Buckets& buckets, uint32_t fingerprint);
+  // Counts a fingerprint the present's Place took, or keeps the one it handed back.
+  void CountPlaced(const std::optional<typename Plane::Homeless>& homeless, uint64_t groups);
   // Insert's rare paths: a full present (grow, or push a slice of the new size), and
   // a fingerprint no bucket of the present could take.
   void MakeRoom();
