@@ -152,7 +152,7 @@ struct Replicator::Impl {
         handoffs[p] = Handoff{std::move(r.state), *r.follower, r.next_offset};
       }
       replicas.erase(it);
-      board.Remove(p);
+      board.RemoveFollowerView(p);
     }
     assignment_changed = true;
     heartbeat_soon = true;

@@ -513,7 +513,6 @@ struct Processor::Impl final : kafka::RebalanceListener {
 
   void OnAssigned(const std::vector<base::Partition>& partitions) override {
     assignment_seen = true;
-    board.SetAssignmentKnown(true);
     std::map<base::Partition, base::Offset> positions;
     if (!stopping) {
       Log("assigned " + std::to_string(partitions.size()) + " partition(s)");
@@ -522,8 +521,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
         slot = ShardSlot{};
         Publish(p, slot);
       }
-      positions = RestoreAndClaim(partitions);
     }
+    // Only now, with the new shards on the board as restoring, may /readyz answer.
+    board.SetAssignmentKnown(true);
+    if (!stopping) positions = RestoreAndClaim(partitions);
     // Every partition the group gives us is assigned, so that the group revokes it
     // from us before anyone else gets it. A shard that is not restored yet is
     // paused until a retry restores it (RestoreDue).

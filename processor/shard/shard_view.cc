@@ -15,6 +15,8 @@ void StateBoard::Publish(std::shared_ptr<const ShardView> view) {
                                    [](const std::shared_ptr<const ShardView>& v,
                                       base::Partition p) { return v->partition < p; });
   if (at != shards_.end() && (*at)->partition == view->partition) {
+    const bool owners = (*at)->role == ShardRole::kActive;
+    if (owners && view->role != ShardRole::kActive) return;  // a follower's, late
     *at = std::move(view);
   } else {
     shards_.insert(at, std::move(view));
@@ -24,6 +26,13 @@ void StateBoard::Publish(std::shared_ptr<const ShardView> view) {
 void StateBoard::Remove(base::Partition partition) {
   std::lock_guard lock(mu_);
   std::erase_if(shards_, [partition](const auto& v) { return v->partition == partition; });
+}
+
+void StateBoard::RemoveFollowerView(base::Partition partition) {
+  std::lock_guard lock(mu_);
+  std::erase_if(shards_, [partition](const auto& v) {
+    return v->partition == partition && v->role != ShardRole::kActive;
+  });
 }
 
 void StateBoard::SetAssignmentKnown(bool known) {

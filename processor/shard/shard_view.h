@@ -109,8 +109,17 @@ class StateBoard {
   explicit StateBoard(int32_t partitions = 0) : partitions_(partitions) {}
 
   void SetPartitionCount(int32_t partitions);
+  // Two publishers share the board: the shard's owner (the processor: active views)
+  // and the follower of the shards it does not own (the replicator: standby and
+  // replica views). An active view wins: a follower's view neither replaces it nor
+  // is removed with it, so that while the owner restores a shard it took from a
+  // replica, /readyz keeps saying so. The owner removes its view before it hands the
+  // shard back to the follower.
   void Publish(std::shared_ptr<const ShardView> view);
+  // The owner's removal: whatever view the partition has.
   void Remove(base::Partition partition);
+  // The follower's removal: the partition's view only when it is not active.
+  void RemoveFollowerView(base::Partition partition);
   // Set once the processor has joined its group and received its first assignment;
   // /readyz is 503 before that.
   void SetAssignmentKnown(bool known);

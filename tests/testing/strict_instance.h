@@ -98,6 +98,8 @@ class StrictInstance {
   std::shared_ptr<const shard::ShardView> View(int32_t p) const;
   bool Runs(int32_t p) const;  // an active, running shard
   bool RunsAll(int32_t partitions) const;
+  // What GET /readyz says: every shard assigned to the instance runs.
+  bool Ready() const { return board_.Read().ready(); }
   const std::string& log() const { return log_; }
   // What the processor and the replicator count about themselves (GET /metrics).
   const base::MetricRegistry& metrics() const { return metrics_; }

@@ -223,6 +223,12 @@ class StrictCluster {
   // LearnDropAt: instance → the call during which it learns its member was dropped;
   // and the instances that learnt it that way and have not been served the loss.
   std::map<std::string, Call> drop_learned_at;
+  struct Observer {
+    Call call;
+    std::string instance;
+    std::function<void()> observe;
+  };
+  std::vector<Observer> observers;  // ObserveAt
   std::set<std::string> drop_learned;
   uint64_t members_joined = 0;
 
@@ -272,6 +278,14 @@ void StrictKafkaClock::Sleep(std::chrono::milliseconds duration) {
 }
 
 std::optional<KafkaError> StrictCluster::TakeInjection(Call call, const std::string& instance) {
+  for (auto it = observers.begin(); it != observers.end(); ++it) {
+    if (it->call == call && it->instance == instance) {
+      std::function<void()> observe = std::move(it->observe);
+      observers.erase(it);
+      observe();
+      break;
+    }
+  }
   if (const auto it = drop_learned_at.find(instance);
       it != drop_learned_at.end() && it->second == call) {
     drop_learned_at.erase(it);
@@ -1523,6 +1537,11 @@ void StrictKafka::InjectError(Call call, KafkaError error, int times, std::strin
 void StrictKafka::LearnDropAt(Call call, std::string instance) {
   std::lock_guard lock(cluster_->mu);
   cluster_->drop_learned_at[std::move(instance)] = call;
+}
+
+void StrictKafka::ObserveAt(Call call, std::string instance, std::function<void()> observe) {
+  std::lock_guard lock(cluster_->mu);
+  cluster_->observers.push_back({call, std::move(instance), std::move(observe)});
 }
 
 void StrictKafka::CrashAt(Call call, std::string instance, int skip) {

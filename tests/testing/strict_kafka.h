@@ -56,6 +56,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -168,6 +169,10 @@ class StrictKafka {
   // fires in the middle of a transaction, and the application runs on (aborts,
   // restores) for a moment knowing its assignment is lost.
   void LearnDropAt(Call call, std::string instance);
+  // Runs `observe` once, at `instance`'s next `call`, before the call has any effect:
+  // a look at the instance (its published views, say) in the middle of what it does.
+  // It runs with the double's lock held, so it must not call the double.
+  void ObserveAt(Call call, std::string instance, std::function<void()> observe);
 
   // --- Introspection -----------------------------------------------------------
   // The retained log (from the log start), markers and open records included.

@@ -135,6 +135,50 @@ TEST(Replicator, CountsEveryRebuildOfAReplica) {
   }
 }
 
+// The processor publishes a shard it is given as restoring, then takes it from the
+// replicator, which drops its replica: the instance must not look ready (GET /readyz)
+// while it claims the shard. It did, with no view of the shard at all, when the
+// replicator's removal took the processor's view with it.
+TEST(Replicator, AnInstanceTakingAShardFromItsReplicaIsNotReadyWhileItClaimsIt) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  StrictInstance a(kafka, WithStandby("a"));
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(testing::kServicePartitions); }))
+      << a.log();
+  Send(kafka, 0, 40);
+  a.StepAndCommit();
+  // b follows both shards as it starts, and the group gives it one of them: its
+  // first transaction claims it.
+  StrictInstance b(kafka, WithStandby("b"));
+  int claims_observed = 0;
+  bool ready_while_claiming = false;
+  std::string views_while_claiming;
+  kafka.ObserveAt(Call::kCommitTransaction, "b", [&] {
+    ++claims_observed;
+    ready_while_claiming = b.Ready();
+    for (int32_t p = 0; p < testing::kServicePartitions; ++p) {
+      auto view = b.View(p);
+      views_while_claiming += std::to_string(p) + ": " +
+                              (view ? std::string(shard::ShardRoleName(view->role)) + "/" +
+                                          shard::ShardPhaseName(view->phase)
+                                    : "none") +
+                              "; ";
+    }
+  });
+  Split split;
+  ASSERT_TRUE(RunUntil(kafka, {&a, &b}, [&] { return SplitBetween(a, b, split); }))
+      << a.log() << b.log();
+  ASSERT_EQ(claims_observed, 1) << b.log();
+  ASSERT_NE(b.log().find("taken over from its standby replica"), std::string::npos) << b.log();
+  EXPECT_FALSE(ready_while_claiming) << views_while_claiming << "\n" << b.log();
+  EXPECT_NE(views_while_claiming.find(std::to_string(split.b_runs) + ": active/restoring"),
+            std::string::npos)
+      << views_while_claiming;
+  EXPECT_TRUE(b.Ready());
+  b.StepAndCommit();
+  ExpectExactlyOnce(kafka, 40);
+}
+
 TEST(Replicator, AStandbyFollowsOnlyCommittedBatchesAndTakesOverAfterTheDeadOwnersTransactionEnds) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);

@@ -108,6 +108,29 @@ TEST(StateBoard, IsReadyOnceTheAssignmentIsKnownAndEveryActiveShardRuns) {
   EXPECT_FALSE(board.Read().ready());
 }
 
+// The replicator hands a shard to the processor and removes its replica view after
+// the processor published the shard as restoring: the board must still say that an
+// assigned shard is not running yet.
+TEST(StateBoard, KeepsTheOwnersViewWhenTheFollowerRemovesOrRepublishesItsOwn) {
+  StateBoard board(2);
+  board.SetAssignmentKnown(true);
+  board.Publish(View(0, ShardPhase::kRunning, ShardRole::kReplica));
+  board.Publish(View(0, ShardPhase::kRestoring));                     // the owner takes the shard
+  board.Publish(View(0, ShardPhase::kRunning, ShardRole::kReplica));  // the follower, late
+  board.RemoveFollowerView(base::Partition(0));
+  auto s = board.Read();
+  ASSERT_EQ(s.shards.size(), 1u);
+  EXPECT_EQ(s.shards[0]->role, ShardRole::kActive);
+  EXPECT_EQ(s.shards[0]->phase, ShardPhase::kRestoring);
+  EXPECT_FALSE(s.ready());
+  // Once the owner lets go, the follower's views come and go again.
+  board.Remove(base::Partition(0));
+  board.Publish(View(0, ShardPhase::kRunning, ShardRole::kStandby));
+  EXPECT_EQ(board.Read().shards[0]->role, ShardRole::kStandby);
+  board.RemoveFollowerView(base::Partition(0));
+  EXPECT_TRUE(board.Read().shards.empty());
+}
+
 TEST(StateBoard, ReportsAssignmentAndPartitionCountInItsSnapshot) {
   StateBoard board(6);
   board.SetAssignmentKnown(true);
