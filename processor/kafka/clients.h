@@ -249,6 +249,12 @@ class TransactionalProducer {
   // Fences every older producer with the same transactional.id and aborts its open
   // transaction.
   virtual KafkaError InitTransactions(std::chrono::milliseconds timeout) = 0;
+  // Learns where the partitions of `topics` (which exist: see topics.h) are before a
+  // record goes there. librdkafka looks a topic new to a producer up
+  // only at its next metadata scan, once a second, and the first transaction that
+  // writes to it waits that long: a second in which a started instance claims nothing.
+  virtual KafkaError LookUpTopics(const std::vector<std::string>& topics,
+                                  std::chrono::milliseconds timeout) = 0;
   virtual KafkaError BeginTransaction() = 0;
   // Queues a record in the open transaction (waits while the local queue is full).
   virtual KafkaError Produce(const OutgoingRecord& record) = 0;

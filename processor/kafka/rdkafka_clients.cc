@@ -293,6 +293,7 @@ class RdTransactionalProducer final : public TransactionalProducer {
  public:
   explicit RdTransactionalProducer(std::string id) : id_(std::move(id)) {}
   ~RdTransactionalProducer() override {
+    for (rd_kafka_topic_t* t : known_topics_) rd_kafka_topic_destroy(t);
     if (rk_ != nullptr) rd_kafka_destroy(rk_);
   }
   void set_handle(rd_kafka_t* rk) { rk_ = rk; }
@@ -316,6 +317,32 @@ class RdTransactionalProducer final : public TransactionalProducer {
   KafkaError InitTransactions(std::chrono::milliseconds timeout) override {
     return Txn(rd_kafka_init_transactions(rk_, static_cast<int>(timeout.count())),
                "init_transactions (transactional.id " + id_ + ")");
+  }
+  KafkaError LookUpTopics(const std::vector<std::string>& topics,
+                          std::chrono::milliseconds timeout) override {
+    for (const std::string& name : topics) {
+      // The handle is kept for the producer's life, and with it the topic's partitions.
+      rd_kafka_topic_t* topic = rd_kafka_topic_new(rk_, name.c_str(), nullptr);
+      if (topic == nullptr) {
+        return {ErrorKind::kFatal, rd_kafka_err2name(rd_kafka_last_error()),
+                "topic " + name + ": " + rd_kafka_err2str(rd_kafka_last_error())};
+      }
+      known_topics_.push_back(topic);
+      const rd_kafka_metadata_t* metadata = nullptr;
+      const rd_kafka_resp_err_t e =
+          rd_kafka_metadata(rk_, 0, topic, &metadata, static_cast<int>(timeout.count()));
+      rd_kafka_resp_err_t topic_error = RD_KAFKA_RESP_ERR_NO_ERROR;
+      if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        if (metadata->topic_cnt > 0) topic_error = metadata->topics[0].err;
+        rd_kafka_metadata_destroy(metadata);
+      }
+      const rd_kafka_resp_err_t failed = e != RD_KAFKA_RESP_ERR_NO_ERROR ? e : topic_error;
+      if (failed != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        return {ErrorKind::kFatal, rd_kafka_err2name(failed),
+                "looking up topic " + name + " failed: " + rd_kafka_err2str(failed)};
+      }
+    }
+    return {};
   }
   KafkaError BeginTransaction() override {
     delivery_failure_ = {};
@@ -370,6 +397,7 @@ class RdTransactionalProducer final : public TransactionalProducer {
   // the last committed one.
   std::map<std::string, std::map<base::Partition, base::Offset>> delivered_;
   std::map<std::string, std::map<base::Partition, base::Offset>> committed_;
+  std::vector<rd_kafka_topic_t*> known_topics_;  // LookUpTopics
 };
 
 // --- Readers and the plain producer -----------------------------------------------------

@@ -176,6 +176,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
     if (!p) return p.error();
     producer = std::move(p.value());
     if (kafka::KafkaError e = producer->InitTransactions(kCallTimeout)) return e.ToError();
+    if (kafka::KafkaError e =
+            producer->LookUpTopics({o.changelog_topic, o.dlq_topic}, kCallTimeout)) {
+      return e.ToError();
+    }
     return {};
   }
 
@@ -440,6 +444,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     content.offsets_topic = o.input_topic;
     std::vector<std::string> encoded(restored.size());
     std::vector<base::Partition> partitions;
+    std::map<base::Partition, base::Offset> claimed;  // where each claimed shard's input starts
     for (size_t i = 0; i < restored.size(); ++i) {
       const base::Partition p = restored[i].claim.partition;
       const std::optional<base::Offset> offset = ClaimOffset(restored[i]);
@@ -449,6 +454,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
       }
       changelog::EncodeRecord(restored[i].claim, encoded[i]);
       partitions.push_back(p);
+      claimed[p] = *offset;
       content.records.push_back({o.changelog_topic, p, std::nullopt, encoded[i], {}});
       content.offsets.push_back({p, *offset});
     }
@@ -466,21 +472,21 @@ struct Processor::Impl final : kafka::RebalanceListener {
       }
       return {};
     }
-    std::map<base::Partition, base::Offset> positions;
+    // Input resumes at the offset the claim carries: absolute even for a shard that
+    // never had input, so that the consumer starts fetching at once (a logical offset
+    // costs an offset query, which librdkafka retries only after 500 ms while a
+    // partition new to it has no leader yet), and so that input retention removes
+    // after the claim is counted as lost (OnInputGone), not skipped silently.
     for (RestoredShard& r : restored) {
-      const base::Partition p = r.claim.partition;
-      if (std::find(partitions.begin(), partitions.end(), p) != partitions.end()) {
-        positions[p] = Adopt(r);
-      }
+      if (claimed.count(r.claim.partition) > 0) Adopt(r);
     }
-    return positions;
+    return claimed;
   }
 
-  // Hands a claimed shard to its worker; returns where its input resumes.
-  base::Offset Adopt(RestoredShard& r) {
+  // Hands a claimed shard to its worker.
+  void Adopt(RestoredShard& r) {
     const base::Partition p = r.claim.partition;
     ShardSlot& slot = shards[p];
-    const base::Offset position = r.state->position();
     Log("shard " + std::to_string(p.value()) + ": " + r.summary);
     slot.phase = shard::ShardPhase::kRunning;
     slot.failure.clear();
@@ -494,7 +500,6 @@ struct Processor::Impl final : kafka::RebalanceListener {
     r.state->set_rules(ShardRules());
     WorkerOf(p).Adopt(std::move(r.state));
     Publish(p, slot);
-    return position;
   }
 
   // Makes the consumer read partition p from `position` on. A seek is not enough: a

@@ -205,7 +205,8 @@ class StrictCluster {
 
   StrictKafkaClock clock;  // not guarded: its reading is atomic
   // Everything below the mutex is guarded by it; the helpers expect it held.
-  std::mutex mu;
+  // Recursive so that an observer (ObserveAt) may call the double from inside a call.
+  std::recursive_mutex mu;
   std::chrono::milliseconds session_timeout{10'000};
   std::chrono::milliseconds max_poll_interval{300'000};
   std::set<std::string> frozen;  // instances whose threads do not run
@@ -652,6 +653,17 @@ class StrictTransactionalProducer final : public kafka::TransactionalProducer {
     std::lock_guard lock(id_.cluster->mu);
     return Sticky(Init());
   }
+  // The double's producers know every topic at once; what it checks is that they exist.
+  KafkaError LookUpTopics(const std::vector<std::string>& topics,
+                          std::chrono::milliseconds) override {
+    std::lock_guard lock(id_.cluster->mu);
+    if (id_.crashed()) return Crashed();
+    for (const std::string& topic : topics) {
+      if (id_.cluster->topics.count(topic) == 0)
+        return UnknownPartition(ErrorKind::kFatal, topic, 0);
+    }
+    return {};
+  }
   KafkaError BeginTransaction() override {
     std::lock_guard lock(id_.cluster->mu);
     return Sticky(Begin());
@@ -979,6 +991,9 @@ class StrictGroupConsumer final : public kafka::GroupConsumer {
     // While the position is still to be read from the group's committed offsets: the
     // (negative) offset the assignment asked for.
     std::optional<int64_t> from_committed;
+    // Assigned at kOffsetBeginning: the log start as it is when fetching begins (an
+    // offset query librdkafka sends then), not as it was at the assignment.
+    bool from_beginning = false;
     std::optional<int64_t> lost_position;  // to report as kOffsetOutOfRange
     bool stopped = false;                  // reported out of range: waits for a seek
   };
@@ -1153,6 +1168,10 @@ std::optional<Message> StrictGroupConsumer::NextMessage() {
 std::optional<Message> StrictGroupConsumer::NextFrom(int32_t partition, Fetch& fetch) {
   const auto& log = *cluster().FindPartition(spec_.topic, partition);
   if (fetch.from_committed && !ResolveCommitted(log, partition, fetch)) return std::nullopt;
+  if (fetch.from_beginning) {
+    fetch.position = log.log_start;
+    fetch.from_beginning = false;
+  }
   if (!fetch.lost_position &&
       (fetch.position < log.log_start || fetch.position > log.HighWatermark())) {
     if (spec_.error_on_lost_position) {
@@ -1177,7 +1196,7 @@ StrictGroupConsumer::Fetch StrictGroupConsumer::StartFetch(const StrictCluster::
   if (!base::IsLogical(offset)) {
     fetch.position = offset.value();
   } else if (offset == kafka::kOffsetBeginning) {
-    fetch.position = log.log_start;
+    fetch.from_beginning = true;
   } else if (offset == kafka::kOffsetEnd) {
     fetch.position = log.LastStableOffset();  // read_committed's end
   } else {
@@ -1265,6 +1284,7 @@ KafkaError StrictGroupConsumer::Seek(const std::vector<kafka::PartitionOffset>& 
                      : offset == kafka::kOffsetEnd     ? log.LastStableOffset()
                                                        : offset.value();
     fetch.from_committed.reset();
+    fetch.from_beginning = false;
     fetch.lost_position.reset();
     fetch.stopped = false;
   }

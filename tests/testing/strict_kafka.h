@@ -170,8 +170,8 @@ class StrictKafka {
   // restores) for a moment knowing its assignment is lost.
   void LearnDropAt(Call call, std::string instance);
   // Runs `observe` once, at `instance`'s next `call`, before the call has any effect:
-  // a look at the instance (its published views, say) in the middle of what it does.
-  // It runs with the double's lock held, so it must not call the double.
+  // a look at the instance (its published views, say) in the middle of what it does,
+  // or a change to the cluster at that moment (the observer may call the double).
   void ObserveAt(Call call, std::string instance, std::function<void()> observe);
 
   // --- Introspection -----------------------------------------------------------

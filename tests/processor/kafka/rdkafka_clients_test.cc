@@ -74,6 +74,17 @@ TEST_F(RdKafkaClientsTest, TellsWhereTheRecordsOfTheLastCommittedTransactionWent
   EXPECT_TRUE(p->FirstOffsetsOfLastCommit("log").empty()) << "an abort commits nothing";
 }
 
+TEST_F(RdKafkaClientsTest, AProducerThatLookedUpItsTopicsWritesToThem) {
+  std::unique_ptr<TransactionalProducer> p = Producer();
+  ASSERT_NE(p, nullptr);
+  EXPECT_FALSE(p->LookUpTopics({"log"}, 10s));
+  ASSERT_FALSE(p->BeginTransaction());
+  Produce(*p, base::Partition(1), "after the look-up");
+  ASSERT_FALSE(p->CommitTransaction(30s));
+  EXPECT_EQ(p->FirstOffsetsOfLastCommit("log"),
+            (std::map<base::Partition, base::Offset>{{base::Partition(1), base::Offset(0)}}));
+}
+
 TEST_F(RdKafkaClientsTest, TellsAPartitionsStartAndEnd) {
   std::unique_ptr<TransactionalProducer> p = Producer();
   ASSERT_NE(p, nullptr);

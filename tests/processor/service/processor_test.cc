@@ -263,6 +263,36 @@ INSTANTIATE_TEST_SUITE_P(SessionAndTransactionTimeouts, FailoverTime,
 
 // --- Aborts and failed restores ---------------------------------------------------
 
+// A shard that never had input claims the start of its input partition as it is at
+// the claim, and reads on from there: input that retention removes between the claim
+// and the first fetch is counted as lost, not skipped without a word (as a fetch
+// from the logical beginning, resolved only when fetching starts, would).
+TEST(Processor, InputRemovedBetweenAFreshShardsClaimAndItsFirstFetchIsCountedAsLost) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Send(kafka, 0, 100);
+  std::map<int32_t, int64_t> ends;
+  for (int32_t p = 0; p < kPartitions; ++p) ends[p] = kafka.HighWatermark("events", p);
+  // Retention strikes while the claim commits (a's first transaction).
+  kafka.ObserveAt(Call::kCommitTransaction, "a", [&] {
+    for (int32_t p = 0; p < kPartitions; ++p) {
+      EXPECT_FALSE(kafka.DeleteRecordsBefore("events", p, ends[p] / 2));
+    }
+  });
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  a.StepAndCommit();
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    ASSERT_GE(ends[p], 4);
+    auto view = a.View(p);
+    EXPECT_EQ(view->input_lost, static_cast<uint64_t>(ends[p] / 2)) << "partition " << p;
+    EXPECT_EQ(view->events_applied, static_cast<uint64_t>(ends[p] - ends[p] / 2));
+    EXPECT_EQ(view->input_offset, base::Offset(ends[p])) << "partition " << p;
+  }
+  EXPECT_NE(a.log().find("removed by retention before they were applied"), std::string::npos)
+      << a.log();
+}
+
 TEST(Processor, AnAbortedCommitRestoresTheShardsAndCountsTheirInputOnce) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);

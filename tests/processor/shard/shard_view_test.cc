@@ -69,7 +69,7 @@ TEST(StateBoard, IsCompleteOnlyWhenEveryPartitionHasARunningView) {
   EXPECT_FALSE(board.Read().complete());
   board.Publish(View(0));
   EXPECT_FALSE(board.Read().complete());
-  board.Publish(View(1, ShardPhase::kRestoring));
+  board.Publish(View(1, ShardPhase::kRestoring, ShardRole::kStandby));
   EXPECT_FALSE(board.Read().complete());
   board.Publish(View(1, ShardPhase::kRunning, ShardRole::kStandby));
   EXPECT_TRUE(board.Read().complete());  // a running standby holds the shard's state too
