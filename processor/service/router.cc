@@ -6,6 +6,8 @@ namespace {
 // Messages handed to a worker at a time: enough to amortize the mailbox, few enough
 // that workers start early.
 constexpr size_t kHandOver = 512;
+// A new run's first allocation: most hand-overs hold a few shards' runs.
+constexpr size_t kRunReserve = 128;
 
 }  // namespace
 
@@ -13,17 +15,44 @@ Router::Router(std::vector<ShardWorker*> workers, uint64_t max_batch_events)
     : workers_(std::move(workers)), max_batch_events_(max_batch_events), staged_(workers_.size()) {}
 
 void Router::Route(kafka::Message message) {
-  if (++per_shard_[message.partition] >= max_batch_events_) commit_due_ = true;
+  if (++CountOf(message.partition) >= max_batch_events_) commit_due_ = true;
   ++routed_;
   const size_t w = static_cast<size_t>(message.partition.value()) % workers_.size();
-  staged_[w].push_back(std::move(message));
-  if (staged_[w].size() >= kHandOver) HandOver(w);
+  Staged& staged = staged_[w];
+  RunOf(staged, message.partition).messages.push_back(std::move(message));
+  if (++staged.messages >= kHandOver) HandOver(w);
+}
+
+InputRun& Router::RunOf(Staged& staged, base::Partition partition) {
+  if (staged.last_run < staged.runs.size() && staged.runs[staged.last_run].partition == partition) {
+    return staged.runs[staged.last_run];
+  }
+  for (size_t i = 0; i < staged.runs.size(); ++i) {
+    if (staged.runs[i].partition == partition) {
+      staged.last_run = i;
+      return staged.runs[i];
+    }
+  }
+  staged.last_run = staged.runs.size();
+  InputRun& run = staged.runs.emplace_back();
+  run.partition = partition;
+  run.messages.reserve(kRunReserve);
+  return run;
+}
+
+uint64_t& Router::CountOf(base::Partition partition) {
+  if (last_count_ == nullptr || partition != last_partition_) {
+    last_partition_ = partition;
+    last_count_ = &per_shard_[partition];
+  }
+  return *last_count_;
 }
 
 void Router::HandOver(size_t worker) {
-  if (staged_[worker].empty()) return;
-  workers_[worker]->Apply(std::move(staged_[worker]));
-  staged_[worker].clear();
+  Staged& staged = staged_[worker];
+  if (staged.runs.empty()) return;
+  workers_[worker]->Apply(std::move(staged.runs));
+  staged = Staged{};
 }
 
 void Router::HandOverAll() {
@@ -32,6 +61,7 @@ void Router::HandOverAll() {
 
 void Router::Sealed() {
   per_shard_.clear();
+  last_count_ = nullptr;
   routed_ = 0;
   commit_due_ = false;
 }

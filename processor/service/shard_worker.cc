@@ -1,6 +1,5 @@
 #include "processor/service/shard_worker.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "processor/changelog/changelog_record.h"
@@ -34,8 +33,8 @@ void ShardWorker::Post(Command command) {
   mailbox_.Push(std::move(command));
 }
 
-void ShardWorker::Apply(std::vector<kafka::Message> messages) {
-  if (!messages.empty()) Post(ApplyCommand{std::move(messages)});
+void ShardWorker::Apply(std::vector<InputRun> runs) {
+  if (!runs.empty()) Post(ApplyCommand{std::move(runs)});
 }
 
 void ShardWorker::Adopt(std::unique_ptr<shard::ShardState> state) {
@@ -80,33 +79,23 @@ void ShardWorker::Sync() {
 void ShardWorker::Execute(ApplyCommand& c) {
   // One wall-clock reading bounds the record timestamps of the whole hand-over.
   const filter::Millis wall{o_.now_ms()};
-  std::vector<kafka::Message>& messages = c.messages;
-  // Each shard's messages in one run (the consumer interleaves partitions), each in
-  // its original order.
-  std::stable_sort(
-      messages.begin(), messages.end(),
-      [](const kafka::Message& a, const kafka::Message& b) { return a.partition < b.partition; });
-  size_t from = 0;
-  while (from < messages.size()) {
-    size_t to = from + 1;
-    while (to < messages.size() && messages[to].partition == messages[from].partition) ++to;
-    auto it = shards_.find(messages[from].partition);
-    if (it != shards_.end()) ApplyRun(it->second, messages, from, to, wall);
-    from = to;
+  for (const InputRun& run : c.runs) {
+    auto it = shards_.find(run.partition);
+    if (it != shards_.end()) ApplyRun(it->second, run.messages, wall);
   }
 }
 
-void ShardWorker::ApplyRun(Shard& shard, std::vector<kafka::Message>& messages, size_t from,
-                           size_t to, filter::Millis wall) {
+void ShardWorker::ApplyRun(Shard& shard, const std::vector<kafka::Message>& messages,
+                           filter::Millis wall) {
   shard::ShardState& state = *shard.state;
   inputs_.clear();
-  size_t first = from;
+  size_t first = 0;
   // Messages before the shard's position were applied already (a re-delivery).
-  while (first < to && !base::IsLogical(state.position()) &&
+  while (first < messages.size() && !base::IsLogical(state.position()) &&
          messages[first].offset < state.position()) {
     ++first;
   }
-  for (size_t i = first; i < to; ++i) {
+  for (size_t i = first; i < messages.size(); ++i) {
     const kafka::Message& m = messages[i];
     inputs_.push_back(
         shard::InputMessage{m.offset, m.key, m.value.value_or(std::string_view()), m.timestamp_ms});

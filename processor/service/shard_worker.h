@@ -54,6 +54,13 @@ struct SealedShard {
   std::shared_ptr<const shard::ShardView> view;
 };
 
+// Input messages of one shard in their order: what the router hands a worker, so that
+// the worker applies each shard's run as one batch without sorting.
+struct InputRun {
+  base::Partition partition;
+  std::vector<kafka::Message> messages;
+};
+
 struct WorkerOptions {
   std::string input_topic;  // names the source in oncecount.source headers
   double target_fpp = 0;    // shown in views
@@ -83,8 +90,8 @@ class ShardWorker {
   // thread: for /metrics.
   size_t MailboxDepth() const { return mailbox_.size(); }
 
-  // Applies input messages (of shards this worker owns; others are dropped).
-  void Apply(std::vector<kafka::Message> messages);
+  // Applies runs of input messages (of shards this worker owns; others are dropped).
+  void Apply(std::vector<InputRun> runs);
   // Takes ownership of a restored shard; its claim (epoch) and rules are already set.
   void Adopt(std::unique_ptr<shard::ShardState> state);
   // Drops shards (revoked, failed or about to be restored again).
@@ -121,7 +128,7 @@ class ShardWorker {
   };
 
   struct ApplyCommand {
-    std::vector<kafka::Message> messages;
+    std::vector<InputRun> runs;
   };
   struct AdoptCommand {
     std::unique_ptr<shard::ShardState> state;
@@ -155,9 +162,8 @@ class ShardWorker {
   void Execute(RefreshCommand& c);
   void Execute(SyncCommand& c);
 
-  // Applies messages[from, to) of one shard; `wall` bounds their timestamps.
-  void ApplyRun(Shard& shard, std::vector<kafka::Message>& messages, size_t from, size_t to,
-                filter::Millis wall);
+  // Applies one shard's run; `wall` bounds their timestamps.
+  void ApplyRun(Shard& shard, const std::vector<kafka::Message>& messages, filter::Millis wall);
   DeadLetter MakeDeadLetter(const kafka::Message& m, event::DlqReason reason) const;
   std::shared_ptr<const shard::ShardView> MakeView(Shard& shard, bool force_detail);
 

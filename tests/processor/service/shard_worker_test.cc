@@ -56,9 +56,9 @@ class Feed {
                                   {"events", base::Partition(1), kafka::kOffsetBeginning}}));
   }
 
-  // Produces `inputs` to `partition` and returns them as the reader delivers them.
-  std::vector<kafka::Message> RoundTrip(base::Partition partition,
-                                        const std::vector<Input>& inputs) {
+  // Produces `inputs` to `partition` and returns them as the reader delivers them, as
+  // the router hands them over (one run of the shard).
+  std::vector<InputRun> RoundTrip(base::Partition partition, const std::vector<Input>& inputs) {
     for (const Input& in : inputs) {
       kafka::OutgoingRecord r{"events", partition, std::nullopt, in.value, {}};
       if (in.key) r.key = *in.key;
@@ -73,7 +73,9 @@ class Feed {
       if (m && m->kind == kafka::MessageKind::kRecord) out.push_back(std::move(*m));
     }
     EXPECT_EQ(out.size(), inputs.size());
-    return out;
+    std::vector<InputRun> runs;
+    runs.push_back({partition, std::move(out)});
+    return runs;
   }
 
  private:
