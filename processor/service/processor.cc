@@ -448,7 +448,6 @@ struct Processor::Impl final : kafka::RebalanceListener {
     TxnContent content;
     content.offsets_topic = o.input_topic;
     std::vector<std::string> encoded(restored.size());
-    std::vector<base::Partition> partitions;
     std::map<base::Partition, base::Offset> claimed;  // where each claimed shard's input starts
     for (size_t i = 0; i < restored.size(); ++i) {
       const base::Partition p = restored[i].claim.partition;
@@ -458,21 +457,22 @@ struct Processor::Impl final : kafka::RebalanceListener {
         continue;
       }
       changelog::EncodeRecord(restored[i].claim, encoded[i]);
-      partitions.push_back(p);
       claimed[p] = *offset;
       content.records.push_back({o.changelog_topic, p, std::nullopt, encoded[i], {}});
       content.offsets.push_back({p, *offset});
     }
-    if (partitions.empty()) return {};
+    if (claimed.empty()) return {};
     std::unique_ptr<kafka::GroupMetadata> group = consumer->Metadata();
     content.group = group.get();
     const TxnResult result = TimedTransaction(content);
     if (result.outcome != TxnOutcome::kCommitted) {
       if (result.outcome == TxnOutcome::kFatal) {
+        std::vector<base::Partition> partitions;
+        for (const auto& [p, offset] : claimed) partitions.push_back(p);
         OnTransactionFailed(result, partitions, "claim");
         return {};
       }
-      for (base::Partition p : partitions) {
+      for (const auto& [p, offset] : claimed) {
         RestoreFailed(p, "its claim was refused: " + result.error.ToString());
       }
       return {};

@@ -2,9 +2,9 @@
 // shards to the worker that owns each shard (shard p lives on worker p % workers),
 // a few hundred at a time so that the mailbox's cost is amortized and workers start
 // early, grouped into one run per shard (the consumer interleaves partitions; a
-// worker applies a shard's run as one batch), and it counts what each shard got since the last
-// commit: once one shard's batch holds max_batch_events messages a commit is due, which keeps every
-// batch far below the broker's message size limit.
+// worker applies a shard's run as one batch), and it counts what each shard got since
+// the last commit: once one shard's batch holds max_batch_events messages a commit is
+// due, which keeps every batch far below the broker's message size limit.
 //
 // Which shards are running is the processor's business: it routes only theirs.
 //
