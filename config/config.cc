@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <vector>
 
@@ -140,6 +141,10 @@ const std::vector<Key>& Schema() {
       {"kafka", "transaction_timeout_ms",
        [](Config& c, const std::string& v) {
          return ParseInt(v, 1000, 900000, c.kafka.transaction_timeout_ms);
+       }},
+      {"kafka", "transaction_abort_interval_ms",
+       [](Config& c, const std::string& v) {
+         return ParseInt(v, 1, 3600000, c.kafka.transaction_abort_interval_ms);
        }},
       {"processing", "commit_interval_ms",
        [](Config& c, const std::string& v) {
@@ -285,6 +290,61 @@ base::Status CheckDerivedTopics(const KafkaConfig& k) {
   return {};
 }
 
+// librdkafka's defaults for the group timings the rule below reads.
+constexpr int64_t kDefaultSessionTimeoutMs = 45000;
+constexpr int64_t kDefaultHeartbeatIntervalMs = 3000;
+
+// A group timing from kafka.properties (librdkafka's default when absent).
+base::Status GroupTiming(const KafkaConfig& k, const std::string& name, int64_t fallback,
+                         int64_t& value) {
+  const auto it = k.properties.find(name);
+  if (it == k.properties.end()) {
+    value = fallback;
+    return {};
+  }
+  if (base::Status s = ParseInt(it->second, 1, std::numeric_limits<int64_t>::max(), value); !s) {
+    return BadConfig("kafka.properties." + name, s.message());
+  }
+  return {};
+}
+
+// A member frozen (SIGSTOP, a paused VM) in the middle of a commit whose offsets the
+// broker already accepted must be fenced before the group gives its shards to
+// another member: else its queued records and its commit land after the new owner's
+// claim, and what it applied or dead-lettered is written twice. The coordinator
+// fences it when it aborts the transaction, by transaction timeout + abort interval
+// after the transaction began; the group lets it go by session timeout after its
+// last heartbeat, which may be a heartbeat interval before the transaction began.
+base::Status CheckZombieFencing(const KafkaConfig& k) {
+  int64_t session_ms = 0;
+  int64_t heartbeat_ms = 0;
+  if (base::Status s = GroupTiming(k, "session.timeout.ms", kDefaultSessionTimeoutMs, session_ms);
+      !s) {
+    return s;
+  }
+  if (base::Status s =
+          GroupTiming(k, "heartbeat.interval.ms", kDefaultHeartbeatIntervalMs, heartbeat_ms);
+      !s) {
+    return s;
+  }
+  const int64_t fenced_by_ms =
+      k.transaction_timeout_ms + k.transaction_abort_interval_ms + heartbeat_ms;
+  if (fenced_by_ms < session_ms) return {};
+  return BadConfig(
+      "kafka.transaction_timeout_ms",
+      "kafka.transaction_timeout_ms (" + std::to_string(k.transaction_timeout_ms) +
+          ") + kafka.transaction_abort_interval_ms (" +
+          std::to_string(k.transaction_abort_interval_ms) +
+          ", the brokers' transaction.abort.timed.out.transaction.cleanup.interval.ms) + "
+          "heartbeat.interval.ms (" +
+          std::to_string(heartbeat_ms) + ") must stay below session.timeout.ms (" +
+          std::to_string(session_ms) +
+          ", kafka.properties; librdkafka's default 45000): otherwise an instance frozen "
+          "longer than its session (SIGSTOP, a paused VM) commits after another instance "
+          "took its shards over, and what it applied is counted twice. Lower "
+          "kafka.transaction_timeout_ms or raise session.timeout.ms");
+}
+
 base::Result<Config> Parse(const std::string& yaml, const EnvLookup& env,
                            const std::string& source) {
   Config config;
@@ -341,6 +401,9 @@ base::Result<Config> Parse(const std::string& yaml, const EnvLookup& env,
   if (base::Status derived = CheckDerivedTopics(config.kafka); !derived) {
     return std::move(derived).error();
   }
+  if (base::Status fencing = CheckZombieFencing(config.kafka); !fencing) {
+    return std::move(fencing).error();
+  }
   return config;
 }
 
@@ -389,6 +452,8 @@ std::string RenderConfig(const Config& c) {
   out << YAML::Key << "dlq_topic" << YAML::Value << c.kafka.EffectiveDlqTopic();
   out << YAML::Key << "group_id" << YAML::Value << c.kafka.group_id;
   out << YAML::Key << "transaction_timeout_ms" << YAML::Value << c.kafka.transaction_timeout_ms;
+  out << YAML::Key << "transaction_abort_interval_ms" << YAML::Value
+      << c.kafka.transaction_abort_interval_ms;
   out << YAML::Key << "properties" << YAML::Value << YAML::BeginMap;
   for (const auto& [k, v] : c.kafka.properties) out << YAML::Key << k << YAML::Value << v;
   out << YAML::EndMap << YAML::EndMap;

@@ -31,6 +31,10 @@ struct KafkaConfig {
   // The broker aborts an oncecount transaction open longer than this, and a dead
   // owner's open transaction delays the restore of its shards by up to this long.
   int64_t transaction_timeout_ms = 10000;
+  // The brokers' transaction.abort.timed.out.transaction.cleanup.interval.ms: a
+  // transaction past its timeout is aborted (and its producer fenced) up to this long
+  // later. Only read by the start-up check against the session timeout.
+  int64_t transaction_abort_interval_ms = 10000;
   std::map<std::string, std::string> properties;  // passed to librdkafka as is
 
   std::string EffectiveDlqTopic() const {

@@ -326,6 +326,28 @@ class PlainProducer {
 
 inline constexpr std::string_view kQueueFull = "QUEUE_FULL";
 
+// A transactional producer's identity and how it batches.
+struct TransactionalProducerSpec {
+  std::string transactional_id;
+  std::chrono::milliseconds transaction_timeout{10000};
+  // The largest batch of one partition's records (librdkafka's batch.size, framing
+  // included; librdkafka's default). The broker checks max.message.bytes against a
+  // whole batch, not a record: a producer writing several records to one partition in
+  // a commit must keep this under the smallest limit of the topics it writes to. A
+  // record larger than this still goes, alone in its batch.
+  size_t max_batch_bytes = 1'000'000;
+};
+
+// A topic's settings, as DescribeConfigs tells them; a field the cluster did not
+// tell is nullopt.
+struct TopicSettings {
+  std::optional<size_t> max_message_bytes;
+  std::optional<int64_t> retention_bytes;     // -1: no bound
+  std::optional<int64_t> retention_ms;        // -1: no bound
+  std::optional<std::string> cleanup_policy;  // "delete", "compact", "compact,delete"
+  friend bool operator==(const TopicSettings&, const TopicSettings&) = default;
+};
+
 struct GroupConsumerSpec {
   std::string topic;
   std::string group_id;
@@ -342,7 +364,7 @@ class Clients {
   virtual base::Result<std::unique_ptr<GroupConsumer>> NewGroupConsumer(
       const GroupConsumerSpec& spec) = 0;
   virtual base::Result<std::unique_ptr<TransactionalProducer>> NewTransactionalProducer(
-      const std::string& transactional_id, std::chrono::milliseconds transaction_timeout) = 0;
+      const TransactionalProducerSpec& spec) = 0;
   // `name` says what the reader is for (it names its client id).
   virtual base::Result<std::unique_ptr<PartitionReader>> NewPartitionReader(
       const std::string& name) = 0;
@@ -370,6 +392,10 @@ class Clients {
   // How many bytes a partition of `topic` keeps (its retention.bytes), asked and
   // answered as MaxMessageBytes is; nullopt while unknown and when unbounded (-1).
   virtual std::optional<size_t> RetentionBytes(const std::string& topic) = 0;
+  // Every setting of `topic` the cluster tells, asked as MaxMessageBytes is: nullopt
+  // while the answer is outstanding; a cluster that cannot say answers with every
+  // field nullopt.
+  virtual std::optional<TopicSettings> DescribeTopic(const std::string& topic) = 0;
 };
 
 // A record the broker refused as larger than the topic (max.message.bytes) or the

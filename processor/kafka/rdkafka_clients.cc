@@ -519,17 +519,19 @@ class RdKafkaClients final : public Clients {
   }
 
   base::Result<std::unique_ptr<TransactionalProducer>> NewTransactionalProducer(
-      const std::string& transactional_id, std::chrono::milliseconds timeout) override {
+      const TransactionalProducerSpec& spec) override {
     Settings defaults = connection_;
     defaults.push_back({"linger.ms", "5"});
-    auto made = MakeClientConfig(defaults, properties_,
-                                 {{"transactional.id", transactional_id},
-                                  {"transaction.timeout.ms", std::to_string(timeout.count())},
-                                  {"enable.idempotence", "true"},
-                                  {"message.max.bytes", "1000000"}});
+    auto made = MakeClientConfig(
+        defaults, properties_,
+        {{"transactional.id", spec.transactional_id},
+         {"transaction.timeout.ms", std::to_string(spec.transaction_timeout.count())},
+         {"enable.idempotence", "true"},
+         {"message.max.bytes", "1000000"},
+         {"batch.size", std::to_string(std::max<size_t>(spec.max_batch_bytes, 1))}});
     if (!made) return std::move(made).error();
     rd_kafka_conf_t* conf = made.value();
-    auto producer = std::make_unique<RdTransactionalProducer>(transactional_id);
+    auto producer = std::make_unique<RdTransactionalProducer>(spec.transactional_id);
     // Delivery reports also wake the flush inside commit_transaction as soon as the
     // last record is acknowledged; without them it polls in 10 ms steps.
     rd_kafka_conf_set_dr_msg_cb(conf, &RdTransactionalProducer::OnDelivery);
@@ -631,34 +633,26 @@ class RdKafkaClients final : public Clients {
   }
 
   std::optional<size_t> MaxMessageBytes(const std::string& topic) override {
-    return ConfigValue(topic, &TopicConfig::max_message_bytes);
+    const std::optional<TopicSettings> told = DescribeTopic(topic);
+    return told ? told->max_message_bytes : std::nullopt;
   }
 
   std::optional<size_t> RetentionBytes(const std::string& topic) override {
-    return ConfigValue(topic, &TopicConfig::retention_bytes);
+    const std::optional<TopicSettings> told = DescribeTopic(topic);
+    if (!told || !told->retention_bytes || *told->retention_bytes <= 0) return std::nullopt;
+    return static_cast<size_t>(*told->retention_bytes);
   }
 
- private:
-  static constexpr int64_t kAsked = -1;    // asked, no answer yet
-  static constexpr int64_t kUnknown = -2;  // the cluster could not say, or no bound
-
-  // What DescribeConfigs said of a topic: each value, kAsked or kUnknown.
-  struct TopicConfig {
-    int64_t max_message_bytes = kAsked;
-    int64_t retention_bytes = kAsked;
-  };
-
-  std::optional<size_t> ConfigValue(const std::string& topic, int64_t TopicConfig::*value) {
+  std::optional<TopicSettings> DescribeTopic(const std::string& topic) override {
     std::lock_guard lock(config_mu_);
-    if (!EnsureAdmin().ok()) return std::nullopt;
+    if (!EnsureAdmin().ok()) return TopicSettings{};
     TakeConfigAnswers();
     auto [it, first] = topic_configs_.try_emplace(topic);
     if (first) AskConfig(topic);
-    const int64_t answer = it->second.*value;
-    if (answer < 0) return std::nullopt;
-    return static_cast<size_t>(answer);
+    return it->second;
   }
 
+ private:
   void AskConfig(const std::string& topic) {
     if (config_answers_ == nullptr) config_answers_ = rd_kafka_queue_new(admin_);
     rd_kafka_ConfigResource_t* resource =
@@ -683,15 +677,15 @@ class RdKafkaClients final : public Clients {
           result != nullptr ? rd_kafka_DescribeConfigs_result_resources(result, &count) : nullptr;
       if (rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR || count == 0) {
         // The request as a whole failed; it named no topic, so every open question
-        // stays unanswered for good.
+        // is answered with nothing told, for good.
         for (auto& [topic, config] : topic_configs_) {
-          if (config.max_message_bytes == kAsked) config.max_message_bytes = kUnknown;
-          if (config.retention_bytes == kAsked) config.retention_bytes = kUnknown;
+          if (!config) config = TopicSettings{};
         }
       }
       for (size_t i = 0; i < count; ++i) {
-        TopicConfig& answer = topic_configs_[rd_kafka_ConfigResource_name(resources[i])];
-        answer = {kUnknown, kUnknown};
+        std::optional<TopicSettings>& answer =
+            topic_configs_[rd_kafka_ConfigResource_name(resources[i])];
+        answer = TopicSettings{};
         if (rd_kafka_ConfigResource_error(resources[i]) != RD_KAFKA_RESP_ERR_NO_ERROR) continue;
         size_t entries = 0;
         const rd_kafka_ConfigEntry_t** config =
@@ -700,12 +694,16 @@ class RdKafkaClients final : public Clients {
           const char* value = rd_kafka_ConfigEntry_value(config[j]);
           if (value == nullptr) continue;
           const std::string_view name = rd_kafka_ConfigEntry_name(config[j]);
-          int64_t* field = name == "max.message.bytes" ? &answer.max_message_bytes
-                           : name == "retention.bytes" ? &answer.retention_bytes
-                                                       : nullptr;
-          if (field == nullptr) continue;
-          const int64_t bytes = std::strtoll(value, nullptr, 10);
-          *field = bytes > 0 ? bytes : kUnknown;  // retention.bytes -1: no bound
+          const int64_t number = std::strtoll(value, nullptr, 10);
+          if (name == "max.message.bytes" && number > 0) {
+            answer->max_message_bytes = static_cast<size_t>(number);
+          } else if (name == "retention.bytes") {
+            answer->retention_bytes = number;
+          } else if (name == "retention.ms") {
+            answer->retention_ms = number;
+          } else if (name == "cleanup.policy") {
+            answer->cleanup_policy = value;
+          }
         }
       }
       rd_kafka_event_destroy(event);
@@ -731,7 +729,8 @@ class RdKafkaClients final : public Clients {
   rd_kafka_t* admin_ = nullptr;
   std::mutex config_mu_;  // guards the two below
   rd_kafka_queue_t* config_answers_ = nullptr;
-  std::map<std::string, TopicConfig> topic_configs_;
+  // nullopt: asked, no answer yet.
+  std::map<std::string, std::optional<TopicSettings>> topic_configs_;
 };
 
 }  // namespace

@@ -69,6 +69,11 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // The largest record we write; halved whenever a broker refuses one as too large
   // (a limit we could not read, or compression and framing we did not foresee).
   size_t record_cap = changelog::kMaxRecordBytes;
+  // The producer's batch.size: a batch of one partition's records must pass the
+  // broker's max.message.bytes check as a single record does (BatchLimit).
+  size_t producer_batch_bytes = 0;
+  bool changelog_settings_checked = false;            // ApplyTopicSettings
+  int64_t next_settings_ms = 0;                       // when Step calls it next
   std::unique_ptr<base::MetricRegistry> own_metrics;  // when the options bring none
   base::Histogram* commit_seconds = nullptr;
   base::Histogram* restore_seconds = nullptr;
@@ -173,14 +178,43 @@ struct Processor::Impl final : kafka::RebalanceListener {
     auto c = o.clients->NewGroupConsumer({o.input_topic, o.group_id, true});
     if (!c) return c.error();
     consumer = std::move(c.value());
-    auto p = o.clients->NewTransactionalProducer(o.group_id + "-" + o.instance_id,
-                                                 o.transaction_timeout);
+    return CreateProducer();
+  }
+
+  // A new transactional producer (fencing any earlier one of this instance id) whose
+  // batches fit the topics' limits as they are known now.
+  base::Status CreateProducer() {
+    producer.reset();
+    producer_batch_bytes = BatchLimit();
+    auto p = o.clients->NewTransactionalProducer(
+        {o.group_id + "-" + o.instance_id, o.transaction_timeout, producer_batch_bytes});
     if (!p) return p.error();
     producer = std::move(p.value());
     if (kafka::KafkaError e = producer->InitTransactions(kCallTimeout)) return e.ToError();
     if (kafka::KafkaError e =
             producer->LookUpTopics({o.changelog_topic, o.dlq_topic}, kCallTimeout)) {
       return e.ToError();
+    }
+    return {};
+  }
+
+  // Acts on the topics' settings once the cluster has told them (DescribeConfigs
+  // answers in the background; the embedded cluster never does): the changelog's
+  // retention is checked, and a producer whose batches are larger than a topic now
+  // known to take is replaced. Called between transactions.
+  base::Status ApplyTopicSettings() {
+    if (!changelog_settings_checked) {
+      if (const std::optional<kafka::TopicSettings> told =
+              o.clients->DescribeTopic(o.changelog_topic)) {
+        changelog_settings_checked = true;
+        if (base::Status s = CheckChangelogRetention(*told); !s) return s;
+      }
+    }
+    o.clients->DescribeTopic(o.dlq_topic);  // asks, the first time
+    if (producer != nullptr && producer_batch_bytes > BatchLimit()) {
+      Log("batches of " + std::to_string(producer_batch_bytes) + " bytes are above a topic's " +
+          "limit: a new producer writes batches of at most " + std::to_string(BatchLimit()));
+      return CreateProducer();
     }
     return {};
   }
@@ -201,10 +235,34 @@ struct Processor::Impl final : kafka::RebalanceListener {
                          "topic " + o.changelog_topic);
     }
     board.SetPartitionCount(partitions[o.input_topic]);
-    // Asks for the topics' size limits now, so that the answers are in before the
-    // first shard is adopted.
-    RecordLimit(o.changelog_topic);
-    RecordLimit(o.dlq_topic);
+    return ApplyTopicSettings();
+  }
+
+  // Guarantee 6: a changelog that deletes records by key (compaction) or by age (an
+  // idle shard's whole changelog can expire) would reset shards to zero. Refused at
+  // start; a cluster that does not tell (the embedded one) is logged.
+  base::Status CheckChangelogRetention(const kafka::TopicSettings& told) {
+    const std::string topic = "topic " + o.changelog_topic;
+    if (told.cleanup_policy && told.cleanup_policy->find("compact") != std::string::npos) {
+      return base::Error(base::Errc::kBadConfig,
+                         "has cleanup.policy=" + *told.cleanup_policy +
+                             ": compaction keeps one record per key and drops the batches a "
+                             "restore needs; set cleanup.policy=delete",
+                         topic);
+    }
+    if (told.retention_ms && *told.retention_ms >= 0) {
+      return base::Error(base::Errc::kBadConfig,
+                         "has retention.ms=" + std::to_string(*told.retention_ms) +
+                             ": a shard idle longer than that would lose its whole changelog "
+                             "and restart from zero; set retention.ms=-1 (retention.bytes "
+                             "bounds its size)",
+                         topic);
+    }
+    if (!told.cleanup_policy || !told.retention_ms) {
+      Warn("the cluster did not tell " + o.changelog_topic +
+           "'s cleanup.policy and retention.ms; they must be delete and -1 (a compacted or "
+           "time-limited changelog can lose a shard's state)");
+    }
     return {};
   }
 
@@ -217,6 +275,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
     }
     return std::max(limit, changelog::kMinRecordBytes);
   }
+
+  // The largest batch the producer may send: every topic it writes to must take it.
+  size_t BatchLimit() { return std::min(RecordLimit(o.changelog_topic), RecordLimit(o.dlq_topic)); }
 
   shard::ShardRules ShardRules() {
     shard::ShardRules rules;
@@ -322,8 +383,17 @@ struct Processor::Impl final : kafka::RebalanceListener {
     const bool gone = result.outcome == TxnOutcome::kAssignmentGone;
     if (kafka::IsRecordTooLarge(result.error)) {
       record_cap = std::max(changelog::kMinRecordBytes, RecordLimit(o.changelog_topic) / 2);
-      Warn("a broker refused a record as too large; records are at most " +
+      Warn("a broker refused a record batch as too large; records and batches are at most " +
            std::to_string(record_cap) + " bytes from now on");
+      // A smaller record cap does not shrink the producer's batches: only a new
+      // producer gets a new batch.size.
+      if (producer_batch_bytes > BatchLimit()) {
+        if (base::Status s = CreateProducer(); !s) {
+          fatal = base::KafkaFailure("cannot create a producer with smaller batches: " +
+                                     s.error().ToString());
+          return;
+        }
+      }
     }
     Warn(what + " aborted: " + result.error.ToString() +
          (gone ? "; the group moved on without this instance: dropping its shards without a "
@@ -657,6 +727,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
   }
 
   bool Step(std::chrono::milliseconds poll_timeout) {
+    if (fatal.ok() && clock.SteadyMs() >= next_settings_ms) {
+      next_settings_ms = clock.SteadyMs() + kViewRefreshMs;
+      if (base::Status s = ApplyTopicSettings(); !s) fatal = std::move(s).error();
+    }
     std::chrono::milliseconds timeout = poll_timeout;
     for (int i = 0; i < kBurst && fatal.ok(); ++i) {
       std::optional<kafka::Message> m = consumer->Poll(timeout);

@@ -44,6 +44,7 @@ TEST(Config, GivesEveryKeyItsDefaultForAnEmptyFile) {
   EXPECT_EQ(c.kafka.input_topic, "events");
   EXPECT_EQ(c.kafka.EffectiveDlqTopic(), "events.dlq");
   EXPECT_EQ(c.kafka.group_id, "oncecount");
+  EXPECT_EQ(c.kafka.transaction_abort_interval_ms, 10000);
   EXPECT_TRUE(c.kafka.properties.empty());
   EXPECT_EQ(c.processing.commit_interval_ms, 100);
   EXPECT_EQ(c.processing.standby_replicas, 0);
@@ -68,6 +69,44 @@ TEST(Config, RefusesAnInputTopicWhoseImpliedTopicsAreTooLong) {
   const base::Error e = Err(ParseConfig("kafka:\n  input_topic: " + longest_ok + "a\n", NoEnv()));
   EXPECT_EQ(e.subject(), "kafka.input_topic");
   EXPECT_NE(e.message().find(".changelog, is longer than 249"), std::string::npos) << e.message();
+}
+
+// Guarantee 3: a frozen instance must be fenced by its transaction's abort before the
+// group lets its session go (processor_test's AFrozenOwner... scenarios show both sides).
+TEST(Config, RefusesASessionTimeoutAFrozenInstancesTransactionCouldOutlive) {
+  const base::Error e =
+      Err(ParseConfig("kafka:\n  properties:\n    session.timeout.ms: \"6000\"\n", NoEnv()));
+  EXPECT_EQ(e.subject(), "kafka.transaction_timeout_ms");
+  for (const char* named :
+       {"kafka.transaction_timeout_ms (10000)", "kafka.transaction_abort_interval_ms (10000",
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+        "heartbeat.interval.ms (3000)", "session.timeout.ms (6000"}) {
+    EXPECT_NE(e.message().find(named), std::string::npos) << named << " in " << e.message();
+  }
+  // librdkafka's defaults (45 s session, 3 s heartbeat) leave room for ours.
+  EXPECT_TRUE(ParseConfig("", NoEnv()).ok());
+  // Fast failover within the rule: 2000 + 1000 + 500 < 6000.
+  const Config fast = Ok(ParseConfig(R"(
+kafka:
+  transaction_timeout_ms: 2000
+  transaction_abort_interval_ms: 1000
+  properties: {session.timeout.ms: "6000", heartbeat.interval.ms: "500"}
+)",
+                                     NoEnv()));
+  EXPECT_EQ(fast.kafka.transaction_abort_interval_ms, 1000);
+  // At the boundary: equal is refused (the abort may come exactly as the session ends).
+  EXPECT_EQ(Err(ParseConfig(R"(
+kafka:
+  transaction_timeout_ms: 2500
+  transaction_abort_interval_ms: 3000
+  properties: {session.timeout.ms: "6000", heartbeat.interval.ms: "500"}
+)",
+                            NoEnv()))
+                .subject(),
+            "kafka.transaction_timeout_ms");
+  const base::Error bad =
+      Err(ParseConfig("kafka:\n  properties:\n    heartbeat.interval.ms: soon\n", NoEnv()));
+  EXPECT_EQ(bad.subject(), "kafka.properties.heartbeat.interval.ms");
 }
 
 TEST(Config, SizesTheFilterForTheWindowPlusTheTimestampTolerance) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 
@@ -95,6 +96,11 @@ StrictInstance::StrictInstance(StrictKafka& kafka, StrictInstanceOptions options
   po.log = log;
   po.metrics = &metrics_;
   auto made = service::Processor::Create(std::move(po), board_, workers, replicator_.get());
+  if (options_.expect_refusal) {
+    if (made.ok()) ADD_FAILURE() << options_.process << " started; a refusal was expected";
+    if (!made.ok()) refusal_ = made.error().ToString();
+    return;
+  }
   if (auto* error = (made.ok() ? nullptr : &made.message())) {
     ADD_FAILURE() << options_.process << ": " << *error;
     return;
@@ -176,6 +182,44 @@ void Send(StrictKafka& kafka, int from, int to) {
         kafka.ProduceForTest("events", i % kServicePartitions, "client/" + std::to_string(i), value)
             .ok());
   }
+}
+
+void SendMalformed(StrictKafka& kafka, int from, int to) {
+  for (int i = from; i < to; ++i) {
+    ASSERT_TRUE(kafka
+                    .ProduceForTest("events", i % kServicePartitions, "bad/" + std::to_string(i),
+                                    "{\"counter\": not json " + std::to_string(i))
+                    .ok());
+  }
+}
+
+std::vector<std::string> DeadLetteredKeys(StrictKafka& kafka) {
+  std::vector<std::string> keys;
+  for (const auto& entry : kafka.Entries("events.dlq", 0)) {
+    if (entry.state == StrictKafka::StoredEntry::kCommitted) keys.push_back(entry.key.value_or(""));
+  }
+  return keys;
+}
+
+void ExpectDeadLetteredOnce(StrictKafka& kafka, int from, int to) {
+  std::vector<std::string> keys = DeadLetteredKeys(kafka);
+  std::sort(keys.begin(), keys.end());
+  std::vector<std::string> expected;
+  for (int i = from; i < to; ++i) expected.push_back("bad/" + std::to_string(i));
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(keys, expected) << "each malformed event dead-lettered exactly once";
+}
+
+std::map<std::string, int64_t> CountsInViews(const StrictInstance& instance) {
+  std::map<std::string, int64_t> counts;
+  for (int32_t p = 0; p < kServicePartitions; ++p) {
+    const auto view = instance.View(p);
+    if (view == nullptr || view->counters == nullptr) continue;
+    for (const std::string name : {"n0", "n1", "n2"}) {
+      if (const auto value = view->counters->Find(name)) counts[name] += *value;
+    }
+  }
+  return counts;
 }
 
 std::map<std::string, int64_t> Expected(int n) {

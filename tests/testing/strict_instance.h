@@ -63,6 +63,9 @@ struct StrictInstanceOptions {
   // ProcessorOptions::commit_interval: a Step commits once this much simulated time
   // passed since the last commit. The default, never, leaves commits to the test.
   std::chrono::milliseconds commit_interval = std::chrono::hours(1);
+  // The processor is expected to refuse to start: its error is kept (refusal()), and
+  // a start is a test failure.
+  bool expect_refusal = false;
 };
 
 class StrictInstance {
@@ -101,6 +104,8 @@ class StrictInstance {
   // What GET /readyz says: every shard assigned to the instance runs.
   bool Ready() const { return board_.Read().ready(); }
   const std::string& log() const { return log_; }
+  // Why the processor refused to start (StrictInstanceOptions::expect_refusal).
+  const std::string& refusal() const { return refusal_; }
   // What the processor and the replicator count about themselves (GET /metrics).
   const base::MetricRegistry& metrics() const { return metrics_; }
 
@@ -115,6 +120,7 @@ class StrictInstance {
   std::unique_ptr<replica::Replicator> replicator_;
   std::unique_ptr<service::Processor> processor_;
   std::string log_;
+  std::string refusal_;
   bool dead_ = false;
 };
 
@@ -146,6 +152,15 @@ inline void RunFor(StrictKafka& kafka, const std::vector<StrictInstance*>& insta
 // partition i % kServicePartitions and adds 1 to counter "n<i % 3>". Sending an
 // event again is a client's retry.
 void Send(StrictKafka& kafka, int from, int to);
+// Sends malformed events [from, to): key "bad/<i>" on partition i % kServicePartitions,
+// a value that is not JSON. Each must be dead-lettered once.
+void SendMalformed(StrictKafka& kafka, int from, int to);
+// Every committed dead letter's key, in the order of the dead-letter topic.
+std::vector<std::string> DeadLetteredKeys(StrictKafka& kafka);
+// The dead-letter topic holds malformed events [from, to) once each, and nothing else.
+void ExpectDeadLetteredOnce(StrictKafka& kafka, int from, int to);
+// What `instance`'s published views (active, standby or replica) read, shards summed.
+std::map<std::string, int64_t> CountsInViews(const StrictInstance& instance);
 // What the counters must read once events [0, n) were each sent at least once.
 std::map<std::string, int64_t> Expected(int n);
 // The counters a new owner restores from the committed changelog, shards summed.

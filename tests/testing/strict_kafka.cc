@@ -160,13 +160,21 @@ class StrictCluster {
   struct Transaction {
     int64_t started_ms = 0;
     std::chrono::milliseconds timeout{0};
-    std::set<TopicPartition> partitions;
+    std::set<TopicPartition> partitions;  // AddPartitionsToTxn: landed or in flight
     std::map<std::string, std::map<TopicPartition, int64_t>> offsets;  // group → offsets
   };
 
   struct Coordinator {
     int32_t epoch = -1;
     std::optional<Transaction> ongoing;
+  };
+
+  // A transactional record still in its producer's queue (HoldProduce).
+  struct InFlight {
+    std::string transactional_id;
+    int32_t epoch = -1;
+    TopicPartition where;
+    Entry entry;
   };
 
   // A member as the group coordinator sees it. `owned` is the broker's assignment;
@@ -209,7 +217,11 @@ class StrictCluster {
   std::recursive_mutex mu;
   std::chrono::milliseconds session_timeout{10'000};
   std::chrono::milliseconds max_poll_interval{300'000};
-  std::set<std::string> frozen;  // instances whose threads do not run
+  std::chrono::milliseconds abort_interval{10'000};  // Kafka's default
+  int64_t next_abort_check_ms = 10'000;
+  std::set<std::string> holding;                           // HoldProduce
+  std::map<std::string, std::vector<InFlight>> in_flight;  // by instance
+  std::set<std::string> frozen;                            // instances whose threads do not run
   std::map<std::string, std::vector<Partition>> topics;
   struct SizeLimit {
     size_t bytes = 0;
@@ -217,6 +229,8 @@ class StrictCluster {
   };
   std::map<std::string, SizeLimit> max_message_bytes;  // by topic; absent: Kafka's default
   std::map<std::string, bool> retention_described;     // by topic: DescribeConfigs tells it
+  std::map<std::string, int64_t> retention_ms;         // by topic; absent: not told
+  std::map<std::string, std::string> cleanup_policy;   // by topic; absent: not told
   std::map<std::string, Group> groups;
   std::map<std::string, Coordinator> coordinators;  // by transactional.id
   std::map<std::string, int> incarnations;          // instance → restarts so far
@@ -256,6 +270,14 @@ class StrictCluster {
   // `offset`, when given, is set to the record's offset.
   KafkaError AppendRecord(const kafka::OutgoingRecord& record, const std::string& transactional_id,
                           TopicPartition* where, int64_t* offset = nullptr);
+  // Where the record goes (the producers' partitioner for kAnyPartition).
+  KafkaError Resolve(const kafka::OutgoingRecord& record, TopicPartition& where);
+  // Appends a transactional record to the open transaction's partition.
+  void AppendOpen(const TopicPartition& where, Entry entry);
+  // Lands `instance`'s records in flight of `transactional_id` (all of them when
+  // empty): those whose epoch is still the coordinator's reach their logs, the
+  // others are refused (a fenced producer's) and dropped.
+  void Land(const std::string& instance, const std::string& transactional_id = "");
   Transaction& Ongoing(const std::string& transactional_id, std::chrono::milliseconds timeout);
   bool HasPendingOffsets(const std::string& group, const TopicPartition& where) const;
   void EndTransaction(const std::string& transactional_id, bool commit);
@@ -299,7 +321,10 @@ std::optional<KafkaError> StrictCluster::TakeInjection(Call call, const std::str
       return std::nullopt;
     }
     KafkaError error = it->error;
-    if (it->crash) ++incarnations[instance];
+    if (it->crash) {
+      ++incarnations[instance];
+      in_flight.erase(instance);  // the queue dies with the process
+    }
     if (--it->remaining <= 0) injections.erase(it);
     return error;
   }
@@ -324,9 +349,7 @@ int64_t StrictCluster::Append(Partition& partition, Entry entry) {
   return offset;
 }
 
-KafkaError StrictCluster::AppendRecord(const kafka::OutgoingRecord& record,
-                                       const std::string& transactional_id, TopicPartition* where,
-                                       int64_t* offset) {
+KafkaError StrictCluster::Resolve(const kafka::OutgoingRecord& record, TopicPartition& where) {
   const auto topic = topics.find(std::string(record.topic));
   if (topic == topics.end()) return UnknownPartition(ErrorKind::kFailed, record.topic, 0);
   int32_t partition = record.partition.value();
@@ -334,8 +357,43 @@ KafkaError StrictCluster::AppendRecord(const kafka::OutgoingRecord& record,
     const auto count = static_cast<int32_t>(topic->second.size());
     partition = record.key ? PartitionOfKey(*record.key, count) : 0;
   }
+  if (FindPartition(record.topic, partition) == nullptr) {
+    return UnknownPartition(ErrorKind::kFailed, record.topic, partition);
+  }
+  where = {std::string(record.topic), partition};
+  return {};
+}
+
+void StrictCluster::AppendOpen(const TopicPartition& where, Entry entry) {
+  Partition* log = FindPartition(where.first, where.second);
+  const std::string transactional_id = entry.transactional_id;
+  const int64_t appended = Append(*log, std::move(entry));
+  log->open_transactions.emplace(transactional_id, appended);
+}
+
+void StrictCluster::Land(const std::string& instance, const std::string& transactional_id) {
+  const auto queue = in_flight.find(instance);
+  if (queue == in_flight.end()) return;
+  std::vector<InFlight> kept;
+  for (InFlight& record : queue->second) {
+    if (!transactional_id.empty() && record.transactional_id != transactional_id) {
+      kept.push_back(std::move(record));
+      continue;
+    }
+    const Coordinator& coordinator = coordinators[record.transactional_id];
+    if (coordinator.epoch != record.epoch || !coordinator.ongoing) continue;
+    AppendOpen(record.where, std::move(record.entry));
+  }
+  queue->second = std::move(kept);
+}
+
+KafkaError StrictCluster::AppendRecord(const kafka::OutgoingRecord& record,
+                                       const std::string& transactional_id, TopicPartition* where,
+                                       int64_t* offset) {
+  TopicPartition resolved;
+  if (auto error = Resolve(record, resolved)) return error;
+  const int32_t partition = resolved.second;
   Partition* log = FindPartition(record.topic, partition);
-  if (log == nullptr) return UnknownPartition(ErrorKind::kFailed, record.topic, partition);
   if (const size_t bytes = RecordBatchBytes(record); bytes > MaxMessageBytes(record.topic)) {
     return Fail(ErrorKind::kFailed, "MSG_SIZE_TOO_LARGE",
                 "a record batch of " + std::to_string(bytes) + " bytes is larger than " +
@@ -487,15 +545,26 @@ void StrictCluster::Offer(Group& group, const std::map<std::string, size_t>& quo
 
 void StrictCluster::Advance(std::chrono::milliseconds duration) {
   std::lock_guard lock(mu);
-  Heartbeat();
-  clock.Move(std::max(duration, std::chrono::milliseconds(0)));
-  Heartbeat();
-  ExpireTransactions();
-  ExpireSessions();
+  const int64_t target = NowMs() + std::max<int64_t>(duration.count(), 0);
+  // Stops at each of the coordinators' checks on the way, so that each sees the
+  // transactions as they are at its time.
+  do {
+    Heartbeat();
+    const int64_t next = std::min(target, next_abort_check_ms);
+    clock.Move(std::chrono::milliseconds(next - NowMs()));
+    Heartbeat();
+    if (NowMs() >= next_abort_check_ms) {
+      ExpireTransactions();
+      next_abort_check_ms += std::max<int64_t>(abort_interval.count(), 1);
+    }
+    ExpireSessions();
+  } while (NowMs() < target);
 }
 
-// The coordinator aborts and bumps the epoch, so the owner is fenced (KIP-360 as
-// Kafka 2.5+ and librdkafka 2.0 report it: PRODUCER_FENCED).
+// Every abort_interval (transaction.abort.timed.out.transaction.cleanup.interval.ms)
+// the coordinator aborts the transactions older than their timeout and bumps their
+// epochs, so the owner is fenced (KIP-360 as Kafka 2.5+ and librdkafka 2.0 report it:
+// PRODUCER_FENCED). Between two checks a transaction past its timeout still commits.
 void StrictCluster::ExpireTransactions() {
   for (auto& [id, coordinator] : coordinators) {
     if (!coordinator.ongoing) continue;
@@ -643,11 +712,11 @@ namespace {
 
 class StrictTransactionalProducer final : public kafka::TransactionalProducer {
  public:
-  StrictTransactionalProducer(Identity identity, std::string transactional_id,
-                              std::chrono::milliseconds timeout)
+  StrictTransactionalProducer(Identity identity, const kafka::TransactionalProducerSpec& spec)
       : id_(std::move(identity)),
-        transactional_id_(std::move(transactional_id)),
-        timeout_(timeout) {}
+        transactional_id_(spec.transactional_id),
+        timeout_(spec.transaction_timeout),
+        max_batch_bytes_(spec.max_batch_bytes) {}
 
   KafkaError InitTransactions(std::chrono::milliseconds) override {
     std::lock_guard lock(id_.cluster->mu);
@@ -690,10 +759,9 @@ class StrictTransactionalProducer final : public kafka::TransactionalProducer {
       const std::string& topic) override {
     std::lock_guard lock(id_.cluster->mu);
     std::map<base::Partition, base::Offset> first;
-    const auto it = committed_.find(topic);
-    if (it == committed_.end()) return first;
-    for (const auto& [p, offset] : it->second)
-      first.emplace(base::Partition(p), base::Offset(offset));
+    for (const auto& [where, offset] : committed_) {
+      if (where.first == topic) first.emplace(base::Partition(where.second), base::Offset(offset));
+    }
     return first;
   }
 
@@ -706,6 +774,7 @@ class StrictTransactionalProducer final : public kafka::TransactionalProducer {
                         const kafka::GroupMetadata& group);
   KafkaError End(bool commit);
   KafkaError CheckMember(const StrictGroupMetadata& metadata);
+  KafkaError Batch(const TopicPartition& where, const kafka::OutgoingRecord& record);
 
   // The interface's promise: after kProducerFenced or kFatal the producer is unusable.
   KafkaError Sticky(KafkaError error) {
@@ -722,15 +791,16 @@ class StrictTransactionalProducer final : public kafka::TransactionalProducer {
   const Identity id_;
   const std::string transactional_id_;
   const std::chrono::milliseconds timeout_;
+  const size_t max_batch_bytes_;
   // Guarded by the cluster's mutex.
   int32_t epoch_ = -1;  // -1: InitTransactions has not succeeded
   bool in_transaction_ = false;
   bool must_abort_ = false;
   std::optional<KafkaError> unusable_;
-  // topic → partition → the first offset written: in the open transaction, and in
-  // the last committed one.
-  std::map<std::string, std::map<int32_t, int64_t>> written_;
-  std::map<std::string, std::map<int32_t, int64_t>> committed_;
+  // Per partition, the bytes of the open transaction's last batch there.
+  std::map<TopicPartition, size_t> batches_;
+  // Per partition, the first offset the last committed transaction wrote there.
+  std::map<TopicPartition, int64_t> committed_;
 };
 
 // What every transactional call checks first, in the order a client meets it.
@@ -767,8 +837,27 @@ KafkaError StrictTransactionalProducer::Begin() {
   if (in_transaction_) return InvalidTxnState("BeginTransaction inside a transaction");
   in_transaction_ = true;
   must_abort_ = false;
-  written_.clear();
+  batches_.clear();
   committed_.clear();
+  return {};
+}
+
+// The producer packs a partition's records into batches of up to max_batch_bytes
+// (a record larger than that alone); the broker checks each batch against the
+// topic's max.message.bytes. The double packs as tightly as the producer may: every
+// record of a transaction joins its partition's last batch if it fits.
+KafkaError StrictTransactionalProducer::Batch(const TopicPartition& where,
+                                              const kafka::OutgoingRecord& record) {
+  constexpr size_t kBatchHeader = 61;
+  const size_t bytes = RecordBatchBytes(record);
+  size_t& batch = batches_[where];
+  if (batch > 0 && batch + bytes - kBatchHeader > max_batch_bytes_) batch = 0;
+  batch = batch == 0 ? bytes : batch + bytes - kBatchHeader;
+  if (batch > id_.cluster->MaxMessageBytes(where.first)) {
+    return Fail(ErrorKind::kAbortable, "MSG_SIZE_TOO_LARGE",
+                "a record batch of " + std::to_string(batch) + " bytes is larger than " +
+                    where.first + "'s max.message.bytes");
+  }
   return {};
 }
 
@@ -777,14 +866,28 @@ KafkaError StrictTransactionalProducer::Append(const kafka::OutgoingRecord& reco
   if (!in_transaction_) return InvalidTxnState("Produce outside a transaction");
   if (must_abort_) return RequiresAbort();
   TopicPartition where;
-  int64_t offset = 0;
-  if (auto error = id_.cluster->AppendRecord(record, transactional_id_, &where, &offset)) {
+  KafkaError error = id_.cluster->Resolve(record, where);
+  if (!error) error = Batch(where, record);
+  if (error) {
     must_abort_ = true;
     error.kind = ErrorKind::kAbortable;
     return error;
   }
+  // AddPartitionsToTxn goes out before the records: the coordinator knows the
+  // partition (and the transaction's timeout runs) even while they wait in the queue.
   id_.cluster->Ongoing(transactional_id_, timeout_).partitions.insert(where);
-  written_[where.first].try_emplace(where.second, offset);
+  StrictCluster::Entry entry;
+  entry.state = EntryState::kOpen;
+  entry.key = Copy(record.key);
+  entry.value = Copy(record.value);
+  entry.headers = record.headers;
+  entry.transactional_id = transactional_id_;
+  if (id_.cluster->holding.contains(id_.instance)) {
+    id_.cluster->in_flight[id_.instance].push_back(
+        {transactional_id_, epoch_, where, std::move(entry)});
+  } else {
+    id_.cluster->AppendOpen(where, std::move(entry));
+  }
   return {};
 }
 
@@ -836,11 +939,27 @@ KafkaError StrictTransactionalProducer::End(bool commit) {
   if (auto error = Gate(commit ? Call::kCommitTransaction : Call::kAbortTransaction)) return error;
   if (!in_transaction_) return InvalidTxnState("no transaction to end");
   if (commit && must_abort_) return RequiresAbort();
+  // A commit flushes the queue first; an abort purges it.
+  if (commit) {
+    id_.cluster->Land(id_.instance, transactional_id_);
+  } else if (auto queue = id_.cluster->in_flight.find(id_.instance);
+             queue != id_.cluster->in_flight.end()) {
+    std::erase_if(queue->second,
+                  [&](const auto& r) { return r.transactional_id == transactional_id_; });
+  }
+  if (commit) {
+    const auto& coordinator = id_.cluster->coordinators[transactional_id_];
+    for (const TopicPartition& where :
+         coordinator.ongoing ? coordinator.ongoing->partitions : std::set<TopicPartition>{}) {
+      const auto* log = id_.cluster->FindPartition(where.first, where.second);
+      const auto first = log->open_transactions.find(transactional_id_);
+      if (first != log->open_transactions.end()) committed_[where] = first->second;
+    }
+  }
   id_.cluster->EndTransaction(transactional_id_, commit);
   in_transaction_ = false;
   must_abort_ = false;
-  if (commit) committed_ = std::move(written_);
-  written_.clear();
+  batches_.clear();
   return {};
 }
 
@@ -1376,10 +1495,10 @@ class StrictClients final : public kafka::Clients {
     return std::unique_ptr<kafka::GroupConsumer>(std::make_unique<StrictGroupConsumer>(id_, spec));
   }
   base::Result<std::unique_ptr<kafka::TransactionalProducer>> NewTransactionalProducer(
-      const std::string& transactional_id, std::chrono::milliseconds transaction_timeout) override {
+      const kafka::TransactionalProducerSpec& spec) override {
     if (Dead()) return base::KafkaFailure("crashed");
     return std::unique_ptr<kafka::TransactionalProducer>(
-        std::make_unique<StrictTransactionalProducer>(id_, transactional_id, transaction_timeout));
+        std::make_unique<StrictTransactionalProducer>(id_, spec));
   }
   base::Result<std::unique_ptr<kafka::PartitionReader>> NewPartitionReader(
       const std::string&) override {
@@ -1421,6 +1540,7 @@ class StrictClients final : public kafka::Clients {
     if (it != id_.cluster->max_message_bytes.end() && !it->second.described) return std::nullopt;
     return id_.cluster->MaxMessageBytes(topic);
   }
+  std::optional<kafka::TopicSettings> DescribeTopic(const std::string& topic) override;
 
  private:
   bool Dead() const {
@@ -1430,6 +1550,27 @@ class StrictClients final : public kafka::Clients {
 
   const Identity id_;
 };
+
+std::optional<kafka::TopicSettings> StrictClients::DescribeTopic(const std::string& topic) {
+  kafka::TopicSettings told;
+  told.max_message_bytes = MaxMessageBytes(topic);
+  std::lock_guard lock(id_.cluster->mu);
+  const auto topic_it = id_.cluster->topics.find(topic);
+  if (id_.crashed() || topic_it == id_.cluster->topics.end()) return kafka::TopicSettings{};
+  if (id_.cluster->retention_described[topic] && !topic_it->second.empty()) {
+    const size_t bytes = topic_it->second.front().retention_bytes;
+    told.retention_bytes = bytes > 0 ? static_cast<int64_t>(bytes) : -1;
+  }
+  if (const auto it = id_.cluster->retention_ms.find(topic);
+      it != id_.cluster->retention_ms.end()) {
+    told.retention_ms = it->second;
+  }
+  if (const auto it = id_.cluster->cleanup_policy.find(topic);
+      it != id_.cluster->cleanup_policy.end()) {
+    told.cleanup_policy = it->second;
+  }
+  return told;
+}
 
 base::Result<std::map<std::string, int>> StrictClients::PartitionCounts(std::chrono::milliseconds) {
   std::lock_guard lock(id_.cluster->mu);
@@ -1487,6 +1628,24 @@ void StrictKafka::set_max_poll_interval(std::chrono::milliseconds interval) {
   cluster_->max_poll_interval = interval;
 }
 
+void StrictKafka::set_transaction_abort_interval(std::chrono::milliseconds interval) {
+  std::lock_guard lock(cluster_->mu);
+  cluster_->abort_interval = interval;
+  const int64_t step = std::max<int64_t>(interval.count(), 1);
+  cluster_->next_abort_check_ms = (cluster_->NowMs() / step + 1) * step;
+}
+
+void StrictKafka::HoldProduce(const std::string& instance) {
+  std::lock_guard lock(cluster_->mu);
+  cluster_->holding.insert(instance);
+}
+
+void StrictKafka::ReleaseProduce(const std::string& instance) {
+  std::lock_guard lock(cluster_->mu);
+  cluster_->holding.erase(instance);
+  cluster_->Land(instance);
+}
+
 void StrictKafka::SetMaxMessageBytes(const std::string& topic, size_t bytes, bool described) {
   std::lock_guard lock(cluster_->mu);
   cluster_->max_message_bytes[topic] = {bytes, described};
@@ -1503,6 +1662,16 @@ KafkaError StrictKafka::CreateTopic(const std::string& name, int partitions) {
     if (group.topic == name && !group.members.empty()) cluster_->BumpAndRebalance(group);
   }
   return {};
+}
+
+void StrictKafka::SetRetentionMs(const std::string& topic, int64_t ms) {
+  std::lock_guard lock(cluster_->mu);
+  cluster_->retention_ms[topic] = ms;
+}
+
+void StrictKafka::SetCleanupPolicy(const std::string& topic, std::string policy) {
+  std::lock_guard lock(cluster_->mu);
+  cluster_->cleanup_policy[topic] = std::move(policy);
 }
 
 void StrictKafka::SetRetentionBytes(const std::string& topic, size_t bytes, bool described) {
@@ -1546,6 +1715,7 @@ void StrictKafka::Thaw(const std::string& instance) {
 void StrictKafka::Crash(const std::string& instance) {
   std::lock_guard lock(cluster_->mu);
   ++cluster_->incarnations[instance];
+  cluster_->in_flight.erase(instance);  // the queue dies with the process
 }
 
 void StrictKafka::InjectError(Call call, KafkaError error, int times, std::string instance) {

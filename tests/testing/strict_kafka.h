@@ -39,6 +39,11 @@
 //   BeginTransaction, which (as in librdkafka) the coordinator never hears of: an
 //   empty transaction never times out and commits trivially.
 // - A PartitionReader reports its partition's end again after a Seek.
+// - The broker checks max.message.bytes against each record batch a transactional
+//   producer sends: its records of one partition in one transaction, packed into
+//   batches of up to the producer's max_batch_bytes (TransactionalProducerSpec).
+// - Coordinators abort timed-out transactions only at their periodic check
+//   (set_transaction_abort_interval), as a real one does.
 //
 // Its clients speak the interface's types (base::Partition, base::Offset); the
 // cluster's model inside and the test-facing methods below number partitions and
@@ -122,6 +127,11 @@ class StrictKafka {
   void Advance(std::chrono::milliseconds duration);
   void set_session_timeout(std::chrono::milliseconds timeout);     // default 10 s
   void set_max_poll_interval(std::chrono::milliseconds interval);  // default 300 s
+  // How often the coordinators look for transactions past their timeout (the
+  // brokers' transaction.abort.timed.out.transaction.cleanup.interval.ms, 10 s by
+  // default): a transaction is aborted, and its producer fenced, at the first check
+  // after its timeout, and until then it may still commit.
+  void set_transaction_abort_interval(std::chrono::milliseconds interval);
 
   // --- Topics ------------------------------------------------------------------
   kafka::KafkaError CreateTopic(const std::string& name, int partitions);
@@ -134,6 +144,10 @@ class StrictKafka {
   // `bytes` (record by record, as the embedded cluster does; its newest record
   // always). `described`: whether Clients::RetentionBytes tells it.
   void SetRetentionBytes(const std::string& topic, size_t bytes, bool described = true);
+  // What DescribeTopic tells of the topic's retention.ms and cleanup.policy (not told
+  // until set). The double applies neither: time retention is DeleteRecordsBefore.
+  void SetRetentionMs(const std::string& topic, int64_t ms);
+  void SetCleanupPolicy(const std::string& topic, std::string policy);
   // Retention: moves the log start to `offset` (at most the high watermark).
   kafka::KafkaError DeleteRecordsBefore(const std::string& topic, int32_t partition,
                                         int64_t offset);
@@ -150,6 +164,15 @@ class StrictKafka {
   // nothing happened: the zombie of the fencing literature.
   void Freeze(const std::string& instance);
   void Thaw(const std::string& instance);
+  // Produce in flight: from now on the records `instance`'s transactional producers
+  // produce wait in the producer's queue instead of reaching their logs at once (the
+  // coordinator learns their partitions at once, AddPartitionsToTxn, so their
+  // transaction's timeout runs). They land at ReleaseProduce, which also ends the
+  // hold, or when their producer commits (the commit flushes); an abort or a crash
+  // drops them, and a record whose producer was fenced meanwhile never lands. A
+  // frozen instance with records held is librdkafka's queue paused with the process.
+  void HoldProduce(const std::string& instance);
+  void ReleaseProduce(const std::string& instance);
 
   // --- Faults ------------------------------------------------------------------
   // The next `times` `call`s (of `instance`'s clients only, when not empty) return

@@ -108,7 +108,7 @@ Member Subscribed(kafka::Clients& clients, const std::string& topic = "input",
 std::unique_ptr<kafka::TransactionalProducer> Initialized(kafka::Clients& clients,
                                                           const std::string& id,
                                                           std::chrono::milliseconds timeout = 60s) {
-  auto producer = Take(clients.NewTransactionalProducer(id, timeout));
+  auto producer = Take(clients.NewTransactionalProducer({id, timeout}));
   EXPECT_TRUE(producer->InitTransactions(kTimeout).ok());
   return producer;
 }
@@ -153,7 +153,7 @@ TEST(StrictKafka, ASecondInitTransactionsFencesTheFirstProducerAndAbortsItsOpenT
 
 TEST(StrictKafka, BeginTransactionBeforeInitTransactionsIsAFatalStateError) {
   StrictKafka kafka;
-  auto producer = Take(kafka.ClientsFor("a")->NewTransactionalProducer("t", 60s));
+  auto producer = Take(kafka.ClientsFor("a")->NewTransactionalProducer({"t", 60s}));
   const KafkaError error = producer->BeginTransaction();
   EXPECT_EQ(error.kind, ErrorKind::kFatal);
   EXPECT_EQ(error.code, "INVALID_TXN_STATE");
@@ -189,8 +189,10 @@ TEST(StrictKafka, ATransactionLeftOpenByACrashedInstanceIsAbortedAfterItsTimeout
   kafka.Crash("a");
   EXPECT_EQ(producer->CommitTransaction(kTimeout).code, "crashed");
   kafka.Advance(30s);
-  EXPECT_EQ(kafka.LastStableOffset("out", 0), 0) << "open until the timeout has passed";
   kafka.Advance(1ms);
+  EXPECT_EQ(kafka.LastStableOffset("out", 0), 0)
+      << "open past its timeout until the coordinator's next check (every 10 s)";
+  kafka.Advance(10s);
 
   EXPECT_EQ(kafka.LastStableOffset("out", 0), 3);
   EXPECT_EQ(kafka.Entries("out", 0)[0].state, State::kAborted);
@@ -207,9 +209,88 @@ TEST(StrictKafka, ATransactionTimeoutFencesTheProducerThatOwnedIt) {
   auto producer = Initialized(*kafka.ClientsFor("a"), "t", 10s);
   ASSERT_TRUE(producer->BeginTransaction().ok());
   ASSERT_TRUE(producer->Produce(Record("out", 0, "too slow")).ok());
-  kafka.Advance(11s);
+  kafka.Advance(20s);  // the coordinator's check at 20 s finds it past its timeout
   EXPECT_EQ(producer->CommitTransaction(kTimeout).kind, ErrorKind::kProducerFenced);
   EXPECT_EQ(kafka.Entries("out", 0)[0].state, State::kAborted);
+}
+
+TEST(StrictKafka, ATransactionPastItsTimeoutStillCommitsBeforeTheCoordinatorsNextCheck) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("out", 1).ok());
+  kafka.set_transaction_abort_interval(10s);  // checks at 10 s, 20 s, ...
+  auto producer = Initialized(*kafka.ClientsFor("a"), "t", 5s);
+  kafka.Advance(6s);
+  ASSERT_TRUE(producer->BeginTransaction().ok());
+  ASSERT_TRUE(producer->Produce(Record("out", 0, "late but lucky")).ok());
+  kafka.Advance(13s);  // 13 s old at 19 s: the check at 10 s saw it 4 s old
+  EXPECT_TRUE(producer->CommitTransaction(kTimeout).ok());
+  EXPECT_EQ(kafka.CommittedValues("out", 0), std::vector<std::string>{"late but lucky"});
+}
+
+TEST(StrictKafka, HeldRecordsReachTheLogOnlyWhenReleasedOrWhenTheirTransactionCommits) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("out", 1).ok());
+  auto producer = Initialized(*kafka.ClientsFor("a"), "t");
+  kafka.HoldProduce("a");
+  ASSERT_TRUE(producer->BeginTransaction().ok());
+  ASSERT_TRUE(producer->Produce(Record("out", 0, "queued")).ok());
+  EXPECT_EQ(kafka.HighWatermark("out", 0), 0) << "still in the producer's queue";
+  ASSERT_TRUE(producer->CommitTransaction(kTimeout).ok());
+  EXPECT_EQ(kafka.CommittedValues("out", 0), std::vector<std::string>{"queued"});
+
+  ASSERT_TRUE(producer->BeginTransaction().ok());
+  ASSERT_TRUE(producer->Produce(Record("out", 0, "sent")).ok());
+  kafka.ReleaseProduce("a");
+  EXPECT_EQ(kafka.HighWatermark("out", 0), 3) << "the record, open, after the first and its marker";
+  EXPECT_EQ(kafka.LastStableOffset("out", 0), 2);
+  ASSERT_TRUE(producer->CommitTransaction(kTimeout).ok());
+  EXPECT_EQ(kafka.CommittedValues("out", 0), (std::vector<std::string>{"queued", "sent"}));
+}
+
+TEST(StrictKafka, HeldRecordsOfAProducerFencedMeanwhileNeverLand) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("out", 1).ok());
+  kafka.set_transaction_abort_interval(1s);
+  auto producer = Initialized(*kafka.ClientsFor("a"), "t", 10s);
+  kafka.HoldProduce("a");
+  ASSERT_TRUE(producer->BeginTransaction().ok());
+  ASSERT_TRUE(producer->Produce(Record("out", 0, "too late")).ok());
+  kafka.Advance(12s);  // the coordinator aborts the transaction and bumps the epoch
+  kafka.ReleaseProduce("a");
+  EXPECT_EQ(producer->CommitTransaction(kTimeout).kind, ErrorKind::kProducerFenced);
+  EXPECT_TRUE(kafka.CommittedValues("out", 0).empty());
+  for (const auto& entry : kafka.Entries("out", 0)) EXPECT_NE(entry.value, "too late");
+}
+
+TEST(StrictKafka, TheBrokerChecksTheTopicsLimitAgainstEachBatchOfAPartitionsRecords) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("out", 2).ok());
+  kafka.SetMaxMessageBytes("out", 1000);
+  const std::string value(400, 'v');  // 482 bytes as a batch of its own
+  const auto commit_three = [&](kafka::TransactionalProducer& producer, int32_t partition) {
+    EXPECT_TRUE(producer.BeginTransaction().ok());
+    KafkaError error;
+    for (int i = 0; i < 3 && !error; ++i) error = producer.Produce(Record("out", partition, value));
+    if (error) {
+      EXPECT_TRUE(producer.AbortTransaction(kTimeout).ok());
+      return error;
+    }
+    return producer.CommitTransaction(kTimeout);
+  };
+
+  // librdkafka's default batch.size packs the three records into one batch.
+  auto packing = Initialized(*kafka.ClientsFor("a"), "packing");
+  const KafkaError refused = commit_three(*packing, 0);
+  EXPECT_EQ(refused.code, "MSG_SIZE_TOO_LARGE");
+  EXPECT_TRUE(kafka::IsRecordTooLarge(refused)) << refused.ToString();
+  EXPECT_TRUE(kafka.CommittedValues("out", 0).empty());
+
+  // Batches of at most 1,000 bytes: two records, then one.
+  auto clients = kafka.ClientsFor("b");
+  auto bounded = Take(clients->NewTransactionalProducer({"bounded", 60s, 1000}));
+  ASSERT_TRUE(bounded->InitTransactions(kTimeout).ok());
+  EXPECT_TRUE(commit_three(*bounded, 1).ok());
+  EXPECT_EQ(kafka.CommittedValues("out", 1).size(), 3u);
 }
 
 TEST(StrictKafka, AnEmptyTransactionDoesNotTimeOutAndCommitsTrivially) {

@@ -126,8 +126,11 @@ class ServiceFixture : public ::testing::Test {
                                    const std::vector<std::string>& env = {},
                                    const std::string& processing = "  commit_interval_ms: 100\n") {
     const std::string config = dir_ + "/" + name + ".yaml";
+    // Fast failover, under the start-up check: 2000 + 1000 + 500 < 6000 (config.cc).
     std::ofstream(config) << "kafka:\n"
                           << "  bootstrap_servers: " << bootstrap_ << "\n"
+                          << "  transaction_timeout_ms: 2000\n"
+                          << "  transaction_abort_interval_ms: 1000\n"
                           << "  properties:\n"
                           << "    session.timeout.ms: \"6000\"\n"
                           << "    heartbeat.interval.ms: \"500\"\n"

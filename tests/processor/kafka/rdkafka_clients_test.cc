@@ -28,7 +28,7 @@ class RdKafkaClientsTest : public ::testing::Test {
   }
 
   std::unique_ptr<TransactionalProducer> Producer() {
-    auto made = clients_->NewTransactionalProducer("rdkafka-clients-test", 10s);
+    auto made = clients_->NewTransactionalProducer({"rdkafka-clients-test", 10s});
     EXPECT_TRUE(made.ok()) << (made.ok() ? "" : made.message());
     if (!made.ok()) return nullptr;
     EXPECT_FALSE(made.value()->InitTransactions(30s));

@@ -215,3 +215,43 @@ INSTANTIATE_TEST_SUITE_P(, SnapshotsUnderRetention, ::testing::Values(true, fals
 
 }  // namespace
 }  // namespace oncecount::service
+
+namespace oncecount::service {
+namespace {
+
+// Guarantee 6: a changelog whose records expire by age (an idle shard's whole log can
+// go) or by key (compaction) would reset shards to zero; the start refuses it,
+// naming the topic and the setting.
+TEST(ChangelogSettings, AreRefusedAtStartWhenTheyCouldDeleteAShardsState) {
+  const struct {
+    const char* policy;
+    int64_t retention_ms;
+    const char* named;
+  } refused[] = {{"compact", -1, "cleanup.policy=compact"},
+                 {"compact,delete", -1, "cleanup.policy=compact,delete"},
+                 {"delete", 604'800'000, "retention.ms=604800000"}};
+  for (const auto& r : refused) {
+    std::unique_ptr<StrictKafka> holder;
+    StrictKafka& kafka = NewCluster(holder);
+    kafka.SetCleanupPolicy("events.changelog", r.policy);
+    kafka.SetRetentionMs("events.changelog", r.retention_ms);
+    testing::StrictInstanceOptions options;
+    options.process = "a";
+    options.expect_refusal = true;
+    Instance a(kafka, options);
+    EXPECT_NE(a.refusal().find("topic events.changelog"), std::string::npos) << a.refusal();
+    EXPECT_NE(a.refusal().find(r.named), std::string::npos) << a.refusal();
+  }
+
+  // As deploy/create-topics.sh creates it: delete, no time limit.
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  kafka.SetCleanupPolicy("events.changelog", "delete");
+  kafka.SetRetentionMs("events.changelog", -1);
+  Instance a(kafka, "a");
+  EXPECT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  EXPECT_EQ(a.log().find("did not tell"), std::string::npos) << a.log();
+}
+
+}  // namespace
+}  // namespace oncecount::service

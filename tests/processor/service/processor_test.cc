@@ -184,13 +184,118 @@ TEST(Processor, AMemberThatLearnsItWasDroppedAsItsCommitAbortsClaimsNothing) {
   RejoinAndCountEveryEventOnce(kafka, a, *b);
 }
 
+// A frozen owner in the middle of its commit: the commit's records are still in its
+// producer's queue (a real producer sends them asynchronously), the broker has
+// accepted its offsets at the generation it still had, and its process stops (SIGSTOP,
+// a paused VM) longer than the session timeout. b is given the shards, reads their
+// changelogs (a's records are not there) and claims them, counts more and commits.
+// Then a goes on with its commit. Which regime it runs under decides the rest.
+struct FrozenMidCommit {
+  std::chrono::milliseconds session;
+  std::chrono::milliseconds transaction;
+  std::chrono::milliseconds abort_interval;
+};
+
+struct FrozenMidCommitOutcome {
+  kafka::KafkaError a_commit;  // what a's commit returned
+  std::unique_ptr<Instance> b;
+};
+
+// Events [0, 100) counted by a; [100, 150) and malformed [0, 10) applied by a in the
+// frozen commit; b counts [150, 250) and, as clients retry, [100, 150) and the
+// malformed ones again.
+void FreezeMidCommit(StrictKafka& kafka, const FrozenMidCommit& t, Instance& a,
+                     std::unique_ptr<Instance>& b) {
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  Send(kafka, 0, 100);
+  a.StepAndCommit();
+  Send(kafka, 100, 150);
+  testing::SendMalformed(kafka, 0, 10);
+  for (int i = 0; i < 3; ++i) a.Step();
+
+  kafka.HoldProduce("a");
+  kafka.ObserveAt(Call::kCommitTransaction, "a", [&] {
+    kafka.Freeze("a");
+    b = std::make_unique<Instance>(kafka, "b");
+    ASSERT_TRUE(RunUntil(kafka, {b.get()}, [&] { return b->RunsAll(kPartitions); })) << b->log();
+    Send(kafka, 150, 250);
+    b->StepAndCommit();
+    kafka.Thaw("a");
+  });
+  a.Commit();
+  ASSERT_NE(b, nullptr) << "a's commit never reached CommitTransaction: " << a.log();
+  (void)t;
+}
+
+testing::StrictInstanceOptions FrozenOwner(const FrozenMidCommit& t) {
+  testing::StrictInstanceOptions options;
+  options.process = "a";
+  options.transaction_timeout = t.transaction;
+  return options;
+}
+
+// The regime the start-up check requires (kafka.transaction_timeout_ms +
+// kafka.transaction_abort_interval_ms + heartbeat.interval.ms < session.timeout.ms,
+// config_test): the coordinator aborts a's transaction and fences its producer before
+// the group gives b the shards. a's records never land, its commit fails fenced, and
+// every event and every dead letter is written once.
+TEST(Processor, AFrozenOwnerWhoseOffsetsWereAcceptedCannotCommitAfterItsSuccessorTookOver) {
+  const FrozenMidCommit t{6s, 2s, 1s};
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  kafka.set_session_timeout(t.session);
+  kafka.set_transaction_abort_interval(t.abort_interval);
+  Instance a(kafka, FrozenOwner(t));
+  std::unique_ptr<Instance> b;
+  FreezeMidCommit(kafka, t, a, b);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+
+  EXPECT_FALSE(a.Step()) << "a's producer is fenced: the process exits";
+  const base::Status a_exit = a.Finish();
+  EXPECT_FALSE(a_exit.ok());
+  EXPECT_NE(a_exit.ok() ? std::string::npos : a_exit.message().find("PRODUCER_FENCED"),
+            std::string::npos)
+      << a.log();
+  Send(kafka, 100, 150);  // the clients retry what a never acknowledged
+  b->StepAndCommit();
+  ExpectExactlyOnce(kafka, 250);
+  testing::ExpectDeadLetteredOnce(kafka, 0, 10);
+  EXPECT_EQ(testing::CountsInViews(*b), Expected(250)) << "b's live views";
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    EXPECT_EQ(ClaimEpochs(kafka, p), (std::vector<uint64_t>{1, 2})) << "shard " << p;
+  }
+}
+
+// The same freeze where the session timeout is below the transaction timeout (the
+// regime the start-up check refuses): nothing fences a, its queued records land after
+// b's claim and its commit succeeds. The scenario is not vacuous: this is the double
+// count the check prevents.
+TEST(Processor, AFrozenOwnerCommitsAfterItsSuccessorsClaimWhereTheStartUpCheckWouldRefuse) {
+  const FrozenMidCommit t{3s, 10s, 10s};
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  kafka.set_session_timeout(t.session);
+  kafka.set_transaction_abort_interval(t.abort_interval);
+  Instance a(kafka, FrozenOwner(t));
+  std::unique_ptr<Instance> b;
+  FreezeMidCommit(kafka, t, a, b);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+
+  b->StepAndCommit();
+  // b re-read the input a's offsets covered (they were not committed when b began):
+  // a's dead letters stand, and b wrote them again.
+  EXPECT_EQ(testing::DeadLetteredKeys(kafka).size(), 20u);
+}
+
 // --- Failovers while a dead owner's transaction is open --------------------------
 
 TEST(Processor, ASecondFailoverWhileADeadOwnersTransactionIsOpenNeverReusesAnEpoch) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
   // Sessions end long before transactions time out: the next owner is assigned the
-  // shards while the dead owner's transaction still holds the last stable offset.
+  // shards while the dead owner's transaction still holds the last stable offset. The
+  // start-up check refuses this regime (a frozen owner could commit late); a dead one
+  // cannot, and the successors must still get it right.
   kafka.set_session_timeout(3s);
   auto a = std::make_unique<Instance>(kafka, "a");
   ASSERT_TRUE(RunUntil(kafka, {a.get()}, [&] { return a->RunsAll(kPartitions); })) << a->log();
@@ -224,19 +329,24 @@ TEST(Processor, ASecondFailoverWhileADeadOwnersTransactionIsOpenNeverReusesAnEpo
 struct Timeouts {
   std::chrono::milliseconds session;
   std::chrono::milliseconds transaction;
+  std::chrono::milliseconds abort_interval;  // the coordinators' check for timed-out ones
 };
 
 class FailoverTime : public ::testing::TestWithParam<Timeouts> {};
 
 // The owner dies with a transaction open. The group gives its shards away after the
 // session timeout; the new owner's restore then waits for the transaction to be
-// aborted, transaction timeout after it began. Failover takes whichever is later
-// (plus the 100 ms steps of this test): max(session, transaction timeout).
-TEST_P(FailoverTime, IsTheLaterOfTheSessionTimeoutAndTheTransactionTimeout) {
+// aborted, at the coordinator's first check after the transaction timeout. Failover
+// takes whichever is later (plus the 100 ms steps of this test): between
+// max(session, transaction timeout) and max(session, transaction timeout + abort
+// interval). Where the start-up check holds (transaction timeout + abort interval +
+// heartbeat below the session timeout) that is the session timeout.
+TEST_P(FailoverTime, IsTheLaterOfTheSessionTimeoutAndTheTransactionsAbort) {
   const Timeouts t = GetParam();
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
   kafka.set_session_timeout(t.session);
+  kafka.set_transaction_abort_interval(t.abort_interval);
   testing::StrictInstanceOptions a_options;
   a_options.process = "a";
   a_options.transaction_timeout = t.transaction;
@@ -249,17 +359,17 @@ TEST_P(FailoverTime, IsTheLaterOfTheSessionTimeoutAndTheTransactionTimeout) {
   Instance b(kafka, "b");
   ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return b.RunsAll(kPartitions); })) << b.log();
   const int64_t failover_ms = kafka.clock().SteadyMs() - died_ms;
-  const int64_t expected_ms = std::max(t.session, t.transaction).count();
-  EXPECT_GE(failover_ms, expected_ms);
-  EXPECT_LE(failover_ms, expected_ms + 300);
+  EXPECT_GE(failover_ms, std::max(t.session, t.transaction).count());
+  EXPECT_LE(failover_ms, std::max(t.session, t.transaction + t.abort_interval).count() + 300);
   RecordProperty("failover_ms", std::to_string(failover_ms));
   b.StepAndCommit();
   EXPECT_EQ(CountsInChangelog(kafka), Expected(100));
 }
 
 INSTANTIATE_TEST_SUITE_P(SessionAndTransactionTimeouts, FailoverTime,
-                         ::testing::Values(Timeouts{3s, 10s}, Timeouts{10s, 10s}, Timeouts{10s, 3s},
-                                           Timeouts{45s, 10s}, Timeouts{6s, 60s}));
+                         ::testing::Values(Timeouts{3s, 10s, 10s}, Timeouts{10s, 10s, 10s},
+                                           Timeouts{10s, 3s, 1s}, Timeouts{45s, 10s, 10s},
+                                           Timeouts{6s, 2s, 1s}));
 
 // --- Aborts and failed restores ---------------------------------------------------
 
