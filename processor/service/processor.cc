@@ -210,7 +210,6 @@ struct Processor::Impl final : kafka::RebalanceListener {
         if (base::Status s = CheckChangelogRetention(*told); !s) return s;
       }
     }
-    o.clients->DescribeTopic(o.dlq_topic);  // asks, the first time
     if (producer != nullptr && producer_batch_bytes > BatchLimit()) {
       Log("batches of " + std::to_string(producer_batch_bytes) + " bytes are above a topic's " +
           "limit: a new producer writes batches of at most " + std::to_string(BatchLimit()));

@@ -1524,14 +1524,9 @@ class StrictClients final : public kafka::Clients {
     return base::Offset(log->log_start);
   }
   std::optional<size_t> RetentionBytes(const std::string& topic) override {
-    std::lock_guard lock(id_.cluster->mu);
-    const auto topic_it = id_.cluster->topics.find(topic);
-    if (id_.crashed() || topic_it == id_.cluster->topics.end() || topic_it->second.empty() ||
-        !id_.cluster->retention_described[topic]) {
-      return std::nullopt;
-    }
-    const size_t bytes = topic_it->second.front().retention_bytes;
-    return bytes > 0 ? std::optional(bytes) : std::nullopt;
+    const std::optional<kafka::TopicSettings> told = DescribeTopic(topic);
+    if (!told || !told->retention_bytes || *told->retention_bytes <= 0) return std::nullopt;
+    return static_cast<size_t>(*told->retention_bytes);
   }
   std::optional<size_t> MaxMessageBytes(const std::string& topic) override {
     std::lock_guard lock(id_.cluster->mu);

@@ -196,16 +196,25 @@ struct FrozenMidCommit {
   std::chrono::milliseconds abort_interval;
 };
 
-struct FrozenMidCommitOutcome {
-  kafka::KafkaError a_commit;  // what a's commit returned
+// The cluster and both instances once a's commit returned.
+struct FrozenScene {
+  std::unique_ptr<StrictKafka> kafka;
+  std::unique_ptr<Instance> a;
   std::unique_ptr<Instance> b;
 };
 
 // Events [0, 100) counted by a; [100, 150) and malformed [0, 10) applied by a in the
-// frozen commit; b counts [150, 250) and, as clients retry, [100, 150) and the
-// malformed ones again.
-void FreezeMidCommit(StrictKafka& kafka, const FrozenMidCommit& t, Instance& a,
-                     std::unique_ptr<Instance>& b) {
+// frozen commit; b counts [150, 250).
+void FreezeMidCommit(const FrozenMidCommit& t, FrozenScene& scene) {
+  StrictKafka& kafka = NewCluster(scene.kafka);
+  kafka.set_session_timeout(t.session);
+  kafka.set_transaction_abort_interval(t.abort_interval);
+  testing::StrictInstanceOptions options;
+  options.process = "a";
+  options.transaction_timeout = t.transaction;
+  scene.a = std::make_unique<Instance>(kafka, options);
+  Instance& a = *scene.a;
+  std::unique_ptr<Instance>& b = scene.b;
   ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
   Send(kafka, 0, 100);
   a.StepAndCommit();
@@ -224,14 +233,6 @@ void FreezeMidCommit(StrictKafka& kafka, const FrozenMidCommit& t, Instance& a,
   });
   a.Commit();
   ASSERT_NE(b, nullptr) << "a's commit never reached CommitTransaction: " << a.log();
-  (void)t;
-}
-
-testing::StrictInstanceOptions FrozenOwner(const FrozenMidCommit& t) {
-  testing::StrictInstanceOptions options;
-  options.process = "a";
-  options.transaction_timeout = t.transaction;
-  return options;
 }
 
 // The regime the start-up check requires (kafka.transaction_timeout_ms +
@@ -240,15 +241,11 @@ testing::StrictInstanceOptions FrozenOwner(const FrozenMidCommit& t) {
 // the group gives b the shards. a's records never land, its commit fails fenced, and
 // every event and every dead letter is written once.
 TEST(Processor, AFrozenOwnerWhoseOffsetsWereAcceptedCannotCommitAfterItsSuccessorTookOver) {
-  const FrozenMidCommit t{6s, 2s, 1s};
-  std::unique_ptr<StrictKafka> holder;
-  StrictKafka& kafka = NewCluster(holder);
-  kafka.set_session_timeout(t.session);
-  kafka.set_transaction_abort_interval(t.abort_interval);
-  Instance a(kafka, FrozenOwner(t));
-  std::unique_ptr<Instance> b;
-  FreezeMidCommit(kafka, t, a, b);
+  FrozenScene scene;
+  FreezeMidCommit({6s, 2s, 1s}, scene);
   ASSERT_FALSE(::testing::Test::HasFailure());
+  StrictKafka& kafka = *scene.kafka;
+  Instance& a = *scene.a;
 
   EXPECT_FALSE(a.Step()) << "a's producer is fenced: the process exits";
   const base::Status a_exit = a.Finish();
@@ -257,10 +254,10 @@ TEST(Processor, AFrozenOwnerWhoseOffsetsWereAcceptedCannotCommitAfterItsSuccesso
             std::string::npos)
       << a.log();
   Send(kafka, 100, 150);  // the clients retry what a never acknowledged
-  b->StepAndCommit();
+  scene.b->StepAndCommit();
   ExpectExactlyOnce(kafka, 250);
   testing::ExpectDeadLetteredOnce(kafka, 0, 10);
-  EXPECT_EQ(testing::CountsInViews(*b), Expected(250)) << "b's live views";
+  EXPECT_EQ(testing::CountsInViews(*scene.b), Expected(250)) << "b's live views";
   for (int32_t p = 0; p < kPartitions; ++p) {
     EXPECT_EQ(ClaimEpochs(kafka, p), (std::vector<uint64_t>{1, 2})) << "shard " << p;
   }
@@ -271,20 +268,14 @@ TEST(Processor, AFrozenOwnerWhoseOffsetsWereAcceptedCannotCommitAfterItsSuccesso
 // b's claim and its commit succeeds. The scenario is not vacuous: this is the double
 // count the check prevents.
 TEST(Processor, AFrozenOwnerCommitsAfterItsSuccessorsClaimWhereTheStartUpCheckWouldRefuse) {
-  const FrozenMidCommit t{3s, 10s, 10s};
-  std::unique_ptr<StrictKafka> holder;
-  StrictKafka& kafka = NewCluster(holder);
-  kafka.set_session_timeout(t.session);
-  kafka.set_transaction_abort_interval(t.abort_interval);
-  Instance a(kafka, FrozenOwner(t));
-  std::unique_ptr<Instance> b;
-  FreezeMidCommit(kafka, t, a, b);
+  FrozenScene scene;
+  FreezeMidCommit({3s, 10s, 10s}, scene);
   ASSERT_FALSE(::testing::Test::HasFailure());
 
-  b->StepAndCommit();
+  scene.b->StepAndCommit();
   // b re-read the input a's offsets covered (they were not committed when b began):
   // a's dead letters stand, and b wrote them again.
-  EXPECT_EQ(testing::DeadLetteredKeys(kafka).size(), 20u);
+  EXPECT_EQ(testing::DeadLetteredKeys(*scene.kafka).size(), 20u);
 }
 
 // --- Failovers while a dead owner's transaction is open --------------------------
