@@ -102,12 +102,16 @@ void MetricRegistry::RequireKind(const Entry* e, bool same_kind) {
   }
 }
 
-Counter& MetricRegistry::AddCounter(const std::string& name, const std::string& help) {
+Counter& MetricRegistry::AddCounter(const std::string& name, const std::string& help,
+                                    std::string labels) {
   std::lock_guard lock(mu_);
-  Entry* e = Find(name);
+  const Entry* e = Find(name);
   RequireKind(e, e != nullptr && e->counter);
-  if (e != nullptr) return *e->counter;
-  entries_.push_back({name, help, std::make_unique<Counter>(), nullptr, nullptr, {}, {}, {}});
+  for (Entry& same : entries_) {
+    if (same.name == name && same.labels == labels) return *same.counter;
+  }
+  entries_.push_back(
+      {name, help, std::make_unique<Counter>(), nullptr, nullptr, {}, std::move(labels), {}});
   return *entries_.back().counter;
 }
 
@@ -149,7 +153,10 @@ void MetricRegistry::AddGaugeFamily(const std::string& name, const std::string& 
 }
 
 void MetricRegistry::RenderEntry(const Entry& e, std::string& out) const {
-  if (e.counter) out += e.name + " " + std::to_string(e.counter->value()) + "\n";
+  if (e.counter) {
+    out += e.name + (e.labels.empty() ? "" : "{" + e.labels + "}") + " " +
+           std::to_string(e.counter->value()) + "\n";
+  }
   if (e.gauge) out += e.name + " " + PrometheusValue(e.gauge->value()) + "\n";
   if (e.histogram) RenderHistogram(e.name, *e.histogram, out);
   if (e.read) {

@@ -76,7 +76,9 @@ class MetricRegistry {
   // `name` follows Prometheus (snake_case, counters end in _total, units in the
   // name); registering a name twice returns the first metric (as another kind:
   // aborts, a programming error).
-  Counter& AddCounter(const std::string& name, const std::string& help);
+  // `labels`: label pairs without braces (`reason="corrupt"`): counters of one name
+  // with different labels form one family; the same name and labels, the same counter.
+  Counter& AddCounter(const std::string& name, const std::string& help, std::string labels = "");
   Gauge& AddGauge(const std::string& name, const std::string& help);
   Histogram& AddHistogram(const std::string& name, const std::string& help,
                           std::vector<double> bounds);
@@ -109,7 +111,7 @@ class MetricRegistry {
     std::unique_ptr<Gauge> gauge;
     std::unique_ptr<Histogram> histogram;
     std::function<double()> read;  // a gauge read on rendering
-    std::string labels;            // with `read` only
+    std::string labels;            // with `read` or `counter`
     std::function<std::vector<LabeledValue>()> read_family;
   };
   void RenderEntry(const Entry& e, std::string& out) const;

@@ -49,6 +49,11 @@ void LineageBuilder::LetGoBeforeNewestSnapshot() {
 void LineageBuilder::DropAfter(Seq seq, Epoch older_than_epoch) {
   // Cutting back before the kept snapshot needs what was let go of.
   if (seq < kept_snapshot_seq_ && kept_snapshot_epoch_ < older_than_epoch) needs_full_read_ = true;
+  // Before a snapshot that stood for its deleted batch: what it stood for is gone
+  // (Finish then names the first batch it lacks).
+  if (seq < head_snapshot_seq_ && head_snapshot_epoch_ < older_than_epoch) {
+    head_snapshot_seq_ = Seq();
+  }
   for (auto it = chain_.upper_bound(seq); it != chain_.end();) {
     if (it->second.epoch < older_than_epoch) {
       it = chain_.erase(it);
@@ -91,7 +96,7 @@ void LineageBuilder::OnChunk(SnapshotChunk chunk) {
     return;
   }
   if (chunk.index == 0) {
-    snapshots_.push_back({chunk.epoch, chunk.seq, chunk.count, {}, true});
+    snapshots_.push_back({chunk.epoch, chunk.seq, chunk.claim, chunk.count, {}, true});
   }
   if (snapshots_.empty()) {
     ++ignored_;  // the head of this snapshot was lost
@@ -105,12 +110,29 @@ void LineageBuilder::OnChunk(SnapshotChunk chunk) {
     return;
   }
   s.chunks.push_back(std::move(chunk.bytes));
+  if (fit == ClaimRule::Fit::kNewerEpoch && s.usable && s.complete()) {
+    // Its batch, written just before it in the same transaction, was deleted.
+    claims_.Adopt(s.epoch, s.claim);
+    DropAfter(s.seq, s.epoch);
+    head_snapshot_seq_ = s.seq;
+    head_snapshot_epoch_ = s.epoch;
+  }
 }
 
 Seq LineageBuilder::last_seq() const {
   // The batches up to a kept snapshot were let go of, and were in the lineage.
-  return std::max(
-      {claimed_base_, kept_snapshot_seq_, chain_.empty() ? Seq() : chain_.rbegin()->first});
+  return std::max({claimed_base_, kept_snapshot_seq_, head_snapshot_seq_,
+                   chain_.empty() ? Seq() : chain_.rbegin()->first});
+}
+
+base::Status LineageBuilder::CheckStart(base::Offset log_start) const {
+  if (log_start <= base::Offset(0) || claims_.epoch() != Epoch()) return {};
+  return base::Corrupt(
+      "the changelog partition's records before offset " + std::to_string(log_start.value()) +
+      " were deleted (time or size retention, DeleteRecords) and none of the records "
+      "after them claims the shard or holds one of its batches: its committed state is "
+      "gone, and restoring would reset its counters to zero (docs/operations.md, "
+      "\"A shard's changelog lost its state\")");
 }
 
 base::Result<RestorePlan> LineageBuilder::Finish() && {

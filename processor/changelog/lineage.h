@@ -11,11 +11,17 @@
 //  - a claim (E, base) raises the epoch to E and drops every batch and snapshot
 //    after `base` (the claimer continues from base; anything later was never
 //    committed or belongs to the owner it fences);
-//  - a snapshot is usable once all its chunks arrived and nothing dropped it.
+//  - a snapshot is usable once all its chunks arrived and nothing dropped it;
+//  - a complete snapshot of an epoch newer than any record read stands for its own
+//    batch, which precedes it in the same transaction and was deleted before the read
+//    (retention cut the partition between the two): the lineage continues from it.
 //
 // Finish() returns the newest usable snapshot and the batches after it, or an error
 // when batches between them are missing (the changelog lost records, for instance
 // to the embedded cluster's retention), since restoring then could not be exact.
+// One loss Finish cannot see: a partition whose every record was deleted (time
+// retention of an idle shard, DeleteRecords) reads as a new shard's empty one.
+// CheckStart, told where the partition's log begins, tells the two apart.
 //
 // Memory: kept with Keep::kEverything, a builder holds every batch and snapshot of
 // the lineage until Finish. With Keep::kFromNewestSnapshot it lets go of what a
@@ -63,6 +69,13 @@ class LineageBuilder {
   void Add(Record record);
   base::Result<RestorePlan> Finish() &&;
 
+  // After every record from the partition's log start was added: refuses (kCorrupt)
+  // a partition that lost records (log start above 0) when nothing read claims the
+  // shard or holds one of its batches. A lineage may begin after deleted records
+  // only with what a restore can continue from: a claim, a batch, a snapshot's
+  // batch; whatever is missing between them, Finish reports.
+  base::Status CheckStart(base::Offset log_start) const;
+
   // See "Memory" above.
   bool needs_full_read() const { return needs_full_read_; }
   size_t held_batches() const { return chain_.size(); }
@@ -77,6 +90,7 @@ class LineageBuilder {
   struct Snapshot {
     Epoch epoch;
     Seq seq;
+    uint64_t claim = 0;
     uint32_t count = 0;
     std::vector<std::string> chunks;
     bool usable = true;
@@ -93,6 +107,9 @@ class LineageBuilder {
   // The snapshot the builder let go of everything before (kFromNewestSnapshot).
   Seq kept_snapshot_seq_;  // 0: none
   Epoch kept_snapshot_epoch_;
+  // The snapshot that stands for its deleted batch (see the rule above); 0: none.
+  Seq head_snapshot_seq_;
+  Epoch head_snapshot_epoch_;
   ClaimRule claims_;
   Seq claimed_base_;
   std::map<Seq, BatchRecord> chain_;  // by seq

@@ -2,7 +2,39 @@
 
 namespace oncecount::changelog {
 
+LineageFollower LineageFollower::Seeking(Epoch epoch, Seq seq, uint64_t claim) {
+  LineageFollower f(Epoch(), Seq(), 0);
+  f.seeking_ = true;
+  f.sought_epoch_ = epoch;
+  f.sought_seq_ = seq;
+  f.sought_claim_ = claim;
+  return f;
+}
+
+// Before the sought batch: the claims and epochs as LineageBuilder tracks them.
+LineageFollower::Step LineageFollower::Seek(const Record& record) {
+  if (const auto* claim = std::get_if<ClaimRecord>(&record)) {
+    claims_.Claim(claim->epoch, claim->claim);
+    return Step::kSkip;
+  }
+  const auto* batch = std::get_if<BatchRecord>(&record);
+  if (batch == nullptr || batch->seq == Seq()) return Step::kSkip;
+  const ClaimRule::Fit fit = claims_.Of(batch->epoch, batch->claim);
+  const bool sought =
+      batch->epoch == sought_epoch_ && batch->seq == sought_seq_ && batch->claim == sought_claim_;
+  if (sought && (fit == ClaimRule::Fit::kOlderEpoch || fit == ClaimRule::Fit::kOtherClaim)) {
+    return Step::kRebuild;  // a zombie's batch, or one under a refused claim
+  }
+  if (fit == ClaimRule::Fit::kNewerEpoch) claims_.Adopt(batch->epoch, batch->claim);
+  if (sought) {
+    seeking_ = false;
+    applied_ = sought_seq_;
+  }
+  return Step::kSkip;
+}
+
 LineageFollower::Step LineageFollower::Next(const Record& record) {
+  if (seeking_) return Seek(record);
   if (const auto* batch = std::get_if<BatchRecord>(&record)) return OnBatch(*batch);
   if (const auto* claim = std::get_if<ClaimRecord>(&record)) return OnClaim(*claim);
   return Step::kSkip;  // snapshots matter only to a rebuild

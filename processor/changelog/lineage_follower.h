@@ -19,6 +19,14 @@
 // These are the rules LineageBuilder applies to a whole partition, so a follower
 // and a restore that read the same records reach the same state.
 //
+// A follower made with Seeking() first finds its position: a local checkpoint's
+// state, after batch (epoch, seq) of claim `claim`, fed the partition from that
+// claim's record on (or from the log start). Until the batch, it only tracks the
+// claims (kSkip); the batch must then fit the lineage there — not superseded by a
+// newer epoch's claim or batch, not under a refused claim — or the step is kRebuild
+// (seeking() still true: the checkpoint is not on the lineage, a zombie's). A read
+// that ends while seeking() never met the batch.
+//
 // Thread-safety: one follower per replica, on the replica's owner thread.
 #pragma once
 
@@ -37,6 +45,8 @@ class LineageFollower {
   // newest epoch is `epoch`, held by claim `claim` (a restore's RestorePlan).
   LineageFollower(Epoch epoch, Seq applied_seq, uint64_t claim)
       : claims_(epoch, claim), applied_(applied_seq) {}
+  // See above.
+  static LineageFollower Seeking(Epoch epoch, Seq seq, uint64_t claim);
 
   Step Next(const Record& record);
 
@@ -44,13 +54,21 @@ class LineageFollower {
   Epoch epoch() const { return claims_.epoch(); }
   // The last batch applied: a new owner's claim continues from it.
   Seq applied_seq() const { return applied_; }
+  // A Seeking() follower that has not met its batch yet.
+  bool seeking() const { return seeking_; }
 
  private:
   Step OnBatch(const BatchRecord& batch);
   Step OnClaim(const ClaimRecord& claim);
+  Step Seek(const Record& record);
 
   ClaimRule claims_;
   Seq applied_;
+  bool seeking_ = false;
+  // What a Seeking() follower looks for.
+  Epoch sought_epoch_;
+  Seq sought_seq_;
+  uint64_t sought_claim_ = 0;
 };
 
 }  // namespace oncecount::changelog

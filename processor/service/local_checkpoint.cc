@@ -17,7 +17,7 @@ namespace oncecount::service {
 namespace {
 
 constexpr char kMagic[4] = {'O', 'C', 'C', 'P'};
-constexpr uint16_t kVersion = 1;
+constexpr uint16_t kVersion = 2;  // 1: without the claim offset
 constexpr size_t kMaxSnapshotBytes = std::numeric_limits<uint32_t>::max();
 
 std::string Errno(const std::string& what) {
@@ -39,7 +39,7 @@ bool WriteAll(int fd, std::string_view bytes) {
 
 std::string EncodeCheckpoint(const LocalCheckpoint& c) {
   std::string out;
-  out.reserve(4 + 2 + 4 + 8 * 4 + 4 + c.snapshot.size() + 8);
+  out.reserve(4 + 2 + 4 + 8 * 5 + 4 + c.snapshot.size() + 8);
   base::ByteWriter w(out);
   for (char ch : kMagic) w.U8(static_cast<uint8_t>(ch));
   w.U16(kVersion);
@@ -48,6 +48,7 @@ std::string EncodeCheckpoint(const LocalCheckpoint& c) {
   w.U64(c.claim);
   w.U64(c.seq.value());
   w.I64(c.changelog_offset.value());
+  w.I64(c.claim_offset ? c.claim_offset->value() : -1);
   w.Bytes(c.snapshot);
   w.U64(XXH3_64bits(out.data(), out.size()));
   return out;
@@ -63,7 +64,8 @@ base::Result<LocalCheckpoint> DecodeCheckpoint(std::string_view bytes) {
     return base::Corrupt("local checkpoint: checksum mismatch");
   }
   base::ByteReader r(covered.substr(4));
-  if (const uint16_t version = r.U16(); version != kVersion) {
+  const uint16_t version = r.U16();
+  if (version != 1 && version != kVersion) {
     return base::Corrupt("local checkpoint: unsupported version " + std::to_string(version));
   }
   LocalCheckpoint c;
@@ -72,9 +74,16 @@ base::Result<LocalCheckpoint> DecodeCheckpoint(std::string_view bytes) {
   c.claim = r.U64();
   c.seq = base::Seq(r.U64());
   c.changelog_offset = base::Offset(r.I64());
+  if (version >= 2) {
+    if (const base::Offset claim_offset(r.I64()); claim_offset != base::Offset(-1)) {
+      c.claim_offset = claim_offset;
+    }
+  }
   c.snapshot = std::string(r.Bytes(kMaxSnapshotBytes));
   if (!r.done()) return base::Corrupt("local checkpoint: truncated or trailing bytes");
-  if (c.partition.value() < 0 || base::IsLogical(c.changelog_offset) || c.seq == base::Seq()) {
+  if (c.partition.value() < 0 || base::IsLogical(c.changelog_offset) || c.seq == base::Seq() ||
+      (c.claim_offset &&
+       (base::IsLogical(*c.claim_offset) || *c.claim_offset > c.changelog_offset))) {
     return base::Corrupt("local checkpoint: impossible position");
   }
   return c;

@@ -6,17 +6,21 @@
 // position they stand for (epoch, claim, last batch), and the changelog offset of
 // the transaction's first record in the shard's partition, from which the tail is
 // read (the batch itself is read again and skipped). ShardLoader uses it only when
-// the changelog still holds every record from that offset on (its log start is not
-// past it) and the tail holds the checkpoint's own batch; otherwise (no file, a
-// corrupt or stale one, one written against another changelog) the shard restores
-// from the changelog as before. The changelog stays the truth: a checkpoint only
-// saves reading what it already covers.
+// the checkpoint's claim and batch are on the changelog's committed lineage as it is
+// now (LineageFollower::Seeking; ShardLoader): read from the claim's offset, the claim is not
+// superseded before the batch, and nothing after the batch cuts it back. Anything
+// else (no file, a corrupt one, one older than what the changelog keeps, a zombie's,
+// one written against another changelog or another incarnation of the topic) falls
+// back to a restore from the changelog, with the reason logged and counted. The
+// changelog stays the truth: a checkpoint only saves reading what it already covers.
 //
 // File: <dir>/<changelog topic>-<partition>.checkpoint. Layout (little-endian):
 // magic "OCCP", u16 version, u32 partition, u64 epoch, u64 claim, u64 seq, i64
-// changelog offset, u32-length snapshot, then XXH3-64 of everything
-// before it. Written to a temporary file, flushed to the disk, then renamed over
-// the previous one, so a crash leaves the old checkpoint or the new one.
+// changelog offset, [version 2: i64 claim offset, -1 when unknown], u32-length
+// snapshot, then XXH3-64 of everything before it. Version 1 files (no claim offset)
+// still decode; their lineage is checked from the partition's log start. Written to
+// a temporary file, flushed to the disk, then renamed over the previous one, so a
+// crash leaves the old checkpoint or the new one.
 //
 // Thread-safety: functions over the file system; one writer per file (the worker
 // that owns the shard), readers at any time.
@@ -39,6 +43,9 @@ struct LocalCheckpoint {
   base::Seq seq;                  // the batch the snapshot is the state after
   base::Offset changelog_offset;  // where the tail after it begins, at the latest
   std::string snapshot;           // ShardState::EncodeSnapshot
+  // Where the claim (epoch, claim) is in the changelog partition: the lineage check
+  // reads from there. nullopt: unknown (a version 1 file, a producer that did not say).
+  std::optional<base::Offset> claim_offset;
   friend bool operator==(const LocalCheckpoint&, const LocalCheckpoint&) = default;
 };
 

@@ -1,6 +1,7 @@
 #include "processor/service/processor.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <random>
 #include <set>
@@ -66,6 +67,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   int64_t next_refresh_ms = 0;
   std::mt19937_64 claim_ids;
   ShardLoader loader;
+  std::array<base::Counter*, kCheckpointFallbackNames.size()> checkpoint_fallbacks{};
   // The largest record we write; halved whenever a broker refuses one as too large
   // (a limit we could not read, or compression and framing we did not foresee).
   size_t record_cap = changelog::kMaxRecordBytes;
@@ -120,6 +122,14 @@ struct Processor::Impl final : kafka::RebalanceListener {
           return since < 0 ? 0.0 : static_cast<double>(clock.SteadyMs() - since) / 1000.0;
         });
     RegisterRestoreProgress(*metrics);
+    for (const auto& [why, name] : kCheckpointFallbackNames) {
+      checkpoint_fallbacks[static_cast<size_t>(why)] = &metrics->AddCounter(
+          "oncecount_checkpoint_fallbacks_total",
+          "Local checkpoints passed over for a restore from the changelog, by reason: "
+          "unreadable, before_log_start, not_in_changelog (another cluster or topic), "
+          "not_on_lineage (a zombie's), diverged, read_failed.",
+          std::string("reason=\"") + name + "\"");
+    }
   }
 
   // Per shard while its changelog is read, absent otherwise.
@@ -156,6 +166,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
     l.log = o.log;
     l.checkpoint_dir = o.checkpoint_dir;
     l.progress = &restore_progress;
+    l.on_checkpoint_fallback = [this](CheckpointFallback why) {
+      checkpoint_fallbacks[static_cast<size_t>(why)]->Add();
+    };
     return l;
   }
 
@@ -551,14 +564,19 @@ struct Processor::Impl final : kafka::RebalanceListener {
     // costs an offset query, which librdkafka retries only after 500 ms while a
     // partition new to it has no leader yet), and so that input retention removes
     // after the claim is counted as lost (OnInputGone), not skipped silently.
+    const std::map<base::Partition, base::Offset> claim_offsets =
+        producer->FirstOffsetsOfLastCommit(o.changelog_topic);
     for (RestoredShard& r : restored) {
-      if (claimed.count(r.claim.partition) > 0) Adopt(r);
+      if (claimed.count(r.claim.partition) == 0) continue;
+      const auto at = claim_offsets.find(r.claim.partition);
+      Adopt(r, at != claim_offsets.end() ? std::optional(at->second) : std::nullopt);
     }
     return claimed;
   }
 
-  // Hands a claimed shard to its worker.
-  void Adopt(RestoredShard& r) {
+  // Hands a claimed shard to its worker; `claim_offset`: where its claim is in the
+  // changelog (local_checkpoint.h).
+  void Adopt(RestoredShard& r, std::optional<base::Offset> claim_offset) {
     const base::Partition p = r.claim.partition;
     ShardSlot& slot = shards[p];
     Log("shard " + std::to_string(p.value()) + ": " + r.summary);
@@ -572,7 +590,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     base.target_fpp = o.dedup.target_fpp;
     slot.state_view = r.state->MakeView(std::move(base), clock.WallMs());
     r.state->set_rules(ShardRules());
-    WorkerOf(p).Adopt(std::move(r.state));
+    WorkerOf(p).Adopt(std::move(r.state), claim_offset);
     Publish(p, slot);
   }
 

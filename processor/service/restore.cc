@@ -36,16 +36,6 @@ base::Result<RestoredShard> RestoreCold(base::Partition p, changelog::LineageBui
   return RestoredShard{std::move(state).value(), claim, std::move(summary)};
 }
 
-bool HoldsBatch(const std::vector<std::string>& records, base::Epoch epoch, base::Seq seq,
-                uint64_t claim) {
-  return std::any_of(records.begin(), records.end(), [&](const std::string& bytes) {
-    auto record = changelog::DecodeRecord(bytes);
-    if (!record) return false;
-    const auto* batch = std::get_if<changelog::BatchRecord>(&record.value());
-    return batch != nullptr && batch->epoch == epoch && batch->seq == seq && batch->claim == claim;
-  });
-}
-
 std::optional<RestoredShard> CatchUp(base::Partition p, replica::Handoff h,
                                      const std::vector<std::string>& tail, uint64_t claim_id,
                                      std::string_view source) {
@@ -61,15 +51,20 @@ std::optional<RestoredShard> CatchUp(base::Partition p, replica::Handoff h,
       return std::nullopt;
     }
   }
-  const changelog::ClaimRecord claim{p, h.follower.epoch().Next(), h.follower.applied_seq(),
-                                     claim_id};
-  h.state->SetClaim(claim.epoch, claim.claim);
+  return ClaimFollowed(p, std::move(h.state), h.follower, applied, claim_id, source);
+}
+
+RestoredShard ClaimFollowed(base::Partition p, std::unique_ptr<shard::ShardState> state,
+                            const changelog::LineageFollower& follower, size_t applied,
+                            uint64_t claim_id, std::string_view source) {
+  const changelog::ClaimRecord claim{p, follower.epoch().Next(), follower.applied_seq(), claim_id};
+  state->SetClaim(claim.epoch, claim.claim);
   std::string summary = "taken over from " + std::string(source) + " at batch " +
                         std::to_string(claim.base_seq.value()) + " (" + std::to_string(applied) +
                         " batches from the changelog's tail), epoch " +
                         std::to_string(claim.epoch.value()) + ", input offset " +
-                        std::to_string(h.state->position().value());
-  return RestoredShard{std::move(h.state), claim, std::move(summary)};
+                        std::to_string(state->position().value());
+  return RestoredShard{std::move(state), claim, std::move(summary)};
 }
 
 }  // namespace oncecount::service

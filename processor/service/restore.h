@@ -31,6 +31,7 @@
 #include "processor/base/result.h"
 #include "processor/changelog/changelog_record.h"
 #include "processor/changelog/lineage.h"
+#include "processor/changelog/lineage_follower.h"
 #include "processor/filter/filter_factory.h"
 #include "processor/replica/replicator.h"
 #include "processor/shard/shard_state.h"
@@ -67,8 +68,11 @@ std::optional<RestoredShard> CatchUp(base::Partition partition, replica::Handoff
                                      const std::vector<std::string>& tail, uint64_t claim_id,
                                      std::string_view source);
 
-// Whether `records` (encoded) hold the batch (epoch, seq) written under `claim`.
-bool HoldsBatch(const std::vector<std::string>& records, base::Epoch epoch, base::Seq seq,
-                uint64_t claim);
+// The claim of a state that `follower` brought to the changelog's high watermark
+// (`applied` batches from the tail): the newest epoch it saw plus one, continuing from
+// its last batch.
+RestoredShard ClaimFollowed(base::Partition partition, std::unique_ptr<shard::ShardState> state,
+                            const changelog::LineageFollower& follower, size_t applied,
+                            uint64_t claim_id, std::string_view source);
 
 }  // namespace oncecount::service

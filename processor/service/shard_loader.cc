@@ -32,82 +32,109 @@ LoadResult ShardLoader::Load(const std::vector<base::Partition>& partitions,
   return out;
 }
 
-std::map<base::Partition, LocalCheckpoint> ShardLoader::UsableCheckpoints(
+void ShardLoader::PassOver(base::Partition p, CheckpointFallback why, const std::string& detail) {
+  Log("shard " + std::to_string(p.value()) + ": its local checkpoint is passed over (" +
+      CheckpointFallbackName(why) + ": " + detail + "); restoring from the changelog");
+  if (o_.on_checkpoint_fallback) o_.on_checkpoint_fallback(why);
+}
+
+// The checkpoints of `partitions` worth checking against the changelog, each with its
+// snapshot decoded and where the check reads from: its claim's record when the
+// changelog still keeps it, else the partition's log start.
+std::map<base::Partition, ShardLoader::CheckpointRead> ShardLoader::UsableCheckpoints(
     const std::vector<base::Partition>& partitions) {
-  std::map<base::Partition, LocalCheckpoint> usable;
+  std::map<base::Partition, CheckpointRead> usable;
   if (o_.checkpoint_dir.empty()) return usable;
   for (base::Partition p : partitions) {
-    const std::string shard = "shard " + std::to_string(p.value()) + ": ";
     auto read = ReadCheckpoint(o_.checkpoint_dir, o_.changelog_topic, p);
     if (!read) {
-      Log(shard + "its local checkpoint is unusable (" + read.message() +
-          "); restoring from the changelog");
+      PassOver(p, CheckpointFallback::kUnreadable, read.message());
       continue;
     }
     if (!read.value()) continue;
     LocalCheckpoint& checkpoint = *read.value();
     auto start = o_.clients->LogStart(o_.changelog_topic, p, o_.wait);
     if (!start) {
-      Log(shard + "cannot read the changelog's start (" + start.message() +
-          "); restoring from the changelog");
+      PassOver(p, CheckpointFallback::kReadFailed,
+               "cannot read the changelog's start: " + start.message());
       continue;
     }
     if (start.value() > checkpoint.changelog_offset) {
-      Log(shard + "its local checkpoint (changelog offset " +
-          std::to_string(checkpoint.changelog_offset.value()) +
-          ") is older than what the changelog keeps (from offset " +
-          std::to_string(start.value().value()) + "); restoring from the changelog");
+      PassOver(p, CheckpointFallback::kBeforeLogStart,
+               "written at changelog offset " +
+                   std::to_string(checkpoint.changelog_offset.value()) +
+                   ", and the changelog keeps records from offset " +
+                   std::to_string(start.value().value()) + " on");
       continue;
     }
-    usable.emplace(p, std::move(checkpoint));
+    auto state = shard::ShardState::FromSnapshot(checkpoint.snapshot);
+    if (!state) {
+      PassOver(p, CheckpointFallback::kUnreadable, "its snapshot: " + state.message());
+      continue;
+    }
+    const base::Offset from = checkpoint.claim_offset && *checkpoint.claim_offset >= start.value()
+                                  ? *checkpoint.claim_offset
+                                  : start.value();
+    usable.emplace(p, CheckpointRead{std::move(state).value(),
+                                     changelog::LineageFollower::Seeking(
+                                         checkpoint.epoch, checkpoint.seq, checkpoint.claim),
+                                     from, 0, std::nullopt});
   }
   return usable;
 }
 
-// Shards from their local checkpoints, brought up to the changelog's high watermark.
+// Shards from their local checkpoints: each checkpoint's batch looked for on the
+// changelog's lineage from its claim on, then the state brought up to the high
+// watermark by the batches after it; streamed, so that nothing but the states is held.
 std::vector<RestoredShard> ShardLoader::FromCheckpoints(
     const std::vector<base::Partition>& partitions) {
   std::vector<RestoredShard> out;
-  std::map<base::Partition, LocalCheckpoint> checkpoints = UsableCheckpoints(partitions);
+  std::map<base::Partition, CheckpointRead> checkpoints = UsableCheckpoints(partitions);
   if (checkpoints.empty()) return out;
   std::vector<base::Partition> taken;
   std::map<base::Partition, base::Offset> from;
   for (const auto& [p, c] : checkpoints) {
     taken.push_back(p);
-    from[p] = c.changelog_offset;
+    from[p] = c.from;
   }
-  auto read =
-      kafka::ReadPartitions(*o_.clients, *o_.clock, o_.changelog_topic, taken, o_.wait, from);
-  if (!read) {
-    Log("cannot read the changelog after the local checkpoints (" + read.message() +
-        "); restoring from scratch");
-    return out;
-  }
+  auto read = kafka::StreamPartitions(
+      *o_.clients, *o_.clock, o_.changelog_topic, taken, o_.wait,
+      [&checkpoints](base::Partition p, std::string_view value) {
+        CheckpointRead& c = checkpoints.at(p);
+        if (c.off_lineage) return;
+        auto record = changelog::DecodeRecord(value);
+        if (!record) return;
+        const bool was_seeking = c.follower.seeking();
+        switch (c.follower.Next(record.value())) {
+          case changelog::LineageFollower::Step::kApply:
+            c.state->Replay(std::get<changelog::BatchRecord>(record.value()));
+            ++c.applied;
+            break;
+          case changelog::LineageFollower::Step::kRebuild:
+            c.off_lineage =
+                was_seeking ? CheckpointFallback::kNotOnLineage : CheckpointFallback::kDiverged;
+            break;
+          case changelog::LineageFollower::Step::kSkip:
+            break;
+        }
+      },
+      from);
   for (auto& [p, c] : checkpoints) {
-    const std::string shard = "shard " + std::to_string(p.value()) + ": ";
-    const std::vector<std::string>& tail = read.value()[p].records;
-    if (!HoldsBatch(tail, c.epoch, c.seq, c.claim)) {
-      Log(shard +
-          "the changelog does not hold the batch of its local checkpoint (written "
-          "against another changelog?); restoring from the changelog");
-      continue;
+    if (!read) {
+      PassOver(p, CheckpointFallback::kReadFailed, "reading the changelog: " + read.message());
+    } else if (c.off_lineage == CheckpointFallback::kNotOnLineage) {
+      PassOver(p, *c.off_lineage,
+               "its batch is in the changelog, but a newer claim superseded it (a zombie's)");
+    } else if (c.off_lineage) {
+      PassOver(p, *c.off_lineage, "the changelog went another way after its batch");
+    } else if (c.follower.seeking()) {
+      PassOver(p, CheckpointFallback::kNotInChangelog,
+               "the changelog does not hold its batch (written against another changelog, "
+               "or another incarnation of the topic)");
+    } else {
+      out.push_back(ClaimFollowed(p, std::move(c.state), c.follower, c.applied, o_.new_claim_id(),
+                                  "its local checkpoint"));
     }
-    auto state = shard::ShardState::FromSnapshot(c.snapshot);
-    if (!state) {
-      Log(shard + "its local checkpoint is unusable (" + state.message() +
-          "); restoring from the changelog");
-      continue;
-    }
-    replica::Handoff handoff{std::move(state).value(),
-                             changelog::LineageFollower(c.epoch, c.seq, c.claim),
-                             read.value()[p].next_offset};
-    std::optional<RestoredShard> r =
-        CatchUp(p, std::move(handoff), tail, o_.new_claim_id(), "its local checkpoint");
-    if (!r) {
-      Log(shard + "the changelog went another way than its local checkpoint; restoring from it");
-      continue;
-    }
-    out.push_back(std::move(*r));
   }
   return out;
 }
@@ -164,6 +191,16 @@ void ShardLoader::RestoreCold(const std::vector<base::Partition>& partitions,
     if (!Stream(again, changelog::LineageBuilder::Keep::kEverything, lineages, out)) return;
   }
   for (auto& [p, lineage] : lineages) {
+    // Asked after the read: records deleted while it ran are deleted all the same.
+    auto start = o_.clients->LogStart(o_.changelog_topic, p, o_.wait);
+    if (!start) {
+      out.failed[p] = "cannot tell where the changelog partition begins: " + start.message();
+      continue;
+    }
+    if (base::Status s = lineage.CheckStart(start.value()); !s) {
+      out.failed[p] = s.message();
+      continue;
+    }
     const auto mine = own.find(p);
     auto r = service::RestoreCold(p, std::move(lineage), o_.dedup, o_.new_claim_id(),
                                   mine != own.end() ? std::optional(mine->second) : std::nullopt);

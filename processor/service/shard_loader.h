@@ -1,8 +1,10 @@
 // ShardLoader: the restore role of the processor. It brings assigned shards back
 // from their changelog: from the hot replica the replicator hands over when it has
 // one (CatchUp over the changelog's tail after the replica's position), else from
-// its local checkpoint when there is a usable one (local_checkpoint.h; CatchUp over
-// the tail after it), else cold
+// its local checkpoint when its claim and batch are on the changelog's lineage
+// (local_checkpoint.h; the changelog read from the claim on, the batches after the
+// checkpoint applied as they come; a checkpoint passed over is logged and counted by
+// reason), else cold
 // from the whole partition (RestoreCold), streamed into the lineage record by record
 // so that a restore holds about one snapshot and the batches after it, not the
 // partition. Either read goes up to the high watermark
@@ -10,20 +12,26 @@
 //
 // It writes nothing: the processor claims what it returns (in one transaction with
 // the input offsets) and hands the shards to their workers. A shard that could not
-// be read or rebuilt comes back as failed, with the reason, to be retried.
+// be read or rebuilt comes back as failed, with the reason, to be retried; so does
+// one whose changelog partition lost every record of its state (LineageBuilder::
+// CheckStart), which a cold restore would otherwise take for a new, empty shard.
 //
 // Thread-safety: the processor's thread; Load blocks while it reads (the clock's
 // Sleep between empty polls).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "processor/base/clock.h"
+#include "processor/base/enum_names.h"
 #include "processor/base/logger.h"
 #include "processor/filter/filter_factory.h"
 #include "processor/kafka/clients.h"
@@ -35,6 +43,27 @@ namespace oncecount::replica {
 class Replicator;
 }  // namespace oncecount::replica
 namespace oncecount::service {
+
+// Why a local checkpoint was passed over for a restore from the changelog.
+enum class CheckpointFallback : uint8_t {
+  kUnreadable,      // the file or its snapshot does not decode (or cannot be read)
+  kBeforeLogStart,  // the changelog no longer keeps the records after it
+  kNotInChangelog,  // the changelog does not hold its batch: another cluster or topic
+  kNotOnLineage,    // its batch is there, superseded before it: a zombie's
+  kDiverged,        // the lineage after its batch went another way
+  kReadFailed,      // the changelog could not be read
+};
+inline constexpr std::array<base::EnumName<CheckpointFallback>, 6> kCheckpointFallbackNames = {{
+    {CheckpointFallback::kUnreadable, "unreadable"},
+    {CheckpointFallback::kBeforeLogStart, "before_log_start"},
+    {CheckpointFallback::kNotInChangelog, "not_in_changelog"},
+    {CheckpointFallback::kNotOnLineage, "not_on_lineage"},
+    {CheckpointFallback::kDiverged, "diverged"},
+    {CheckpointFallback::kReadFailed, "read_failed"},
+}};
+inline const char* CheckpointFallbackName(CheckpointFallback why) {
+  return base::NameOf(kCheckpointFallbackNames, why);
+}
 
 struct ShardLoaderOptions {
   kafka::Clients* clients = nullptr;  // required
@@ -49,6 +78,8 @@ struct ShardLoaderOptions {
   // Local checkpoints (local_checkpoint.h) to start from; empty: none.
   std::string checkpoint_dir;
   RestoreProgress* progress = nullptr;  // told how far cold reads are; null: nobody
+  // Told each time a local checkpoint is passed over (the reason is also logged).
+  std::function<void(CheckpointFallback)> on_checkpoint_fallback;
 };
 
 struct LoadResult {
@@ -68,10 +99,18 @@ class ShardLoader {
 
  private:
   std::vector<RestoredShard> TakeOver(const std::vector<base::Partition>& partitions);
+  // A checkpoint's state while the changelog is checked and followed after it.
+  struct CheckpointRead {
+    std::unique_ptr<shard::ShardState> state;
+    changelog::LineageFollower follower;
+    base::Offset from;  // where the read begins
+    size_t applied = 0;
+    std::optional<CheckpointFallback> off_lineage;  // set once the follower said kRebuild
+  };
   std::vector<RestoredShard> FromCheckpoints(const std::vector<base::Partition>& partitions);
-  // The checkpoints of `partitions` that the changelog can continue.
-  std::map<base::Partition, LocalCheckpoint> UsableCheckpoints(
+  std::map<base::Partition, CheckpointRead> UsableCheckpoints(
       const std::vector<base::Partition>& partitions);
+  void PassOver(base::Partition p, CheckpointFallback why, const std::string& detail);
   void RestoreCold(const std::vector<base::Partition>& partitions,
                    const std::map<base::Partition, OwnCommit>& own, LoadResult& out);
   // Reads `partitions` into fresh lineages; false (each partition failed) when the

@@ -37,8 +37,9 @@ void ShardWorker::Apply(std::vector<InputRun> runs) {
   if (!runs.empty()) Post(ApplyCommand{std::move(runs)});
 }
 
-void ShardWorker::Adopt(std::unique_ptr<shard::ShardState> state) {
-  Post(AdoptCommand{std::move(state)});
+void ShardWorker::Adopt(std::unique_ptr<shard::ShardState> state,
+                        std::optional<base::Offset> claim_offset) {
+  Post(AdoptCommand{std::move(state), claim_offset});
 }
 
 void ShardWorker::Drop(std::vector<base::Partition> partitions) {
@@ -148,6 +149,7 @@ void ShardWorker::Execute(AdoptCommand& c) {
   Shard& shard = shards_[p];
   shard = Shard{};
   shard.state = std::move(c.state);
+  shard.claim_offset = c.claim_offset;
   shard.last_snapshot_ms = o_.now_ms();
 }
 
@@ -188,8 +190,8 @@ void ShardWorker::Execute(SealCommand& c) {
       shard.last_snapshot_ms = now;
       ReportRetention(p, shard, cadence);
       if (!o_.checkpoint_dir.empty()) {
-        shard.unwritten_checkpoint =
-            LocalCheckpoint{p, epoch, state.claim(), s.seq, base::Offset(0), bytes};
+        shard.unwritten_checkpoint = LocalCheckpoint{
+            p, epoch, state.claim(), s.seq, base::Offset(0), bytes, shard.claim_offset};
       }
     }
     s.dead_letters = std::move(shard.dead_letters);

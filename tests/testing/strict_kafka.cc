@@ -187,7 +187,13 @@ class StrictCluster {
     std::set<int32_t> owned;
     std::set<int32_t> assign_pending;  // owned; OnAssigned not delivered yet
     std::set<int32_t> revoke_pending;  // owned, moving elsewhere; OnRevoked not delivered yet
-    std::set<int32_t> revoke_told;     // OnRevoked running; still owned until it returns
+    // OnRevoked told; still owned until the application unassigns them all
+    // (IncrementalUnassign): only then does the member rejoin without them.
+    std::set<int32_t> revoke_told;
+    // OnAssigned told; not IncrementalAssign'ed yet. As in librdkafka, a member whose
+    // application has not made the call of the last rebalance event is served no
+    // other, so every rebalance that needs it waits.
+    std::set<int32_t> assign_awaited;
 
     size_t Kept() const { return owned.size() - revoke_pending.size() - revoke_told.size(); }
     bool Revoking(int32_t p) const { return revoke_pending.count(p) + revoke_told.count(p) > 0; }
@@ -229,8 +235,12 @@ class StrictCluster {
   };
   std::map<std::string, SizeLimit> max_message_bytes;  // by topic; absent: Kafka's default
   std::map<std::string, bool> retention_described;     // by topic: DescribeConfigs tells it
-  std::map<std::string, int64_t> retention_ms;         // by topic; absent: not told
-  std::map<std::string, std::string> cleanup_policy;   // by topic; absent: not told
+  struct TimeRetention {
+    int64_t ms = -1;        // -1: none
+    bool described = true;  // DescribeConfigs tells it
+  };
+  std::map<std::string, TimeRetention> retention_ms;  // by topic; absent: not told
+  std::map<std::string, std::string> cleanup_policy;  // by topic; absent: not told
   std::map<std::string, Group> groups;
   std::map<std::string, Coordinator> coordinators;  // by transactional.id
   std::map<std::string, int> incarnations;          // instance → restarts so far
@@ -284,6 +294,7 @@ class StrictCluster {
   std::string Join(Group& group, const std::string& instance, int incarnation);
   void BumpAndRebalance(Group& group);
   void Advance(std::chrono::milliseconds duration);  // takes the mutex
+  void ApplyTimeRetention();
 
  private:
   void Settle(Partition& partition, const std::string& transactional_id, bool commit);
@@ -558,7 +569,30 @@ void StrictCluster::Advance(std::chrono::milliseconds duration) {
       next_abort_check_ms += std::max<int64_t>(abort_interval.count(), 1);
     }
     ExpireSessions();
+    ApplyTimeRetention();
   } while (NowMs() < target);
+}
+
+// Time retention (retention.ms, cleanup.policy=delete): a broker deletes a segment
+// once its newest record's timestamp is retention.ms old, the active segment
+// included once it rolls, and never past the high watermark. The double deletes
+// record by record (a broker with tiny segments), so that an idle partition loses
+// every record, as a real one does once its last segment expires.
+void StrictCluster::ApplyTimeRetention() {
+  const int64_t now = clock.WallMs();
+  for (const auto& [topic, retention] : retention_ms) {
+    if (retention.ms < 0) continue;
+    const auto it = topics.find(topic);
+    if (it == topics.end()) continue;
+    for (Partition& partition : it->second) {
+      while (!partition.entries.empty() &&
+             partition.entries.front().timestamp_ms + retention.ms < now) {
+        partition.bytes -= EntryBytes(partition.entries.front());
+        partition.entries.pop_front();
+        ++partition.log_start;
+      }
+    }
+  }
 }
 
 // Every abort_interval (transaction.abort.timed.out.transaction.cleanup.interval.ms)
@@ -1127,10 +1161,10 @@ class StrictGroupConsumer final : public kafka::GroupConsumer {
   StrictCluster::Group& group() const { return cluster().groups[spec_.group_id]; }
   StrictCluster::Member* member() const;
   KafkaError Usable();
-  void Touch();
+  void Touch(bool polled = false);
   Callback TakeCallback();
   void Run(const Callback& callback);
-  void AfterRevoked(const std::vector<base::Partition>& partitions);
+  void CompleteRevocation();
   void AfterLost();
   std::optional<Message> NextMessage();
   std::optional<Message> NextFrom(int32_t partition, Fetch& fetch);
@@ -1158,11 +1192,12 @@ StrictCluster::Member* StrictGroupConsumer::member() const {
   return it == members.end() ? nullptr : &it->second;
 }
 
-// Any call is a sign of life, as the real client's heartbeats are.
-void StrictGroupConsumer::Touch() {
+// Any call is a sign of life, as the real client's heartbeats are; only a poll (or a
+// join) resets the max.poll.interval.ms timer, as in librdkafka.
+void StrictGroupConsumer::Touch(bool polled) {
   if (StrictCluster::Member* m = member()) {
     m->last_heard_ms = cluster().NowMs();
-    m->last_polled_ms = cluster().NowMs();
+    if (polled) m->last_polled_ms = cluster().NowMs();
     seen_generation_ = group().generation;
   }
 }
@@ -1186,7 +1221,7 @@ KafkaError StrictGroupConsumer::Subscribe(kafka::RebalanceListener* listener) {
   }
   listener_ = listener;
   member_id_ = cluster().Join(g, id_.instance, id_.incarnation);
-  Touch();
+  Touch(/*polled=*/true);
   return {};
 }
 
@@ -1196,7 +1231,7 @@ std::optional<Message> StrictGroupConsumer::Poll(std::chrono::milliseconds) {
     {
       std::lock_guard lock(cluster().mu);
       if (id_.crashed() || closed_ || listener_ == nullptr) return std::nullopt;
-      Touch();
+      Touch(/*polled=*/true);
       callback = TakeCallback();
       if (callback.kind == Callback::kNone) return NextMessage();
     }
@@ -1215,6 +1250,7 @@ StrictGroupConsumer::Callback StrictGroupConsumer::TakeCallback() {
   }
   StrictCluster::Member* m = member();
   if (m == nullptr) return {};
+  if (!m->revoke_told.empty() || !m->assign_awaited.empty()) return {};  // stalled
   if (!m->revoke_pending.empty()) {
     Callback callback{Callback::kRevoked, Typed(m->revoke_pending), listener_};
     m->revoke_told.insert(m->revoke_pending.begin(), m->revoke_pending.end());
@@ -1223,6 +1259,7 @@ StrictGroupConsumer::Callback StrictGroupConsumer::TakeCallback() {
   }
   if (!m->assign_pending.empty()) {
     Callback callback{Callback::kAssigned, Typed(m->assign_pending), listener_};
+    m->assign_awaited = std::move(m->assign_pending);
     m->assign_pending.clear();
     return callback;
   }
@@ -1235,10 +1272,12 @@ void StrictGroupConsumer::Run(const Callback& callback) {
       if (!callback.partitions.empty()) callback.listener->OnRevoked(callback.partitions, true);
       AfterLost();
       break;
-    case Callback::kRevoked:
+    case Callback::kRevoked: {
       callback.listener->OnRevoked(callback.partitions, false);
-      AfterRevoked(callback.partitions);
+      std::lock_guard lock(cluster().mu);
+      CompleteRevocation();
       break;
+    }
     case Callback::kAssigned:
       callback.listener->OnAssigned(callback.partitions);
       break;
@@ -1247,18 +1286,18 @@ void StrictGroupConsumer::Run(const Callback& callback) {
   }
 }
 
-// The member rejoins without the revoked partitions whatever the listener did (the
-// broker only sees what the member reports owning), which completes the first
-// cooperative phase: a new generation, and the partitions go to their new owner.
-void StrictGroupConsumer::AfterRevoked(const std::vector<base::Partition>& partitions) {
-  std::lock_guard lock(cluster().mu);
-  for (base::Partition p : partitions) assigned_.erase(p.value());
+// Once the application has unassigned every partition it was told were revoked
+// (librdkafka waits for that IncrementalUnassign, in the callback or later), the
+// member rejoins without them, which completes the first cooperative phase: a new
+// generation, and the partitions go to their new owner. Under the cluster's mutex.
+void StrictGroupConsumer::CompleteRevocation() {
   StrictCluster::Member* m = member();
-  if (m == nullptr) return;  // expelled meanwhile: the partitions were freed with it
-  for (base::Partition p : partitions) {
-    m->revoke_told.erase(p.value());
-    m->owned.erase(p.value());
+  if (m == nullptr || m->revoke_told.empty()) return;  // expelled: freed with it
+  for (int32_t p : m->revoke_told) {
+    if (assigned_.count(p) > 0) return;
   }
+  for (int32_t p : m->revoke_told) m->owned.erase(p);
+  m->revoke_told.clear();
   cluster().BumpAndRebalance(group());
 }
 
@@ -1270,7 +1309,7 @@ void StrictGroupConsumer::AfterLost() {
   last_polled_.reset();
   if (id_.crashed() || closed_) return;
   member_id_ = cluster().Join(group(), id_.instance, id_.incarnation);
-  Touch();
+  Touch(/*polled=*/true);
 }
 
 std::optional<Message> StrictGroupConsumer::NextMessage() {
@@ -1364,6 +1403,8 @@ KafkaError StrictGroupConsumer::IncrementalAssign(
     }
     added[partition.value()] = StartFetch(*log, offset);
   }
+  StrictCluster::Member* owner = member();
+  for (const auto& [p, fetch] : added) owner->assign_awaited.erase(p);
   assigned_.merge(added);
   return {};
 }
@@ -1379,6 +1420,7 @@ KafkaError StrictGroupConsumer::IncrementalUnassign(
     }
   }
   for (base::Partition p : partitions) assigned_.erase(p.value());
+  CompleteRevocation();
   return {};
 }
 
@@ -1557,8 +1599,8 @@ std::optional<kafka::TopicSettings> StrictClients::DescribeTopic(const std::stri
     told.retention_bytes = bytes > 0 ? static_cast<int64_t>(bytes) : -1;
   }
   if (const auto it = id_.cluster->retention_ms.find(topic);
-      it != id_.cluster->retention_ms.end()) {
-    told.retention_ms = it->second;
+      it != id_.cluster->retention_ms.end() && it->second.described) {
+    told.retention_ms = it->second.ms;
   }
   if (const auto it = id_.cluster->cleanup_policy.find(topic);
       it != id_.cluster->cleanup_policy.end()) {
@@ -1659,9 +1701,10 @@ KafkaError StrictKafka::CreateTopic(const std::string& name, int partitions) {
   return {};
 }
 
-void StrictKafka::SetRetentionMs(const std::string& topic, int64_t ms) {
+void StrictKafka::SetRetentionMs(const std::string& topic, int64_t ms, bool described) {
   std::lock_guard lock(cluster_->mu);
-  cluster_->retention_ms[topic] = ms;
+  cluster_->retention_ms[topic] = {ms, described};
+  cluster_->ApplyTimeRetention();
 }
 
 void StrictKafka::SetCleanupPolicy(const std::string& topic, std::string policy) {

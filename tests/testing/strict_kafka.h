@@ -144,9 +144,14 @@ class StrictKafka {
   // `bytes` (record by record, as the embedded cluster does; its newest record
   // always). `described`: whether Clients::RetentionBytes tells it.
   void SetRetentionBytes(const std::string& topic, size_t bytes, bool described = true);
-  // What DescribeTopic tells of the topic's retention.ms and cleanup.policy (not told
-  // until set). The double applies neither: time retention is DeleteRecordsBefore.
-  void SetRetentionMs(const std::string& topic, int64_t ms);
+  // Retention by time (retention.ms; -1: none, as until set): from now on, as the
+  // simulated wall clock moves, each partition of the topic loses every record whose
+  // timestamp is more than `ms` old, record by record up to the high watermark (an
+  // idle partition loses them all). `described`: whether DescribeTopic tells it
+  // (untold until set).
+  void SetRetentionMs(const std::string& topic, int64_t ms, bool described = true);
+  // What DescribeTopic tells of the topic's cleanup.policy (untold until set). The
+  // double does not compact.
   void SetCleanupPolicy(const std::string& topic, std::string policy);
   // Retention: moves the log start to `offset` (at most the high watermark).
   kafka::KafkaError DeleteRecordsBefore(const std::string& topic, int32_t partition,

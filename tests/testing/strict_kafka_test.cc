@@ -68,6 +68,7 @@ class Listener : public kafka::RebalanceListener {
  public:
   void OnAssigned(const std::vector<base::Partition>& partitions) override {
     events.push_back("assigned" + List(partitions));
+    if (!makes_the_calls) return;
     std::vector<kafka::PartitionOffset> offsets;
     for (base::Partition p : partitions) offsets.push_back({p, kCommittedOffset});
     EXPECT_TRUE(consumer->IncrementalAssign(offsets).ok());
@@ -75,10 +76,14 @@ class Listener : public kafka::RebalanceListener {
   void OnRevoked(const std::vector<base::Partition>& partitions, bool lost) override {
     events.push_back((lost ? "lost" : "revoked") + List(partitions));
     lost_during_callback = consumer->AssignmentLost();
-    EXPECT_TRUE(consumer->IncrementalUnassign(partitions).ok());
+    if (makes_the_calls) {
+      EXPECT_TRUE(consumer->IncrementalUnassign(partitions).ok());
+    }
   }
 
   kafka::GroupConsumer* consumer = nullptr;
+  // false: an application that forgets the incremental (un)assign calls.
+  bool makes_the_calls = true;
   std::vector<std::string> events;
   bool lost_during_callback = false;
 
@@ -373,6 +378,29 @@ TEST(StrictKafka, RetentionMakesAPartitionReaderJumpToTheLogStart) {
   EXPECT_EQ(Drain(*reader), (std::vector<std::string>{"0@2 c", "0@3 end"}));
 }
 
+TEST(StrictKafka, TimeRetentionEmptiesAPartitionWhoseNewestRecordIsOlderThanIt) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("log", 2).ok());
+  kafka.ProduceForTest("log", 0, std::nullopt, "old");
+  kafka.ProduceForTest("log", 1, std::nullopt, "old");
+  kafka.SetRetentionMs("log", 60'000);
+  kafka.Advance(40s);
+  kafka.ProduceForTest("log", 1, std::nullopt, "new");
+  EXPECT_EQ(kafka.LogStart("log", 0), 0) << "nothing is 60 s old yet";
+  kafka.Advance(21s);
+  EXPECT_EQ(kafka.LogStart("log", 0), 1) << "the idle partition lost every record";
+  EXPECT_EQ(kafka.HighWatermark("log", 0), 1);
+  EXPECT_EQ(kafka.LogStart("log", 1), 1) << "only the old record expired";
+  auto reader = ReaderFrom(*kafka.ClientsFor("a"), "log", 1, 0);
+  EXPECT_EQ(Drain(*reader), (std::vector<std::string>{"1@1 new", "1@2 end"}));
+  kafka.Advance(40s);
+  EXPECT_EQ(kafka.LogStart("log", 1), 2);
+  kafka.SetRetentionMs("log", -1);
+  kafka.ProduceForTest("log", 1, std::nullopt, "kept");
+  kafka.Advance(std::chrono::hours(24));
+  EXPECT_EQ(kafka.LogStart("log", 1), 2) << "retention.ms -1 keeps records for ever";
+}
+
 TEST(StrictKafka, MessagesOwnTheirBytesAndOutliveTheCluster) {
   std::optional<Message> message;
   {
@@ -435,6 +463,54 @@ TEST(StrictKafka, CooperativeRebalanceHandsAPartitionToTheNewMemberOnlyAfterTheO
   EXPECT_EQ(b.listener->events, std::vector<std::string>{"assigned 1"});
   EXPECT_EQ(a.consumer->IncrementalAssign({{base::Partition(1), base::Offset(0)}}).code,
             "NOT_OWNED");
+}
+
+// librdkafka completes a cooperative rebalance only once the application has made the
+// incremental call of each event, in the callback or later; until then the member is
+// served no other event, and every member waiting on it waits.
+TEST(StrictKafka, ARevocationCompletesOnlyOnceTheOldOwnerUnassignsThePartition) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("input", 2).ok());
+  Member a = Subscribed(*kafka.ClientsFor("a"));
+  Drain(*a.consumer);
+  a.listener->makes_the_calls = false;
+  Member b = Subscribed(*kafka.ClientsFor("b"));
+  Drain(*b.consumer);
+  Drain(*a.consumer);
+  Drain(*b.consumer);
+  EXPECT_EQ(a.listener->events, (std::vector<std::string>{"assigned 0 1", "revoked 1"}));
+  EXPECT_TRUE(b.listener->events.empty()) << "a has not unassigned partition 1";
+  EXPECT_EQ(kafka.Owners("counting"), (std::map<int32_t, std::string>{{0, "a"}, {1, "a"}}));
+  EXPECT_EQ(kafka.Generation("counting"), 2);
+
+  ASSERT_TRUE(a.consumer->IncrementalUnassign({base::Partition(1)}).ok());
+  EXPECT_EQ(kafka.Generation("counting"), 3) << "the call completed the round";
+  Drain(*b.consumer);
+  EXPECT_EQ(b.listener->events, std::vector<std::string>{"assigned 1"});
+  EXPECT_EQ(kafka.Owners("counting"), (std::map<int32_t, std::string>{{0, "a"}, {1, "b"}}));
+}
+
+TEST(StrictKafka, AMemberThatHasNotAssignedWhatItWasGivenStallsTheNextRebalance) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("input", 2).ok());
+  Member a = Subscribed(*kafka.ClientsFor("a"));
+  a.listener->makes_the_calls = false;
+  Drain(*a.consumer);
+  ASSERT_EQ(a.listener->events, std::vector<std::string>{"assigned 0 1"});
+  Member b = Subscribed(*kafka.ClientsFor("b"));
+  for (Member* m : {&a, &b, &a, &b}) Drain(*m->consumer);
+  EXPECT_EQ(a.listener->events, std::vector<std::string>{"assigned 0 1"})
+      << "no revocation before a assigned what it was given";
+  EXPECT_TRUE(b.listener->events.empty());
+
+  a.listener->makes_the_calls = true;
+  ASSERT_TRUE(a.consumer
+                  ->IncrementalAssign({{base::Partition(0), kCommittedOffset},
+                                       {base::Partition(1), kCommittedOffset}})
+                  .ok());
+  for (Member* m : {&a, &b}) Drain(*m->consumer);
+  EXPECT_EQ(a.listener->events, (std::vector<std::string>{"assigned 0 1", "revoked 1"}));
+  EXPECT_EQ(b.listener->events, std::vector<std::string>{"assigned 1"});
 }
 
 TEST(StrictKafka, AssignmentIsBalancedAndSticky) {
@@ -541,6 +617,27 @@ TEST(StrictKafka, ALiveMemberBusyOutsideItsConsumerKeepsItsSessionUntilMaxPollIn
   EXPECT_EQ(kafka.Generation("counting"), 1);
   kafka.Advance(2s);
   EXPECT_TRUE(kafka.Members("counting").empty()) << "it stopped polling for too long";
+}
+
+// librdkafka resets the max.poll.interval.ms timer in poll only: a member busy with
+// other calls of its consumer (pausing, asking for the group metadata or watermarks)
+// is still a member that stopped polling.
+TEST(StrictKafka, OnlyAPollResetsTheMaxPollIntervalTimer) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("input", 1).ok());
+  kafka.set_max_poll_interval(60s);
+  Member a = Subscribed(*kafka.ClientsFor("a"));
+  Drain(*a.consumer);
+  for (int i = 0; i < 6; ++i) {
+    kafka.Advance(10s);
+    ASSERT_TRUE(a.consumer->Pause({base::Partition(0)}).ok());
+    ASSERT_TRUE(a.consumer->Resume({base::Partition(0)}).ok());
+    EXPECT_NE(a.consumer->Metadata(), nullptr);
+    base::Offset low, high;
+    EXPECT_TRUE(a.consumer->QueryWatermarks(base::Partition(0), low, high, 1s).ok());
+  }
+  kafka.Advance(1s);
+  EXPECT_TRUE(kafka.Members("counting").empty()) << "61 s without a poll";
 }
 
 TEST(StrictKafka, ACrashedInstancesMemberKeepsItsPartitionsUntilItsSessionTimesOut) {

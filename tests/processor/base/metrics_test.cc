@@ -45,6 +45,21 @@ TEST(MetricRegistry, ReturnsTheSameMetricWhenANameIsRegisteredTwice) {
   EXPECT_EQ(registry.Render(), "# HELP x_total X.\n# TYPE x_total counter\nx_total 1\n");
 }
 
+TEST(MetricRegistry, GroupsCountersOfOneNameWithDifferentLabelsInOneFamily) {
+  MetricRegistry registry;
+  Counter& corrupt = registry.AddCounter("x_total", "X.", "reason=\"corrupt\"");
+  registry.AddCounter("y_total", "Y.");
+  Counter& stale = registry.AddCounter("x_total", "X.", "reason=\"stale\"");
+  EXPECT_NE(&corrupt, &stale);
+  EXPECT_EQ(&registry.AddCounter("x_total", "X.", "reason=\"stale\""), &stale);
+  stale.Add(2);
+  EXPECT_EQ(registry.Render(),
+            "# HELP x_total X.\n# TYPE x_total counter\n"
+            "x_total{reason=\"corrupt\"} 0\n"
+            "x_total{reason=\"stale\"} 2\n"
+            "# HELP y_total Y.\n# TYPE y_total counter\ny_total 0\n");
+}
+
 TEST(MetricRegistry, ReadsGaugeFunctionsWhenItRendersAndGroupsTheirLabelsInOneFamily) {
   MetricRegistry registry;
   int depth0 = 3;

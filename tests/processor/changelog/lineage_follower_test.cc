@@ -119,6 +119,59 @@ TEST(LineageFollower, SkipsASecondClaimOfItsEpochAndTheBatchesWrittenUnderIt) {
 // read by a replica that follows record by record and rebuilds with a
 // LineageBuilder over what it read so far whenever told to. At every point it holds
 // exactly the batches a restore from the same records would replay.
+// Seeking: a local checkpoint's state after batch (1, 2) of claim 7, read from its claim on.
+TEST(LineageFollower, SeekingFindsItsBatchOnTheLineageAndFollowsFromIt) {
+  LineageFollower f = LineageFollower::Seeking(base::Epoch(1), base::Seq(2), 7);
+  EXPECT_TRUE(f.seeking());
+  EXPECT_EQ(f.Next(Claim(1, 0, 7)), Step::kSkip);
+  EXPECT_EQ(f.Next(Batch(1, 1, 7)), Step::kSkip) << "the state holds it";
+  EXPECT_TRUE(f.seeking());
+  EXPECT_EQ(f.Next(Batch(1, 2, 7)), Step::kSkip) << "its own batch";
+  EXPECT_FALSE(f.seeking());
+  EXPECT_EQ(f.Next(Batch(1, 3, 7)), Step::kApply);
+  EXPECT_EQ(f.Next(Claim(2, 3, 9)), Step::kSkip) << "a new owner continues from it";
+  EXPECT_EQ(f.Next(Batch(2, 4, 9)), Step::kApply);
+  EXPECT_EQ(f.epoch().value(), 2u);
+  EXPECT_EQ(f.applied_seq().value(), 4u);
+}
+
+TEST(LineageFollower, SeekingFindsItsBatchWhenItsClaimWasDeleted) {
+  LineageFollower f = LineageFollower::Seeking(base::Epoch(3), base::Seq(5), 7);
+  EXPECT_EQ(f.Next(Batch(3, 4, 7)), Step::kSkip);  // the read began at the log start
+  EXPECT_EQ(f.Next(Batch(3, 5, 7)), Step::kSkip);
+  EXPECT_FALSE(f.seeking());
+  EXPECT_EQ(f.epoch().value(), 3u);
+}
+
+TEST(LineageFollower, SeekingRefusesAZombiesBatchThatANewerClaimSuperseded) {
+  LineageFollower f = LineageFollower::Seeking(base::Epoch(1), base::Seq(2), 7);
+  EXPECT_EQ(f.Next(Claim(1, 0, 7)), Step::kSkip);
+  EXPECT_EQ(f.Next(Batch(1, 1, 7)), Step::kSkip);
+  EXPECT_EQ(f.Next(Claim(2, 1, 9)), Step::kSkip) << "a successor claims before the batch lands";
+  EXPECT_EQ(f.Next(Batch(1, 2, 7)), Step::kRebuild);
+  EXPECT_TRUE(f.seeking()) << "the batch is not on the lineage";
+
+  LineageFollower g = LineageFollower::Seeking(base::Epoch(1), base::Seq(2), 7);
+  EXPECT_EQ(g.Next(Batch(2, 2, 9)), Step::kSkip) << "a newer epoch's batch 2, its claim deleted";
+  EXPECT_EQ(g.Next(Batch(1, 2, 7)), Step::kRebuild);
+}
+
+TEST(LineageFollower, SeekingRefusesABatchWrittenUnderARefusedSecondClaim) {
+  LineageFollower f = LineageFollower::Seeking(base::Epoch(2), base::Seq(2), 7);
+  EXPECT_EQ(f.Next(Claim(2, 1, 9)), Step::kSkip) << "the epoch's first claim";
+  EXPECT_EQ(f.Next(Claim(2, 1, 7)), Step::kSkip) << "a second claim of epoch 2: refused";
+  EXPECT_EQ(f.Next(Batch(2, 2, 7)), Step::kRebuild);
+}
+
+TEST(LineageFollower, SeekingStaysSeekingWhenItsBatchIsNotThere) {
+  LineageFollower f = LineageFollower::Seeking(base::Epoch(1), base::Seq(2), 7);
+  EXPECT_EQ(f.Next(Claim(1, 0, 8)), Step::kSkip);
+  EXPECT_EQ(f.Next(Batch(1, 1, 8)), Step::kSkip);
+  EXPECT_EQ(f.Next(Batch(1, 2, 8)), Step::kSkip) << "another claim's batch 2 (another cluster)";
+  EXPECT_EQ(f.Next(Batch(1, 3, 8)), Step::kSkip);
+  EXPECT_TRUE(f.seeking());
+}
+
 TEST(LineageFollower, AlwaysHoldsTheBatchesARestoreFromTheSameRecordsWouldReplay) {
   std::mt19937 rng(20261123);
   int rebuilds = 0;

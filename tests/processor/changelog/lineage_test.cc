@@ -63,6 +63,7 @@ class Builder {
   }
   Epoch epoch() const { return Current().epoch(); }
   Seq last_seq() const { return Current().last_seq(); }
+  base::Status CheckStart(base::Offset log_start) const { return Current().CheckStart(log_start); }
 
   base::Result<RestorePlan> Finish() && {
     if (!streaming_.needs_full_read()) return std::move(streaming_).Finish();
@@ -449,6 +450,57 @@ TEST_P(Lineage, RestoresWhenRecordsLostAtTheStartAreCoveredByASnapshot) {
   EXPECT_EQ(*plan.snapshot, "covers-1-to-5");
   EXPECT_EQ(plan.snapshot_seq.value(), 5u);
   EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{6, 3}, {7, 3}}));
+}
+
+TEST_P(Lineage, RestoresFromASnapshotWhoseOwnBatchWasDeletedJustBeforeIt) {
+  // Retention cut the partition between batch 5 and the snapshot written after it in
+  // the same transaction; the shard then went idle.
+  Builder builder(GetParam());
+  Feed(builder, Snapshot(3, 5, {"covers-", "1-to-5"}));
+  EXPECT_EQ(builder.epoch().value(), 3u);
+  EXPECT_EQ(builder.last_seq().value(), 5u);
+  EXPECT_TRUE(builder.CheckStart(base::Offset(40)).ok());
+  const RestorePlan plan = Planned(std::move(builder));
+  EXPECT_EQ(plan.epoch.value(), 3u);
+  EXPECT_EQ(plan.last_seq.value(), 5u);
+  ASSERT_TRUE(plan.snapshot.has_value());
+  EXPECT_EQ(*plan.snapshot, "covers-1-to-5");
+  EXPECT_EQ(plan.snapshot_seq.value(), 5u);
+  EXPECT_TRUE(plan.batches.empty());
+
+  Builder continued(GetParam());
+  Feed(continued, Snapshot(3, 5, {"covers-1-to-5"}));
+  Feed(continued, Batch(3, 6));
+  EXPECT_EQ(SeqsAndEpochs(Planned(std::move(continued))), (SeqEpoch{{6, 3}}));
+}
+
+TEST_P(Lineage, ASnapshotStandingForItsDeletedBatchIsDroppedByANewerClaimBelowIt) {
+  Builder builder(GetParam());
+  Feed(builder, Snapshot(3, 5, {"s"}));
+  Feed(builder, Claim(4, 4));  // continues from batch 4, which is gone
+  EXPECT_EQ(builder.last_seq().value(), 4u);
+  base::Result<RestorePlan> plan = std::move(builder).Finish();
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.message().find("lacks batch 1 of 4"), std::string::npos) << plan.error();
+}
+
+TEST_P(Lineage, RefusesToStartFromNothingAfterDeletedRecords) {
+  Builder builder(GetParam());
+  EXPECT_TRUE(builder.CheckStart(base::Offset(0)).ok()) << "a new shard starts empty";
+  const base::Status emptied = builder.CheckStart(base::Offset(12));
+  ASSERT_FALSE(emptied.ok());
+  EXPECT_EQ(emptied.error().code(), base::Errc::kCorrupt);
+  EXPECT_NE(emptied.error().message().find("records before offset 12 were deleted"),
+            std::string::npos)
+      << emptied.error();
+  EXPECT_NE(emptied.error().message().find("reset its counters to zero"), std::string::npos);
+
+  Feed(builder, Snapshot(2, 3, {"a", "b"})[1]);  // a snapshot whose head was deleted
+  builder.Add("not a changelog record");
+  EXPECT_FALSE(builder.CheckStart(base::Offset(12)).ok()) << "nothing here begins a lineage";
+
+  Feed(builder, Claim(3, 0));  // a claimer that found nothing, after the deletion
+  EXPECT_TRUE(builder.CheckStart(base::Offset(12)).ok());
 }
 
 TEST_P(Lineage, IgnoresSnapshotChunksWhoseHeadWasLost) {

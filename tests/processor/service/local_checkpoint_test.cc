@@ -16,26 +16,55 @@ using testing::Hex;
 using testing::WithField;
 
 LocalCheckpoint Example() {
-  return LocalCheckpoint{base::Partition(3), base::Epoch(7),     0xabcd,
-                         base::Seq(42),      base::Offset(1000), "snap"};
+  return LocalCheckpoint{base::Partition(3), base::Epoch(7), 0xabcd,           base::Seq(42),
+                         base::Offset(1000), "snap",         base::Offset(900)};
 }
 
 TEST(LocalCheckpoint, PinsItsBytes) {
   const std::string bytes = EncodeCheckpoint(Example());
   EXPECT_EQ(Hex(bytes.substr(0, bytes.size() - 8)),
             "4f434350"          // "OCCP"
-            "0100"              // version 1
+            "0200"              // version 2
             "03000000"          // partition 3
             "0700000000000000"  // epoch 7
             "cdab000000000000"  // claim
             "2a00000000000000"  // seq 42
             "e803000000000000"  // changelog offset 1000
+            "8403000000000000"  // claim offset 900
             "04000000736e6170"  // "snap"
   );
   EXPECT_EQ(testing::Le(bytes, bytes.size() - 8, 8), XXH3_64bits(bytes.data(), bytes.size() - 8));
   auto decoded = DecodeCheckpoint(bytes);
   ASSERT_TRUE(decoded.ok()) << decoded.error();
   EXPECT_EQ(decoded.value(), Example());
+
+  LocalCheckpoint unknown = Example();
+  unknown.claim_offset.reset();
+  const std::string unknown_bytes = EncodeCheckpoint(unknown);
+  EXPECT_EQ(Hex(unknown_bytes.substr(4 + 2 + 4 + 8 * 4, 8)), "ffffffffffffffff");
+  EXPECT_EQ(DecodeCheckpoint(unknown_bytes).value(), unknown);
+}
+
+// Files written before the claim offset (version 1) still decode, without it: their
+// lineage is then checked from the changelog partition's log start.
+TEST(LocalCheckpoint, DecodesAVersion1FileWithoutAClaimOffset) {
+  std::string v1 = testing::FromHex(
+      "4f434350"          // "OCCP"
+      "0100"              // version 1
+      "03000000"          // partition 3
+      "0700000000000000"  // epoch 7
+      "cdab000000000000"  // claim
+      "2a00000000000000"  // seq 42
+      "e803000000000000"  // changelog offset 1000
+      "04000000736e6170"  // "snap"
+  );
+  const uint64_t sum = XXH3_64bits(v1.data(), v1.size());
+  for (int i = 0; i < 8; ++i) v1.push_back(static_cast<char>(sum >> (8 * i)));
+  auto decoded = DecodeCheckpoint(v1);
+  ASSERT_TRUE(decoded.ok()) << decoded.error();
+  LocalCheckpoint expected = Example();
+  expected.claim_offset.reset();
+  EXPECT_EQ(decoded.value(), expected);
 }
 
 TEST(LocalCheckpoint, RejectsEveryCorruptedByteAndEveryTruncation) {
@@ -58,6 +87,12 @@ TEST(LocalCheckpoint, RejectsAnImpossiblePositionEvenWithAGoodChecksum) {
   std::string negative_offset = WithField(good, kOffsetAt, 8, static_cast<uint64_t>(-5));
   EXPECT_FALSE(DecodeCheckpoint(no_batch).ok());
   EXPECT_FALSE(DecodeCheckpoint(negative_offset).ok());
+  constexpr size_t kClaimOffsetAt = kOffsetAt + 8;
+  EXPECT_FALSE(DecodeCheckpoint(WithField(good, kClaimOffsetAt, 8, 1001)).ok())
+      << "a claim after its own batch's transaction";
+  EXPECT_FALSE(
+      DecodeCheckpoint(WithField(good, kClaimOffsetAt, 8, static_cast<uint64_t>(-2))).ok());
+  EXPECT_TRUE(DecodeCheckpoint(WithField(good, kClaimOffsetAt, 8, 1000)).ok());
 }
 
 class CheckpointFiles : public ::testing::Test {

@@ -1,8 +1,9 @@
 // Processor restarts from local checkpoints (local_checkpoint.h), on the StrictKafka
 // double: an instance killed and started again on the same disk restores each shard
 // from its checkpoint and the changelog's tail after it, exactly; a checkpoint that
-// is missing, corrupt, older than the changelog keeps, or written against another
-// changelog is passed over for a restore from the changelog, exactly too.
+// is missing, corrupt, older than the changelog keeps, written against another
+// changelog, or a zombie's (its batch in the changelog, but after a newer claim) is
+// passed over for a restore from the changelog, exactly too, and counted by reason.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "processor/service/local_checkpoint.h"
 #include "tests/testing/strict_instance.h"
@@ -63,9 +65,14 @@ class LocalCheckpointRestart : public ::testing::Test {
     a.Kill();
   }
 
+  struct Restarted {
+    std::string log;
+    std::string metrics;  // GET /metrics of the restarted process
+  };
+
   // Starts the process again, sends retries of everything and new events, and
   // checks that every event counts once, in the changelog and in what it serves.
-  std::string RestartAndCheck(StrictKafka& kafka) {
+  Restarted RestartAndCheck(StrictKafka& kafka) {
     Instance again(kafka, Options());
     EXPECT_TRUE(RunUntil(kafka, {&again}, [&] { return again.RunsAll(kPartitions); }))
         << again.log();
@@ -79,7 +86,8 @@ class LocalCheckpointRestart : public ::testing::Test {
         served += again.View(p.value())->counters->Find("n0").value_or(0);
     }
     EXPECT_EQ(served, Expected(350)["n0"]) << again.log();
-    return again.log();
+    testing::ExpectEveryClaimTookANewEpoch(kafka);
+    return {again.log(), again.metrics().Render()};
   }
 
   std::string dir_;
@@ -89,7 +97,8 @@ TEST_F(LocalCheckpointRestart, ReadsOnlyTheTailAfterTheCheckpointAndCountsExactl
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
   RunAndKill(kafka);
-  const std::string log = RestartAndCheck(kafka);
+  const Restarted r = RestartAndCheck(kafka);
+  const std::string& log = r.log;
   for (base::Partition p : base::AllPartitions(kPartitions)) {
     // Its own batch (skipped) and snapshot, then the one batch after it.
     EXPECT_NE(log.find("shard " + std::to_string(p.value()) +
@@ -110,9 +119,17 @@ TEST_F(LocalCheckpointRestart, PassesOverACorruptCheckpoint) {
     file.seekp(40);
     file.put('\x7f');
   }
-  const std::string log = RestartAndCheck(kafka);
-  EXPECT_NE(log.find("shard 0: its local checkpoint is unusable"), std::string::npos) << log;
-  EXPECT_NE(log.find("shard 1: taken over from its local checkpoint"), std::string::npos) << log;
+  const Restarted r = RestartAndCheck(kafka);
+  EXPECT_NE(r.log.find("shard 0: its local checkpoint is passed over (unreadable: "),
+            std::string::npos)
+      << r.log;
+  EXPECT_NE(r.log.find("checksum mismatch); restoring from the changelog"), std::string::npos)
+      << r.log;
+  EXPECT_NE(r.log.find("shard 1: taken over from its local checkpoint"), std::string::npos)
+      << r.log;
+  EXPECT_NE(r.metrics.find("oncecount_checkpoint_fallbacks_total{reason=\"unreadable\"} 1\n"),
+            std::string::npos)
+      << r.metrics;
 }
 
 TEST_F(LocalCheckpointRestart, PassesOverACheckpointOlderThanWhatTheChangelogKeeps) {
@@ -125,10 +142,17 @@ TEST_F(LocalCheckpointRestart, PassesOverACheckpointOlderThanWhatTheChangelogKee
   ASSERT_TRUE(checkpoint.ok() && checkpoint.value());
   const int64_t after = (*checkpoint.value()).changelog_offset.value() + 1;
   ASSERT_TRUE(kafka.DeleteRecordsBefore("events.changelog", 0, after).ok());
-  const std::string log = RestartAndCheck(kafka);
-  EXPECT_NE(log.find("shard 0: its local checkpoint (changelog offset"), std::string::npos) << log;
-  EXPECT_EQ(log.find("shard 0: taken over from its local checkpoint"), std::string::npos) << log;
-  EXPECT_NE(log.find("shard 1: taken over from its local checkpoint"), std::string::npos) << log;
+  const Restarted r = RestartAndCheck(kafka);
+  EXPECT_NE(r.log.find("shard 0: its local checkpoint is passed over (before_log_start"),
+            std::string::npos)
+      << r.log;
+  EXPECT_EQ(r.log.find("shard 0: taken over from its local checkpoint"), std::string::npos)
+      << r.log;
+  EXPECT_NE(r.log.find("shard 1: taken over from its local checkpoint"), std::string::npos)
+      << r.log;
+  EXPECT_NE(r.metrics.find("oncecount_checkpoint_fallbacks_total{reason=\"before_log_start\"} 1\n"),
+            std::string::npos)
+      << r.metrics;
 }
 
 TEST_F(LocalCheckpointRestart, PassesOverACheckpointWrittenAgainstAnotherChangelog) {
@@ -145,9 +169,65 @@ TEST_F(LocalCheckpointRestart, PassesOverACheckpointWrittenAgainstAnotherChangel
   Send(kafka, 0, 300);
   other.StepAndCommit();
   ASSERT_TRUE(other.Finish().ok());
-  const std::string log = RestartAndCheck(kafka);
-  EXPECT_EQ(log.find("taken over from its local checkpoint"), std::string::npos) << log;
-  EXPECT_NE(log.find("does not hold the batch of its local checkpoint"), std::string::npos) << log;
+  const Restarted r = RestartAndCheck(kafka);
+  EXPECT_EQ(r.log.find("taken over from its local checkpoint"), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("(not_in_changelog: the changelog does not hold its batch"),
+            std::string::npos)
+      << r.log;
+  EXPECT_NE(r.metrics.find("oncecount_checkpoint_fallbacks_total{reason=\"not_in_changelog\"} 2\n"),
+            std::string::npos)
+      << r.metrics;
+}
+
+// A zombie's checkpoint. a freezes inside the commit that carries its snapshots (its
+// records held in flight), in the regime the start-up check refuses (session 3 s,
+// transaction 10 s): b is given the shards, claims epoch 2 and stays idle; a thaws,
+// and its commit lands after b's claims, unfenced, and a writes checkpoints of it.
+// Those batches are in the changelog but not on its lineage (b's claims superseded
+// them). Taken at face value, a restart would claim epoch 2 a second time — a claim
+// every reader refuses — and serve the zombie's counts.
+TEST_F(LocalCheckpointRestart, PassesOverAZombiesCheckpointWhoseBatchANewerClaimSuperseded) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  kafka.set_session_timeout(3s);
+  kafka.set_transaction_abort_interval(10s);
+  testing::StrictInstanceOptions options = Options();
+  options.transaction_timeout = 10s;
+  auto a = std::make_unique<Instance>(kafka, options);
+  ASSERT_TRUE(RunUntil(kafka, {a.get()}, [&] { return a->RunsAll(kPartitions); })) << a->log();
+  Send(kafka, 0, 200);
+  a->StepAndCommit();
+  kafka.Advance(61s);  // the next commit carries snapshots: checkpoints follow it
+  Send(kafka, 200, 300);
+  for (int i = 0; i < 3; ++i) a->Step();
+
+  std::unique_ptr<Instance> b;
+  kafka.HoldProduce("a");
+  kafka.ObserveAt(testing::StrictKafka::Call::kCommitTransaction, "a", [&] {
+    kafka.Freeze("a");
+    b = std::make_unique<Instance>(kafka, "b");
+    ASSERT_TRUE(RunUntil(kafka, {b.get()}, [&] { return b->RunsAll(kPartitions); })) << b->log();
+    kafka.Thaw("a");
+  });
+  a->Commit();
+  ASSERT_NE(b, nullptr) << a->log();
+  a->Commit();  // its workers write the checkpoints before they seal again
+  for (base::Partition p : base::AllPartitions(kPartitions)) {
+    ASSERT_TRUE(std::filesystem::exists(CheckpointPath(dir_, "events.changelog", p)))
+        << p << a->log();
+    EXPECT_EQ(testing::ClaimEpochs(kafka, p.value()), (std::vector<uint64_t>{1, 2})) << p;
+  }
+  b->Kill();
+  a->Kill();
+
+  const Restarted r = RestartAndCheck(kafka);
+  EXPECT_EQ(r.log.find("taken over from its local checkpoint"), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("(not_on_lineage: its batch is in the changelog, but a newer claim"),
+            std::string::npos)
+      << r.log;
+  EXPECT_NE(r.metrics.find("oncecount_checkpoint_fallbacks_total{reason=\"not_on_lineage\"} 2\n"),
+            std::string::npos)
+      << r.metrics;
 }
 
 }  // namespace
