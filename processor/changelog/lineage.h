@@ -15,6 +15,9 @@
 //  - a complete snapshot of an epoch newer than any record read stands for its own
 //    batch, which precedes it in the same transaction and was deleted before the read
 //    (retention cut the partition between the two): the lineage continues from it.
+//    Exact where aborted records are hidden (a real broker); on the embedded cluster,
+//    which shows them, an aborted snapshot at the head of a cut partition would be
+//    taken for committed.
 //
 // Finish() returns the newest usable snapshot and the batches after it, or an error
 // when batches between them are missing (the changelog lost records, for instance

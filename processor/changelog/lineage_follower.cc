@@ -17,6 +17,10 @@ LineageFollower::Step LineageFollower::Seek(const Record& record) {
     claims_.Claim(claim->epoch, claim->claim);
     return Step::kSkip;
   }
+  if (const auto* chunk = std::get_if<SnapshotChunk>(&record)) {
+    SeekChunk(*chunk);
+    return Step::kSkip;
+  }
   const auto* batch = std::get_if<BatchRecord>(&record);
   if (batch == nullptr || batch->seq == Seq()) return Step::kSkip;
   const ClaimRule::Fit fit = claims_.Of(batch->epoch, batch->claim);
@@ -31,6 +35,26 @@ LineageFollower::Step LineageFollower::Seek(const Record& record) {
     applied_ = sought_seq_;
   }
   return Step::kSkip;
+}
+
+// A complete snapshot of a newer epoch than any record seen stands for its own batch,
+// deleted just before it (lineage.h): its epoch holds from there on.
+void LineageFollower::SeekChunk(const SnapshotChunk& chunk) {
+  if (chunk.index == 0) {
+    seek_snapshot_ = {chunk.epoch, chunk.seq, chunk.claim, chunk.count, 0};
+  }
+  SeekSnapshot& s = seek_snapshot_;
+  if (s.count == 0 || chunk.epoch != s.epoch || chunk.seq != s.seq || chunk.count != s.count ||
+      chunk.index != s.next) {
+    s.count = 0;  // its head was lost, or a chunk is missing: not usable
+    return;
+  }
+  if (++s.next == s.count) {
+    if (claims_.Of(s.epoch, s.claim) == ClaimRule::Fit::kNewerEpoch) {
+      claims_.Adopt(s.epoch, s.claim);
+    }
+    s.count = 0;
+  }
 }
 
 LineageFollower::Step LineageFollower::Next(const Record& record) {

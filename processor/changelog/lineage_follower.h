@@ -20,12 +20,14 @@
 // and a restore that read the same records reach the same state.
 //
 // A follower made with Seeking() first finds its position: a local checkpoint's
-// state, after batch (epoch, seq) of claim `claim`, fed the partition from that
-// claim's record on (or from the log start). Until the batch, it only tracks the
-// claims (kSkip); the batch must then fit the lineage there — not superseded by a
-// newer epoch's claim or batch, not under a refused claim — or the step is kRebuild
-// (seeking() still true: the checkpoint is not on the lineage, a zombie's). A read
-// that ends while seeking() never met the batch.
+// state, after batch (epoch, seq) of claim `claim`, fed the partition from where the
+// restore that wrote that claim had read to (every claim before is older; or from
+// the log start). Until the batch, it only tracks the claims and epochs as
+// LineageBuilder does (kSkip); the batch must then fit the lineage there — not
+// superseded by a newer epoch's claim, batch or snapshot, not under a refused second
+// claim of its epoch — or the step is kRebuild (seeking() still true: the checkpoint
+// is not on the lineage, a zombie's). A read that ends while seeking() never met the
+// batch.
 //
 // Thread-safety: one follower per replica, on the replica's owner thread.
 #pragma once
@@ -61,6 +63,7 @@ class LineageFollower {
   Step OnBatch(const BatchRecord& batch);
   Step OnClaim(const ClaimRecord& claim);
   Step Seek(const Record& record);
+  void SeekChunk(const SnapshotChunk& chunk);
 
   ClaimRule claims_;
   Seq applied_;
@@ -69,6 +72,15 @@ class LineageFollower {
   Epoch sought_epoch_;
   Seq sought_seq_;
   uint64_t sought_claim_ = 0;
+  // The snapshot whose chunks a Seeking() follower is reading (count 0: none).
+  struct SeekSnapshot {
+    Epoch epoch;
+    Seq seq;
+    uint64_t claim = 0;
+    uint32_t count = 0;
+    uint32_t next = 0;
+  };
+  SeekSnapshot seek_snapshot_;
 };
 
 }  // namespace oncecount::changelog

@@ -48,7 +48,7 @@ std::string EncodeCheckpoint(const LocalCheckpoint& c) {
   w.U64(c.claim);
   w.U64(c.seq.value());
   w.I64(c.changelog_offset.value());
-  w.I64(c.claim_offset ? c.claim_offset->value() : -1);
+  w.I64(c.check_from ? c.check_from->value() : -1);
   w.Bytes(c.snapshot);
   w.U64(XXH3_64bits(out.data(), out.size()));
   return out;
@@ -75,15 +75,14 @@ base::Result<LocalCheckpoint> DecodeCheckpoint(std::string_view bytes) {
   c.seq = base::Seq(r.U64());
   c.changelog_offset = base::Offset(r.I64());
   if (version >= 2) {
-    if (const base::Offset claim_offset(r.I64()); claim_offset != base::Offset(-1)) {
-      c.claim_offset = claim_offset;
+    if (const base::Offset check_from(r.I64()); check_from != base::Offset(-1)) {
+      c.check_from = check_from;
     }
   }
   c.snapshot = std::string(r.Bytes(kMaxSnapshotBytes));
   if (!r.done()) return base::Corrupt("local checkpoint: truncated or trailing bytes");
   if (c.partition.value() < 0 || base::IsLogical(c.changelog_offset) || c.seq == base::Seq() ||
-      (c.claim_offset &&
-       (base::IsLogical(*c.claim_offset) || *c.claim_offset > c.changelog_offset))) {
+      (c.check_from && (base::IsLogical(*c.check_from) || *c.check_from > c.changelog_offset))) {
     return base::Corrupt("local checkpoint: impossible position");
   }
   return c;

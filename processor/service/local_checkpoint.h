@@ -7,8 +7,10 @@
 // the transaction's first record in the shard's partition, from which the tail is
 // read (the batch itself is read again and skipped). ShardLoader uses it only when
 // the checkpoint's claim and batch are on the changelog's committed lineage as it is
-// now (LineageFollower::Seeking; ShardLoader): read from the claim's offset, the claim is not
-// superseded before the batch, and nothing after the batch cuts it back. Anything
+// now (LineageFollower::Seeking; ShardLoader): read from where the restore that wrote
+// the claim had read to (every claim before it was older), the claim is the first of
+// its epoch, nothing supersedes it before the batch, and nothing after the batch cuts
+// it back. Anything
 // else (no file, a corrupt one, one older than what the changelog keeps, a zombie's,
 // one written against another changelog or another incarnation of the topic) falls
 // back to a restore from the changelog, with the reason logged and counted. The
@@ -16,9 +18,10 @@
 //
 // File: <dir>/<changelog topic>-<partition>.checkpoint. Layout (little-endian):
 // magic "OCCP", u16 version, u32 partition, u64 epoch, u64 claim, u64 seq, i64
-// changelog offset, [version 2: i64 claim offset, -1 when unknown], u32-length
+// changelog offset, [version 2: i64 check-from offset, -1 when unknown], u32-length
 // snapshot, then XXH3-64 of everything before it. Version 1 files (no claim offset)
-// still decode; their lineage is checked from the partition's log start. Written to
+// (no check-from offset) still decode; their lineage is checked from the partition's
+// log start. Written to
 // a temporary file, flushed to the disk, then renamed over the previous one, so a
 // crash leaves the old checkpoint or the new one.
 //
@@ -43,9 +46,11 @@ struct LocalCheckpoint {
   base::Seq seq;                  // the batch the snapshot is the state after
   base::Offset changelog_offset;  // where the tail after it begins, at the latest
   std::string snapshot;           // ShardState::EncodeSnapshot
-  // Where the claim (epoch, claim) is in the changelog partition: the lineage check
-  // reads from there. nullopt: unknown (a version 1 file, a producer that did not say).
-  std::optional<base::Offset> claim_offset;
+  // Where the lineage check reads from: the changelog offset up to which the restore
+  // that wrote the claim (epoch, claim) had read, so that every claim before it is
+  // older and a rival claim of the same epoch comes after it. nullopt: unknown (a
+  // version 1 file): the check reads from the log start.
+  std::optional<base::Offset> check_from;
   friend bool operator==(const LocalCheckpoint&, const LocalCheckpoint&) = default;
 };
 

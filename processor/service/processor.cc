@@ -77,6 +77,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   bool changelog_settings_checked = false;            // ApplyTopicSettings
   int64_t next_settings_ms = 0;                       // when Step calls it next
   std::unique_ptr<base::MetricRegistry> own_metrics;  // when the options bring none
+  base::Counter* generation_retries = nullptr;
   base::Histogram* commit_seconds = nullptr;
   base::Histogram* restore_seconds = nullptr;
   RestoreProgress restore_progress;  // read by /metrics while a restore blocks the thread
@@ -121,6 +122,11 @@ struct Processor::Impl final : kafka::RebalanceListener {
           const int64_t since = txn_open_since_ms.load(std::memory_order_relaxed);
           return since < 0 ? 0.0 : static_cast<double>(clock.SteadyMs() - since) / 1000.0;
         });
+    generation_retries = &metrics->AddCounter(
+        "oncecount_generation_retries_total",
+        "Transactions tried a second time after the group refused their offsets for a "
+        "generation that moved on while the instance still held its partitions (a "
+        "rebalance completed in the background).");
     RegisterRestoreProgress(*metrics);
     for (const auto& [why, name] : kCheckpointFallbackNames) {
       checkpoint_fallbacks[static_cast<size_t>(why)] = &metrics->AddCounter(
@@ -348,13 +354,32 @@ struct Processor::Impl final : kafka::RebalanceListener {
       }
       content.offsets.push_back({s.partition, s.next_offset});
     }
-    std::unique_ptr<kafka::GroupMetadata> group = consumer->Metadata();
-    content.group = group.get();
-    const TxnResult result = TimedTransaction(content);
+    const TxnResult result = TransactionWithGroup(content);
     if (result.outcome == TxnOutcome::kCommitted) return OnCommitted(sealed);
     std::vector<base::Partition> all;
     for (auto& [p, slot] : shards) all.push_back(p);
     OnTransactionFailed(result, all, "transaction");
+  }
+
+  // Runs the transaction with the group's metadata as the consumer knows it. A
+  // rebalance that completes between reading the metadata and the offsets reaching
+  // the coordinator (librdkafka rejoins in the background: another member joined,
+  // say) gets a member that still owns every partition refused (ILLEGAL_GENERATION).
+  // Unless the consumer knows its assignment is lost, the same content is tried once
+  // more with the metadata read anew: the aborted attempt counts for no reader, and
+  // the coordinator checks the generation again, so a member the group did leave
+  // behind is refused again — and only then gives its shards up.
+  TxnResult TransactionWithGroup(TxnContent& content) {
+    std::unique_ptr<kafka::GroupMetadata> group = consumer->Metadata();
+    content.group = group.get();
+    const TxnResult result = TimedTransaction(content);
+    if (result.outcome != TxnOutcome::kAssignmentGone || consumer->AssignmentLost()) return result;
+    Warn("the group refused this instance's offsets (" + result.error.ToString() +
+         "); trying once more with the group's metadata as it is now");
+    group = consumer->Metadata();
+    content.group = group.get();
+    generation_retries->Add();
+    return TimedTransaction(content);
   }
 
   TxnResult TimedTransaction(const TxnContent& content) {
@@ -544,9 +569,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
       content.offsets.push_back({p, *offset});
     }
     if (claimed.empty()) return {};
-    std::unique_ptr<kafka::GroupMetadata> group = consumer->Metadata();
-    content.group = group.get();
-    const TxnResult result = TimedTransaction(content);
+    const TxnResult result = TransactionWithGroup(content);
     if (result.outcome != TxnOutcome::kCommitted) {
       if (result.outcome == TxnOutcome::kFatal) {
         std::vector<base::Partition> partitions;
@@ -564,19 +587,14 @@ struct Processor::Impl final : kafka::RebalanceListener {
     // costs an offset query, which librdkafka retries only after 500 ms while a
     // partition new to it has no leader yet), and so that input retention removes
     // after the claim is counted as lost (OnInputGone), not skipped silently.
-    const std::map<base::Partition, base::Offset> claim_offsets =
-        producer->FirstOffsetsOfLastCommit(o.changelog_topic);
     for (RestoredShard& r : restored) {
-      if (claimed.count(r.claim.partition) == 0) continue;
-      const auto at = claim_offsets.find(r.claim.partition);
-      Adopt(r, at != claim_offsets.end() ? std::optional(at->second) : std::nullopt);
+      if (claimed.count(r.claim.partition) > 0) Adopt(r);
     }
     return claimed;
   }
 
-  // Hands a claimed shard to its worker; `claim_offset`: where its claim is in the
-  // changelog (local_checkpoint.h).
-  void Adopt(RestoredShard& r, std::optional<base::Offset> claim_offset) {
+  // Hands a claimed shard to its worker.
+  void Adopt(RestoredShard& r) {
     const base::Partition p = r.claim.partition;
     ShardSlot& slot = shards[p];
     Log("shard " + std::to_string(p.value()) + ": " + r.summary);
@@ -590,7 +608,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     base.target_fpp = o.dedup.target_fpp;
     slot.state_view = r.state->MakeView(std::move(base), clock.WallMs());
     r.state->set_rules(ShardRules());
-    WorkerOf(p).Adopt(std::move(r.state), claim_offset);
+    WorkerOf(p).Adopt(std::move(r.state), r.read_to);
     Publish(p, slot);
   }
 
@@ -657,7 +675,12 @@ struct Processor::Impl final : kafka::RebalanceListener {
       to_drop[&WorkerOf(p)].push_back(p);
     }
     for (auto& [worker, dropped] : to_drop) worker->Drop(std::move(dropped));
-    if (kafka::KafkaError e = consumer->IncrementalUnassign(partitions)) Warn(e.ToString());
+    if (kafka::KafkaError e = consumer->IncrementalUnassign(partitions)) {
+      // One of them may be unassigned already (a StartInputAt that failed half-way);
+      // the group completes the revocation only once every one is.
+      Warn(e.ToString() + "; unassigning the revoked partitions one by one");
+      for (base::Partition p : partitions) consumer->IncrementalUnassign({p});
+    }
     if (replicator) replicator->Follow(partitions);
   }
 

@@ -42,6 +42,10 @@ struct RestoredShard {
   std::unique_ptr<shard::ShardState> state;  // its epoch set to the claim's
   changelog::ClaimRecord claim;
   std::string summary;  // one line for the log
+  // The changelog offset up to which the restore read: every claim before it is
+  // older than `claim`, and a rival claim of its epoch can only come after it (where
+  // a local checkpoint's lineage check begins, local_checkpoint.h). nullopt: not known.
+  std::optional<base::Offset> read_to = std::nullopt;
 };
 
 // The epoch this instance held and the batch it last committed, for a restore

@@ -72,8 +72,8 @@ std::map<base::Partition, ShardLoader::CheckpointRead> ShardLoader::UsableCheckp
       PassOver(p, CheckpointFallback::kUnreadable, "its snapshot: " + state.message());
       continue;
     }
-    const base::Offset from = checkpoint.claim_offset && *checkpoint.claim_offset >= start.value()
-                                  ? *checkpoint.claim_offset
+    const base::Offset from = checkpoint.check_from && *checkpoint.check_from >= start.value()
+                                  ? *checkpoint.check_from
                                   : start.value();
     usable.emplace(p, CheckpointRead{std::move(state).value(),
                                      changelog::LineageFollower::Seeking(
@@ -134,6 +134,7 @@ std::vector<RestoredShard> ShardLoader::FromCheckpoints(
     } else {
       out.push_back(ClaimFollowed(p, std::move(c.state), c.follower, c.applied, o_.new_claim_id(),
                                   "its local checkpoint"));
+      out.back().read_to = read.value().at(p);
     }
   }
   return out;
@@ -166,6 +167,7 @@ std::vector<RestoredShard> ShardLoader::TakeOver(const std::vector<base::Partiti
           ": its replica cannot follow the changelog's tail; restoring from scratch");
       continue;
     }
+    r->read_to = read.value()[p].next_offset;
     out.push_back(std::move(*r));
   }
   return out;
@@ -208,6 +210,7 @@ void ShardLoader::RestoreCold(const std::vector<base::Partition>& partitions,
       out.failed[p] = r.message();
       continue;
     }
+    r.value().read_to = read_to_.at(p);
     out.restored.push_back(std::move(r.value()));
   }
 }
@@ -231,7 +234,10 @@ bool ShardLoader::Stream(const std::vector<base::Partition>& partitions,
   if (o_.progress != nullptr) {
     for (base::Partition p : partitions) o_.progress->End(p);
   }
-  if (read) return true;
+  if (read) {
+    for (const auto& [p, next] : read.value()) read_to_[p] = next;
+    return true;
+  }
   for (base::Partition p : partitions) {
     out.failed[p] = read.message();
     lineages.erase(p);

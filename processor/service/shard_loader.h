@@ -111,6 +111,9 @@ class ShardLoader {
   std::map<base::Partition, CheckpointRead> UsableCheckpoints(
       const std::vector<base::Partition>& partitions);
   void PassOver(base::Partition p, CheckpointFallback why, const std::string& detail);
+
+  // Where the last cold read of each partition ended (RestoredShard::read_to).
+  std::map<base::Partition, base::Offset> read_to_;
   void RestoreCold(const std::vector<base::Partition>& partitions,
                    const std::map<base::Partition, OwnCommit>& own, LoadResult& out);
   // Reads `partitions` into fresh lineages; false (each partition failed) when the

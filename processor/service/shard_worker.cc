@@ -38,8 +38,8 @@ void ShardWorker::Apply(std::vector<InputRun> runs) {
 }
 
 void ShardWorker::Adopt(std::unique_ptr<shard::ShardState> state,
-                        std::optional<base::Offset> claim_offset) {
-  Post(AdoptCommand{std::move(state), claim_offset});
+                        std::optional<base::Offset> check_from) {
+  Post(AdoptCommand{std::move(state), check_from});
 }
 
 void ShardWorker::Drop(std::vector<base::Partition> partitions) {
@@ -149,7 +149,7 @@ void ShardWorker::Execute(AdoptCommand& c) {
   Shard& shard = shards_[p];
   shard = Shard{};
   shard.state = std::move(c.state);
-  shard.claim_offset = c.claim_offset;
+  shard.check_from = c.check_from;
   shard.last_snapshot_ms = o_.now_ms();
 }
 
@@ -191,7 +191,7 @@ void ShardWorker::Execute(SealCommand& c) {
       ReportRetention(p, shard, cadence);
       if (!o_.checkpoint_dir.empty()) {
         shard.unwritten_checkpoint = LocalCheckpoint{
-            p, epoch, state.claim(), s.seq, base::Offset(0), bytes, shard.claim_offset};
+            p, epoch, state.claim(), s.seq, base::Offset(0), bytes, shard.check_from};
       }
     }
     s.dead_letters = std::move(shard.dead_letters);

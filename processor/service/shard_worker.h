@@ -93,10 +93,10 @@ class ShardWorker {
   // Applies runs of input messages (of shards this worker owns; others are dropped).
   void Apply(std::vector<InputRun> runs);
   // Takes ownership of a restored shard; its claim (epoch) and rules are already set.
-  // `claim_offset`: where its claim record is in the changelog (for its local
-  // checkpoints; nullopt when the producer did not say).
+  // `check_from`: the changelog offset its restore had read to before the claim (its
+  // local checkpoints carry it, local_checkpoint.h).
   void Adopt(std::unique_ptr<shard::ShardState> state,
-             std::optional<base::Offset> claim_offset = std::nullopt);
+             std::optional<base::Offset> check_from = std::nullopt);
   // Drops shards (revoked, failed or about to be restored again).
   void Drop(std::vector<base::Partition> partitions);
   void DropAll();
@@ -119,8 +119,8 @@ class ShardWorker {
  private:
   struct Shard {
     std::unique_ptr<shard::ShardState> state;
-    std::optional<base::Offset> claim_offset;  // of its claim record in the changelog
-    std::vector<DeadLetter> dead_letters;      // of the pending batch
+    std::optional<base::Offset> check_from;  // see Adopt
+    std::vector<DeadLetter> dead_letters;    // of the pending batch
     size_t bytes_since_snapshot = 0;
     size_t last_snapshot_bytes = 0;
     int64_t last_snapshot_ms = 0;
@@ -136,7 +136,7 @@ class ShardWorker {
   };
   struct AdoptCommand {
     std::unique_ptr<shard::ShardState> state;
-    std::optional<base::Offset> claim_offset;
+    std::optional<base::Offset> check_from;
   };
   struct DropCommand {
     std::vector<base::Partition> partitions;

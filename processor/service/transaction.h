@@ -8,11 +8,14 @@
 //   kCommitted      everything is in;
 //   kAborted        an abortable error: nothing of it counts; the shards' state
 //                   is ahead of their changelog and must be rebuilt from it;
-//   kAssignmentGone the group moved on without us (ILLEGAL_GENERATION,
+//   kAssignmentGone the group refused our offsets (ILLEGAL_GENERATION,
 //                   UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID): the transaction is
-//                   aborted, and the shards belong to someone else. They must be
-//                   dropped without a claim; only a later assignment brings them
-//                   back;
+//                   aborted. Either the group moved on without us and the shards
+//                   belong to someone else (they must be dropped without a claim;
+//                   only a later assignment brings them back), or a rebalance
+//                   completed after we read the group's metadata (the processor
+//                   tries once more with the metadata read anew, and drops the
+//                   shards only when that is refused too);
 //   kFatal          the producer is fenced (another producer with our
 //                   transactional.id, or the broker aborted our transaction after
 //                   kafka.transaction_timeout_ms) or broken: nothing more may be

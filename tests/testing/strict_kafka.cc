@@ -194,6 +194,9 @@ class StrictCluster {
     // application has not made the call of the last rebalance event is served no
     // other, so every rebalance that needs it waits.
     std::set<int32_t> assign_awaited;
+    // Since when one of those calls has been awaited (-1: none is). Past the rebalance
+    // timeout (max.poll.interval.ms) the coordinator expels the member.
+    int64_t stalled_since_ms = -1;
 
     size_t Kept() const { return owned.size() - revoke_pending.size() - revoke_told.size(); }
     bool Revoking(int32_t p) const { return revoke_pending.count(p) + revoke_told.count(p) > 0; }
@@ -629,7 +632,9 @@ void StrictCluster::ExpireSessions() {
     const size_t before = group.members.size();
     std::erase_if(group.members, [&](const auto& m) {
       return NowMs() - m.second.last_heard_ms > session_timeout.count() ||
-             NowMs() - m.second.last_polled_ms > max_poll_interval.count();
+             NowMs() - m.second.last_polled_ms > max_poll_interval.count() ||
+             (m.second.stalled_since_ms >= 0 &&
+              NowMs() - m.second.stalled_since_ms > max_poll_interval.count());
     });
     if (group.members.size() != before) BumpAndRebalance(group);
   }
@@ -1255,12 +1260,14 @@ StrictGroupConsumer::Callback StrictGroupConsumer::TakeCallback() {
     Callback callback{Callback::kRevoked, Typed(m->revoke_pending), listener_};
     m->revoke_told.insert(m->revoke_pending.begin(), m->revoke_pending.end());
     m->revoke_pending.clear();
+    m->stalled_since_ms = cluster().NowMs();
     return callback;
   }
   if (!m->assign_pending.empty()) {
     Callback callback{Callback::kAssigned, Typed(m->assign_pending), listener_};
     m->assign_awaited = std::move(m->assign_pending);
     m->assign_pending.clear();
+    m->stalled_since_ms = cluster().NowMs();
     return callback;
   }
   return {};
@@ -1298,6 +1305,7 @@ void StrictGroupConsumer::CompleteRevocation() {
   }
   for (int32_t p : m->revoke_told) m->owned.erase(p);
   m->revoke_told.clear();
+  if (m->assign_awaited.empty()) m->stalled_since_ms = -1;
   cluster().BumpAndRebalance(group());
 }
 
@@ -1405,6 +1413,9 @@ KafkaError StrictGroupConsumer::IncrementalAssign(
   }
   StrictCluster::Member* owner = member();
   for (const auto& [p, fetch] : added) owner->assign_awaited.erase(p);
+  if (owner != nullptr && owner->assign_awaited.empty() && owner->revoke_told.empty()) {
+    owner->stalled_since_ms = -1;
+  }
   assigned_.merge(added);
   return {};
 }

@@ -513,6 +513,27 @@ TEST(StrictKafka, AMemberThatHasNotAssignedWhatItWasGivenStallsTheNextRebalance)
   EXPECT_EQ(b.listener->events, std::vector<std::string>{"assigned 1"});
 }
 
+// A member that never makes the call is expelled once the rebalance timeout
+// (max.poll.interval.ms) passes, however often it polls: the group goes on without it.
+TEST(StrictKafka, AMemberThatNeverMakesTheCallIsExpelledAfterTheRebalanceTimeout) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("input", 2).ok());
+  kafka.set_max_poll_interval(60s);
+  Member a = Subscribed(*kafka.ClientsFor("a"));
+  Drain(*a.consumer);
+  a.listener->makes_the_calls = false;
+  Member b = Subscribed(*kafka.ClientsFor("b"));
+  for (Member* m : {&b, &a, &b}) Drain(*m->consumer);
+  ASSERT_EQ(a.listener->events, (std::vector<std::string>{"assigned 0 1", "revoked 1"}));
+  kafka.Advance(30s);
+  for (Member* m : {&a, &b}) Drain(*m->consumer);
+  EXPECT_EQ(kafka.Members("counting").size(), 2u) << "a polls: it is still a member";
+  kafka.Advance(31s);
+  for (Member* m : {&b, &b}) Drain(*m->consumer);
+  EXPECT_EQ(kafka.Members("counting").size(), 1u);
+  EXPECT_EQ(kafka.Owners("counting"), (std::map<int32_t, std::string>{{0, "b"}, {1, "b"}}));
+}
+
 TEST(StrictKafka, AssignmentIsBalancedAndSticky) {
   StrictKafka kafka;
   ASSERT_TRUE(kafka.CreateTopic("input", 5).ok());

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -113,13 +114,8 @@ TEST(LineageFollower, SkipsASecondClaimOfItsEpochAndTheBatchesWrittenUnderIt) {
   EXPECT_EQ(f.Next(Batch(2, 3, 0xab)), Step::kApply);
 }
 
-// Random histories as owners write them — claims, batches, transactions that
-// abort after their batch was written, zombies that write after being fenced, and
-// a second claimer of an epoch already claimed that writes under its own id —
-// read by a replica that follows record by record and rebuilds with a
-// LineageBuilder over what it read so far whenever told to. At every point it holds
-// exactly the batches a restore from the same records would replay.
-// Seeking: a local checkpoint's state after batch (1, 2) of claim 7, read from its claim on.
+// Seeking: a local checkpoint's state after batch (1, 2) of claim 7, read from where
+// its claimer's read ended.
 TEST(LineageFollower, SeekingFindsItsBatchOnTheLineageAndFollowsFromIt) {
   LineageFollower f = LineageFollower::Seeking(base::Epoch(1), base::Seq(2), 7);
   EXPECT_TRUE(f.seeking());
@@ -163,6 +159,24 @@ TEST(LineageFollower, SeekingRefusesABatchWrittenUnderARefusedSecondClaim) {
   EXPECT_EQ(f.Next(Batch(2, 2, 7)), Step::kRebuild);
 }
 
+// Read from the log start: retention cut a successor's batch 3 off just before its
+// snapshot, which stands for it (lineage.h); the zombie's batch after it is not on the
+// lineage. A snapshot whose head was deleted stands for nothing.
+TEST(LineageFollower, SeekingTakesANewerEpochFromACompleteSnapshotWhoseBatchWasDeleted) {
+  const auto chunk = [](uint32_t index) {
+    return SnapshotChunk{kPartition, base::Epoch(2), base::Seq(3), index, 2, "half", 9};
+  };
+  LineageFollower f = LineageFollower::Seeking(base::Epoch(1), base::Seq(4), 7);
+  EXPECT_EQ(f.Next(chunk(0)), Step::kSkip);
+  EXPECT_EQ(f.Next(chunk(1)), Step::kSkip);
+  EXPECT_EQ(f.Next(Batch(1, 4, 7)), Step::kRebuild);
+
+  LineageFollower g = LineageFollower::Seeking(base::Epoch(1), base::Seq(4), 7);
+  EXPECT_EQ(g.Next(chunk(1)), Step::kSkip);
+  EXPECT_EQ(g.Next(Batch(1, 4, 7)), Step::kSkip);
+  EXPECT_FALSE(g.seeking());
+}
+
 TEST(LineageFollower, SeekingStaysSeekingWhenItsBatchIsNotThere) {
   LineageFollower f = LineageFollower::Seeking(base::Epoch(1), base::Seq(2), 7);
   EXPECT_EQ(f.Next(Claim(1, 0, 8)), Step::kSkip);
@@ -172,6 +186,12 @@ TEST(LineageFollower, SeekingStaysSeekingWhenItsBatchIsNotThere) {
   EXPECT_TRUE(f.seeking());
 }
 
+// Random histories as owners write them — claims, batches, transactions that
+// abort after their batch was written, zombies that write after being fenced, and
+// a second claimer of an epoch already claimed that writes under its own id —
+// read by a replica that follows record by record and rebuilds with a
+// LineageBuilder over what it read so far whenever told to. At every point it holds
+// exactly the batches a restore from the same records would replay.
 TEST(LineageFollower, AlwaysHoldsTheBatchesARestoreFromTheSameRecordsWouldReplay) {
   std::mt19937 rng(20261123);
   int rebuilds = 0;
@@ -236,6 +256,76 @@ TEST(LineageFollower, AlwaysHoldsTheBatchesARestoreFromTheSameRecordsWouldReplay
   // The histories did make replicas rebuild (aborted attempts), and not always.
   EXPECT_GT(rebuilds, 50);
   EXPECT_LT(rebuilds, 300 * 40 / 4);
+}
+
+// A local checkpoint after any batch of a random history (new owners, visible aborted
+// attempts, zombies writing on, rival claims of an epoch), checked from the first
+// claim of its epoch (where its claimer's read ended, at the latest): whenever the
+// seeking follower accepts it, a restore of the whole partition has that batch in
+// its lineage and ends where the follower ends.
+TEST(LineageFollower, SeekingAcceptsOnlyACheckpointARestoreOfTheWholePartitionAgreesWith) {
+  std::mt19937 rng(20261126);
+  int accepted = 0, refused = 0;
+  for (int history = 0; history < 300; ++history) {
+    SCOPED_TRACE("history " + std::to_string(history));
+    std::vector<std::string> log;  // encoded, as the partition holds it
+    uint64_t epoch = 0, claim = 0, committed = 0, zombie_epoch = 0, zombie_claim = 0;
+    for (int step = 0; step < 30; ++step) {
+      const unsigned kind = rng() % 12;
+      if (kind == 0 || epoch == 0) {
+        zombie_epoch = epoch;
+        zombie_claim = claim;
+        claim = rng() | 1;
+        log.push_back(Encoded(Claim(++epoch, committed, claim)));
+      } else if (kind == 1) {
+        log.push_back(Encoded(Batch(epoch, committed + 1, claim)));
+        claim = rng() | 1;
+        log.push_back(Encoded(Claim(++epoch, committed, claim)));
+      } else if (kind == 2 && zombie_epoch > 0) {
+        log.push_back(Encoded(Batch(zombie_epoch, committed + 1 + rng() % 2, zombie_claim)));
+      } else if (kind == 3) {
+        const uint64_t rogue = rng() | 1;
+        const uint64_t base = committed - (committed > 0 ? rng() % 2 : 0);
+        log.push_back(Encoded(Claim(epoch, base, rogue)));
+        log.push_back(Encoded(Batch(epoch, base + 1, rogue)));
+      } else {
+        log.push_back(Encoded(Batch(epoch, ++committed, claim)));
+      }
+    }
+    LineageBuilder whole;
+    for (const std::string& r : log) whole.Add(std::string_view(r));
+    const base::Epoch whole_epoch = whole.epoch();
+    auto plan = std::move(whole).Finish();
+    ASSERT_TRUE(plan.ok()) << plan.error();
+    std::vector<Record> records;
+    for (const std::string& r : log) records.push_back(DecodeRecord(r).value());
+    for (size_t i = 0; i < records.size(); ++i) {
+      const auto* batch = std::get_if<BatchRecord>(&records[i]);
+      if (batch == nullptr) continue;
+      size_t from = 0;
+      while (!(std::holds_alternative<ClaimRecord>(records[from]) &&
+               std::get<ClaimRecord>(records[from]).epoch == batch->epoch)) {
+        ++from;
+      }
+      LineageFollower f = LineageFollower::Seeking(batch->epoch, batch->seq, batch->claim);
+      bool rebuilt = false;
+      for (size_t j = from; j < records.size() && !rebuilt; ++j)
+        rebuilt = f.Next(records[j]) == Step::kRebuild;
+      if (rebuilt || f.seeking()) {
+        ++refused;
+        continue;
+      }
+      ++accepted;
+      SCOPED_TRACE("checkpoint after record " + std::to_string(i));
+      EXPECT_EQ(f.epoch(), whole_epoch);
+      EXPECT_EQ(f.applied_seq(), plan->last_seq);
+      const auto on_lineage = std::find_if(plan->batches.begin(), plan->batches.end(),
+                                           [&](const BatchRecord& b) { return b == *batch; });
+      EXPECT_NE(on_lineage, plan->batches.end()) << "a batch off the lineage was accepted";
+    }
+  }
+  EXPECT_GT(accepted, 1000);
+  EXPECT_GT(refused, 200) << "zombies and rival claims did make checkpoints unusable";
 }
 
 }  // namespace

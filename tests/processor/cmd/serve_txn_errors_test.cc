@@ -337,9 +337,12 @@ class ServeTxnErrorsTest : public ServiceFixture {
 class ServeGroupFencedTest : public ServeTxnErrorsTest,
                              public ::testing::WithParamInterface<rd_kafka_resp_err_t> {};
 
-// The first error fails a commit: librdkafka reports it abortable, serve aborts and
-// drops its shards without claiming them. After the 1 s back-off it claims them; the
-// second error refuses the first of those claims (they may take more than one
+// The first error fails a commit: librdkafka reports it abortable, and serve, which
+// still holds its partitions, tries the transaction once more with the group's
+// metadata read anew (a generation may have moved on in the background); the second
+// error refuses that too, and serve aborts and drops its shards without claiming
+// them. After the 1 s back-off it claims them; the third and fourth errors refuse the
+// first of those claims and its second attempt (claims may take more than one
 // transaction), and 1 s later (the first back-off of a failed restore) the refused
 // shards are claimed.
 TEST_P(ServeGroupFencedTest,
@@ -348,7 +351,7 @@ TEST_P(ServeGroupFencedTest,
   const std::string name = rd_kafka_err2name(error);
   auto [serve, url] = Serve("a");
   ASSERT_NO_FATAL_FAILURE(StartInputOnceReady(url));
-  ASSERT_NO_FATAL_FAILURE(Push({kTxnOffsetCommit, error, 2}));
+  ASSERT_NO_FATAL_FAILURE(Push({kTxnOffsetCommit, error, 4}));
   const size_t dropped_at = WaitForLog(
       "a", "the group moved on without this instance: dropping its shards without a claim", 0, 30s);
   ASSERT_NE(dropped_at, npos) << "no commit failed with " << name;
@@ -372,6 +375,8 @@ TEST_P(ServeGroupFencedTest,
   EXPECT_NE(LineWith(log, "Current transaction failed").find("(" + name + ")"), npos)
       << "librdkafka did not raise " << name << " as abortable";
   EXPECT_EQ(log.find("Fatal transaction error"), npos);
+  EXPECT_NE(LineWith(log, "trying once more with the group's metadata").find(name), npos)
+      << LineWith(log, "trying once more with the group's metadata");
   EXPECT_NE(LineWith(log, "its claim was refused: ").find(name), npos);
   EXPECT_NE(LineWith(log, "its claim was refused: ").find("retrying in 1000 ms"), npos)
       << LineWith(log, "its claim was refused: ");

@@ -30,7 +30,7 @@ TEST(LocalCheckpoint, PinsItsBytes) {
             "cdab000000000000"  // claim
             "2a00000000000000"  // seq 42
             "e803000000000000"  // changelog offset 1000
-            "8403000000000000"  // claim offset 900
+            "8403000000000000"  // check from 900
             "04000000736e6170"  // "snap"
   );
   EXPECT_EQ(testing::Le(bytes, bytes.size() - 8, 8), XXH3_64bits(bytes.data(), bytes.size() - 8));
@@ -39,7 +39,7 @@ TEST(LocalCheckpoint, PinsItsBytes) {
   EXPECT_EQ(decoded.value(), Example());
 
   LocalCheckpoint unknown = Example();
-  unknown.claim_offset.reset();
+  unknown.check_from.reset();
   const std::string unknown_bytes = EncodeCheckpoint(unknown);
   EXPECT_EQ(Hex(unknown_bytes.substr(4 + 2 + 4 + 8 * 4, 8)), "ffffffffffffffff");
   EXPECT_EQ(DecodeCheckpoint(unknown_bytes).value(), unknown);
@@ -63,7 +63,7 @@ TEST(LocalCheckpoint, DecodesAVersion1FileWithoutAClaimOffset) {
   auto decoded = DecodeCheckpoint(v1);
   ASSERT_TRUE(decoded.ok()) << decoded.error();
   LocalCheckpoint expected = Example();
-  expected.claim_offset.reset();
+  expected.check_from.reset();
   EXPECT_EQ(decoded.value(), expected);
 }
 

@@ -60,7 +60,10 @@ class LocalCheckpointRestart : public ::testing::Test {
     Send(kafka, 200, 300);
     a.StepAndCommit();
     for (base::Partition p : base::AllPartitions(kPartitions)) {
-      ASSERT_TRUE(std::filesystem::exists(CheckpointPath(dir_, "events.changelog", p))) << p;
+      auto checkpoint = ReadCheckpoint(dir_, "events.changelog", p);
+      ASSERT_TRUE(checkpoint.ok() && checkpoint.value()) << p;
+      // The restore that claimed read an empty changelog: its check starts at 0.
+      EXPECT_EQ(checkpoint.value()->check_from, base::Offset(0)) << p;
     }
     a.Kill();
   }

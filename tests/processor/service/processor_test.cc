@@ -120,6 +120,47 @@ void RejoinAndCountEveryEventOnce(StrictKafka& kafka, Instance& a, Instance& b) 
   ExpectExactlyOnce(kafka, 300);
 }
 
+// A rebalance completes between the moment a reads the group's metadata and the
+// moment its offsets reach the coordinator (b joins: librdkafka rejoins a in the
+// background, and a still holds both partitions until it serves the revocation). The
+// coordinator refuses a's offsets (ILLEGAL_GENERATION). a is alive and owns its
+// shards: it tries the same transaction once more with the metadata as it is now,
+// and no shard is given up or restored.
+TEST(Processor, ALiveMemberRefusedForAGenerationThatMovedOnCommitsOnceMoreWithoutARestore) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  Send(kafka, 0, 100);
+  a.StepAndCommit();
+  Send(kafka, 100, 200);
+  for (int i = 0; i < 3; ++i) a.Step();
+  const int32_t generation = kafka.Generation("oncecount");
+  std::unique_ptr<Instance> b;
+  kafka.ObserveAt(Call::kSendOffsets, "a", [&] { b = std::make_unique<Instance>(kafka, "b"); });
+  a.Commit();
+  ASSERT_NE(b, nullptr);
+  EXPECT_GT(kafka.Generation("oncecount"), generation) << "b's join made a new generation";
+  EXPECT_NE(a.log().find("ILLEGAL_GENERATION"), std::string::npos)
+      << "the first attempt was not refused: no test\n"
+      << a.log();
+  EXPECT_TRUE(a.RunsAll(kPartitions)) << a.log();
+  EXPECT_EQ(a.log().find("restoring the shards"), std::string::npos) << a.log();
+  EXPECT_EQ(a.log().find("the group moved on"), std::string::npos) << a.log();
+  EXPECT_NE(a.metrics().Render().find("oncecount_generation_retries_total 1\n"), std::string::npos);
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(200)) << "the second attempt committed";
+
+  ASSERT_TRUE(RunUntil(kafka, {&a, b.get()}, [&] { return a.Runs(0) != a.Runs(1) && b->Ready(); }))
+      << a.log() << b->log();
+  Send(kafka, 0, 250);  // every client retries, and new events come
+  a.StepAndCommit();
+  b->StepAndCommit();
+  ExpectExactlyOnce(kafka, 250);
+  std::map<std::string, int64_t> live = testing::CountsInViews(a);
+  for (const auto& [name, value] : testing::CountsInViews(*b)) live[name] += value;
+  EXPECT_EQ(live, Expected(250)) << "the live views of a and b together";
+}
+
 TEST(Processor, AMemberTheGroupMovedOnWithoutNeverCutsBackItsSuccessorsWork) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
@@ -477,8 +518,9 @@ TEST(Processor, ARestoreThatFailsIsRetriedWithGrowingBackOffAndShownUntilItWorks
 TEST(Processor, AClaimTheBrokerRefusesIsRetriedAndNeverLeavesTwoClaimsOfOneEpoch) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
+  // Twice: the claim, and its second attempt with the group's metadata read anew.
   kafka.InjectError(Call::kSendOffsets,
-                    {kafka::ErrorKind::kGroupFenced, "ILLEGAL_GENERATION", "injected"}, 1, "a");
+                    {kafka::ErrorKind::kGroupFenced, "ILLEGAL_GENERATION", "injected"}, 2, "a");
   Instance a(kafka, "a");
   ASSERT_TRUE(RunUntil(
       kafka, {&a}, [&] { return a.RunsAll(kPartitions); }, 10s))
