@@ -39,8 +39,8 @@ void ShardLoader::PassOver(base::Partition p, CheckpointFallback why, const std:
 }
 
 // The checkpoints of `partitions` worth checking against the changelog, each with its
-// snapshot decoded and where the check reads from: its claim's record when the
-// changelog still keeps it, else the partition's log start.
+// snapshot decoded and where the check reads from: where the restore that wrote its
+// claim had read to, when the changelog still keeps it, else the log start.
 std::map<base::Partition, ShardLoader::CheckpointRead> ShardLoader::UsableCheckpoints(
     const std::vector<base::Partition>& partitions) {
   std::map<base::Partition, CheckpointRead> usable;
@@ -84,8 +84,9 @@ std::map<base::Partition, ShardLoader::CheckpointRead> ShardLoader::UsableCheckp
 }
 
 // Shards from their local checkpoints: each checkpoint's batch looked for on the
-// changelog's lineage from its claim on, then the state brought up to the high
-// watermark by the batches after it; streamed, so that nothing but the states is held.
+// changelog's lineage from where its claimer's read ended, then the state brought up
+// to the high watermark by the batches after it; streamed, so that nothing but the
+// states is held.
 std::vector<RestoredShard> ShardLoader::FromCheckpoints(
     const std::vector<base::Partition>& partitions) {
   std::vector<RestoredShard> out;
@@ -124,7 +125,8 @@ std::vector<RestoredShard> ShardLoader::FromCheckpoints(
       PassOver(p, CheckpointFallback::kReadFailed, "reading the changelog: " + read.message());
     } else if (c.off_lineage == CheckpointFallback::kNotOnLineage) {
       PassOver(p, *c.off_lineage,
-               "its batch is in the changelog, but a newer claim superseded it (a zombie's)");
+               "its batch is in the changelog, but a newer or rival claim superseded it (a "
+               "zombie's)");
     } else if (c.off_lineage) {
       PassOver(p, *c.off_lineage, "the changelog went another way after its batch");
     } else if (c.follower.seeking()) {
