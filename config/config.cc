@@ -2,7 +2,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -294,6 +296,22 @@ base::Status CheckDerivedTopics(const KafkaConfig& k) {
 constexpr int64_t kDefaultSessionTimeoutMs = 45000;
 constexpr int64_t kDefaultHeartbeatIntervalMs = 3000;
 
+// librdkafka's property names ("session.timeout.ms"): short, and plain enough that the
+// rendered configuration reads back (YAML limits a plain key to 1024 characters).
+bool IsPropertyName(std::string_view name) {
+  if (name.empty() || name.size() > 128) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '-';
+  });
+}
+
+bool HasControlCharacter(std::string_view value) {
+  return std::any_of(value.begin(), value.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+  });
+}
+
 // A group timing from kafka.properties (librdkafka's default when absent).
 base::Status GroupTiming(const KafkaConfig& k, const std::string& name, int64_t fallback,
                          int64_t& value) {
@@ -371,11 +389,21 @@ base::Result<Config> Parse(const std::string& yaml, const EnvLookup& env,
           if (entry.second.IsNull()) continue;
           if (!entry.second.IsMap()) return BadConfig(dotted, "expected a mapping of strings");
           for (const auto& property : entry.second) {
-            if (!property.second.IsScalar()) {
-              return BadConfig(dotted + "." + property.first.as<std::string>(),
-                               "expected a string");
+            const std::string property_name = property.first.as<std::string>();
+            if (!IsPropertyName(property_name)) {
+              return BadConfig(dotted,
+                               "expected librdkafka property names (1 to 128 of a-z, A-Z, 0-9, "
+                               "'.', '_', '-'), got one of " +
+                                   std::to_string(property_name.size()) + " bytes");
             }
-            config.kafka.properties[property.first.as<std::string>()] = property.second.Scalar();
+            if (!property.second.IsScalar()) {
+              return BadConfig(dotted + "." + property_name, "expected a string");
+            }
+            if (HasControlCharacter(property.second.Scalar())) {
+              return BadConfig(dotted + "." + property_name,
+                               "expected a string without control characters");
+            }
+            config.kafka.properties[property_name] = property.second.Scalar();
           }
           continue;
         }

@@ -199,7 +199,7 @@ TEST(Config, RejectsAnUnknownKeyNamingIt) {
 
 TEST(Config, RejectsWrongTypesNamingTheKeyAndWhatWasExpected) {
   struct Case {
-    const char* yaml;
+    std::string yaml;
     const char* key;
     const char* expected;
   };
@@ -215,6 +215,12 @@ TEST(Config, RejectsWrongTypesNamingTheKeyAndWhatWasExpected) {
       {"kafka:\n  properties: [a, b]\n", "kafka.properties", "mapping"},
       {"kafka:\n  properties:\n    sasl.username: [x]\n", "kafka.properties.sasl.username",
        "string"},
+      {"kafka:\n  properties:\n    \"acks!\": all\n", "kafka.properties",
+       "librdkafka property names"},
+      {"kafka:\n  properties:\n    " + std::string(129, 'a') + ": x\n", "kafka.properties",
+       "got one of 129 bytes"},
+      {"kafka:\n  properties:\n    sasl.password: \"a\\x01b\"\n", "kafka.properties.sasl.password",
+       "control characters"},
       {"http:\n  listen: 8080\n", "http.listen", "host:port"},
       {"http:\n  listen: localhost:70000\n", "http.listen", "0..65535"},
       {"kafka:\n  input_topic: \"bad topic\"\n", "kafka.input_topic", "topic name"},
