@@ -17,6 +17,7 @@ int ExitCodeFor(Errc code) {
     case Errc::kKafka:
     case Errc::kIo:
     case Errc::kResourceExhausted:
+    case Errc::kUnavailable:
     case Errc::kInternal:
       return 1;
   }

@@ -42,12 +42,15 @@ enum class Errc : uint8_t {
   kStopped,
   // Memory or a bound of the process was exhausted.
   kResourceExhausted,
+  // Something another party holds is not ready yet (a changelog partition that an
+  // open transaction holds back); a later attempt may succeed without anyone acting.
+  kUnavailable,
   // A broken invariant of oncecount's own: a bug.
   kInternal,
 };
 
 // "invalid_argument", "bad_config", …: the code's stable name (logs, JSON errors).
-inline constexpr std::array<EnumName<Errc>, 10> kErrcNames = {{
+inline constexpr std::array<EnumName<Errc>, 11> kErrcNames = {{
     {Errc::kInvalidArgument, "invalid_argument"},
     {Errc::kUsage, "usage"},
     {Errc::kBadConfig, "bad_config"},
@@ -57,6 +60,7 @@ inline constexpr std::array<EnumName<Errc>, 10> kErrcNames = {{
     {Errc::kIo, "io"},
     {Errc::kStopped, "stopped"},
     {Errc::kResourceExhausted, "resource_exhausted"},
+    {Errc::kUnavailable, "unavailable"},
     {Errc::kInternal, "internal"},
 }};
 

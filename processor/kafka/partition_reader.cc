@@ -12,7 +12,9 @@ base::Result<std::map<base::Partition, base::Offset>> StreamPartitions(
     const ProgressSink& progress) {
   std::map<base::Partition, base::Offset> result;  // partition → next offset
   if (partitions.empty()) return result;
-  const int64_t deadline = clock.SteadyMs() + wait_limit.count();
+  // Pushed back each time the read moves: the limit is on waiting, not on reading a
+  // long tail.
+  int64_t deadline = clock.SteadyMs() + wait_limit.count();
   std::map<base::Partition, base::Offset> target;  // the high watermark when the read began
   std::vector<TopicPartitionOffset> assignment;
   for (base::Partition p : partitions) {
@@ -35,15 +37,17 @@ base::Result<std::map<base::Partition, base::Offset>> StreamPartitions(
   if (KafkaError e = reader.value()->Assign(assignment)) return base::KafkaFailure(e.ToString());
   std::set<base::Partition> open;
   for (const auto& [p, high] : target) open.insert(p);
+  std::map<base::Partition, base::Offset> last_reached = result;
   while (!open.empty()) {
     if (clock.SteadyMs() > deadline) {
       const base::Partition p = *open.begin();
-      return base::KafkaFailure(
-          "timed out reading " + topic + "/" + std::to_string(p.value()) +
-          ": the reader is at offset " + std::to_string(result[p].value()) +
-          " and needs to reach the high watermark " + std::to_string(target[p].value()) +
-          "; a transaction begun before it is still open (an owner that died inside a "
-          "transaction holds it until kafka.transaction_timeout_ms)");
+      return base::Error(
+          base::Errc::kUnavailable,
+          "reading " + topic + "/" + std::to_string(p.value()) + " stopped at offset " +
+              std::to_string(result[p].value()) + " for " + std::to_string(wait_limit.count()) +
+              " ms short of the high watermark " + std::to_string(target[p].value()) +
+              ": a transaction begun before the read is still open (the broker aborts one "
+              "whose owner died after kafka.transaction_timeout_ms, at its next check)");
     }
     std::optional<Message> m = reader.value()->Poll(std::chrono::milliseconds(100));
     if (!m) {
@@ -62,6 +66,10 @@ base::Result<std::map<base::Partition, base::Offset>> StreamPartitions(
       reached = m->offset;
     } else if (m->kind == MessageKind::kFatal || m->kind == MessageKind::kError) {
       return base::KafkaFailure("reading " + topic + ": " + m->error);
+    }
+    if (reached > last_reached[m->partition]) {
+      last_reached[m->partition] = reached;
+      deadline = clock.SteadyMs() + wait_limit.count();
     }
     if (progress && reached > base::Offset(0))
       progress(m->partition, reached, target[m->partition]);

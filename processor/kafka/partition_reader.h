@@ -10,7 +10,8 @@
 // claim an epoch someone else holds. Reaching the high watermark observed at the
 // start means every transaction that began before the read has been decided:
 // committed (its records are here) or aborted (they never will be). The read waits
-// for that at most `wait_limit`, then fails saying which offset holds it back.
+// for that: once no partition has moved for `wait_limit` it fails (Errc::kUnavailable)
+// saying which offset holds it back. A long read that keeps moving does not fail.
 //
 // Thread-safety: a blocking call; call it from the thread that needs the records.
 #pragma once

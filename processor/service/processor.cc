@@ -165,7 +165,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     l.clients = o.clients;
     l.clock = &clock;
     l.changelog_topic = o.changelog_topic;
-    l.wait = o.restore_wait.count() > 0 ? o.restore_wait : 2 * o.transaction_timeout;
+    l.wait = o.restore_wait;
     l.dedup = o.dedup;
     l.replicator = replicator;
     l.new_claim_id = [this] { return NewClaimId(); };
@@ -509,6 +509,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     }
     LoadResult loaded = loader.Load(partitions, own);
     for (const auto& [p, why] : loaded.failed) RestoreFailed(p, why);
+    for (const auto& [p, why] : loaded.held_back) RestoreHeldBack(p, why);
     if (loaded.restored.empty()) return {};
     std::map<base::Partition, base::Offset> positions = Claim(loaded.restored);
     if (!positions.empty()) {
@@ -520,6 +521,19 @@ struct Processor::Impl final : kafka::RebalanceListener {
     Log("restored " + std::to_string(positions.size()) + " shard(s) in " +
         std::to_string(clock.SteadyMs() - start) + " ms");
     return positions;
+  }
+
+  // Not a failure: the shard stays restoring, says why, and tries again at the next
+  // step (the attempt itself waited ProcessorOptions::restore_wait), so that the loop
+  // polls, and the group can rebalance, in between.
+  void RestoreHeldBack(base::Partition p, const std::string& why) {
+    ShardSlot& slot = shards[p];
+    const std::string waiting = "waiting for the changelog: " + why;
+    if (slot.failure != waiting) Warn("shard " + std::to_string(p.value()) + ": " + waiting);
+    slot.phase = shard::ShardPhase::kRestoring;
+    slot.failure = waiting;
+    slot.next_restore_ms = clock.SteadyMs();
+    Publish(p, slot);
   }
 
   void RestoreFailed(base::Partition p, const std::string& why) {

@@ -82,9 +82,12 @@ struct ProcessorOptions {
   // one when it can. The workers write them (WorkerOptions::checkpoint_dir, the
   // same directory). Empty: none.
   std::string checkpoint_dir;
-  // How long a restore waits for the changelog's open transactions to be decided
-  // (0: twice the transaction timeout) before it fails and is retried.
-  std::chrono::milliseconds restore_wait{0};
+  // How long one restore attempt waits for a changelog partition that an open
+  // transaction holds back (a dead owner's, until the broker aborts it) before it
+  // gives the loop back; the shard stays restoring and the next step tries again.
+  // Restores run in the rebalance callback, where the group can complete no other
+  // rebalance: this bounds that stall, beyond the read itself.
+  std::chrono::milliseconds restore_wait{5000};
   // First back-off after a failed restore; it doubles up to restore_backoff_max.
   std::chrono::milliseconds restore_backoff{1000};
   std::chrono::milliseconds restore_backoff_max{30000};

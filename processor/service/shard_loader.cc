@@ -10,11 +10,12 @@ namespace oncecount::service {
 LoadResult ShardLoader::Load(const std::vector<base::Partition>& partitions,
                              const std::map<base::Partition, OwnCommit>& own) {
   LoadResult out;
-  out.restored = TakeOver(partitions);
+  out.restored = TakeOver(partitions, out);
   const auto left = [&out](const std::vector<base::Partition>& of) {
     std::vector<base::Partition> rest;
     for (base::Partition p : of) {
-      if (std::none_of(out.restored.begin(), out.restored.end(),
+      if (!out.held_back.contains(p) &&
+          std::none_of(out.restored.begin(), out.restored.end(),
                        [p](const RestoredShard& r) { return r.claim.partition == p; })) {
         rest.push_back(p);
       }
@@ -27,7 +28,7 @@ LoadResult ShardLoader::Load(const std::vector<base::Partition>& partitions,
   for (base::Partition p : left(partitions)) {
     if (!own.contains(p)) fresh.push_back(p);
   }
-  for (RestoredShard& r : FromCheckpoints(fresh)) out.restored.push_back(std::move(r));
+  for (RestoredShard& r : FromCheckpoints(fresh, out)) out.restored.push_back(std::move(r));
   RestoreCold(left(partitions), own, out);
   return out;
 }
@@ -88,7 +89,7 @@ std::map<base::Partition, ShardLoader::CheckpointRead> ShardLoader::UsableCheckp
 // to the high watermark by the batches after it; streamed, so that nothing but the
 // states is held.
 std::vector<RestoredShard> ShardLoader::FromCheckpoints(
-    const std::vector<base::Partition>& partitions) {
+    const std::vector<base::Partition>& partitions, LoadResult& out_result) {
   std::vector<RestoredShard> out;
   std::map<base::Partition, CheckpointRead> checkpoints = UsableCheckpoints(partitions);
   if (checkpoints.empty()) return out;
@@ -120,6 +121,11 @@ std::vector<RestoredShard> ShardLoader::FromCheckpoints(
         }
       },
       from);
+  if (!read && read.error().code() == base::Errc::kUnavailable) {
+    // The checkpoints stay on disk for the next attempt.
+    FileFailedRead(taken, read.error(), out_result);
+    return out;
+  }
   for (auto& [p, c] : checkpoints) {
     if (!read) {
       PassOver(p, CheckpointFallback::kReadFailed, "reading the changelog: " + read.message());
@@ -143,7 +149,8 @@ std::vector<RestoredShard> ShardLoader::FromCheckpoints(
 }
 
 // Hot replicas brought up to the changelog's high watermark; the others restore cold.
-std::vector<RestoredShard> ShardLoader::TakeOver(const std::vector<base::Partition>& partitions) {
+std::vector<RestoredShard> ShardLoader::TakeOver(const std::vector<base::Partition>& partitions,
+                                                 LoadResult& out_result) {
   std::vector<RestoredShard> out;
   if (o_.replicator == nullptr) return out;
   std::map<base::Partition, replica::Handoff> handoffs = o_.replicator->Take(partitions);
@@ -156,6 +163,11 @@ std::vector<RestoredShard> ShardLoader::TakeOver(const std::vector<base::Partiti
   }
   auto read =
       kafka::ReadPartitions(*o_.clients, *o_.clock, o_.changelog_topic, taken, o_.wait, from);
+  if (!read && read.error().code() == base::Errc::kUnavailable) {
+    // The replicas' states are handed over already: the next attempt restores cold.
+    FileFailedRead(taken, read.error(), out_result);
+    return out;
+  }
   if (!read) {
     Log("cannot read the changelog after the replicas (" + read.message() +
         "); restoring from scratch");
@@ -182,7 +194,9 @@ void ShardLoader::RestoreCold(const std::vector<base::Partition>& partitions,
                               const std::map<base::Partition, OwnCommit>& own, LoadResult& out) {
   if (partitions.empty()) return;
   std::map<base::Partition, changelog::LineageBuilder> lineages;
-  if (!Stream(partitions, changelog::LineageBuilder::Keep::kFromNewestSnapshot, lineages, out)) {
+  std::map<base::Partition, base::Offset> read_to;
+  if (!Stream(partitions, changelog::LineageBuilder::Keep::kFromNewestSnapshot, lineages, read_to,
+              out)) {
     return;
   }
   std::vector<base::Partition> again;
@@ -192,7 +206,9 @@ void ShardLoader::RestoreCold(const std::vector<base::Partition>& partitions,
   if (!again.empty()) {
     o_.log.Info("reading the changelog again, keeping every record, for " +
                 std::to_string(again.size()) + " shard(s) whose lineage was cut back");
-    if (!Stream(again, changelog::LineageBuilder::Keep::kEverything, lineages, out)) return;
+    if (!Stream(again, changelog::LineageBuilder::Keep::kEverything, lineages, read_to, out)) {
+      return;
+    }
   }
   for (auto& [p, lineage] : lineages) {
     // Asked after the read: records deleted while it ran are deleted all the same.
@@ -212,7 +228,7 @@ void ShardLoader::RestoreCold(const std::vector<base::Partition>& partitions,
       out.failed[p] = r.message();
       continue;
     }
-    r.value().read_to = read_to_.at(p);
+    r.value().read_to = read_to.at(p);
     out.restored.push_back(std::move(r.value()));
   }
 }
@@ -220,7 +236,7 @@ void ShardLoader::RestoreCold(const std::vector<base::Partition>& partitions,
 bool ShardLoader::Stream(const std::vector<base::Partition>& partitions,
                          changelog::LineageBuilder::Keep keep,
                          std::map<base::Partition, changelog::LineageBuilder>& lineages,
-                         LoadResult& out) {
+                         std::map<base::Partition, base::Offset>& read_to, LoadResult& out) {
   for (base::Partition p : partitions)
     lineages.insert_or_assign(p, changelog::LineageBuilder(keep));
   kafka::ProgressSink progress;
@@ -237,14 +253,18 @@ bool ShardLoader::Stream(const std::vector<base::Partition>& partitions,
     for (base::Partition p : partitions) o_.progress->End(p);
   }
   if (read) {
-    for (const auto& [p, next] : read.value()) read_to_[p] = next;
+    for (const auto& [p, next] : read.value()) read_to[p] = next;
     return true;
   }
-  for (base::Partition p : partitions) {
-    out.failed[p] = read.message();
-    lineages.erase(p);
-  }
+  for (base::Partition p : partitions) lineages.erase(p);
+  FileFailedRead(partitions, read.error(), out);
   return false;
+}
+
+void ShardLoader::FileFailedRead(const std::vector<base::Partition>& partitions,
+                                 const base::Error& error, LoadResult& out) {
+  auto& filed = error.code() == base::Errc::kUnavailable ? out.held_back : out.failed;
+  for (base::Partition p : partitions) filed[p] = error.message();
 }
 
 }  // namespace oncecount::service

@@ -69,7 +69,8 @@ struct ShardLoaderOptions {
   kafka::Clients* clients = nullptr;  // required
   base::Clock* clock = nullptr;       // required
   std::string changelog_topic;
-  // How long a read waits for the changelog's open transactions to be decided.
+  // How long a read waits, without moving, for the changelog's open transactions to
+  // be decided before the shard is reported held back (LoadResult::held_back).
   std::chrono::milliseconds wait{20000};
   filter::DedupSpec dedup;                    // for a shard whose changelog is empty
   replica::Replicator* replicator = nullptr;  // null: every shard restores cold
@@ -85,6 +86,10 @@ struct ShardLoaderOptions {
 struct LoadResult {
   std::vector<RestoredShard> restored;            // each with the claim to write
   std::map<base::Partition, std::string> failed;  // partition → why
+  // Partitions whose changelog an open transaction held back for the whole wait
+  // (partition → which offset): nothing failed, and a later attempt will get past it
+  // once the broker decides the transaction.
+  std::map<base::Partition, std::string> held_back;
 };
 
 class ShardLoader {
@@ -98,7 +103,8 @@ class ShardLoader {
                   const std::map<base::Partition, OwnCommit>& own = {});
 
  private:
-  std::vector<RestoredShard> TakeOver(const std::vector<base::Partition>& partitions);
+  std::vector<RestoredShard> TakeOver(const std::vector<base::Partition>& partitions,
+                                      LoadResult& out);
   // A checkpoint's state while the changelog is checked and followed after it.
   struct CheckpointRead {
     std::unique_ptr<shard::ShardState> state;
@@ -107,19 +113,23 @@ class ShardLoader {
     size_t applied = 0;
     std::optional<CheckpointFallback> off_lineage;  // set once the follower said kRebuild
   };
-  std::vector<RestoredShard> FromCheckpoints(const std::vector<base::Partition>& partitions);
+  std::vector<RestoredShard> FromCheckpoints(const std::vector<base::Partition>& partitions,
+                                             LoadResult& out);
   std::map<base::Partition, CheckpointRead> UsableCheckpoints(
       const std::vector<base::Partition>& partitions);
   void PassOver(base::Partition p, CheckpointFallback why, const std::string& detail);
 
-  // Where the last cold read of each partition ended (RestoredShard::read_to).
-  std::map<base::Partition, base::Offset> read_to_;
   void RestoreCold(const std::vector<base::Partition>& partitions,
                    const std::map<base::Partition, OwnCommit>& own, LoadResult& out);
-  // Reads `partitions` into fresh lineages; false (each partition failed) when the
-  // read fails.
+  // Reads `partitions` into fresh lineages and says where each read ended; false
+  // (each partition failed or held back) when the read fails.
   bool Stream(const std::vector<base::Partition>& partitions, changelog::LineageBuilder::Keep keep,
-              std::map<base::Partition, changelog::LineageBuilder>& lineages, LoadResult& out);
+              std::map<base::Partition, changelog::LineageBuilder>& lineages,
+              std::map<base::Partition, base::Offset>& read_to, LoadResult& out);
+  // Files a failed read of `partitions` under out.held_back (an open transaction held
+  // it back) or out.failed.
+  static void FileFailedRead(const std::vector<base::Partition>& partitions,
+                             const base::Error& error, LoadResult& out);
   // What the loader logs is a fallback (a local checkpoint it cannot use, a replica
   // it cannot follow): a warning.
   void Log(const std::string& line) const { o_.log.Warn(line); }

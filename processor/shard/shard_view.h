@@ -58,7 +58,8 @@ struct ShardView {
   base::Partition partition;
   ShardRole role = ShardRole::kActive;
   ShardPhase phase = ShardPhase::kRestoring;
-  std::string failure;  // why, when phase == kFailed
+  // Why, when phase == kFailed; what it waits for, when a restoring shard waits.
+  std::string failure;
 
   base::Offset input_offset;    // the next input offset this shard will apply
   base::Offset high_watermark;  // the input partition's end as last seen; lag = hwm - offset

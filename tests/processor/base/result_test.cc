@@ -65,8 +65,8 @@ TEST(ExitCodeFor, FollowsTheErrorCodeNotTheCallSite) {
   EXPECT_EQ(ExitCodeFor(Errc::kMissingTopic), 2);
   EXPECT_EQ(ExitCodeFor(Errc::kInvalidArgument), 2);
   EXPECT_EQ(ExitCodeFor(Errc::kStopped), 0);
-  for (Errc runtime :
-       {Errc::kCorrupt, Errc::kKafka, Errc::kIo, Errc::kResourceExhausted, Errc::kInternal}) {
+  for (Errc runtime : {Errc::kCorrupt, Errc::kKafka, Errc::kIo, Errc::kResourceExhausted,
+                       Errc::kUnavailable, Errc::kInternal}) {
     EXPECT_EQ(ExitCodeFor(runtime), 1) << ErrcName(runtime);
   }
 }

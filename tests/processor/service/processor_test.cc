@@ -403,6 +403,46 @@ INSTANTIATE_TEST_SUITE_P(SessionAndTransactionTimeouts, FailoverTime,
                                            Timeouts{10s, 3s, 1s}, Timeouts{45s, 10s, 10s},
                                            Timeouts{6s, 2s, 1s}));
 
+// Restores run in the rebalance callback, where the group can complete no other
+// rebalance. One that a dead owner's open transaction holds back gives the loop back
+// after ProcessorOptions::restore_wait (5 s) and tries again at the next step: a
+// member that joins meanwhile gets its share long before the broker aborts the
+// transaction, and every shard runs, exactly once, once it has.
+TEST(Processor, ARestoreHeldBackByADeadOwnersTransactionLetsTheGroupRebalanceMeanwhile) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  kafka.set_session_timeout(3s);
+  kafka.set_transaction_abort_interval(10s);
+  testing::StrictInstanceOptions a_options;
+  a_options.process = "a";
+  a_options.transaction_timeout = 60s;
+  auto a = std::make_unique<Instance>(kafka, a_options);
+  ASSERT_TRUE(RunUntil(kafka, {a.get()}, [&] { return a->RunsAll(kPartitions); })) << a->log();
+  Send(kafka, 0, 100);
+  a->CommitAndDieAt(Call::kCommitTransaction);  // both changelog partitions held back
+  const int64_t died_ms = kafka.clock().SteadyMs();
+  const auto since_death = [&] { return kafka.clock().SteadyMs() - died_ms; };
+
+  Instance b(kafka, "b");
+  ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return b.View(0) && b.View(1); })) << b.log();
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    EXPECT_EQ(b.View(p)->phase, shard::ShardPhase::kRestoring);
+    EXPECT_NE(b.View(p)->failure.find("waiting for the changelog"), std::string::npos)
+        << b.View(p)->failure;
+  }
+  Instance c(kafka, "c");
+  ASSERT_TRUE(RunUntil(kafka, {&b, &c}, [&] { return c.View(0) || c.View(1); })) << c.log();
+  EXPECT_LT(since_death(), 30000) << "c got its share while a's transaction was open";
+
+  ASSERT_TRUE(RunUntil(kafka, {&b, &c},
+                       [&] { return (b.Runs(0) || c.Runs(0)) && (b.Runs(1) || c.Runs(1)); }))
+      << b.log() << c.log();
+  EXPECT_GE(since_death(), 60000) << "no shard ran before the broker aborted a's transaction";
+  b.StepAndCommit();
+  c.StepAndCommit();
+  ExpectExactlyOnce(kafka, 100);
+}
+
 // --- Aborts and failed restores ---------------------------------------------------
 
 // A shard that never had input claims the start of its input partition as it is at
