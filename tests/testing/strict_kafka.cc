@@ -153,6 +153,12 @@ class StrictCluster {
     const Entry& At(int64_t offset) const {
       return entries[static_cast<size_t>(offset - log_start)];
     }
+    // Deletes the oldest record (retention, DeleteRecords): the log start moves on.
+    void DropOldest() {
+      bytes -= EntryBytes(entries.front());
+      entries.pop_front();
+      ++log_start;
+    }
   };
 
   // A transaction as its coordinator knows it: it exists from the first record or
@@ -355,9 +361,7 @@ int64_t StrictCluster::Append(Partition& partition, Entry entry) {
   // deletes whole segments, keeping at least retention.bytes: never less than this).
   if (partition.retention_bytes > 0) {
     while (partition.bytes > partition.retention_bytes && partition.entries.size() > 1) {
-      partition.bytes -= EntryBytes(partition.entries.front());
-      partition.entries.pop_front();
-      ++partition.log_start;
+      partition.DropOldest();
     }
   }
   return offset;
@@ -590,9 +594,7 @@ void StrictCluster::ApplyTimeRetention() {
     for (Partition& partition : it->second) {
       while (!partition.entries.empty() &&
              partition.entries.front().timestamp_ms + retention.ms < now) {
-        partition.bytes -= EntryBytes(partition.entries.front());
-        partition.entries.pop_front();
-        ++partition.log_start;
+        partition.DropOldest();
       }
     }
   }
@@ -1737,11 +1739,7 @@ KafkaError StrictKafka::DeleteRecordsBefore(const std::string& topic, int32_t pa
   if (offset < 0 || offset > log->HighWatermark()) {
     return Fail(ErrorKind::kFailed, "OFFSET_OUT_OF_RANGE", std::to_string(offset));
   }
-  while (log->log_start < offset) {
-    log->bytes -= StrictCluster::EntryBytes(log->entries.front());
-    log->entries.pop_front();
-    ++log->log_start;
-  }
+  while (log->log_start < offset) log->DropOldest();
   return {};
 }
 
