@@ -443,6 +443,33 @@ TEST(Processor, ARestoreHeldBackByADeadOwnersTransactionLetsTheGroupRebalanceMea
   ExpectExactlyOnce(kafka, 100);
 }
 
+// --- When commits happen -----------------------------------------------------------
+
+// Under a backlog the last events of a burst would wait up to a whole commit interval
+// to be visible; they are committed once the input is drained instead. A light load
+// (fewer than 1,000 events pending) still waits for the interval, so that it costs one
+// transaction an interval, not one a fetch.
+TEST(Processor, CommitsABurstOnceTheInputIsDrainedAndALightLoadOnlyEachInterval) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  testing::StrictInstanceOptions options;
+  options.process = "a";
+  options.commit_interval = 10s;
+  Instance a(kafka, options);
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  kafka.Advance(3s);  // past a fifth of the interval since the claims
+
+  Send(kafka, 0, 400);
+  a.Step();
+  a.Step();
+  EXPECT_TRUE(CountsInChangelog(kafka).empty()) << "a light load waits for the interval";
+
+  Send(kafka, 400, 2000);
+  a.Step();
+  a.Step();
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(2000)) << "drained: committed 7 s early";
+}
+
 // --- Aborts and failed restores ---------------------------------------------------
 
 // A shard that never had input claims the start of its input partition as it is at
