@@ -420,6 +420,7 @@ class Api {
     j.Key("event_clock_ms").Int(v.event_clock_ms);
     j.Key("timestamps_ahead").Uint(v.timestamps_ahead);
     j.Key("late_events").Uint(v.late_events);
+    j.Key("timestamps_missing").Uint(v.timestamps_missing);
     j.Key("published_at_ms").Int(v.published_at_ms);
     j.Key("replica_lag_ms");
     if (v.replica_lag_ms < 0) {
@@ -529,6 +530,12 @@ class Api {
                "dedup.timestamp_tolerance_ms: they did not move the shard's clock (a producer "
                "with a skewed clock). Counted by the active owner since it took the shard.",
                [](const ShardView& v) { return MetricValue(v.timestamps_ahead); });
+    e.PerShard(s, "oncecount_timestamps_missing_total", "counter",
+               "Records without a timestamp (a producer that sets none, CreateTime -1): they "
+               "took the shard's clock as it was, so a retry of one is caught only while a "
+               "retry stamped by its own clock would be. Counted by the active owner since it "
+               "took the shard.",
+               [](const ShardView& v) { return MetricValue(v.timestamps_missing); });
     e.PerShard(s, "oncecount_late_events_total", "counter",
                "Records older than the shard's clock by more than the window: retries of "
                "them may be counted again. Counted by the active owner since it took the shard.",

@@ -82,7 +82,11 @@ void ShardState::set_rules(const ShardRules& rules) {
 }
 
 filter::Millis ShardState::EventTime(int64_t timestamp_ms, filter::Millis wall) {
-  int64_t t = timestamp_ms >= 0 ? timestamp_ms : wall.count();
+  if (timestamp_ms < 0) {
+    ++clock_.without_timestamp;
+    return filter::Millis{clock_.clock_ms};
+  }
+  int64_t t = timestamp_ms;
   if (t - wall.count() > rules_.max_clock_ahead.count()) {
     ++clock_.ahead_of_wall;
     t = clock_.clock_ms;
@@ -468,6 +472,7 @@ std::shared_ptr<const ShardView> ShardState::MakeView(ShardView base, int64_t no
   base.event_clock_ms = clock_.clock_ms;
   base.timestamps_ahead = clock_.ahead_of_wall;
   base.late_events = clock_.late;
+  base.timestamps_missing = clock_.without_timestamp;
   if (detail == FilterDetail::kRefresh) {
     base.filter = filter_->Summary();
     base.digest = filter_->Digest();

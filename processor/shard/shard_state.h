@@ -55,7 +55,7 @@ struct InputMessage {
   base::Offset offset;
   std::optional<std::string_view> key;  // nullopt: the message has no key
   std::string_view value;
-  int64_t timestamp_ms = -1;  // the Kafka record's timestamp; -1: none (the wall clock is used)
+  int64_t timestamp_ms = -1;  // the Kafka record's timestamp; -1: none (the shard's clock is used)
 };
 
 // How an active owner builds batches and reads record timestamps.
@@ -74,6 +74,9 @@ struct ClockStats {
   int64_t clock_ms = 0;        // the largest timestamp applied (0: none yet)
   uint64_t ahead_of_wall = 0;  // records that did not move the clock: too far ahead
   uint64_t late = 0;           // records older than the clock by more than late_after
+  // Records without a timestamp: they took the clock as it was (the wall clock would
+  // move it to now, and an old backlog's window would be forgotten at once).
+  uint64_t without_timestamp = 0;
 };
 
 enum class Outcome : uint8_t { kApplied, kDuplicate, kDeadLetter };

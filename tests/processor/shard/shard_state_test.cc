@@ -264,13 +264,18 @@ TEST(ShardState, HasNoPendingBatchWhenNothingWasApplied) {
 
 TEST(ShardState, BuildsThePendingBatchOfEverythingSinceTheLastCommit) {
   auto s = NewShard();
-  ASSERT_EQ(s->Apply({base::Offset(100), "k1", Event("b", 2)}, At(0)).outcome, Outcome::kApplied);
-  ASSERT_EQ(s->Apply({base::Offset(101), "k2", Event("a", 1)}, At(0)).outcome, Outcome::kApplied);
-  ASSERT_EQ(s->Apply({base::Offset(102), "k1", Event("b", 2)}, At(20)).outcome,
+  // Each record stamped with the time it is applied at (the shard's clock follows the
+  // record timestamps).
+  ASSERT_EQ(s->Apply({base::Offset(100), "k1", Event("b", 2), kT0}, At(0)).outcome,
+            Outcome::kApplied);
+  ASSERT_EQ(s->Apply({base::Offset(101), "k2", Event("a", 1), kT0}, At(0)).outcome,
+            Outcome::kApplied);
+  ASSERT_EQ(s->Apply({base::Offset(102), "k1", Event("b", 2), kT0 + 20}, At(20)).outcome,
             Outcome::kDuplicate);
-  ASSERT_EQ(s->Apply({base::Offset(104), std::nullopt, Event("c", 1)}, At(20)).outcome,
+  ASSERT_EQ(s->Apply({base::Offset(104), std::nullopt, Event("c", 1), kT0 + 20}, At(20)).outcome,
             Outcome::kDeadLetter);
-  ASSERT_EQ(s->Apply({base::Offset(105), "k3", Event("b", 3)}, At(30)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({base::Offset(105), "k3", Event("b", 3), kT0 + 30}, At(30)).outcome,
+            Outcome::kApplied);
 
   const std::optional<BatchRecord> batch = OnlyBatch(s->PendingBatches(base::Epoch(4)));
   ASSERT_TRUE(batch.has_value());
@@ -1022,6 +1027,24 @@ TEST(ShardState, ATimestampTooFarAheadOfTheWallClockDoesNotMoveTheClock) {
   s->Apply(Stamped(base::Offset(4), "k4", e, 6900), At(6000));
   EXPECT_EQ(s->clock().clock_ms, kT0 + 6900);
   EXPECT_EQ(s->clock().ahead_of_wall, 2u);
+}
+
+TEST(ShardState, ARecordWithoutATimestampTakesTheShardsClockAndIsCounted) {
+  auto s = NewShard();  // window 10 s
+  const std::string e = Event("a", 1);
+  ASSERT_EQ(s->Apply(Stamped(base::Offset(0), "k1", e, 0), At(kHour)).outcome, Outcome::kApplied);
+  // An old backlog replayed an hour later; one record in it has no timestamp.
+  const InputMessage unstamped{base::Offset(1), "k2", e, -1};
+  ASSERT_EQ(s->Apply(unstamped, At(kHour)).outcome, Outcome::kApplied);
+  EXPECT_EQ(s->clock().without_timestamp, 1u);
+  EXPECT_EQ(s->clock().clock_ms, kT0) << "the wall clock would have moved it an hour on";
+  EXPECT_EQ(s->Apply(Stamped(base::Offset(2), "k1", e, 5000), At(kHour)).outcome,
+            Outcome::kDuplicate)
+      << "the backlog's window is still remembered";
+  EXPECT_EQ(s->Apply(InputMessage{base::Offset(3), "k2", e, -1}, At(kHour)).outcome,
+            Outcome::kDuplicate)
+      << "its own retry, remembered at the shard's clock";
+  EXPECT_EQ(s->MakeView({}, 0)->timestamps_missing, 2u);
 }
 
 TEST(ShardState, AStepOfTheHostClockChangesNothingButTheBoundOnTimestamps) {
