@@ -537,8 +537,10 @@ class Api {
                "took the shard.",
                [](const ShardView& v) { return MetricValue(v.timestamps_missing); });
     e.PerShard(s, "oncecount_late_events_total", "counter",
-               "Records older than the shard's clock by more than the window: retries of "
-               "them may be counted again. Counted by the active owner since it took the shard.",
+               "Late records: applied while the shard's clock was more than "
+               "dedup.timestamp_tolerance_ms past their timestamp, outside the no-double-count "
+               "guarantee (a retry of one may be counted again). Counted by the active owner "
+               "since it took the shard.",
                [](const ShardView& v) { return MetricValue(v.late_events); });
     e.PerShard(s, "oncecount_event_clock_seconds", "gauge",
                "The shard's clock: the largest record timestamp applied (seconds since the "
@@ -583,7 +585,10 @@ class Api {
                [](const ShardView& v) { return MetricValue(v.filter.refresh_ms / 1000.0); });
     // A filter that never forgets guarantees an infinite window.
     e.PerShard(s, "oncecount_filter_guaranteed_window_seconds", "gauge",
-               "Retries at most this late are always caught (+Inf: the filter never forgets).",
+               "A copy stamped at most this long after the first copy's timestamp is caught, "
+               "unless it is late (applied while the shard's clock is more than "
+               "dedup.timestamp_tolerance_ms past its timestamp); +Inf: the filter never "
+               "forgets.",
                [](const ShardView& v) {
                  const int64_t ms = v.filter.window_ms_guaranteed;
                  return MetricValue(ms < 0 ? std::numeric_limits<double>::infinity() : ms / 1000.0);

@@ -95,7 +95,7 @@ base::Result<service::ProcessorOptions> ProcessorOptionsOf(const RuntimeOptions&
   po.instance_id = options.instance_id;
   po.commit_interval = std::chrono::milliseconds(c.processing.commit_interval_ms);
   po.dedup = config::DedupSpecOf(c.dedup);
-  po.max_clock_ahead = std::chrono::milliseconds(c.dedup.timestamp_tolerance_ms);
+  po.timestamp_tolerance = std::chrono::milliseconds(c.dedup.timestamp_tolerance_ms);
   po.changelog_retention_bytes = options.changelog_retention_bytes;
   if (options.local_checkpoints) {
     std::error_code error;

@@ -306,8 +306,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
   shard::ShardRules ShardRules() {
     shard::ShardRules rules;
     rules.max_record_bytes = RecordLimit(o.changelog_topic);
-    rules.max_clock_ahead = o.max_clock_ahead;
-    rules.late_after = o.dedup.window;
+    rules.max_clock_ahead = o.timestamp_tolerance;
+    // SPEC §2.1: the guarantee covers a retry only while the shard's clock is at most
+    // the tolerance past its timestamp; the filter keeps window + tolerance.
+    rules.late_after = o.timestamp_tolerance;
     rules.changelog_retention_bytes =
         o.clients->RetentionBytes(o.changelog_topic).value_or(o.changelog_retention_bytes);
     return rules;

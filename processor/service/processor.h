@@ -67,9 +67,10 @@ struct ProcessorOptions {
   // owner's open transaction holds up every restore of its shards that long.
   std::chrono::milliseconds transaction_timeout{10000};
   filter::DedupSpec dedup;
-  // Record timestamps further ahead of the wall clock do not move a shard's clock
-  // (shard_state.h).
-  std::chrono::milliseconds max_clock_ahead{1000};
+  // dedup.timestamp_tolerance_ms (SPEC §2.1): a record stamped further ahead of the
+  // wall clock does not move its shard's clock, and one applied while the shard's
+  // clock is further past its timestamp is late (shard_state.h).
+  std::chrono::milliseconds timestamp_tolerance{1000};
   // A commit happens early once a shard has this many events pending, which bounds
   // a transaction's size and the work an abort throws away. (Each changelog record
   // is bounded in bytes by the topic's max.message.bytes regardless.)

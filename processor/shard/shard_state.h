@@ -21,7 +21,7 @@
 // record timestamp applied so far, never moving back. A timestamp further ahead of
 // the wall clock than Rules::max_clock_ahead (a producer with a skewed clock) does
 // not move it; such records are counted, as are records older than the clock by
-// more than Rules::late_after (retries the window may have forgotten). The clock of
+// more than Rules::late_after (late: outside the guarantee, SPEC §2.1). The clock of
 // each filter call is recorded in the batch, so replays reach the same filter.
 //
 // After an aborted transaction the state is ahead of the changelog; the owner

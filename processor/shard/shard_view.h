@@ -83,9 +83,9 @@ struct ShardView {
   // -1 on an active shard.
   int64_t replica_lag_ms = -1;
   // The shard's clock: the largest record timestamp applied (0: none yet). Records
-  // too far ahead of the owner's wall clock to move it, records older than it by more
-  // than the window, and records without a timestamp (they take it as it is), counted
-  // by this owner since it took the shard.
+  // too far ahead of the owner's wall clock to move it, late records (older than it
+  // by more than dedup.timestamp_tolerance_ms), and records without a timestamp (they take it as it
+  // is), counted by this owner since it took the shard.
   int64_t event_clock_ms = 0;
   uint64_t timestamps_ahead = 0;
   uint64_t late_events = 0;

@@ -101,5 +101,34 @@ TEST(EventTime, AProducerWhoseClockRunsADayAheadMakesNothingForgotten) {
       << "the skewed records are counted";
 }
 
+// SPEC §2.1: a retry is inside the guarantee only while its shard's clock is at most
+// dedup.timestamp_tolerance_ms (1 s here) past its timestamp. One that waited in a
+// producer's queue while other producers moved the clock on is late, and counted,
+// even though its timestamp is well inside the window of the first copy's.
+TEST(EventTime, ARetryAppliedMoreThanTheToleranceBehindTheShardsClockIsCountedLate) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, TenSecondWindow("a"));
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  Send(kafka, 0, 2);  // one event a partition, stamped now
+  a.StepAndCommit();
+  const int64_t first_ms = kafka.clock().WallMs();
+  kafka.Advance(5s);
+  Send(kafka, 2, 4);  // other producers: the shards' clocks move 5 s on
+  a.StepAndCommit();
+  // The retries, stamped 2 s after the originals, reach the partitions only now.
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(kafka
+                    .ProduceForTest("events", i % kPartitions, "client/" + std::to_string(i),
+                                    "{\"counter\":\"n" + std::to_string(i % 3) + "\",\"delta\":1}",
+                                    {}, first_ms + 2000)
+                    .ok());
+  }
+  a.StepAndCommit();
+  EXPECT_EQ(a.View(0)->late_events + a.View(1)->late_events, 2u)
+      << "3 s behind the shards' clocks, past the 1 s tolerance";
+  ExpectExactlyOnce(kafka, 4);  // still caught here: the filter keeps window + tolerance
+}
+
 }  // namespace
 }  // namespace oncecount::service
