@@ -78,9 +78,8 @@ struct FilterSummary {
   uint64_t bits_total = 0;                 // memory of the filter state, in bits
   uint32_t filters = 0;                    // constituent filters (1 for bloom, 0 otherwise)
   int64_t refresh_ms = 0;                  // 0 where the mode never refreshes
-  int64_t window_ms_guaranteed =
-      0;  // an id is kept at least this long on the filter's clock; -1: never forgets
-  uint64_t early_refreshes = 0;  // fbf: refreshes forced by a full future (load > sizing)
+  int64_t window_ms_guaranteed = 0;        // ids kept at least this long (filter clock); -1: always
+  uint64_t early_refreshes = 0;            // fbf: refreshes forced by a full future (load > sizing)
   std::vector<ConstituentSummary> constituents;  // future first; empty unless fbf
 };
 

@@ -446,7 +446,8 @@ struct Processor::Impl final : kafka::RebalanceListener {
                : "; restoring the shards from their changelog"));
     for (base::Partition p : partitions) {
       auto it = shards.find(p);
-      if (it == shards.end()) continue;
+      // A shard still restoring (failed, or held back) had no part in the transaction.
+      if (it == shards.end() || it->second.phase != shard::ShardPhase::kRunning) continue;
       ++it->second.transactions_aborted;
       // After our own abort the claim continues from our last commit; when the group
       // moved on, someone else may own the shard already: cut nothing of theirs.
@@ -518,7 +519,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
     LoadResult loaded = loader.Load(partitions, own);
     for (const auto& [p, why] : loaded.failed) RestoreFailed(p, why);
     for (const auto& [p, why] : loaded.held_back) RestoreHeldBack(p, why);
-    if (loaded.restored.empty()) return {};
+    // The read may have waited: the group may have moved on meanwhile, and a claim
+    // now would be a zombie's (the next poll serves the revocation).
+    if (loaded.restored.empty() || consumer->AssignmentLost()) return {};
     std::map<base::Partition, base::Offset> positions = Claim(loaded.restored);
     if (!positions.empty()) {
       restore_seconds->Observe(static_cast<double>(clock.SteadyMs() - start) / 1000.0);
@@ -531,16 +534,17 @@ struct Processor::Impl final : kafka::RebalanceListener {
     return positions;
   }
 
-  // Not a failure: the shard stays restoring, says why, and tries again at the next
-  // step (the attempt itself waited ProcessorOptions::restore_wait), so that the loop
-  // polls, and the group can rebalance, in between.
+  // Not a failure: the shard stays restoring, says why, and tries again after
+  // restore_backoff (the attempt itself waited ProcessorOptions::restore_wait), so
+  // that the loop polls, the running shards go on and the group can rebalance in
+  // between.
   void RestoreHeldBack(base::Partition p, const std::string& why) {
     ShardSlot& slot = shards[p];
     const std::string waiting = "waiting for the changelog: " + why;
     if (slot.failure != waiting) Warn("shard " + std::to_string(p.value()) + ": " + waiting);
     slot.phase = shard::ShardPhase::kRestoring;
     slot.failure = waiting;
-    slot.next_restore_ms = clock.SteadyMs();
+    slot.next_restore_ms = clock.SteadyMs() + o.restore_backoff.count();
     Publish(p, slot);
   }
 

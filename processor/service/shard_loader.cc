@@ -207,6 +207,10 @@ void ShardLoader::RestoreCold(const std::vector<base::Partition>& partitions,
     o_.log.Info("reading the changelog again, keeping every record, for " +
                 std::to_string(again.size()) + " shard(s) whose lineage was cut back");
     if (!Stream(again, changelog::LineageBuilder::Keep::kEverything, lineages, read_to, out)) {
+      // The shards read once already wait for the next attempt with the others.
+      const bool held = out.held_back.contains(again.front());
+      const std::string why = held ? out.held_back.at(again.front()) : out.failed.at(again.front());
+      for (const auto& [p, lineage] : lineages) (held ? out.held_back : out.failed)[p] = why;
       return;
     }
   }

@@ -90,7 +90,7 @@ filter::Millis ShardState::EventTime(int64_t timestamp_ms, filter::Millis wall) 
   if (t - wall.count() > rules_.max_clock_ahead.count()) {
     ++clock_.ahead_of_wall;
     t = clock_.clock_ms;
-  } else if (rules_.late_after.count() > 0 && clock_.clock_ms - t > rules_.late_after.count()) {
+  } else if (rules_.late_after && clock_.clock_ms - t > rules_.late_after->count()) {
     ++clock_.late;
   }
   clock_.clock_ms = std::max(clock_.clock_ms, t);

@@ -62,7 +62,8 @@ struct InputMessage {
 struct ShardRules {
   size_t max_record_bytes = changelog::kMaxRecordBytes;  // at least kMinRecordBytes
   filter::Millis max_clock_ahead{1000};
-  filter::Millis late_after{0};  // 0: records are never counted as late
+  // Lateness past which a record is counted as late; none: never counted.
+  std::optional<filter::Millis> late_after{};
   // How many bytes a changelog partition keeps (0: unknown or unbounded); the owner
   // times its snapshots by it (snapshot_cadence.h).
   size_t changelog_retention_bytes = 0;

@@ -464,10 +464,20 @@ TEST(Processor, CommitsABurstOnceTheInputIsDrainedAndALightLoadOnlyEachInterval)
   a.Step();
   EXPECT_TRUE(CountsInChangelog(kafka).empty()) << "a light load waits for the interval";
 
-  Send(kafka, 400, 2000);
+  Send(kafka, 400, 4000);  // more than one poll burst (2,048 messages)
+  a.Step();
+  EXPECT_TRUE(CountsInChangelog(kafka).empty()) << "not drained yet: the burst goes on";
+  a.Step();
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(4000)) << "drained: committed 7 s early";
+
+  Send(kafka, 4000, 6000);
   a.Step();
   a.Step();
-  EXPECT_EQ(CountsInChangelog(kafka), Expected(2000)) << "drained: committed 7 s early";
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(4000))
+      << "drained, but within a fifth of the interval of the last commit";
+  kafka.Advance(3s);
+  a.Step();
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(6000));
 }
 
 // --- Aborts and failed restores ---------------------------------------------------

@@ -1008,6 +1008,19 @@ TEST(ShardState, CountsRecordsOlderThanTheClockByMoreThanTheLateBound) {
   EXPECT_EQ(s->clock().clock_ms, kT0 + 60'000);
 }
 
+TEST(ShardState, WithNoToleranceEveryRecordBehindTheClockIsLate) {
+  auto s = NewShard();
+  ShardRules rules;
+  rules.late_after = Millis{0};
+  s->set_rules(rules);
+  const std::string e = Event("a", 1);
+  s->Apply(Stamped(base::Offset(0), "k1", e, 60'000), At(60'000));
+  s->Apply(Stamped(base::Offset(1), "k2", e, 60'000), At(60'000));  // level with the clock
+  EXPECT_EQ(s->clock().late, 0u);
+  s->Apply(Stamped(base::Offset(2), "k3", e, 59'999), At(60'000));  // 1 ms behind
+  EXPECT_EQ(s->clock().late, 1u);
+}
+
 TEST(ShardState, ATimestampTooFarAheadOfTheWallClockDoesNotMoveTheClock) {
   auto s = NewShard();  // max_clock_ahead 1 s by default
   const std::string e = Event("a", 1);
