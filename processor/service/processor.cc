@@ -22,11 +22,12 @@ namespace {
 constexpr std::chrono::milliseconds kCallTimeout{30000};
 // Messages taken from the consumer between two looks at the clock and the commit timer.
 constexpr int kBurst = 2048;
-// A burst's tail is committed once the input is drained, if it holds this many
-// events and a fifth of the commit interval has passed since the last commit: under a
-// backlog, the last events would otherwise wait up to a whole interval to be visible
-// (a fifth of a short benchmark's span); a light load (fewer events an interval)
-// keeps its one transaction an interval.
+// A burst is committed once the input is drained, if it holds this many events (or
+// the last commit did: the burst's last few events) and a fifth of the commit
+// interval has passed since the last commit: under a backlog, the last events would
+// otherwise wait up to a whole interval to be visible (a fifth of a short benchmark's
+// span); a light load (fewer events an interval) keeps its one transaction an
+// interval.
 constexpr uint64_t kDrainedCommitEvents = 1000;
 // How often the views of idle shards are brought up to date (RefreshViews).
 constexpr int64_t kViewRefreshMs = 1000;
@@ -70,6 +71,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   bool assignment_seen = false;
   bool stopping = false;  // shutting down: assignments are taken, not served
   int64_t last_commit_ms = 0;
+  bool last_commit_was_burst = false;  // it carried kDrainedCommitEvents or more
   int64_t next_refresh_ms = 0;
   std::mt19937_64 claim_ids;
   ShardLoader loader;
@@ -343,6 +345,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     if (!fatal.ok() || consumer->AssignmentLost()) return;  // the revocation drops the work
     router.HandOverAll();
     last_commit_ms = clock.SteadyMs();
+    last_commit_was_burst = router.routed_since_commit() >= kDrainedCommitEvents;
     router.Sealed();
     std::vector<SealedShard> sealed = SealAll();
     if (sealed.empty()) return;
@@ -829,7 +832,8 @@ struct Processor::Impl final : kafka::RebalanceListener {
     const int64_t now = clock.SteadyMs();
     if (router.routed_since_commit() > 0 &&
         (router.commit_due() || now - last_commit_ms >= o.commit_interval.count() ||
-         (drained && router.routed_since_commit() >= kDrainedCommitEvents &&
+         (drained &&
+          (last_commit_was_burst || router.routed_since_commit() >= kDrainedCommitEvents) &&
           now - last_commit_ms >= o.commit_interval.count() / 5))) {
       Commit();
     }

@@ -446,10 +446,11 @@ TEST(Processor, ARestoreHeldBackByADeadOwnersTransactionLetsTheGroupRebalanceMea
 // --- When commits happen -----------------------------------------------------------
 
 // Under a backlog the last events of a burst would wait up to a whole commit interval
-// to be visible; they are committed once the input is drained instead. A light load
-// (fewer than 1,000 events pending) still waits for the interval, so that it costs one
+// to be visible; they are committed once the input is drained instead, and so are the
+// few events after a burst's commit. A light load (fewer than 1,000 events pending,
+// and the last commit as small) still waits for the interval, so that it costs one
 // transaction an interval, not one a fetch.
-TEST(Processor, CommitsABurstOnceTheInputIsDrainedAndALightLoadOnlyEachInterval) {
+TEST(Processor, CommitsABurstAndItsTailOnceTheInputIsDrainedAndALightLoadOnlyEachInterval) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
   testing::StrictInstanceOptions options;
@@ -478,6 +479,24 @@ TEST(Processor, CommitsABurstOnceTheInputIsDrainedAndALightLoadOnlyEachInterval)
   kafka.Advance(3s);
   a.Step();
   EXPECT_EQ(CountsInChangelog(kafka), Expected(6000));
+
+  Send(kafka, 6000, 6010);  // the burst's last few events
+  a.Step();
+  a.Step();
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(6000)) << "within a fifth of the interval";
+  kafka.Advance(3s);
+  a.Step();
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(6010))
+      << "the tail of a burst is committed like the burst";
+
+  Send(kafka, 6010, 6020);  // after a small commit: a light load again
+  kafka.Advance(3s);
+  a.Step();
+  a.Step();
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(6010)) << "a light load waits for the interval";
+  kafka.Advance(7s);
+  a.Step();
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(6020));
 }
 
 // --- Aborts and failed restores ---------------------------------------------------
