@@ -168,6 +168,10 @@ const std::vector<Key>& Schema() {
        [](Config& c, const std::string& v) {
          return ParseInt(v, 0, 3'600'000, c.dedup.timestamp_tolerance_ms);
        }},
+      {"dedup", "late_records",
+       [](Config& c, const std::string& v) {
+         return ParseEnum(v, shard::kLatePolicyNames, c.dedup.late_records);
+       }},
       {"dedup", "target_fpp",
        [](Config& c, const std::string& v) {
          return ParseDouble(v, 0, 0.5, true, "(0, 0.5]", c.dedup.target_fpp);
@@ -494,6 +498,8 @@ std::string RenderConfig(const Config& c) {
   out << YAML::Key << "mode" << YAML::Value << filter::ModeName(c.dedup.mode);
   out << YAML::Key << "window_ms" << YAML::Value << c.dedup.window_ms;
   out << YAML::Key << "timestamp_tolerance_ms" << YAML::Value << c.dedup.timestamp_tolerance_ms;
+  out << YAML::Key << "late_records" << YAML::Value
+      << base::NameOf(shard::kLatePolicyNames, c.dedup.late_records);
   out << YAML::Key << "target_fpp" << YAML::Value << ShortestDouble(c.dedup.target_fpp);
   out << YAML::Key << "expected_rate" << YAML::Value << ShortestDouble(c.dedup.expected_rate);
   out << YAML::Key << "adaptive" << YAML::Value << c.dedup.adaptive;

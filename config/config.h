@@ -20,6 +20,7 @@
 #include "processor/filter/dedup_filter.h"
 #include "processor/filter/filter_factory.h"
 #include "processor/filter/membership_check.h"
+#include "processor/shard/late_policy.h"
 
 namespace oncecount::config {
 
@@ -59,6 +60,9 @@ struct DedupConfig {
   // shard's clock; the filter remembers window_ms plus this on the shard's clock,
   // which absorbs producers whose clocks disagree by up to this much.
   int64_t timestamp_tolerance_ms = 1000;
+  // What becomes of a record applied while its shard's clock is more than the
+  // tolerance past its timestamp (SPEC §2.1).
+  shard::LatePolicy late_records = shard::LatePolicy::kApply;
   double target_fpp = 1e-6;
   double expected_rate = 10000;  // events per second per shard, for the initial sizing
   bool adaptive = true;

@@ -14,7 +14,7 @@ using base::ByteReader;
 using base::ByteWriter;
 
 constexpr char kMagic[4] = {'O', 'C', 'C', 'L'};
-constexpr size_t kHeaderBytes = 36;         // format 3
+constexpr size_t kHeaderBytes = 36;         // formats 3 and 4
 constexpr size_t kFormat2HeaderBytes = 28;  // no claim id
 constexpr size_t kChecksumBytes = 8;
 
@@ -39,12 +39,13 @@ void WriteStats(ByteWriter& w, const ShardStats& s) {
   for (uint64_t n : s.dead_lettered) w.U64(n);
 }
 
-ShardStats ReadStats(ByteReader& r) {
+ShardStats ReadStats(ByteReader& r, uint16_t version) {
   ShardStats s;
   s.applied = r.U64();
   s.duplicates = r.U64();
   s.near_edge_duplicates = r.U64();
-  for (uint64_t& n : s.dead_lettered) n = r.U64();
+  const size_t reasons = version >= 4 ? kDlqReasons : kFormat3DlqReasons;
+  for (size_t i = 0; i < reasons; ++i) s.dead_lettered[i] = r.U64();
   return s;
 }
 
@@ -74,7 +75,7 @@ void EncodeBody(const SnapshotChunk& c, ByteWriter& w) {
   w.Bytes(c.bytes);
 }
 
-base::Result<Record> DecodeBatch(ByteReader& r, BatchRecord b) {
+base::Result<Record> DecodeBatch(ByteReader& r, uint16_t version, BatchRecord b) {
   b.input_from = base::Offset(r.I64());
   b.input_to = base::Offset(r.I64());
   b.sealed_at_ms = r.I64();
@@ -97,7 +98,7 @@ base::Result<Record> DecodeBatch(ByteReader& r, BatchRecord b) {
     c.name = std::string(r.Bytes(kMaxCounterNameBytes));
     c.value = r.I64();
   }
-  b.stats = ReadStats(r);
+  b.stats = ReadStats(r, version);
   if (!r.ok()) return base::Corrupt("batch: truncated");
   if (!r.done()) return base::Corrupt("batch: trailing bytes");
   if (b.input_to < b.input_from) return base::Corrupt("batch: input range ends before it starts");
@@ -170,7 +171,8 @@ base::Result<Record> DecodeRecord(std::string_view bytes) {
   if (!r.ok()) return base::Corrupt("changelog record: truncated header");
   switch (type) {
     case RecordType::kBatch:
-      return DecodeBatch(r, BatchRecord{partition, epoch, seq, {}, {}, 0, {}, {}, {}, claim});
+      return DecodeBatch(r, version,
+                         BatchRecord{partition, epoch, seq, {}, {}, 0, {}, {}, {}, claim});
     case RecordType::kClaim:
       if (!r.done()) return base::Corrupt("claim: trailing bytes");
       return Record{ClaimRecord{partition, epoch, seq, claim}};

@@ -24,7 +24,7 @@
 //
 //   offset  size  field
 //   0       4     magic "OCCL"
-//   4       2     format version (3)
+//   4       2     format version (4)
 //   6       1     record type (1 batch, 2 claim, 3 snapshot chunk)
 //   7       1     reserved, 0
 //   8       4     partition
@@ -34,9 +34,11 @@
 //   36      ...   body (per type; see changelog_record.cc)
 //   end-8   8     XXH3-64 of every byte before it
 //
-// Format 2 (read, never written) is the same without the claim id: its body starts
-// at 28 and its records decode with claim id 0, "unknown", which readers accept as
-// belonging to whichever claim holds its epoch. Format 1 is not read.
+// Format 3 (read, never written) is the same with seven dead-letter counts in a
+// batch's statistics (no `late`; it decodes as 0). Format 2 (read, never written) is
+// format 3 without the claim id: its body starts at 28 and its records decode with
+// claim id 0, "unknown", which readers accept as belonging to whichever claim holds
+// its epoch. Format 1 is not read.
 //
 // A record that fails any check decodes to an Error; readers skip it and count it.
 // tests/processor/changelog/changelog_record_test.cc pins the bytes.
@@ -60,11 +62,13 @@ namespace oncecount::changelog {
 using base::Epoch;
 using base::Seq;
 
-inline constexpr uint16_t kChangelogFormatVersion = 3;
+inline constexpr uint16_t kChangelogFormatVersion = 4;
 // The oldest format still read.
 inline constexpr uint16_t kOldestReadableChangelogFormat = 2;
-// The record format holds one count per dead-letter reason.
-inline constexpr size_t kDlqReasons = 7;
+// The record format holds one count per dead-letter reason (formats 2 and 3: the
+// first seven, without `late`).
+inline constexpr size_t kDlqReasons = 8;
+inline constexpr size_t kFormat3DlqReasons = 7;
 static_assert(kDlqReasons == event::kDlqReasonCount,
               "a new dead-letter reason changes the record format: bump its version");
 

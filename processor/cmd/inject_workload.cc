@@ -26,12 +26,14 @@ constexpr std::array<MalformedShape, 6> kMalformedShapes = {{
      R"({"counter":"counter-0","delta":1.5})"},
 }};
 
-// Every reason but overflow, once each, in the enum's order.
+// Every reason of the parser (not overflow or late, which come from the shard), once
+// each, in the enum's order.
 constexpr bool CoversTheParsersReasons() {
   for (size_t i = 0; i < kMalformedShapes.size(); ++i) {
     if (static_cast<size_t>(kMalformedShapes[i].reason) != i) return false;
   }
-  return kMalformedShapes.size() + 1 == event::kDlqReasonCount;
+  return kMalformedShapes.size() + 2 == event::kDlqReasonCount &&
+         static_cast<size_t>(event::DlqReason::kOverflow) == kMalformedShapes.size();
 }
 static_assert(CoversTheParsersReasons());
 

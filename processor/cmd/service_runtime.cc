@@ -96,6 +96,7 @@ base::Result<service::ProcessorOptions> ProcessorOptionsOf(const RuntimeOptions&
   po.commit_interval = std::chrono::milliseconds(c.processing.commit_interval_ms);
   po.dedup = config::DedupSpecOf(c.dedup);
   po.timestamp_tolerance = std::chrono::milliseconds(c.dedup.timestamp_tolerance_ms);
+  po.late_records = c.dedup.late_records;
   po.changelog_retention_bytes = options.changelog_retention_bytes;
   if (options.local_checkpoints) {
     std::error_code error;

@@ -44,12 +44,15 @@ enum class DlqReason : uint8_t {
   kInvalidCounter,
   kInvalidDelta,
   kOverflow,
+  // Applied while its shard's clock was more than dedup.timestamp_tolerance_ms past
+  // its timestamp, under dedup.late_records: dead_letter (SPEC §2.1).
+  kLate,
 };
 
 // SPEC §1's reasons, the values of a dead letter's `oncecount.error` header, in the
 // enum's order: arrays of dead-letter counts (shard statistics, changelog records,
 // /v1/stats, metrics) are indexed by the reason's value and sized by the count.
-inline constexpr std::array<base::EnumName<DlqReason>, 7> kDlqReasonNames = {{
+inline constexpr std::array<base::EnumName<DlqReason>, 8> kDlqReasonNames = {{
     {DlqReason::kMissingKey, "missing_key"},
     {DlqReason::kKeyTooLong, "key_too_long"},
     {DlqReason::kInvalidJson, "invalid_json"},
@@ -57,6 +60,7 @@ inline constexpr std::array<base::EnumName<DlqReason>, 7> kDlqReasonNames = {{
     {DlqReason::kInvalidCounter, "invalid_counter"},
     {DlqReason::kInvalidDelta, "invalid_delta"},
     {DlqReason::kOverflow, "overflow"},
+    {DlqReason::kLate, "late"},
 }};
 static_assert(base::ListedInValueOrder(kDlqReasonNames));
 inline constexpr size_t kDlqReasonCount = kDlqReasonNames.size();

@@ -703,6 +703,14 @@ class RdKafkaClients final : public Clients {
             answer->retention_ms = number;
           } else if (name == "cleanup.policy") {
             answer->cleanup_policy = value;
+          } else if (name == "message.timestamp.type") {
+            answer->timestamp_type = value;
+          } else if (name == "message.timestamp.after.max.ms") {
+            answer->timestamp_after_max_ms = number;
+          } else if (name == "message.timestamp.before.max.ms") {
+            answer->timestamp_before_max_ms = number;
+          } else if (name == "message.timestamp.difference.max.ms") {
+            answer->timestamp_difference_max_ms = number;
           }
         }
       }

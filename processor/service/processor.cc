@@ -9,6 +9,7 @@
 
 #include "processor/kafka/topics.h"
 #include "processor/replica/replicator.h"
+#include "processor/service/input_timestamps.h"
 #include "processor/service/restore.h"
 #include "processor/service/router.h"
 #include "processor/service/shard_loader.h"
@@ -82,7 +83,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // The producer's batch.size: a batch of one partition's records must pass the
   // broker's max.message.bytes check as a single record does (BatchLimit).
   size_t producer_batch_bytes = 0;
-  bool changelog_settings_checked = false;            // ApplyTopicSettings
+  bool changelog_settings_checked = false;  // ApplyTopicSettings
+  bool input_timestamps_checked = false;    // ApplyTopicSettings
+  // InputTimestampVerdict::Guard, read by /metrics.
+  std::atomic<int> input_timestamp_guard{static_cast<int>(InputTimestampVerdict::Guard::kUnknown)};
   int64_t next_settings_ms = 0;                       // when Step calls it next
   std::unique_ptr<base::MetricRegistry> own_metrics;  // when the options bring none
   base::Counter* generation_retries = nullptr;
@@ -129,6 +133,15 @@ struct Processor::Impl final : kafka::RebalanceListener {
         "", [this] {
           const int64_t since = txn_open_since_ms.load(std::memory_order_relaxed);
           return since < 0 ? 0.0 : static_cast<double>(clock.SteadyMs() - since) / 1000.0;
+        });
+    metrics->AddGaugeFunction(
+        "oncecount_input_timestamps_guarded",
+        "1 when the input topic's settings keep producer clocks from moving the shards' "
+        "clocks, in a backlog too (message.timestamp.type=LogAppendTime, or "
+        "message.timestamp.after.max.ms within dedup.timestamp_tolerance_ms); 0 when they "
+        "do not; -1 while the cluster has not told them. The log says what to set.",
+        "", [this] {
+          return static_cast<double>(input_timestamp_guard.load(std::memory_order_relaxed));
         });
     generation_retries = &metrics->AddCounter(
         "oncecount_generation_retries_total",
@@ -230,6 +243,20 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // retention is checked, and a producer whose batches are larger than a topic now
   // known to take is replaced. Called between transactions.
   base::Status ApplyTopicSettings() {
+    if (!input_timestamps_checked) {
+      if (const std::optional<kafka::TopicSettings> told =
+              o.clients->DescribeTopic(o.input_topic)) {
+        input_timestamps_checked = true;
+        const InputTimestampVerdict verdict =
+            JudgeInputTimestamps(o.input_topic, *told, o.timestamp_tolerance);
+        input_timestamp_guard.store(static_cast<int>(verdict.guard), std::memory_order_relaxed);
+        if (verdict.guard == InputTimestampVerdict::Guard::kGuarded) {
+          Log(verdict.sentence);
+        } else {
+          Warn(verdict.sentence);
+        }
+      }
+    }
     if (!changelog_settings_checked) {
       if (const std::optional<kafka::TopicSettings> told =
               o.clients->DescribeTopic(o.changelog_topic)) {
@@ -312,6 +339,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     // SPEC §2.1: the guarantee covers a retry only while the shard's clock is at most
     // the tolerance past its timestamp; the filter keeps window + tolerance.
     rules.late_after = o.timestamp_tolerance;
+    rules.late_records = o.late_records;
     rules.changelog_retention_bytes =
         o.clients->RetentionBytes(o.changelog_topic).value_or(o.changelog_retention_bytes);
     return rules;

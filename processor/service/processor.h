@@ -42,6 +42,7 @@
 #include "processor/base/result.h"
 #include "processor/filter/filter_factory.h"
 #include "processor/kafka/clients.h"
+#include "processor/shard/late_policy.h"
 #include "processor/shard/shard_view.h"
 
 namespace oncecount::replica {
@@ -71,6 +72,8 @@ struct ProcessorOptions {
   // wall clock does not move its shard's clock, and one applied while the shard's
   // clock is further past its timestamp is late (shard_state.h).
   std::chrono::milliseconds timestamp_tolerance{1000};
+  // dedup.late_records: what becomes of a late record (shard/late_policy.h).
+  shard::LatePolicy late_records = shard::LatePolicy::kApply;
   // A commit happens early once a shard has this many events pending, which bounds
   // a transaction's size and the work an abort throws away. (Each changelog record
   // is bounded in bytes by the topic's max.message.bytes regardless.)

@@ -16,17 +16,20 @@ namespace {
 
 // Snapshot layout (little-endian): magic "OCSS", u16 version, the body, then XXH3-64
 // of everything before it.
-//  - version 1: the body as is;
-//  - version 2 (written): u8 codec (1: zstd), u64 body length, the compressed body.
-//    A filter far from full and counters with common prefixes compress several times,
-//    which is what keeps a shard's snapshot inside a changelog partition's retention
-//    (the embedded cluster keeps 5 MB of one).
-// Body: u32 partition, u64 epoch, u64 committed seq, i64 position, stats (3 + 7 u64),
-// u32 counter count, counters (u32-length name, i64 value) sorted by name, u32-length
-// filter state (state_codec.h).
+//  - version 1 (read): the body as is;
+//  - version 2 (read) and 3 (written): u8 codec (1: zstd), u64 body length, the
+//    compressed body. A filter far from full and counters with common prefixes
+//    compress several times, which is what keeps a shard's snapshot inside a
+//    changelog partition's retention (the embedded cluster keeps 5 MB of one).
+// Body: u32 partition, u64 epoch, u64 committed seq, i64 position, (version 3) i64
+// shard clock, stats (3 + 8 u64; versions 1 and 2: 3 + 7, no `late`), u32 counter
+// count, counters (u32-length name, i64 value) sorted by name, u32-length filter
+// state (state_codec.h). A state from a version 1 or 2 snapshot starts with clock 0:
+// the next record or replayed batch sets it.
 constexpr char kSnapshotMagic[4] = {'O', 'C', 'S', 'S'};
 constexpr uint16_t kPlainSnapshotVersion = 1;
-constexpr uint16_t kSnapshotVersion = 2;
+constexpr uint16_t kClocklessSnapshotVersion = 2;
+constexpr uint16_t kSnapshotVersion = 3;
 constexpr uint8_t kZstdCodec = 1;
 // Level 1: a 100 MB body compresses in a few hundred milliseconds on the worker thread.
 constexpr int kZstdLevel = 1;
@@ -81,20 +84,28 @@ void ShardState::set_rules(const ShardRules& rules) {
       std::clamp(rules.max_record_bytes, changelog::kMinRecordBytes, changelog::kMaxRecordBytes);
 }
 
-filter::Millis ShardState::EventTime(int64_t timestamp_ms, filter::Millis wall) {
+ShardState::EventClock ShardState::EventTime(int64_t timestamp_ms, filter::Millis wall) {
   if (timestamp_ms < 0) {
     ++clock_.without_timestamp;
-    return filter::Millis{clock_.clock_ms};
+    return {filter::Millis{clock_.clock_ms}};
   }
   int64_t t = timestamp_ms;
+  bool late = false;
   if (t - wall.count() > rules_.max_clock_ahead.count()) {
     ++clock_.ahead_of_wall;
     t = clock_.clock_ms;
   } else if (rules_.late_after && clock_.clock_ms - t > rules_.late_after->count()) {
     ++clock_.late;
+    late = true;
   }
   clock_.clock_ms = std::max(clock_.clock_ms, t);
-  return filter::Millis{clock_.clock_ms};
+  return {filter::Millis{clock_.clock_ms}, late};
+}
+
+std::optional<Decision> ShardState::RefuseLate(const EventClock& at) {
+  if (!at.late || rules_.late_records != LatePolicy::kDeadLetter) return std::nullopt;
+  ++pending_stats_.dead_lettered[static_cast<size_t>(event::DlqReason::kLate)];
+  return Decision{Outcome::kDeadLetter, event::DlqReason::kLate};
 }
 
 void ShardState::AdvanceFilter(filter::Millis now) {
@@ -229,7 +240,9 @@ Decision ShardState::Apply(const InputMessage& message, filter::Millis wall) {
   Decision decision;
   const std::optional<filter::IdHash> hash = Admit(message, event, decision);
   if (!hash) return decision;
-  AdvanceFilter(EventTime(message.timestamp_ms, wall));
+  const EventClock at = EventTime(message.timestamp_ms, wall);
+  if (const std::optional<Decision> refused = RefuseLate(at)) return *refused;
+  AdvanceFilter(at.time);
   const filter::Verdict verdict = filter_->TestAndInsert(*hash);
   pending_segments_.back().hashes.push_back(hash->value);
   pending_bytes_ += changelog::kHashBytes;
@@ -254,11 +267,16 @@ void ShardState::ApplyFitting(std::span<const InputMessage> messages, filter::Mi
   scratch_times_.clear();
   for (size_t i = 0; i < messages.size(); ++i) {
     decisions[i] = {};
-    if (const auto hash = Admit(messages[i], scratch_events_[i], decisions[i])) {
-      scratch_hashes_.push_back(*hash);
-      scratch_index_.push_back(i);
-      scratch_times_.push_back(EventTime(messages[i].timestamp_ms, wall));
+    const auto hash = Admit(messages[i], scratch_events_[i], decisions[i]);
+    if (!hash) continue;
+    const EventClock at = EventTime(messages[i].timestamp_ms, wall);
+    if (const std::optional<Decision> refused = RefuseLate(at)) {
+      decisions[i] = *refused;
+      continue;
     }
+    scratch_hashes_.push_back(*hash);
+    scratch_index_.push_back(i);
+    scratch_times_.push_back(at.time);
   }
   scratch_verdicts_.resize(scratch_hashes_.size());
   // Runs of events at one clock reading go to the filter as one batch.
@@ -354,6 +372,7 @@ std::string ShardState::EncodeSnapshot(base::Epoch epoch) const {
   b.U64((has_pending() || has_batch_in_flight() ? epoch : epoch_).value());
   b.U64(sealed_seq().Plus(closed_batches_.size() + (has_pending_ ? 1 : 0)).value());
   b.I64(position_.value());
+  b.I64(clock_.clock_ms);
   b.U64(stats.applied);
   b.U64(stats.duplicates);
   b.U64(stats.near_edge_duplicates);
@@ -405,8 +424,8 @@ base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshot(std::string_v
   }
   base::ByteReader r(covered.substr(4));
   const uint16_t version = r.U16();
-  if (version == kPlainSnapshotVersion) return FromSnapshotBody(covered.substr(6));
-  if (version != kSnapshotVersion) {
+  if (version == kPlainSnapshotVersion) return FromSnapshotBody(covered.substr(6), version);
+  if (version != kSnapshotVersion && version != kClocklessSnapshotVersion) {
     return base::Corrupt("shard snapshot: unsupported version " + std::to_string(version));
   }
   const uint8_t codec = r.U8();
@@ -421,20 +440,25 @@ base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshot(std::string_v
   if (!Decompress(packed, body_bytes, body)) {
     return base::Corrupt("shard snapshot: cannot decompress");
   }
-  return FromSnapshotBody(body);
+  return FromSnapshotBody(body, version);
 }
 
-base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshotBody(std::string_view body) {
+base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshotBody(std::string_view body,
+                                                                       uint16_t version) {
   base::ByteReader r(body);
   const base::Partition partition{static_cast<int32_t>(r.U32())};
   const base::Epoch epoch{r.U64()};
   const base::Seq seq{r.U64()};
   const base::Offset position{r.I64()};
+  const int64_t clock_ms = version >= kSnapshotVersion ? r.I64() : 0;
   changelog::ShardStats stats;
   stats.applied = r.U64();
   stats.duplicates = r.U64();
   stats.near_edge_duplicates = r.U64();
-  for (uint64_t& n : stats.dead_lettered) n = r.U64();
+  const size_t reasons =
+      version >= kSnapshotVersion ? changelog::kDlqReasons : changelog::kFormat3DlqReasons;
+  for (size_t i = 0; i < reasons; ++i) stats.dead_lettered[i] = r.U64();
+  if (clock_ms < 0) return base::Corrupt("shard snapshot: negative clock");
   const uint32_t count = r.U32();
   if (!r.ok() || count > r.remaining() / 12) return base::Corrupt("shard snapshot: bad counters");
   CounterTable counters;
@@ -451,6 +475,7 @@ base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshotBody(std::stri
   state->epoch_ = epoch;
   state->committed_seq_ = seq;
   state->position_ = position;
+  state->clock_.clock_ms = clock_ms;
   state->stats_ = stats;
   state->counters_ = std::move(counters);
   return state;

@@ -21,8 +21,11 @@
 // record timestamp applied so far, never moving back. A timestamp further ahead of
 // the wall clock than Rules::max_clock_ahead (a producer with a skewed clock) does
 // not move it; such records are counted, as are records older than the clock by
-// more than Rules::late_after (late: outside the guarantee, SPEC §2.1). The clock of
-// each filter call is recorded in the batch, so replays reach the same filter.
+// more than Rules::late_after (late: outside the guarantee, SPEC §2.1), which
+// Rules::late_records applies or dead-letters (late_policy.h). The clock of each
+// filter call is recorded in the batch, so replays reach the same filter, and the
+// clock itself is in the snapshot, so a restored shard judges lateness as its last
+// owner did.
 //
 // After an aborted transaction the state is ahead of the changelog; the owner
 // throws it away and restores again.
@@ -44,6 +47,7 @@
 #include "processor/filter/dedup_filter.h"
 #include "processor/filter/filter_factory.h"
 #include "processor/shard/counter_table.h"
+#include "processor/shard/late_policy.h"
 #include "processor/shard/shard_view.h"
 
 namespace oncecount::shard {
@@ -64,13 +68,15 @@ struct ShardRules {
   filter::Millis max_clock_ahead{1000};
   // Lateness past which a record is counted as late; none: never counted.
   std::optional<filter::Millis> late_after{};
+  LatePolicy late_records = LatePolicy::kApply;
   // How many bytes a changelog partition keeps (0: unknown or unbounded); the owner
   // times its snapshots by it (snapshot_cadence.h).
   size_t changelog_retention_bytes = 0;
 };
 
-// The shard's clock and what its rules saw; kept in memory only (not in the
-// changelog): counts restart with the owner.
+// The shard's clock and what its rules saw. The clock is in the snapshot (and each
+// batch's filter calls); the counts are kept in memory only and restart with the
+// owner (late records dead-lettered are in the changelog's statistics too).
 struct ClockStats {
   int64_t clock_ms = 0;        // the largest timestamp applied (0: none yet)
   uint64_t ahead_of_wall = 0;  // records that did not move the clock: too far ahead
@@ -166,11 +172,20 @@ class ShardState {
 
  private:
   // The body of a snapshot, after its envelope (magic, version, codec, checksum).
-  static base::Result<std::unique_ptr<ShardState>> FromSnapshotBody(std::string_view body);
+  static base::Result<std::unique_ptr<ShardState>> FromSnapshotBody(std::string_view body,
+                                                                    uint16_t version);
   ShardState(base::Partition partition, std::unique_ptr<filter::DedupFilter> filter);
 
-  // The shard's clock for a record (and the clock statistics it changes).
-  filter::Millis EventTime(int64_t timestamp_ms, filter::Millis wall);
+  // The shard's clock for a record (and the clock statistics it changes); `late` when
+  // the record is late (SPEC §2.1).
+  struct EventClock {
+    filter::Millis time;
+    bool late = false;
+  };
+  EventClock EventTime(int64_t timestamp_ms, filter::Millis wall);
+  // The record is late and the rules dead-letter late records: counts it and returns
+  // the dead-letter decision; nullopt when the record goes on to the filter.
+  std::optional<Decision> RefuseLate(const EventClock& at);
   // Starts a new filter segment when time moved since the last one.
   void AdvanceFilter(filter::Millis now);
   // Cuts the open batch when `events` more events might not fit under the limit;

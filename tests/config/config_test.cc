@@ -51,6 +51,8 @@ TEST(Config, GivesEveryKeyItsDefaultForAnEmptyFile) {
   EXPECT_EQ(c.processing.threads, 0);
   EXPECT_EQ(c.dedup.mode, filter::DedupMode::kFbf);
   EXPECT_EQ(c.dedup.window_ms, 60000);
+  EXPECT_EQ(c.dedup.timestamp_tolerance_ms, 1000);
+  EXPECT_EQ(c.dedup.late_records, shard::LatePolicy::kApply);
   EXPECT_EQ(c.dedup.target_fpp, 1e-6);
   EXPECT_EQ(c.dedup.expected_rate, 10000);
   EXPECT_TRUE(c.dedup.adaptive);
@@ -146,6 +148,7 @@ processing:
 dedup:
   mode: exact
   window_ms: 30000
+  late_records: dead_letter
   target_fpp: 1.0e-4
   expected_rate: 500
   adaptive: false
@@ -167,6 +170,7 @@ state:
   EXPECT_EQ(c.processing.threads, 4);
   EXPECT_EQ(c.dedup.mode, filter::DedupMode::kExact);
   EXPECT_EQ(c.dedup.window_ms, 30000);
+  EXPECT_EQ(c.dedup.late_records, shard::LatePolicy::kDeadLetter);
   EXPECT_EQ(c.dedup.target_fpp, 1e-4);
   EXPECT_EQ(c.dedup.expected_rate, 500);
   EXPECT_FALSE(c.dedup.adaptive);
@@ -211,6 +215,8 @@ TEST(Config, RejectsWrongTypesNamingTheKeyAndWhatWasExpected) {
       {"dedup:\n  mode: bloomy\n", "dedup.mode",
        "expected fbf, bloom, exact or none, got \"bloomy\""},
       {"dedup:\n  check: all\n", "dedup.check", "expected pairs or paper, got \"all\""},
+      {"dedup:\n  late_records: drop\n", "dedup.late_records",
+       "expected apply or dead_letter, got \"drop\""},
       {"dedup:\n  window_ms: [1, 2]\n", "dedup.window_ms", "single value"},
       {"kafka:\n  properties: [a, b]\n", "kafka.properties", "mapping"},
       {"kafka:\n  properties:\n    sasl.username: [x]\n", "kafka.properties.sasl.username",

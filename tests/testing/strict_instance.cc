@@ -91,6 +91,7 @@ StrictInstance::StrictInstance(StrictKafka& kafka, StrictInstanceOptions options
   po.transaction_timeout = options_.transaction_timeout;
   po.dedup = TestDedup();
   po.dedup.window = options_.dedup_window;
+  po.late_records = options_.late_records;
   po.changelog_retention_bytes = options_.changelog_retention_bytes;
   po.checkpoint_dir = options_.checkpoint_dir;
   po.log = log;

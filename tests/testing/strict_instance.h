@@ -55,6 +55,8 @@ struct StrictInstanceOptions {
   int64_t standby_replicas = 0;
   // The dedup window (on the shards' clocks, the record timestamps).
   std::chrono::milliseconds dedup_window = TestDedup().window;
+  // dedup.late_records.
+  shard::LatePolicy late_records = shard::LatePolicy::kApply;
   // ProcessorOptions::changelog_retention_bytes: what a changelog partition keeps when
   // the cluster does not say.
   size_t changelog_retention_bytes = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <string_view>
@@ -250,6 +251,12 @@ class StrictCluster {
   };
   std::map<std::string, TimeRetention> retention_ms;  // by topic; absent: not told
   std::map<std::string, std::string> cleanup_policy;  // by topic; absent: not told
+  struct TimestampRules {
+    std::string type = "CreateTime";
+    std::optional<int64_t> after_max_ms;  // nullopt: no bound
+    bool described = true;                // DescribeConfigs tells them
+  };
+  std::map<std::string, TimestampRules> timestamp_rules;  // by topic; absent: CreateTime, untold
   std::map<std::string, Group> groups;
   std::map<std::string, Coordinator> coordinators;  // by transactional.id
   std::map<std::string, int> incarnations;          // instance → restarts so far
@@ -1619,6 +1626,12 @@ std::optional<kafka::TopicSettings> StrictClients::DescribeTopic(const std::stri
       it != id_.cluster->cleanup_policy.end()) {
     told.cleanup_policy = it->second;
   }
+  if (const auto it = id_.cluster->timestamp_rules.find(topic);
+      it != id_.cluster->timestamp_rules.end() && it->second.described) {
+    told.timestamp_type = it->second.type;
+    told.timestamp_after_max_ms =
+        it->second.after_max_ms.value_or(std::numeric_limits<int64_t>::max());
+  }
   return told;
 }
 
@@ -1723,6 +1736,12 @@ void StrictKafka::SetRetentionMs(const std::string& topic, int64_t ms, bool desc
 void StrictKafka::SetCleanupPolicy(const std::string& topic, std::string policy) {
   std::lock_guard lock(cluster_->mu);
   cluster_->cleanup_policy[topic] = std::move(policy);
+}
+
+void StrictKafka::SetTimestampRules(const std::string& topic, std::string type,
+                                    std::optional<int64_t> after_max_ms, bool described) {
+  std::lock_guard lock(cluster_->mu);
+  cluster_->timestamp_rules[topic] = {std::move(type), after_max_ms, described};
 }
 
 void StrictKafka::SetRetentionBytes(const std::string& topic, size_t bytes, bool described) {
@@ -1877,6 +1896,17 @@ KafkaError StrictKafka::ProduceForTest(const std::string& topic, int32_t partiti
   record.headers = std::move(headers);
   if (key) record.key = *key;
   if (value) record.value = *value;
+  if (const auto it = cluster_->timestamp_rules.find(topic);
+      it != cluster_->timestamp_rules.end()) {
+    const int64_t now = cluster_->clock.WallMs();
+    if (it->second.type == "LogAppendTime") {
+      timestamp_ms = -1;  // the broker stamps it at append
+    } else if (it->second.after_max_ms && timestamp_ms > now + *it->second.after_max_ms) {
+      return Fail(ErrorKind::kFailed, "INVALID_TIMESTAMP",
+                  "timestamp " + std::to_string(timestamp_ms) + " is more than " +
+                      std::to_string(*it->second.after_max_ms) + " ms ahead of the broker");
+    }
+  }
   TopicPartition where;
   if (auto error = cluster_->AppendRecord(record, "", &where)) return error;
   if (timestamp_ms >= 0) {

@@ -153,6 +153,12 @@ class StrictKafka {
   // What DescribeTopic tells of the topic's cleanup.policy (untold until set). The
   // double does not compact.
   void SetCleanupPolicy(const std::string& topic, std::string policy);
+  // message.timestamp.type ("CreateTime" or "LogAppendTime") and
+  // message.timestamp.after.max.ms (nullopt: no bound) of a topic, applied to
+  // ProduceForTest's records; `described`: whether DescribeTopic tells them (untold
+  // until set).
+  void SetTimestampRules(const std::string& topic, std::string type,
+                         std::optional<int64_t> after_max_ms, bool described = true);
   // Retention: moves the log start to `offset` (at most the high watermark).
   kafka::KafkaError DeleteRecordsBefore(const std::string& topic, int32_t partition,
                                         int64_t offset);
@@ -220,7 +226,10 @@ class StrictKafka {
   std::map<int32_t, std::string> Owners(const std::string& group) const;
   std::vector<std::string> Members(const std::string& group) const;  // live member ids
   // A non-transactional record (kafka::kAnyPartition: the producers' partitioner);
-  // timestamp_ms -1: the clock's wall time.
+  // timestamp_ms -1: the clock's wall time. Under the topic's timestamp rules
+  // (SetTimestampRules) as a broker applies them: LogAppendTime replaces the
+  // timestamp with the wall time, and a CreateTime timestamp more than after_max_ms
+  // ahead of it is refused (INVALID_TIMESTAMP, nothing appended).
   kafka::KafkaError ProduceForTest(const std::string& topic, int32_t partition,
                                    std::optional<std::string> key, std::optional<std::string> value,
                                    std::vector<kafka::Header> headers = {},

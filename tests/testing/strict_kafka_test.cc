@@ -896,5 +896,29 @@ TEST(StrictKafka, TheClockMovesOnlyWhenAdvancedAndSleepAdvancesIt) {
   EXPECT_EQ(kafka.clock().WallMs(), 1'300);
 }
 
+// A broker applies a topic's timestamp settings at append: LogAppendTime stamps the
+// record itself; under CreateTime, message.timestamp.after.max.ms refuses a record
+// stamped further ahead of its clock. DescribeTopic tells both.
+TEST(StrictKafka, AppliesATopicsTimestampRulesAtAppendAsABrokerDoes) {
+  StrictKafka kafka(1'000'000);
+  ASSERT_TRUE(kafka.CreateTopic("stamped", 1).ok());
+  ASSERT_TRUE(kafka.CreateTopic("bounded", 1).ok());
+  kafka.SetTimestampRules("stamped", "LogAppendTime", std::nullopt);
+  kafka.SetTimestampRules("bounded", "CreateTime", 1000);
+  EXPECT_TRUE(kafka.ProduceForTest("stamped", 0, "k", "v", {}, 5).ok());
+  EXPECT_EQ(kafka.Entries("stamped", 0)[0].timestamp_ms, 1'000'000) << "the broker's time";
+  EXPECT_TRUE(kafka.ProduceForTest("bounded", 0, "k", "v", {}, 1'001'000).ok());
+  const KafkaError refused = kafka.ProduceForTest("bounded", 0, "k", "v", {}, 1'001'001);
+  EXPECT_EQ(refused.code, "INVALID_TIMESTAMP");
+  EXPECT_EQ(kafka.Entries("bounded", 0).size(), 1u) << "nothing appended";
+  EXPECT_TRUE(kafka.ProduceForTest("bounded", 0, "k", "v", {}, 5).ok()) << "any time behind";
+
+  auto clients = kafka.ClientsFor("a");
+  EXPECT_EQ(clients->DescribeTopic("stamped")->timestamp_type, "LogAppendTime");
+  EXPECT_EQ(clients->DescribeTopic("bounded")->timestamp_after_max_ms, 1000);
+  ASSERT_TRUE(kafka.CreateTopic("untold", 1).ok());
+  EXPECT_FALSE(clients->DescribeTopic("untold")->timestamp_type) << "untold until set";
+}
+
 }  // namespace
 }  // namespace oncecount::testing

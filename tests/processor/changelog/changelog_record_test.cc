@@ -57,7 +57,7 @@ BatchRecord SampleBatch() {
   b.stats.applied = 11;
   b.stats.duplicates = 3;
   b.stats.near_edge_duplicates = 1;
-  b.stats.dead_lettered = {1, 2, 3, 4, 5, 6, 7};
+  b.stats.dead_lettered = {1, 2, 3, 4, 5, 6, 7, 8};
   return b;
 }
 
@@ -144,7 +144,7 @@ TEST(ChangelogRecord, PinsTheBytesOfAClaim) {
       Encoded(ClaimRecord{base::Partition(3), base::Epoch(2), base::Seq(5), 0x1122334455667788});
   EXPECT_EQ(Hex(bytes),
             "4f43434c"          // 0: magic "OCCL"
-            "0300"              // 4: format version 3
+            "0400"              // 4: format version 4
             "02"                // 6: type 2, claim
             "00"                // 7: reserved
             "03000000"          // 8: partition 3
@@ -152,12 +152,12 @@ TEST(ChangelogRecord, PinsTheBytesOfAClaim) {
             "0500000000000000"  // 20: base_seq 5
             "8877665544332211"  // 28: claim id
                                 // 36: no body
-            "8f3e8c057845c64a"  // 36: XXH3-64 of bytes 0..35
+            "ebef1e6682dd786d"  // 36: XXH3-64 of bytes 0..35
   );
   // The same fields, read back by offset as the layout comment places them.
   ASSERT_EQ(bytes.size(), 44u);
   EXPECT_EQ(bytes.substr(0, 4), "OCCL");
-  EXPECT_EQ(Le(bytes, 4, 2), 3u);
+  EXPECT_EQ(Le(bytes, 4, 2), 4u);
   EXPECT_EQ(Le(bytes, 6, 1), 2u);
   EXPECT_EQ(Le(bytes, 7, 1), 0u);
   EXPECT_EQ(Le(bytes, 8, 4), 3u);
@@ -181,10 +181,11 @@ TEST(ChangelogRecord, PinsTheBytesOfABatch) {
   batch.stats.applied = 1;
   batch.stats.duplicates = 1;
   batch.stats.dead_lettered[2] = 1;
+  batch.stats.dead_lettered[7] = 2;
   const std::string bytes = Encoded(batch);
   EXPECT_EQ(Hex(bytes),
             "4f43434c"          // 0: magic "OCCL"
-            "0300"              // 4: format version 3
+            "0400"              // 4: format version 4
             "01"                // 6: type 1, batch
             "00"                // 7: reserved
             "01000000"          // 8: partition 1
@@ -212,18 +213,78 @@ TEST(ChangelogRecord, PinsTheBytesOfABatch) {
             "0000000000000000"  // 157:   invalid_counter
             "0000000000000000"  // 165:   invalid_delta
             "0000000000000000"  // 173:   overflow
-            "249f5563014c1823"  // 181: XXH3-64 of bytes 0..180
+            "0200000000000000"  // 181:   late 2
+            "df4490b1528dec37"  // 189: XXH3-64 of bytes 0..188
   );
-  ASSERT_EQ(bytes.size(), 189u);
+  ASSERT_EQ(bytes.size(), 197u);
   EXPECT_EQ(bytes.substr(0, 4), "OCCL");
-  EXPECT_EQ(Le(bytes, 4, 2), 3u);
+  EXPECT_EQ(Le(bytes, 4, 2), 4u);
   EXPECT_EQ(Le(bytes, 6, 1), 1u);
   EXPECT_EQ(Le(bytes, 8, 4), 1u);
   EXPECT_EQ(Le(bytes, 12, 8), 2u);
   EXPECT_EQ(Le(bytes, 20, 8), 3u);
   EXPECT_EQ(Le(bytes, 28, 8), 0xc1u);
   EXPECT_EQ(Le(bytes, 52, 8), 2000u);
-  EXPECT_EQ(Le(bytes, 181, 8), XXH3_64bits(bytes.data(), 181));
+  EXPECT_EQ(Le(bytes, 181, 8), 2u);
+  EXPECT_EQ(Le(bytes, 189, 8), XXH3_64bits(bytes.data(), 189));
+}
+
+// Format 3, as the service wrote it before the dead-letter reason `late`: still read,
+// with no late dead letters.
+TEST(ChangelogRecord, ReadsTheClaimsAndBatchesOfFormat3) {
+  const std::string claim = FromHex(
+      "4f43434c"
+      "0300"
+      "02"
+      "00"
+      "03000000"
+      "0200000000000000"
+      "0500000000000000"
+      "8877665544332211"
+      "8f3e8c057845c64a");
+  EXPECT_EQ(DecodedAs<ClaimRecord>(claim),
+            (ClaimRecord{base::Partition(3), base::Epoch(2), base::Seq(5), 0x1122334455667788}));
+
+  const std::string batch = FromHex(
+      "4f43434c"
+      "0300"
+      "01"
+      "00"
+      "01000000"
+      "0200000000000000"
+      "0300000000000000"
+      "c100000000000000"
+      "0a00000000000000"
+      "0c00000000000000"
+      "d007000000000000"
+      "01000000"
+      "e803000000000000"
+      "01000000"
+      "ab00000000000000"
+      "01000000"
+      "01000000"
+      "61"
+      "0500000000000000"
+      "0100000000000000"
+      "0100000000000000"
+      "0000000000000000"
+      "0000000000000000"
+      "0000000000000000"
+      "0100000000000000"
+      "0000000000000000"
+      "0000000000000000"
+      "0000000000000000"
+      "0000000000000000"
+      "249f5563014c1823");
+  const BatchRecord decoded = DecodedAs<BatchRecord>(batch);
+  EXPECT_EQ(decoded.claim, 0xc1u);
+  EXPECT_EQ(decoded.input_to.value(), 12);
+  EXPECT_EQ(decoded.segments, (std::vector<FilterSegment>{{1000, {0xab}}}));
+  EXPECT_EQ(decoded.counters, (std::vector<CounterUpdate>{{"a", 5}}));
+  EXPECT_EQ(decoded.stats.applied, 1u);
+  EXPECT_EQ(decoded.stats.duplicates, 1u);
+  EXPECT_EQ(decoded.stats.dead_lettered,
+            (std::array<uint64_t, kDlqReasons>{0, 0, 1, 0, 0, 0, 0, 0}));
 }
 
 // Format 2, as the service wrote it before claim ids: still read, with claim id 0.
@@ -310,7 +371,7 @@ TEST(ChangelogRecord, RejectsAWrongMagic) {
 }
 
 TEST(ChangelogRecord, RejectsAnotherFormatVersion) {
-  for (uint64_t version : {0, 1, 4, 0xffff}) {
+  for (uint64_t version : {0, 1, 5, 0xffff}) {
     const auto decoded = DecodeRecord(WithField(Encoded(SampleBatch()), kVersionAt, 2, version));
     ASSERT_FALSE(decoded.ok()) << version;
     EXPECT_TRUE(Mentions(decoded.message(), "version " + std::to_string(version)));
@@ -455,18 +516,18 @@ TEST(ShardStats, AddsEveryFieldAndTotalsTheDeadLetters) {
   a.applied = 1;
   a.duplicates = 2;
   a.near_edge_duplicates = 3;
-  a.dead_lettered = {1, 0, 0, 0, 0, 0, 2};
+  a.dead_lettered = {1, 0, 0, 0, 0, 0, 2, 4};
   ShardStats b;
   b.applied = 10;
   b.duplicates = 20;
   b.near_edge_duplicates = 30;
-  b.dead_lettered = {0, 1, 1, 1, 1, 1, 1};
+  b.dead_lettered = {0, 1, 1, 1, 1, 1, 1, 1};
   a.Add(b);
   EXPECT_EQ(a.applied, 11u);
   EXPECT_EQ(a.duplicates, 22u);
   EXPECT_EQ(a.near_edge_duplicates, 33u);
-  EXPECT_EQ(a.dead_lettered, (std::array<uint64_t, kDlqReasons>{1, 1, 1, 1, 1, 1, 3}));
-  EXPECT_EQ(a.dead_lettered_total(), 9u);
+  EXPECT_EQ(a.dead_lettered, (std::array<uint64_t, kDlqReasons>{1, 1, 1, 1, 1, 1, 3, 5}));
+  EXPECT_EQ(a.dead_lettered_total(), 14u);
 }
 
 TEST(ChangelogRecord, SizeConstantsWritersCutBatchesByMatchTheEncoding) {

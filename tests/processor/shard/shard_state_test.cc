@@ -1021,6 +1021,114 @@ TEST(ShardState, WithNoToleranceEveryRecordBehindTheClockIsLate) {
   EXPECT_EQ(s->clock().late, 1u);
 }
 
+// dedup.late_records: dead_letter. A late record goes to the dead letters with reason
+// late, neither tested against the filter (its id is not remembered) nor counted,
+// whether or not it is a retry.
+TEST(ShardState, UnderDeadLetterALateRecordGoesToTheDeadLettersUntestedAndUncounted) {
+  auto s = NewShard();
+  ShardRules rules;
+  rules.late_after = Millis{10'000};
+  rules.late_records = LatePolicy::kDeadLetter;
+  s->set_rules(rules);
+  const std::string e = Event("a", 1);
+  ASSERT_EQ(s->Apply(Stamped(base::Offset(0), "k1", e, 60'000), At(60'000)).outcome,
+            Outcome::kApplied);
+  EXPECT_EQ(s->Apply(Stamped(base::Offset(1), "k2", e, 55'000), At(60'000)).outcome,
+            Outcome::kApplied)
+      << "5 s behind: within the tolerance";
+  const Decision fresh_late = s->Apply(Stamped(base::Offset(2), "k3", e, 40'000), At(60'000));
+  EXPECT_EQ(fresh_late.outcome, Outcome::kDeadLetter);
+  EXPECT_EQ(fresh_late.reason, DlqReason::kLate);
+  const Decision late_retry = s->Apply(Stamped(base::Offset(3), "k1", e, 40'000), At(60'000));
+  EXPECT_EQ(late_retry.outcome, Outcome::kDeadLetter) << "a late retry is not tested either";
+  EXPECT_EQ(late_retry.reason, DlqReason::kLate);
+  EXPECT_EQ(CounterOf(*s, "a"), 2);
+  EXPECT_EQ(s->clock().late, 2u);
+  EXPECT_EQ(s->position(), base::Offset(4));
+  const std::optional<BatchRecord> batch = OnlyBatch(s->Seal(base::Epoch(1)));
+  ASSERT_TRUE(batch);
+  EXPECT_EQ(batch->stats.dead_lettered[Reason(DlqReason::kLate)], 2u);
+  EXPECT_EQ(batch->stats.applied, 2u);
+  size_t filter_calls = 0;
+  for (const auto& segment : batch->segments) filter_calls += segment.hashes.size();
+  EXPECT_EQ(filter_calls, 2u) << "dead-lettered late records make no filter call";
+  s->MarkCommitted(base::Epoch(1));
+  EXPECT_EQ(s->Apply(Stamped(base::Offset(4), "k3", e, 60'000), At(60'000)).outcome,
+            Outcome::kApplied)
+      << "the dead-lettered id was not remembered: produced again, it counts";
+}
+
+TEST(ShardState, UnderApplyALateRecordIsTestedAppliedAndCounted) {
+  auto s = NewShard();
+  ShardRules rules;
+  rules.late_after = Millis{10'000};
+  s->set_rules(rules);
+  const std::string e = Event("a", 1);
+  s->Apply(Stamped(base::Offset(0), "k1", e, 60'000), At(60'000));
+  EXPECT_EQ(s->Apply(Stamped(base::Offset(1), "k2", e, 40'000), At(60'000)).outcome,
+            Outcome::kApplied);
+  EXPECT_EQ(s->Apply(Stamped(base::Offset(2), "k1", e, 40'000), At(60'000)).outcome,
+            Outcome::kDuplicate)
+      << "still caught while the filter remembers it";
+  EXPECT_EQ(s->clock().late, 2u);
+  EXPECT_EQ(CounterOf(*s, "a"), 2);
+}
+
+TEST(ShardState, ApplyAllDeadLettersLateRecordsAsApplyOneByOneDoes) {
+  ShardRules rules;
+  rules.late_after = Millis{1'000};
+  rules.late_records = LatePolicy::kDeadLetter;
+  auto one_by_one = NewShard();
+  auto batched = NewShard();
+  one_by_one->set_rules(rules);
+  batched->set_rules(rules);
+  std::mt19937 rng(5);
+  std::vector<std::string> keys;
+  std::vector<InputMessage> messages;
+  const std::string e = Event("a", 1);
+  for (int i = 0; i < 3000; ++i) keys.push_back("k" + std::to_string(i % 700));
+  for (int i = 0; i < 3000; ++i) {
+    // Mostly in order, one in ten up to 5 s behind.
+    const int64_t ts =
+        i * 10 - (i % 10 == 0 ? std::uniform_int_distribution<int>(0, 5000)(rng) : 0);
+    messages.push_back(Stamped(base::Offset(i), keys[i], e, ts));
+  }
+  std::vector<Decision> expected;
+  for (const InputMessage& m : messages) expected.push_back(one_by_one->Apply(m, At(30'000)));
+  std::vector<Decision> decisions(messages.size());
+  batched->ApplyAll(messages, At(30'000), decisions);
+  size_t late = 0;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    EXPECT_EQ(decisions[i].outcome, expected[i].outcome) << i;
+    if (expected[i].outcome == Outcome::kDeadLetter) {
+      EXPECT_EQ(decisions[i].reason, DlqReason::kLate) << i;
+      ++late;
+    }
+  }
+  EXPECT_GT(late, 100u);
+  EXPECT_EQ(batched->Seal(base::Epoch(1)), one_by_one->Seal(base::Epoch(1)));
+}
+
+// Guarantee 1 across restores: the shard's clock is in the snapshot, so a restored
+// shard judges a late record as its last owner would have (a clock restarted at 0
+// would take it for on time).
+TEST(ShardState, ASnapshotKeepsTheShardsClockSoARestoredShardJudgesLatenessTheSame) {
+  auto s = NewShard();
+  const std::string e = Event("a", 1);
+  s->Apply(Stamped(base::Offset(0), "k1", e, 60'000), At(60'000));
+  s->MarkCommitted(base::Epoch(1));
+  auto restored = Restored(s->EncodeSnapshot(base::Epoch(1)));
+  ASSERT_NE(restored, nullptr);
+  EXPECT_EQ(restored->clock().clock_ms, kT0 + 60'000);
+  ShardRules rules;
+  rules.late_after = Millis{10'000};
+  rules.late_records = LatePolicy::kDeadLetter;
+  restored->set_rules(rules);
+  EXPECT_EQ(restored->Apply(Stamped(base::Offset(1), "k2", e, 40'000), At(60'000)).outcome,
+            Outcome::kDeadLetter);
+  EXPECT_EQ(restored->clock().late, 1u);
+}
+
 TEST(ShardState, ATimestampTooFarAheadOfTheWallClockDoesNotMoveTheClock) {
   auto s = NewShard();  // max_clock_ahead 1 s by default
   const std::string e = Event("a", 1);
@@ -1139,10 +1247,27 @@ std::string LittleEndian(uint64_t v, int bytes) {
   return out;
 }
 
+// A version-3 body as versions 1 and 2 wrote it: without the shard's clock (8 bytes
+// after the input offset) and the dead letters of reason late (the last stats field).
+std::string ClocklessBody(std::string body) {
+  constexpr size_t kClockAt = 4 + 8 + 8 + 8;
+  constexpr size_t kLateAt = kClockAt + 8 + (3 + 7) * 8;
+  body.erase(kLateAt, 8);
+  body.erase(kClockAt, 8);
+  return body;
+}
+
+std::string Sealed(std::string bytes) {
+  bytes += LittleEndian(XXH3_64bits(bytes.data(), bytes.size()), 8);
+  return bytes;
+}
+
 TEST(ShardState, PinsTheBytesOfASnapshot) {
   auto s = NewShard(DedupMode::kNone);
-  ASSERT_EQ(s->Apply({base::Offset(7), "k1", Event("b", 5)}, At(0)).outcome, Outcome::kApplied);
-  ASSERT_EQ(s->Apply({base::Offset(8), "k2", Event("a", -2)}, At(1)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply(Stamped(base::Offset(7), "k1", Event("b", 5), 0), At(0)).outcome,
+            Outcome::kApplied);
+  ASSERT_EQ(s->Apply(Stamped(base::Offset(8), "k2", Event("a", -2), 1), At(1)).outcome,
+            Outcome::kApplied);
   ASSERT_EQ(s->Seal(base::Epoch(4)).size(), 1u);
   s->MarkCommitted(base::Epoch(4));
   const std::string snapshot = s->EncodeSnapshot(base::Epoch(4));
@@ -1152,15 +1277,16 @@ TEST(ShardState, PinsTheBytesOfASnapshot) {
   const std::string body = LittleEndian(kPartition.value(), 4) + LittleEndian(4, 8)  // epoch
                            + LittleEndian(1, 8)                       // committed seq
                            + LittleEndian(9, 8)                       // next input offset
+                           + LittleEndian(kT0 + 1, 8)                 // the shard's clock
                            + LittleEndian(2, 8)                       // applied
                            + LittleEndian(0, 8) + LittleEndian(0, 8)  // duplicates, near edge
-                           + std::string(7 * 8, '\0')                 // dead letters by reason
+                           + std::string(8 * 8, '\0')                 // dead letters by reason
                            + LittleEndian(2, 4)                       // counters, by name:
                            + LittleEndian(1, 4) + "a" + LittleEndian(uint64_t(-2), 8) +
                            LittleEndian(1, 4) + "b" + LittleEndian(5, 8) +
                            LittleEndian(filter_state.size(), 4) + filter_state;
   EXPECT_EQ(snapshot.substr(0, 15),
-            std::string("OCSS\x02\x00\x01", 7) + LittleEndian(body.size(), 8));  // version 2, zstd
+            std::string("OCSS\x03\x00\x01", 7) + LittleEndian(body.size(), 8));  // version 3, zstd
   EXPECT_EQ(SnapshotBody(snapshot), body);
   const std::string_view covered = std::string_view(snapshot).substr(0, snapshot.size() - 8);
   EXPECT_EQ(snapshot.substr(covered.size()),
@@ -1171,12 +1297,29 @@ TEST(ShardState, ReadsSnapshotsOfTheUncompressedFirstVersion) {
   auto s = NewShard();
   Stream stream(11);
   RunAndCommit(*s, stream, 1, 200, 1);
-  std::string v1 = std::string("OCSS\x01\x00", 6) + SnapshotBody(s->EncodeSnapshot(base::Epoch(1)));
-  v1 += LittleEndian(XXH3_64bits(v1.data(), v1.size()), 8);
+  const std::string v1 = Sealed(std::string("OCSS\x01\x00", 6) +
+                                ClocklessBody(SnapshotBody(s->EncodeSnapshot(base::Epoch(1)))));
   auto restored = Restored(v1);
   ASSERT_NE(restored, nullptr);
   ExpectSameState(*s, *restored);
   EXPECT_EQ(restored->filter().Digest(), s->filter().Digest());
+  EXPECT_EQ(restored->clock().clock_ms, 0) << "set by the next record or batch";
+}
+
+TEST(ShardState, ReadsSnapshotsOfTheSecondVersionWithoutAClock) {
+  auto s = NewShard();
+  Stream stream(12);
+  RunAndCommit(*s, stream, 1, 200, 1);
+  const std::string body = ClocklessBody(SnapshotBody(s->EncodeSnapshot(base::Epoch(1))));
+  std::string frame(ZSTD_compressBound(body.size()), '\0');
+  frame.resize(ZSTD_compress(frame.data(), frame.size(), body.data(), body.size(), 1));
+  const std::string v2 =
+      Sealed(std::string("OCSS\x02\x00\x01", 7) + LittleEndian(body.size(), 8) + frame);
+  auto restored = Restored(v2);
+  ASSERT_NE(restored, nullptr);
+  ExpectSameState(*s, *restored);
+  EXPECT_EQ(restored->filter().Digest(), s->filter().Digest());
+  EXPECT_EQ(restored->clock().clock_ms, 0);
 }
 
 TEST(ShardState, SnapshotOfAFilterFarFromFullIsSeveralTimesSmallerThanTheFilter) {
