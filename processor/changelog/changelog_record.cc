@@ -44,7 +44,7 @@ ShardStats ReadStats(ByteReader& r, uint16_t version) {
   s.applied = r.U64();
   s.duplicates = r.U64();
   s.near_edge_duplicates = r.U64();
-  const size_t reasons = version >= 4 ? kDlqReasons : kFormat3DlqReasons;
+  const size_t reasons = version >= kLateReasonFormat ? kDlqReasons : kFormat3DlqReasons;
   for (size_t i = 0; i < reasons; ++i) s.dead_lettered[i] = r.U64();
   return s;
 }

@@ -69,6 +69,8 @@ inline constexpr uint16_t kOldestReadableChangelogFormat = 2;
 // first seven, without `late`).
 inline constexpr size_t kDlqReasons = 8;
 inline constexpr size_t kFormat3DlqReasons = 7;
+// The format that added the reason `late`.
+inline constexpr uint16_t kLateReasonFormat = 4;
 static_assert(kDlqReasons == event::kDlqReasonCount,
               "a new dead-letter reason changes the record format: bump its version");
 

@@ -346,13 +346,12 @@ struct TopicSettings {
   std::optional<int64_t> retention_ms;        // -1: no bound
   std::optional<std::string> cleanup_policy;  // "delete", "compact", "compact,delete"
   // Record timestamps: message.timestamp.type ("CreateTime" or "LogAppendTime") and
-  // how far from the broker's clock at append a CreateTime timestamp may be:
-  // message.timestamp.after.max.ms and before.max.ms (Kafka 3.6+, KIP-937) and the
-  // older message.timestamp.difference.max.ms, which bounds both sides. Absent: not
-  // told; Kafka's "no bound" is Long.MAX_VALUE.
+  // how far ahead of the broker's clock at append a CreateTime timestamp may be:
+  // message.timestamp.after.max.ms (Kafka 3.6+, KIP-937) and the older
+  // message.timestamp.difference.max.ms, which bounds both sides. Absent: not told;
+  // Kafka's "no bound" is Long.MAX_VALUE.
   std::optional<std::string> timestamp_type;
   std::optional<int64_t> timestamp_after_max_ms;
-  std::optional<int64_t> timestamp_before_max_ms;
   std::optional<int64_t> timestamp_difference_max_ms;
   friend bool operator==(const TopicSettings&, const TopicSettings&) = default;
 };

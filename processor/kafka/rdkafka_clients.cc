@@ -648,11 +648,14 @@ class RdKafkaClients final : public Clients {
     if (!EnsureAdmin().ok()) return TopicSettings{};
     TakeConfigAnswers();
     auto [it, first] = topic_configs_.try_emplace(topic);
-    if (first) AskConfig(topic);
+    if (first) AskConfig(it->first);
     return it->second;
   }
 
  private:
+  // `topic` is the key of its entry in topic_configs_ (which never loses one): the
+  // request carries its address, so that a request that fails as a whole answers its
+  // own question and no other.
   void AskConfig(const std::string& topic) {
     if (config_answers_ == nullptr) config_answers_ = rd_kafka_queue_new(admin_);
     rd_kafka_ConfigResource_t* resource =
@@ -661,6 +664,7 @@ class RdKafkaClients final : public Clients {
         rd_kafka_AdminOptions_new(admin_, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
     char error[256];
     rd_kafka_AdminOptions_set_request_timeout(options, 30000, error, sizeof error);
+    rd_kafka_AdminOptions_set_opaque(options, const_cast<std::string*>(&topic));
     rd_kafka_DescribeConfigs(admin_, &resource, 1, options, config_answers_);
     rd_kafka_AdminOptions_destroy(options);
     rd_kafka_ConfigResource_destroy(resource);
@@ -676,10 +680,11 @@ class RdKafkaClients final : public Clients {
       const rd_kafka_ConfigResource_t** resources =
           result != nullptr ? rd_kafka_DescribeConfigs_result_resources(result, &count) : nullptr;
       if (rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR || count == 0) {
-        // The request as a whole failed; it named no topic, so every open question
-        // is answered with nothing told, for good.
-        for (auto& [topic, config] : topic_configs_) {
-          if (!config) config = TopicSettings{};
+        // The request as a whole failed: its question is answered with nothing told,
+        // for good.
+        if (const auto* asked = static_cast<const std::string*>(rd_kafka_event_opaque(event))) {
+          std::optional<TopicSettings>& answer = topic_configs_[*asked];
+          if (!answer) answer = TopicSettings{};
         }
       }
       for (size_t i = 0; i < count; ++i) {
@@ -707,8 +712,6 @@ class RdKafkaClients final : public Clients {
             answer->timestamp_type = value;
           } else if (name == "message.timestamp.after.max.ms") {
             answer->timestamp_after_max_ms = number;
-          } else if (name == "message.timestamp.before.max.ms") {
-            answer->timestamp_before_max_ms = number;
           } else if (name == "message.timestamp.difference.max.ms") {
             answer->timestamp_difference_max_ms = number;
           }

@@ -238,25 +238,30 @@ struct Processor::Impl final : kafka::RebalanceListener {
     return {};
   }
 
+  // Says once, as soon as the cluster answers, whether the input topic's timestamp
+  // settings keep producer clocks from moving the shards' clocks (input_timestamps.h).
+  void CheckInputTimestamps() {
+    if (input_timestamps_checked) return;
+    const std::optional<kafka::TopicSettings> told = o.clients->DescribeTopic(o.input_topic);
+    if (!told) return;  // asked; not answered yet
+    input_timestamps_checked = true;
+    const InputTimestampVerdict verdict =
+        JudgeInputTimestamps(o.input_topic, *told, o.timestamp_tolerance);
+    input_timestamp_guard.store(static_cast<int>(verdict.guard), std::memory_order_relaxed);
+    if (verdict.guard == InputTimestampVerdict::Guard::kGuarded) {
+      Log(verdict.sentence);
+    } else {
+      Warn(verdict.sentence);
+    }
+  }
+
   // Acts on the topics' settings once the cluster has told them (DescribeConfigs
-  // answers in the background; the embedded cluster never does): the changelog's
+  // answers in the background; the embedded cluster's requests time out, telling
+  // nothing): the input topic's timestamp settings are judged, the changelog's
   // retention is checked, and a producer whose batches are larger than a topic now
   // known to take is replaced. Called between transactions.
   base::Status ApplyTopicSettings() {
-    if (!input_timestamps_checked) {
-      if (const std::optional<kafka::TopicSettings> told =
-              o.clients->DescribeTopic(o.input_topic)) {
-        input_timestamps_checked = true;
-        const InputTimestampVerdict verdict =
-            JudgeInputTimestamps(o.input_topic, *told, o.timestamp_tolerance);
-        input_timestamp_guard.store(static_cast<int>(verdict.guard), std::memory_order_relaxed);
-        if (verdict.guard == InputTimestampVerdict::Guard::kGuarded) {
-          Log(verdict.sentence);
-        } else {
-          Warn(verdict.sentence);
-        }
-      }
-    }
+    CheckInputTimestamps();
     if (!changelog_settings_checked) {
       if (const std::optional<kafka::TopicSettings> told =
               o.clients->DescribeTopic(o.changelog_topic)) {

@@ -8,7 +8,7 @@
 //                counted (oncecount_late_events_total): counts stay complete, and a
 //                late retry may be counted twice.
 //   kDeadLetter  it goes to the dead-letter topic with reason `late`, untested and
-//                unapplied: nothing is counted twice, and an operator who finds it
+//                unapplied: no late record is counted twice, and an operator who finds it
 //                new produces it again (a copy of an event the filter still keeps is
 //                then dropped as a duplicate).
 //

@@ -30,6 +30,8 @@ constexpr char kSnapshotMagic[4] = {'O', 'C', 'S', 'S'};
 constexpr uint16_t kPlainSnapshotVersion = 1;
 constexpr uint16_t kClocklessSnapshotVersion = 2;
 constexpr uint16_t kSnapshotVersion = 3;
+// Dead-letter reasons in the stats of versions 1 and 2 (no `late`).
+constexpr size_t kClocklessSnapshotDlqReasons = 7;
 constexpr uint8_t kZstdCodec = 1;
 // Level 1: a 100 MB body compresses in a few hundred milliseconds on the worker thread.
 constexpr int kZstdLevel = 1;
@@ -456,7 +458,7 @@ base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshotBody(std::stri
   stats.duplicates = r.U64();
   stats.near_edge_duplicates = r.U64();
   const size_t reasons =
-      version >= kSnapshotVersion ? changelog::kDlqReasons : changelog::kFormat3DlqReasons;
+      version >= kSnapshotVersion ? changelog::kDlqReasons : kClocklessSnapshotDlqReasons;
   for (size_t i = 0; i < reasons; ++i) stats.dead_lettered[i] = r.U64();
   if (clock_ms < 0) return base::Corrupt("shard snapshot: negative clock");
   const uint32_t count = r.U32();

@@ -2,7 +2,9 @@
 // encoders themselves, so that every seed is something a real writer produces:
 // events, changelog records of each kind, a member record, the state of each
 // dedup mode, a shard snapshot, a local checkpoint, request targets and configs.
-// Built with the tests (not a fuzz target); scripts/fuzz --seeds runs it.
+// Built with the tests (not a fuzz target); scripts/fuzz --seeds runs it. Seeds of
+// older formats that the decoders still read (format3-*, version2-*, snapshot2-*:
+// what earlier releases wrote) stay beside these; it leaves them alone.
 //
 // Usage: make_seeds CORPUS_DIR CONFIG_YAML
 #include <cstdio>

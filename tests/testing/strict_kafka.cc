@@ -1901,7 +1901,8 @@ KafkaError StrictKafka::ProduceForTest(const std::string& topic, int32_t partiti
     const int64_t now = cluster_->clock.WallMs();
     if (it->second.type == "LogAppendTime") {
       timestamp_ms = -1;  // the broker stamps it at append
-    } else if (it->second.after_max_ms && timestamp_ms > now + *it->second.after_max_ms) {
+    } else if (it->second.after_max_ms && timestamp_ms > now &&
+               timestamp_ms - now > *it->second.after_max_ms) {
       return Fail(ErrorKind::kFailed, "INVALID_TIMESTAMP",
                   "timestamp " + std::to_string(timestamp_ms) + " is more than " +
                       std::to_string(*it->second.after_max_ms) + " ms ahead of the broker");

@@ -7,7 +7,8 @@
 //   B  a record without a timestamp (takes the shard's clock; counted);
 //   C  a record from a producer whose clock runs ten minutes ahead (in a backlog the
 //      service cannot tell it from the first record after a quiet spell: it moves the
-//      shard's clock, and the start-up log says the topic does not bound timestamps);
+//      shard's clock; the start-up log says the embedded cluster does not tell whether
+//      the topic bounds timestamps ahead, and what to set);
 //   D  retries of the first five events of A, sent with their original timestamps
 //      (late: the shard's clock is ten minutes past them, the filter forgot their
 //      first copies).

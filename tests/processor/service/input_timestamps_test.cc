@@ -59,17 +59,22 @@ TEST(InputTimestamps, ABoundAheadWiderThanTheToleranceIsUnguarded) {
 }
 
 // A broker before Kafka 3.6 has only message.timestamp.difference.max.ms, which bounds
-// both sides; a newer one has both, and the tighter bound holds.
-TEST(InputTimestamps, TheOlderDifferenceBoundCountsAndTheTighterBoundHolds) {
+// both sides; a newer one reads after.max.ms unless it is left at Long.MAX_VALUE, and
+// only then the older setting.
+TEST(InputTimestamps, ReadsTheOlderDifferenceBoundOnlyWhereTheBrokerDoes) {
   kafka::TopicSettings old_broker;
   old_broker.timestamp_type = "CreateTime";
   old_broker.timestamp_difference_max_ms = 500;
-  EXPECT_EQ(JudgeInputTimestamps("events", old_broker, milliseconds(1000)).guard, Guard::kGuarded);
+  const InputTimestampVerdict v = JudgeInputTimestamps("events", old_broker, milliseconds(1000));
+  EXPECT_EQ(v.guard, Guard::kGuarded);
+  EXPECT_TRUE(Says(v, "INVALID_TIMESTAMP")) << "the two-sided bound's cost is said: " << v.sentence;
   kafka::TopicSettings both = old_broker;
   both.timestamp_after_max_ms = kNoBound;
   EXPECT_EQ(JudgeInputTimestamps("events", both, milliseconds(1000)).guard, Guard::kGuarded);
-  both.timestamp_difference_max_ms = 5000;
+  both.timestamp_after_max_ms = 3'600'000;  // set: the difference bound is not read
   EXPECT_EQ(JudgeInputTimestamps("events", both, milliseconds(1000)).guard, Guard::kUnguarded);
+  both.timestamp_after_max_ms = 800;
+  EXPECT_EQ(JudgeInputTimestamps("events", both, milliseconds(1000)).guard, Guard::kGuarded);
 }
 
 TEST(InputTimestamps, SettingsTheClusterDoesNotTellAreUnknownAndStillSayWhatToSet) {

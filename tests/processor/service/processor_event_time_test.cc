@@ -215,6 +215,8 @@ TEST(EventTime, AShardRestoredFromItsSnapshotJudgesALateRetryByItsLastOwnersCloc
   o.process = "b";
   Instance b(kafka, o);
   ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return b.RunsAll(kPartitions); })) << b.log();
+  EXPECT_NE(b.log().find("restored 0 batches after snapshot"), std::string::npos)
+      << "the restore reads the snapshot alone: " << b.log();
   b.StepAndCommit();
   EXPECT_GE(b.View(0)->event_clock_ms, first_ms + 70'000) << "the clock came with the snapshot";
   ExpectExactlyOnce(kafka, 4);
