@@ -148,7 +148,9 @@ struct Tally {
   uint64_t duplicates = 0;
   uint64_t false_negatives = 0;
   uint64_t rechecked = 0;
-  double op_ns = 0;  // inside TestAndInsertBatch
+  // Inside AdvanceTo and TestAndInsertBatch: what the service pays for a clock reading
+  // and the ids tested at it (exact mode's expiry is in AdvanceTo).
+  double op_ns = 0;
 };
 
 // The workload, one simulated millisecond per Tick: fresh ids at the scheduled rate;
@@ -162,16 +164,27 @@ class Simulation {
 
   void Tick(int64_t ms) {
     const Millis now{ms};
+    carry_ += RateAt(ms) / 1000.0;
+    const auto due = static_cast<uint64_t>(carry_);
+    carry_ -= static_cast<double>(due);
+    batch_.resize(due);
+    verdicts_.resize(due);
+    for (uint64_t i = 0; i < due; ++i) batch_[i] = StreamId(o_.seed, kInsertStream, next_id_ + i);
+    // One timer around both calls: a second pair of clock readings a millisecond would
+    // cost as much as the filter's own work at 10,000 ids a second.
+    const auto t0 = std::chrono::steady_clock::now();
     f_.AdvanceTo(now);
+    if (due > 0) f_.TestAndInsertBatch(batch_, verdicts_);
+    tally_.op_ns +=
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
     if (window_.count() > 0 && ms % 1000 == 1) {
       const int64_t reported = f_.Summary().window_ms_guaranteed;
       if (reported > 0) reported_ = Millis{reported};
     }
+    // After this millisecond's ids: they are fresh, so they can hide a false negative
+    // only as a false positive would (at the target's rate).
     Recheck(now);
-    carry_ += RateAt(ms) / 1000.0;
-    const auto due = static_cast<uint64_t>(carry_);
-    carry_ -= static_cast<double>(due);
-    if (due > 0) Insert(now, due);
+    if (due > 0) Count(now, due);
   }
 
   // Ids per second during simulated millisecond `ms`.
@@ -193,14 +206,8 @@ class Simulation {
     }
   }
 
-  void Insert(Millis now, uint64_t due) {
-    batch_.resize(due);
-    verdicts_.resize(due);
-    for (uint64_t i = 0; i < due; ++i) batch_[i] = StreamId(o_.seed, kInsertStream, next_id_ + i);
-    const auto t0 = std::chrono::steady_clock::now();
-    f_.TestAndInsertBatch(batch_, verdicts_);
-    tally_.op_ns +=
-        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  // Counts the verdicts of the ids Tick tested and schedules the recheck of the new.
+  void Count(Millis now, uint64_t due) {
     for (uint64_t i = 0; i < due; ++i) {
       if (filter::IsDuplicate(verdicts_[i])) {
         ++tally_.duplicates;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <random>
 #include <string>
@@ -322,7 +323,9 @@ void CheckFppAtTheWorstPoint(double target) {
     for (uint64_t i = 0; i < per_ms; ++i) f.TestAndInsert(Id(n++));
   }
   ASSERT_EQ(f.slice_count(), sized->window_slices + 1);  // the worst point: all full
-  const uint64_t queries = static_cast<uint64_t>(std::min(2e7, 1000 / target));
+  // Enough never-inserted ids that the target predicts a thousand positives, up to
+  // 1e8 (a second or two; about a hundred positives at the default 1e-6).
+  const uint64_t queries = static_cast<uint64_t>(std::min(1e8, 1000 / target));
   uint64_t positives = 0;
   for (uint64_t q = 0; q < queries; ++q) positives += f.Contains(Id((1ull << 62) + q)) ? 1 : 0;
   // The estimate is at most the target, and the count of positives is what the
@@ -330,7 +333,7 @@ void CheckFppAtTheWorstPoint(double target) {
   const double predicted = f.EstimatedFpp() * static_cast<double>(queries);
   EXPECT_LE(f.EstimatedFpp(), target);
   EXPECT_NEAR(static_cast<double>(positives), predicted, 5 * std::sqrt(predicted));
-  EXPECT_GT(predicted, 100);
+  EXPECT_GT(predicted, 50);
   EXPECT_EQ(f.early_refreshes(), 0u);
   EXPECT_EQ(f.next_groups(), sized->groups);  // the sized load never resizes
 }
@@ -341,6 +344,12 @@ TEST(FingerprintFilter, StaysAtTheTargetAtTheWorstPointOfTheSizedLoad64) {
 
 TEST(FingerprintFilter, StaysAtTheTargetAtTheWorstPointOfTheSizedLoad128) {
   CheckFppAtTheWorstPoint<Bucket128>(1e-5);
+}
+
+// The service's default target. The worst point (every slice of the window full) is
+// the peak of the sized load's cycle, so the rate holds in every second of it.
+TEST(FingerprintFilter, StaysAtTheDefaultTargetAtTheWorstPointOfTheSizedLoad) {
+  CheckFppAtTheWorstPoint<Bucket128>(1e-6);
 }
 
 // A load that rises far above the sizing, as the paper's workloads of Figs. 11 to 13
@@ -420,68 +429,100 @@ TEST(FingerprintFilter, SettlesOnOneSizeUnderASteadyLoadAboveItsSizing) {
   EXPECT_LE(f.EstimatedFpp(), 1e-3);
 }
 
-// Every batch path, one id at a time and each other batch path reach the same
-// verdicts and the same state.
+// The verdicts and the state (digest) of one run of a fixed workload: through the
+// batch path of `isa`, or one id at a time (nullopt).
+struct PathRun {
+  std::vector<Verdict> verdicts;
+  std::string digest;
+};
+
 template <class W>
-void CheckPathsAgree(const FingerprintFilterConfig& config) {
-  using Isa = typename BasicFingerprintFilter<W>::Isa;
-  std::vector<std::string> digests;
-  std::vector<std::vector<Verdict>> all;
-  for (Isa isa : {Isa::kPortable, Isa::kAvx2, Isa::kAvx512}) {
-    if (!BasicFingerprintFilter<W>::CpuHas(isa)) continue;
-    for (bool batched : {true, false}) {
-      auto f = Make<W>(config);
-      std::vector<Verdict> verdicts;
-      std::mt19937_64 rng(4);
-      for (int b = 0; b < 400; ++b) {
-        f.AdvanceTo(Millis{b * 37});
-        std::vector<IdHash> ids(static_cast<size_t>(rng() % 80 + 1));
-        // A third are retries of recent ids.
-        for (size_t i = 0; i < ids.size(); ++i) {
-          ids[i] = Id(rng() % 3 == 0 ? rng() % (static_cast<uint64_t>(b) * 40 + 1)
-                                     : static_cast<uint64_t>(b) * 40 + i);
-        }
-        std::vector<Verdict> v(ids.size());
-        if (batched) {
-          f.TestAndInsertBatchWith(isa, ids, v);
-        } else {
-          for (size_t i = 0; i < ids.size(); ++i) v[i] = f.TestAndInsert(ids[i]);
-        }
-        verdicts.insert(verdicts.end(), v.begin(), v.end());
-      }
-      EXPECT_GT(f.plane_count() + f.early_refreshes(), 1u);
-      if (config.max_load == 1.0) {
-        EXPECT_GT(f.kicks_failed(), 0u) << "the path of a fingerprint no bucket takes";
-      }
-      digests.push_back(f.Digest());
-      all.push_back(verdicts);
+PathRun RunPath(const FingerprintFilterConfig& config,
+                std::optional<typename BasicFingerprintFilter<W>::Isa> isa) {
+  auto f = Make<W>(config);
+  PathRun run;
+  std::mt19937_64 rng(4);
+  for (int b = 0; b < 400; ++b) {
+    f.AdvanceTo(Millis{b * 37});
+    std::vector<IdHash> ids(static_cast<size_t>(rng() % 80 + 1));
+    // A third are retries of recent ids.
+    for (size_t i = 0; i < ids.size(); ++i) {
+      ids[i] = Id(rng() % 3 == 0 ? rng() % (static_cast<uint64_t>(b) * 40 + 1)
+                                 : static_cast<uint64_t>(b) * 40 + i);
     }
+    std::vector<Verdict> v(ids.size());
+    if (isa) {
+      f.TestAndInsertBatchWith(*isa, ids, v);
+    } else {
+      for (size_t i = 0; i < ids.size(); ++i) v[i] = f.TestAndInsert(ids[i]);
+    }
+    run.verdicts.insert(run.verdicts.end(), v.begin(), v.end());
   }
-  ASSERT_GE(digests.size(), 2u);
-  for (size_t i = 1; i < digests.size(); ++i) {
-    EXPECT_EQ(digests[i], digests[0]);
-    EXPECT_EQ(all[i], all[0]);
+  EXPECT_GT(f.plane_count() + f.early_refreshes(), 1u);
+  if (config.max_load == 1.0) {
+    EXPECT_GT(f.kicks_failed(), 0u) << "the path of a fingerprint no bucket takes";
   }
+  run.digest = f.Digest();
+  return run;
 }
 
-TEST(FingerprintFilter, EveryInstructionSetGivesTheSameVerdictsAndState64) {
-  CheckPathsAgree<uint64_t>(Small64());
+// The batch path of `isa` reaches the verdicts and the state of one id at a time.
+template <class W>
+void ExpectBatchPathAgrees(typename BasicFingerprintFilter<W>::Isa isa,
+                           const FingerprintFilterConfig& config) {
+  const PathRun one_at_a_time = RunPath<W>(config, std::nullopt);
+  const PathRun batched = RunPath<W>(config, isa);
+  EXPECT_EQ(batched.digest, one_at_a_time.digest);
+  EXPECT_EQ(batched.verdicts, one_at_a_time.verdicts);
 }
 
-TEST(FingerprintFilter, EveryInstructionSetGivesTheSameVerdictsAndState128) {
-  CheckPathsAgree<Bucket128>(Small128());
+// One test per instruction set, reported as skipped (not passed) on a CPU without it.
+class FingerprintBatchPath : public ::testing::TestWithParam<int> {
+ protected:
+  template <class W>
+  typename BasicFingerprintFilter<W>::Isa IsaOf() const {
+    return static_cast<typename BasicFingerprintFilter<W>::Isa>(GetParam());
+  }
+};
+
+TEST_P(FingerprintBatchPath, GivesTheVerdictsAndStateOfOneIdAtATime) {
+  if (!BasicFingerprintFilter<uint64_t>::CpuHas(IsaOf<uint64_t>())) {
+    GTEST_SKIP() << "this CPU lacks the instruction set";
+  }
+  ExpectBatchPathAgrees<uint64_t>(IsaOf<uint64_t>(), Small64());
+  ExpectBatchPathAgrees<Bucket128>(IsaOf<Bucket128>(), Small128());
 }
 
 // Slices filled to every field: kicks fail before a present is full, in the batch
 // loop's common case too.
-TEST(FingerprintFilter, EveryInstructionSetGivesTheSameStateWhenKicksFail) {
+TEST_P(FingerprintBatchPath, GivesTheStateOfOneIdAtATimeWhenKicksFail) {
+  if (!BasicFingerprintFilter<uint64_t>::CpuHas(IsaOf<uint64_t>())) {
+    GTEST_SKIP() << "this CPU lacks the instruction set";
+  }
   FingerprintFilterConfig c64 = Small64();
   c64.max_load = 1.0;
-  CheckPathsAgree<uint64_t>(c64);
+  ExpectBatchPathAgrees<uint64_t>(IsaOf<uint64_t>(), c64);
   FingerprintFilterConfig c128 = Small128();
   c128.max_load = 1.0;
-  CheckPathsAgree<Bucket128>(c128);
+  ExpectBatchPathAgrees<Bucket128>(IsaOf<Bucket128>(), c128);
 }
+
+using Isa64 = BasicFingerprintFilter<uint64_t>::Isa;
+INSTANTIATE_TEST_SUITE_P(EveryInstructionSet, FingerprintBatchPath,
+                         ::testing::Values(static_cast<int>(Isa64::kPortable),
+                                           static_cast<int>(Isa64::kAvx2),
+                                           static_cast<int>(Isa64::kAvx512)),
+                         [](const ::testing::TestParamInfo<int>& param) -> std::string {
+                           switch (static_cast<Isa64>(param.param)) {
+                             case Isa64::kPortable:
+                               return "portable";
+                             case Isa64::kAvx2:
+                               return "avx2";
+                             case Isa64::kAvx512:
+                               return "avx512";
+                           }
+                           return "unknown";
+                         });
 
 TEST(FingerprintFilter, SummarizesItsSlicesAndMemory) {
   auto f = Make<uint64_t>(Small64());  // 57 ids fill a slice
