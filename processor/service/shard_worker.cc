@@ -150,7 +150,15 @@ void ShardWorker::Execute(AdoptCommand& c) {
   shard = Shard{};
   shard.state = std::move(c.state);
   shard.check_from = c.check_from;
-  shard.last_snapshot_ms = o_.now_ms();
+  // Part of the way through its first snapshot cycle (SnapshotPhase), so that shards
+  // adopted together snapshot at different commits.
+  SnapshotCadence cadence = o_.snapshots;
+  cadence.retention_bytes = shard.state->rules().changelog_retention_bytes;
+  const double phase = SnapshotPhase(p);
+  shard.last_snapshot_ms =
+      o_.now_ms() - static_cast<int64_t>(phase * static_cast<double>(cadence.max_interval.count()));
+  shard.bytes_since_snapshot =
+      static_cast<size_t>(phase * static_cast<double>(SnapshotDueAfterBytes(cadence, 0)));
 }
 
 void ShardWorker::Execute(DropCommand& c) {

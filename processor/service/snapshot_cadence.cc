@@ -1,6 +1,7 @@
 #include "processor/service/snapshot_cadence.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace oncecount::service {
 namespace {
@@ -22,6 +23,12 @@ size_t SnapshotDueAfterBytes(const SnapshotCadence& c, size_t last_snapshot_byte
   const size_t due = std::max(c.floor_bytes, last_snapshot_bytes);
   if (c.retention_bytes == 0 || SnapshotOutgrowsRetention(c, last_snapshot_bytes)) return due;
   return std::min(due, UsableRetention(c) - 2 * last_snapshot_bytes);
+}
+
+double SnapshotPhase(base::Partition partition) {
+  constexpr double kGoldenRatioFraction = 0.6180339887498949;
+  double whole = 0;
+  return std::modf(static_cast<double>(partition.value()) * kGoldenRatioFraction, &whole);
 }
 
 }  // namespace oncecount::service

@@ -25,6 +25,8 @@
 #include <chrono>
 #include <cstddef>
 
+#include "processor/base/ids.h"
+
 namespace oncecount::service {
 
 struct SnapshotCadence {
@@ -43,5 +45,15 @@ size_t SnapshotDueAfterBytes(const SnapshotCadence& cadence, size_t last_snapsho
 // True when two snapshots of this size and min_between_bytes of batches do not fit
 // in the known retention.
 bool SnapshotOutgrowsRetention(const SnapshotCadence& cadence, size_t last_snapshot_bytes);
+
+// Where in its snapshot cycle a shard starts when it is adopted, as a fraction in
+// [0, 1) of the cycle (of max_interval and of the bytes due): shards adopted together
+// (a whole instance's at start, all of a failover's) would otherwise reach their
+// first snapshot together and, under an even load, every later one too: at a million
+// counters, every shard's whole state in one transaction. Starting part of the way
+// through only brings a shard's first snapshot forward. The fractions of partitions
+// 0, 1, 2... are those of the multiples of the golden ratio, as evenly spread as the
+// first n of any sequence can be.
+double SnapshotPhase(base::Partition partition);
 
 }  // namespace oncecount::service

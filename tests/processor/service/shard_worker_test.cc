@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <optional>
 #include <string>
@@ -289,6 +290,38 @@ TEST(ShardWorker, AddsASnapshotOfTheSealedStateWhenOneIsDue) {
   EXPECT_EQ(restored.value()->position().value(), 1);
   EXPECT_EQ(restored.value()->counters().at("likes"), 3);
   EXPECT_EQ(restored.value()->filter().Digest(), sealed[0].view->digest);
+}
+
+// Issue 34: shards adopted together (an instance's at start) would snapshot together,
+// each shard's whole state in one transaction; each starts part of the way through
+// its cycle instead (SnapshotPhase), and none waits longer than the cycle.
+TEST(ShardWorker, ShardsAdoptedTogetherTakeTheirFirstSnapshotsAtDifferentCommits) {
+  Feed feed;
+  std::atomic<int64_t> now{kNowMs};
+  WorkerOptions o = Options();
+  o.now_ms = [&now] { return now.load(); };
+  o.snapshots.floor_bytes = size_t{1} << 40;  // only the time rule bites
+  o.snapshots.max_interval = std::chrono::milliseconds(10'000);
+  RunningWorker worker(o);
+  worker->Adopt(FreshShard(base::Partition(0)));
+  worker->Adopt(FreshShard(base::Partition(1)));
+  worker->Sync();  // adopted at kNowMs
+  std::map<int32_t, int64_t> first_snapshot_s;
+  for (int64_t second = 1; second <= 10; ++second) {
+    now = kNowMs + second * 1000;
+    for (int32_t p = 0; p < 2; ++p) {
+      const std::string key = "c-" + std::to_string(p) + "/" + std::to_string(second);
+      worker->Apply(feed.RoundTrip(base::Partition(p), {{key, Event("likes", 1), {}}}));
+    }
+    for (const SealedShard& s : worker->Seal().get()) {
+      if (!s.snapshot.empty()) first_snapshot_s.try_emplace(s.partition.value(), second);
+    }
+    worker->Committed();
+  }
+  ASSERT_EQ(first_snapshot_s.size(), 2u) << "each within one cycle";
+  EXPECT_NE(first_snapshot_s[0], first_snapshot_s[1]);
+  EXPECT_EQ(first_snapshot_s[0], 10) << "partition 0 starts at the cycle's beginning";
+  EXPECT_EQ(first_snapshot_s[1], 4) << "partition 1, 0.618 of the way through";
 }
 
 }  // namespace

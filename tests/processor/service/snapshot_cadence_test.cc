@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace oncecount::service {
 namespace {
 
@@ -45,6 +47,30 @@ TEST(SnapshotCadence, NeverAsksForFewerBatchBytesBetweenSnapshotsThanItsMinimum)
   for (size_t snapshot = 0; snapshot < kMiB; snapshot += 4096) {
     if (SnapshotOutgrowsRetention(c, snapshot)) continue;
     EXPECT_GE(SnapshotDueAfterBytes(c, snapshot), c.min_between_bytes) << snapshot;
+  }
+}
+
+// Shards adopted together start at different points of their cycles, spread evenly:
+// of an instance's 24 partitions, each eighth of the cycle holds two to four, and of
+// 256 partitions each sixteenth holds twelve to twenty.
+TEST(SnapshotCadence, SpreadsTheShardsOfAnInstanceOverTheCycle) {
+  const auto spread = [](int partitions, int bins) {
+    std::vector<int> counts(static_cast<size_t>(bins));
+    for (int p = 0; p < partitions; ++p) {
+      const double phase = SnapshotPhase(base::Partition(p));
+      EXPECT_GE(phase, 0.0);
+      EXPECT_LT(phase, 1.0);
+      ++counts[static_cast<size_t>(phase * bins)];
+    }
+    return counts;
+  };
+  for (int n : spread(24, 8)) {
+    EXPECT_GE(n, 2);
+    EXPECT_LE(n, 4);
+  }
+  for (int n : spread(256, 16)) {
+    EXPECT_GE(n, 12);
+    EXPECT_LE(n, 20);
   }
 }
 
