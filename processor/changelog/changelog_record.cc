@@ -107,6 +107,14 @@ base::Result<Record> DecodeBatch(ByteReader& r, uint16_t version, BatchRecord b)
 
 }  // namespace
 
+size_t BatchRecordBytes(const BatchRecord& batch) {
+  size_t bytes = kBatchRecordFixedBytes;
+  for (const FilterSegment& s : batch.segments)
+    bytes += kSegmentBytes + kHashBytes * s.hashes.size();
+  for (const CounterUpdate& c : batch.counters) bytes += CounterUpdateBytes(c.name.size());
+  return bytes;
+}
+
 void ShardStats::Add(const ShardStats& other) {
   applied += other.applied;
   duplicates += other.duplicates;

@@ -155,6 +155,8 @@ constexpr size_t CounterUpdateBytes(size_t name_bytes) {
 // new counter with the longest name.
 inline constexpr size_t kMaxEventBatchBytes =
     kSegmentBytes + kHashBytes + CounterUpdateBytes(kMaxCounterNameBytes);
+// The encoded size of a batch record, without encoding it.
+size_t BatchRecordBytes(const BatchRecord& batch);
 // The payload a snapshot chunk record of at most `record_bytes` can carry.
 constexpr size_t SnapshotChunkPayload(size_t record_bytes) {
   return record_bytes - (36 + 4 + 4 + 4 + 8);

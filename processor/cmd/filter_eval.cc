@@ -170,8 +170,9 @@ class Simulation {
     batch_.resize(due);
     verdicts_.resize(due);
     for (uint64_t i = 0; i < due; ++i) batch_[i] = StreamId(o_.seed, kInsertStream, next_id_ + i);
-    // One timer around both calls: a second pair of clock readings a millisecond would
-    // cost as much as the filter's own work at 10,000 ids a second.
+    // One timer around both calls, every simulated millisecond (AdvanceTo's expiry
+    // runs in empty ones too); its own cost, about 40 ns a millisecond, is spread over
+    // the millisecond's ids: 4 ns an id at 10,000 ids a second, more below that.
     const auto t0 = std::chrono::steady_clock::now();
     f_.AdvanceTo(now);
     if (due > 0) f_.TestAndInsertBatch(batch_, verdicts_);

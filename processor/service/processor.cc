@@ -670,7 +670,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     base.target_fpp = o.dedup.target_fpp;
     slot.state_view = r.state->MakeView(std::move(base), clock.WallMs());
     r.state->set_rules(ShardRules());
-    WorkerOf(p).Adopt(std::move(r.state), r.read_to);
+    WorkerOf(p).Adopt(std::move(r.state), r.read_to, r.kept);
     Publish(p, slot);
   }
 

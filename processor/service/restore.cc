@@ -26,14 +26,19 @@ base::Result<RestoredShard> RestoreCold(base::Partition p, changelog::LineageBui
   auto state = plan->snapshot ? shard::ShardState::FromSnapshot(*plan->snapshot)
                               : shard::ShardState::Create(p, dedup, filter::Millis{0});
   if (!state) return state.error();
-  for (const changelog::BatchRecord& b : plan->batches) state.value()->Replay(b);
+  SnapshotCycleKept kept;
+  kept.snapshot_bytes = plan->snapshot ? plan->snapshot->size() : 0;
+  for (const changelog::BatchRecord& b : plan->batches) {
+    state.value()->Replay(b);
+    kept.batch_bytes += changelog::BatchRecordBytes(b);
+  }
   state.value()->SetClaim(claim.epoch, claim.claim);
   std::string summary =
       "restored " + std::to_string(plan->batches.size()) + " batches" +
       (plan->snapshot ? " after snapshot " + std::to_string(plan->snapshot_seq.value()) : "") +
       ", epoch " + std::to_string(claim.epoch.value()) + ", input offset " +
       std::to_string(state.value()->position().value());
-  return RestoredShard{std::move(state).value(), claim, std::move(summary)};
+  return RestoredShard{std::move(state).value(), claim, std::move(summary), std::nullopt, kept};
 }
 
 std::optional<RestoredShard> CatchUp(base::Partition p, replica::Handoff h,

@@ -34,6 +34,7 @@
 #include "processor/changelog/lineage_follower.h"
 #include "processor/filter/filter_factory.h"
 #include "processor/replica/replicator.h"
+#include "processor/service/snapshot_cadence.h"
 #include "processor/shard/shard_state.h"
 
 namespace oncecount::service {
@@ -46,6 +47,9 @@ struct RestoredShard {
   // older than `claim`, and a rival claim of its epoch can only come after it (where
   // a local checkpoint's lineage check begins, local_checkpoint.h). nullopt: not known.
   std::optional<base::Offset> read_to = std::nullopt;
+  // What the changelog partition holds of the shard's snapshot cycle (the snapshot
+  // the restore began from, the batches after it); nullopt: not known.
+  std::optional<SnapshotCycleKept> kept = std::nullopt;
 };
 
 // The epoch this instance held and the batch it last committed, for a restore

@@ -79,7 +79,10 @@ std::map<base::Partition, ShardLoader::CheckpointRead> ShardLoader::UsableCheckp
     usable.emplace(p, CheckpointRead{std::move(state).value(),
                                      changelog::LineageFollower::Seeking(
                                          checkpoint.epoch, checkpoint.seq, checkpoint.claim),
-                                     from, 0, std::nullopt});
+                                     from,
+                                     0,
+                                     std::nullopt,
+                                     {checkpoint.snapshot.size(), 0}});
   }
   return usable;
 }
@@ -111,6 +114,7 @@ std::vector<RestoredShard> ShardLoader::FromCheckpoints(
           case changelog::LineageFollower::Step::kApply:
             c.state->Replay(std::get<changelog::BatchRecord>(record.value()));
             ++c.applied;
+            c.kept.batch_bytes += value.size();
             break;
           case changelog::LineageFollower::Step::kRebuild:
             c.off_lineage =
@@ -143,6 +147,7 @@ std::vector<RestoredShard> ShardLoader::FromCheckpoints(
       out.push_back(ClaimFollowed(p, std::move(c.state), c.follower, c.applied, o_.new_claim_id(),
                                   "its local checkpoint"));
       out.back().read_to = read.value().at(p);
+      out.back().kept = c.kept;
     }
   }
   return out;

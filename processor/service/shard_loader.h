@@ -112,6 +112,7 @@ class ShardLoader {
     base::Offset from;  // where the read begins
     size_t applied = 0;
     std::optional<CheckpointFallback> off_lineage;  // set once the follower said kRebuild
+    SnapshotCycleKept kept{};                       // its snapshot, and the batches applied
   };
   std::vector<RestoredShard> FromCheckpoints(const std::vector<base::Partition>& partitions,
                                              LoadResult& out);

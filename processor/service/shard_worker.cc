@@ -38,8 +38,9 @@ void ShardWorker::Apply(std::vector<InputRun> runs) {
 }
 
 void ShardWorker::Adopt(std::unique_ptr<shard::ShardState> state,
-                        std::optional<base::Offset> check_from) {
-  Post(AdoptCommand{std::move(state), check_from});
+                        std::optional<base::Offset> check_from,
+                        std::optional<SnapshotCycleKept> kept) {
+  Post(AdoptCommand{std::move(state), check_from, kept});
 }
 
 void ShardWorker::Drop(std::vector<base::Partition> partitions) {
@@ -150,15 +151,16 @@ void ShardWorker::Execute(AdoptCommand& c) {
   shard = Shard{};
   shard.state = std::move(c.state);
   shard.check_from = c.check_from;
-  // Part of the way through its first snapshot cycle (SnapshotPhase), so that shards
-  // adopted together snapshot at different commits.
+  // In the cycle its changelog holds, and part of the way through it (SnapshotPhase),
+  // so that shards adopted together snapshot at different commits.
   SnapshotCadence cadence = o_.snapshots;
   cadence.retention_bytes = shard.state->rules().changelog_retention_bytes;
-  const double phase = SnapshotPhase(p);
+  const AdoptedCycle cycle = AdoptedSnapshotCycle(cadence, p, c.kept);
+  shard.last_snapshot_bytes = cycle.last_snapshot_bytes;
+  shard.bytes_since_snapshot = cycle.bytes_since_snapshot;
   shard.last_snapshot_ms =
-      o_.now_ms() - static_cast<int64_t>(phase * static_cast<double>(cadence.max_interval.count()));
-  shard.bytes_since_snapshot =
-      static_cast<size_t>(phase * static_cast<double>(SnapshotDueAfterBytes(cadence, 0)));
+      o_.now_ms() -
+      static_cast<int64_t>(SnapshotPhase(p) * static_cast<double>(cadence.max_interval.count()));
 }
 
 void ShardWorker::Execute(DropCommand& c) {

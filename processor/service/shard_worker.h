@@ -95,8 +95,11 @@ class ShardWorker {
   // Takes ownership of a restored shard; its claim (epoch) and rules are already set.
   // `check_from`: the changelog offset its restore had read to before the claim (its
   // local checkpoints carry it, local_checkpoint.h).
+  // `kept`: what its changelog partition holds of its snapshot cycle
+  // (AdoptedSnapshotCycle; nullopt: not known).
   void Adopt(std::unique_ptr<shard::ShardState> state,
-             std::optional<base::Offset> check_from = std::nullopt);
+             std::optional<base::Offset> check_from = std::nullopt,
+             std::optional<SnapshotCycleKept> kept = SnapshotCycleKept{});
   // Drops shards (revoked, failed or about to be restored again).
   void Drop(std::vector<base::Partition> partitions);
   void DropAll();
@@ -137,6 +140,7 @@ class ShardWorker {
   struct AdoptCommand {
     std::unique_ptr<shard::ShardState> state;
     std::optional<base::Offset> check_from;
+    std::optional<SnapshotCycleKept> kept;
   };
   struct DropCommand {
     std::vector<base::Partition> partitions;

@@ -31,4 +31,18 @@ double SnapshotPhase(base::Partition partition) {
   return std::modf(static_cast<double>(partition.value()) * kGoldenRatioFraction, &whole);
 }
 
+AdoptedCycle AdoptedSnapshotCycle(const SnapshotCadence& c, base::Partition partition,
+                                  const std::optional<SnapshotCycleKept>& kept) {
+  AdoptedCycle cycle;
+  cycle.last_snapshot_bytes = kept ? kept->snapshot_bytes : 0;
+  const size_t due = SnapshotDueAfterBytes(c, cycle.last_snapshot_bytes);
+  const auto staggered = static_cast<size_t>(SnapshotPhase(partition) * static_cast<double>(due));
+  if (kept) {
+    cycle.bytes_since_snapshot = std::max(kept->batch_bytes, staggered);
+  } else {
+    cycle.bytes_since_snapshot = c.retention_bytes > 0 ? due : staggered;
+  }
+  return cycle;
+}
+
 }  // namespace oncecount::service

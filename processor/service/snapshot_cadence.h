@@ -24,6 +24,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 
 #include "processor/base/ids.h"
 
@@ -52,8 +53,30 @@ bool SnapshotOutgrowsRetention(const SnapshotCadence& cadence, size_t last_snaps
 // first snapshot together and, under an even load, every later one too: at a million
 // counters, every shard's whole state in one transaction. Starting part of the way
 // through only brings a shard's first snapshot forward. The fractions of partitions
-// 0, 1, 2... are those of the multiples of the golden ratio, as evenly spread as the
-// first n of any sequence can be.
+// 0, 1, 2... are those of the multiples of the golden ratio, which spread partitions
+// 0..n-1 evenly; the partitions of one instance are a subset (with cooperative-sticky
+// often every k-th), spread less evenly but still apart.
 double SnapshotPhase(base::Partition partition);
+
+// What a shard's changelog partition holds of the snapshot cycle the shard is adopted
+// in: the snapshot its restore began from and the batch bytes after it.
+struct SnapshotCycleKept {
+  size_t snapshot_bytes = 0;  // 0: no snapshot (a shard never snapshotted)
+  size_t batch_bytes = 0;
+};
+
+// Where an adopted shard's byte cycle starts: its last snapshot's size and the batch
+// bytes counted since. The new owner goes on with the cycle its changelog holds, so
+// that two snapshots and the batches between still fit in the retention (a fresh
+// count would let another whole cycle of batches in on top of what is kept). It starts
+// at least SnapshotPhase of the way through. `kept` nullopt: the restore cannot say
+// (a standby's state, built from records read before); under a known retention its
+// first snapshot is then due at once.
+struct AdoptedCycle {
+  size_t last_snapshot_bytes = 0;
+  size_t bytes_since_snapshot = 0;
+};
+AdoptedCycle AdoptedSnapshotCycle(const SnapshotCadence& cadence, base::Partition partition,
+                                  const std::optional<SnapshotCycleKept>& kept);
 
 }  // namespace oncecount::service

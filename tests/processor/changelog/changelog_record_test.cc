@@ -538,6 +538,10 @@ TEST(ChangelogRecord, SizeConstantsWritersCutBatchesByMatchTheEncoding) {
   EncodeRecord(b, bytes);
   EXPECT_EQ(bytes.size(), kBatchRecordFixedBytes + 2 * kSegmentBytes + 3 * kHashBytes +
                               CounterUpdateBytes(5) + CounterUpdateBytes(kMaxCounterNameBytes));
+  EXPECT_EQ(BatchRecordBytes(b), bytes.size());
+  bytes.clear();
+  EncodeRecord(SampleBatch(), bytes);
+  EXPECT_EQ(BatchRecordBytes(SampleBatch()), bytes.size());
   SnapshotChunk c;
   c.bytes.assign(SnapshotChunkPayload(kMinRecordBytes), 's');
   bytes.clear();

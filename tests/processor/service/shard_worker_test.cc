@@ -324,5 +324,34 @@ TEST(ShardWorker, ShardsAdoptedTogetherTakeTheirFirstSnapshotsAtDifferentCommits
   EXPECT_EQ(first_snapshot_s[1], 4) << "partition 1, 0.618 of the way through";
 }
 
+// The cycle an adopted shard goes on with comes with it (AdoptedSnapshotCycle): a
+// changelog that holds a large snapshot and a cycle's worth of batches after it gets
+// the next snapshot with the new owner's first commit; one that holds little does not.
+TEST(ShardWorker, AnAdoptedShardSnapshotsAsTheCycleItsChangelogHoldsRequires) {
+  Feed feed;
+  RunningWorker worker(Options());
+  const auto adopt = [&](std::optional<SnapshotCycleKept> kept) {
+    auto state = FreshShard(base::Partition(0));
+    shard::ShardRules rules;
+    rules.changelog_retention_bytes = size_t{5} << 20;
+    state->set_rules(rules);
+    worker->Adopt(std::move(state), std::nullopt, kept);
+  };
+  const auto first_seal_has_snapshot = [&](int n) {
+    worker->Apply(
+        feed.RoundTrip(base::Partition(0), {{"c-0/" + std::to_string(n), Event("likes", 1), {}}}));
+    std::vector<SealedShard> sealed = worker->Seal().get();
+    worker->Committed();
+    worker->Drop({base::Partition(0)});
+    return sealed.size() == 1 && !sealed[0].snapshot.empty();
+  };
+  adopt(SnapshotCycleKept{size_t{3} << 19, size_t{2} << 20});  // 1.5 MiB, then 2 MiB
+  EXPECT_TRUE(first_seal_has_snapshot(1));
+  adopt(SnapshotCycleKept{size_t{1} << 19, size_t{1} << 17});  // 0.5 MiB, then 128 KiB
+  EXPECT_FALSE(first_seal_has_snapshot(2));
+  adopt(std::nullopt);  // a standby's state: what the changelog holds is not known
+  EXPECT_TRUE(first_seal_has_snapshot(3));
+}
+
 }  // namespace
 }  // namespace oncecount::service

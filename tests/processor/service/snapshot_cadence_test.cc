@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
 #include <vector>
 
 namespace oncecount::service {
@@ -60,7 +62,7 @@ TEST(SnapshotCadence, SpreadsTheShardsOfAnInstanceOverTheCycle) {
       const double phase = SnapshotPhase(base::Partition(p));
       EXPECT_GE(phase, 0.0);
       EXPECT_LT(phase, 1.0);
-      ++counts[static_cast<size_t>(phase * bins)];
+      ++counts[std::min(static_cast<size_t>(phase * bins), counts.size() - 1)];
     }
     return counts;
   };
@@ -72,6 +74,40 @@ TEST(SnapshotCadence, SpreadsTheShardsOfAnInstanceOverTheCycle) {
     EXPECT_GE(n, 12);
     EXPECT_LE(n, 20);
   }
+}
+
+// A new owner goes on with the cycle its changelog holds: under a 5 MiB retention,
+// a kept snapshot of 1.5 MiB and 2 MiB of batches after it leave room for no more
+// batches before the next snapshot (two snapshots and the batches between must fit in
+// seven eighths, 4.375 MiB); counted afresh, another MiB of batches would go in first.
+TEST(SnapshotCadence, AnAdoptedShardGoesOnWithTheCycleItsChangelogHolds) {
+  const SnapshotCadence c = Cadence(5 * kMiB);
+  const AdoptedCycle full =
+      AdoptedSnapshotCycle(c, base::Partition(0), SnapshotCycleKept{3 * kMiB / 2, 2 * kMiB});
+  EXPECT_EQ(full.last_snapshot_bytes, 3 * kMiB / 2);
+  EXPECT_GE(full.bytes_since_snapshot, SnapshotDueAfterBytes(c, full.last_snapshot_bytes))
+      << "due at the first commit";
+  const AdoptedCycle light =
+      AdoptedSnapshotCycle(c, base::Partition(0), SnapshotCycleKept{kMiB / 2, kMiB / 8});
+  EXPECT_EQ(light.bytes_since_snapshot, kMiB / 8);
+  EXPECT_LT(light.bytes_since_snapshot, SnapshotDueAfterBytes(c, light.last_snapshot_bytes));
+  // Partition 1 starts 0.618 of the way through, whatever little the changelog holds.
+  const AdoptedCycle staggered =
+      AdoptedSnapshotCycle(c, base::Partition(1), SnapshotCycleKept{kMiB / 2, kMiB / 8});
+  EXPECT_EQ(staggered.bytes_since_snapshot,
+            static_cast<size_t>(SnapshotPhase(base::Partition(1)) *
+                                static_cast<double>(SnapshotDueAfterBytes(c, kMiB / 2))));
+}
+
+// A standby's state cannot say what the changelog holds: under a known retention its
+// first snapshot is due at once; without one, the usual rule has no inequality to keep.
+TEST(SnapshotCadence, AShardAdoptedWithoutKnowingWhatItsChangelogHoldsSnapshotsAtOnce) {
+  const SnapshotCadence known = Cadence(5 * kMiB);
+  const AdoptedCycle at_once = AdoptedSnapshotCycle(known, base::Partition(0), std::nullopt);
+  EXPECT_EQ(at_once.bytes_since_snapshot, SnapshotDueAfterBytes(known, 0));
+  const SnapshotCadence unknown = Cadence(0);
+  const AdoptedCycle staggered = AdoptedSnapshotCycle(unknown, base::Partition(0), std::nullopt);
+  EXPECT_EQ(staggered.bytes_since_snapshot, 0u) << "partition 0: the cycle's beginning";
 }
 
 }  // namespace
