@@ -158,9 +158,7 @@ void ShardWorker::Execute(AdoptCommand& c) {
   const AdoptedCycle cycle = AdoptedSnapshotCycle(cadence, p, c.kept);
   shard.last_snapshot_bytes = cycle.last_snapshot_bytes;
   shard.bytes_since_snapshot = cycle.bytes_since_snapshot;
-  shard.last_snapshot_ms =
-      o_.now_ms() -
-      static_cast<int64_t>(SnapshotPhase(p) * static_cast<double>(cadence.max_interval.count()));
+  shard.last_snapshot_ms = o_.now_ms() - cycle.ms_since_snapshot;
 }
 
 void ShardWorker::Execute(DropCommand& c) {

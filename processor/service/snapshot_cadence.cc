@@ -36,7 +36,10 @@ AdoptedCycle AdoptedSnapshotCycle(const SnapshotCadence& c, base::Partition part
   AdoptedCycle cycle;
   cycle.last_snapshot_bytes = kept ? kept->snapshot_bytes : 0;
   const size_t due = SnapshotDueAfterBytes(c, cycle.last_snapshot_bytes);
-  const auto staggered = static_cast<size_t>(SnapshotPhase(partition) * static_cast<double>(due));
+  const double phase = SnapshotPhase(partition);
+  const auto staggered = static_cast<size_t>(phase * static_cast<double>(due));
+  cycle.ms_since_snapshot =
+      static_cast<int64_t>(phase * static_cast<double>(c.max_interval.count()));
   if (kept) {
     cycle.bytes_since_snapshot = std::max(kept->batch_bytes, staggered);
   } else {

@@ -24,6 +24,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 
 #include "processor/base/ids.h"
@@ -65,8 +66,8 @@ struct SnapshotCycleKept {
   size_t batch_bytes = 0;
 };
 
-// Where an adopted shard's byte cycle starts: its last snapshot's size and the batch
-// bytes counted since. The new owner goes on with the cycle its changelog holds, so
+// Where an adopted shard's cycle starts: its last snapshot's size, the batch bytes
+// counted since and the time since. The new owner goes on with the cycle its changelog holds, so
 // that two snapshots and the batches between still fit in the retention (a fresh
 // count would let another whole cycle of batches in on top of what is kept). It starts
 // at least SnapshotPhase of the way through. `kept` nullopt: the restore cannot say
@@ -75,6 +76,7 @@ struct SnapshotCycleKept {
 struct AdoptedCycle {
   size_t last_snapshot_bytes = 0;
   size_t bytes_since_snapshot = 0;
+  int64_t ms_since_snapshot = 0;  // SnapshotPhase of max_interval
 };
 AdoptedCycle AdoptedSnapshotCycle(const SnapshotCadence& cadence, base::Partition partition,
                                   const std::optional<SnapshotCycleKept>& kept);

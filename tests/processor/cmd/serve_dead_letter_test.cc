@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tests/processor/cmd/dlq_reader.h"
+#include "tests/processor/cmd/record_producer.h"
 #include "tests/processor/cmd/service_fixture.h"
 
 namespace oncecount::cmd {
@@ -36,28 +37,12 @@ void PrintTo(const BadInput& b, std::ostream* os) {
 
 // Produces `messages` to events/0 in order, each with the header trace=t<i>.
 void Produce(const std::string& bootstrap, const std::vector<Message>& messages) {
-  char error[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), error, sizeof error);
-  rd_kafka_conf_set(conf, "enable.idempotence", "true", error, sizeof error);
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
-  ASSERT_NE(rk, nullptr) << error;
+  std::vector<ProducedRecord> records;
   for (size_t i = 0; i < messages.size(); ++i) {
-    const Message& m = messages[i];
-    const std::string trace = "t" + std::to_string(i);
-    rd_kafka_headers_t* headers = rd_kafka_headers_new(1);
-    rd_kafka_header_add(headers, "trace", -1, trace.data(), static_cast<ssize_t>(trace.size()));
-    const void* key = m.key ? m.key->data() : nullptr;
-    const size_t key_size = m.key ? m.key->size() : 0;
-    const rd_kafka_resp_err_t e = rd_kafka_producev(
-        rk, RD_KAFKA_V_TOPIC("events"), RD_KAFKA_V_PARTITION(0), RD_KAFKA_V_KEY(key, key_size),
-        RD_KAFKA_V_VALUE(const_cast<char*>(m.value.data()), m.value.size()),
-        RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
-    if (e) rd_kafka_headers_destroy(headers);
-    ASSERT_EQ(e, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_err2str(e);
+    records.push_back(
+        {0, messages[i].key, messages[i].value, {{"trace", "t" + std::to_string(i)}}});
   }
-  EXPECT_EQ(rd_kafka_flush(rk, 30000), RD_KAFKA_RESP_ERR_NO_ERROR);
-  rd_kafka_destroy(rk);
+  ProduceInOrder(bootstrap, records);
 }
 
 class DeadLetterTest : public ServiceFixture, public ::testing::WithParamInterface<BadInput> {};

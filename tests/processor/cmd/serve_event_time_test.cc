@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "tests/processor/cmd/dlq_reader.h"
+#include "tests/processor/cmd/record_producer.h"
 #include "tests/processor/cmd/service_fixture.h"
 
 namespace oncecount::cmd {
@@ -36,56 +37,28 @@ constexpr int kEvents = 30;      // A, per partition
 constexpr int kLateRetries = 5;  // D, per partition
 constexpr int64_t kNoTimestamp = -1;
 
-struct Stamped {
-  int32_t partition = 0;
-  std::string key;
-  std::string value;
-  int64_t timestamp_ms = kNoTimestamp;
-};
-
 std::string EventValue(const std::string& counter) {
   return "{\"counter\":\"" + counter + "\",\"delta\":1}";
 }
 
-// Produces `records` in order, each to its partition with its timestamp.
-void Produce(const std::string& bootstrap, const std::vector<Stamped>& records) {
-  char error[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), error, sizeof error);
-  rd_kafka_conf_set(conf, "enable.idempotence", "true", error, sizeof error);
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
-  ASSERT_NE(rk, nullptr) << error;
-  for (const Stamped& r : records) {
-    const rd_kafka_resp_err_t e =
-        rd_kafka_producev(rk, RD_KAFKA_V_TOPIC("events"), RD_KAFKA_V_PARTITION(r.partition),
-                          RD_KAFKA_V_KEY(r.key.data(), r.key.size()),
-                          RD_KAFKA_V_VALUE(const_cast<char*>(r.value.data()), r.value.size()),
-                          RD_KAFKA_V_TIMESTAMP(r.timestamp_ms),
-                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
-    ASSERT_EQ(e, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_err2str(e);
-  }
-  EXPECT_EQ(rd_kafka_flush(rk, 30000), RD_KAFKA_RESP_ERR_NO_ERROR);
-  rd_kafka_destroy(rk);
-}
-
 // The backlog of the header comment, an hour old.
-std::vector<Stamped> Backlog() {
+std::vector<ProducedRecord> Backlog() {
   const int64_t t0 = std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count() -
                      3'600'000;
-  std::vector<Stamped> records;
+  std::vector<ProducedRecord> records;
   for (int32_t p = 0; p < kPartitions; ++p) {
     const auto key = [p](int i) { return "c" + std::to_string(p) + "/" + std::to_string(i); };
     const auto counter = [](int i) { return "n" + std::to_string(i % 5); };
     for (int i = 0; i < kEvents; ++i) {
-      records.push_back({p, key(i), EventValue(counter(i)), t0 + i * 100});
-      records.push_back({p, key(i), EventValue(counter(i)), t0 + i * 100 + 50});
+      records.push_back({p, key(i), EventValue(counter(i)), {}, t0 + i * 100});
+      records.push_back({p, key(i), EventValue(counter(i)), {}, t0 + i * 100 + 50});
     }
-    records.push_back({p, "untimed/" + std::to_string(p), EventValue("untimed"), kNoTimestamp});
-    records.push_back({p, "skewed/" + std::to_string(p), EventValue("skewed"), t0 + 600'000});
+    records.push_back({p, "untimed/" + std::to_string(p), EventValue("untimed"), {}, kNoTimestamp});
+    records.push_back({p, "skewed/" + std::to_string(p), EventValue("skewed"), {}, t0 + 600'000});
     for (int i = 0; i < kLateRetries; ++i) {
-      records.push_back({p, key(i), EventValue(counter(i)), t0 + i * 100 + 50});
+      records.push_back({p, key(i), EventValue(counter(i)), {}, t0 + i * 100 + 50});
     }
   }
   return records;
@@ -134,8 +107,8 @@ class ServeEventTimeTest : public ServiceFixture {
         "a", {"ONCECOUNT_DEDUP_WINDOW_MS=10000", "ONCECOUNT_DEDUP_LATE_RECORDS=" + late_records});
     serve = std::move(started.first);
     url = started.second;
-    const std::vector<Stamped> backlog = Backlog();
-    Produce(bootstrap_, backlog);
+    const std::vector<ProducedRecord> backlog = Backlog();
+    ProduceInOrder(bootstrap_, backlog);
     Stats s;
     EXPECT_TRUE(WaitFor(
         [&] {
