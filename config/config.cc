@@ -188,6 +188,10 @@ const std::vector<Key>& Schema() {
        [](Config& c, const std::string& v) {
          return ParseEnum(v, filter::kConstituentNames, c.dedup.filter);
        }},
+      {"dedup", "max_filter_mib",
+       [](Config& c, const std::string& v) {
+         return ParseInt(v, 1, 16 * 1024, c.dedup.max_filter_mib);
+       }},
       {"dedup", "cell_bits",
        [](Config& c, const std::string& v) -> base::Status {
          int64_t bits = 0;
@@ -278,6 +282,10 @@ base::Status CheckDedupFeasible(const DedupConfig& d) {
         << " GiB of filter state per shard (at most " << kMaxShardFilterBytes / (uint64_t{1} << 30)
         << " GiB); shorten the window or lower the rate";
     return BadConfig("dedup.window_ms", msg.str());
+  }
+  if (base::Status s = filter::CheckMemoryBound(DedupSpecOf(d)); !s) {
+    return BadConfig("dedup.max_filter_mib",
+                     s.message() + "; raise dedup.max_filter_mib or lower dedup.expected_rate");
   }
   return {};
 }
@@ -507,6 +515,7 @@ std::string RenderConfig(const Config& c) {
   out << YAML::Key << "filter" << YAML::Value
       << base::NameOf(filter::kConstituentNames, c.dedup.filter);
   out << YAML::Key << "cell_bits" << YAML::Value << c.dedup.cell_bits;
+  out << YAML::Key << "max_filter_mib" << YAML::Value << c.dedup.max_filter_mib;
   out << YAML::EndMap;
   out << YAML::Key << "http" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "listen" << YAML::Value << c.http.listen << YAML::EndMap;
@@ -526,6 +535,7 @@ filter::DedupSpec DedupSpecOf(const DedupConfig& dedup) {
   spec.adaptive = dedup.adaptive;
   spec.constituent = dedup.filter;
   spec.cell_bits = static_cast<uint32_t>(dedup.cell_bits);
+  spec.memory_limit_bytes = static_cast<uint64_t>(dedup.max_filter_mib) << 20;
   return spec;
 }
 

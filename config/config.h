@@ -69,6 +69,9 @@ struct DedupConfig {
   filter::MembershipCheck check = filter::MembershipCheck::kPairs;
   filter::Constituent filter = filter::Constituent::kBlockedBloom;
   int64_t cell_bits = 8;  // gaussian constituents: bits per cell, 4, 8 or 64 (double)
+  // The most memory one shard's filter state takes (fbf and exact). At the bound the
+  // filter forgets its oldest ids early and reports the window it really keeps.
+  int64_t max_filter_mib = 256;
 };
 
 // The filter a shard builds from `dedup`. Its window is window_ms plus the timestamp

@@ -332,8 +332,32 @@ class Api {
     } else {
       j.Int(max_replica_lag_ms);
     }
+    WriteDegraded(j, s);
     j.EndObject();
     return JsonResponse(j);
+  }
+
+  // Ready, but with a guarantee that does not hold in full right now: each active
+  // shard whose filter holds less than its configured window (SPEC §2.1).
+  static void WriteDegraded(json::JsonWriter& j, const Snapshot& s) {
+    j.Key("degraded").BeginArray();
+    for (const auto& v : s.shards) {
+      const filter::FilterSummary& f = v->filter;
+      if (v->role != shard::ShardRole::kActive || f.window_ms_guaranteed < 0 ||
+          f.window_ms_guaranteed >= f.window_ms_configured) {
+        continue;
+      }
+      j.BeginObject().Key("partition").Int(v->partition.value());
+      j.Key("reason").String(
+          "the filter holds " + std::to_string(f.window_ms_guaranteed) + " ms of its " +
+          std::to_string(f.window_ms_configured) + " ms window: it reached its memory bound (" +
+          std::to_string(f.memory_limit_bytes >> 20) + " MiB, dedup.max_filter_mib) and forgot " +
+          std::to_string(f.forgotten_early) +
+          " ids early; retries of them may be counted twice (docs/operations.md, \"The filter "
+          "forgot early\")");
+      j.EndObject();
+    }
+    j.EndArray();
   }
 
   Response Metrics() {
@@ -453,7 +477,10 @@ class Api {
     j.Key("refresh_ms").Int(f.refresh_ms).Key("estimated_fpp").Double(f.estimated_fpp);
     if (detail) j.Key("estimated_fpp_eq1").Double(f.estimated_fpp_eq1);
     j.Key("target_fpp").Double(TargetFpp(v));
-    j.Key("window_ms_guaranteed").Int(f.window_ms_guaranteed).Key("bits_total").Uint(f.bits_total);
+    j.Key("window_ms_guaranteed").Int(f.window_ms_guaranteed);
+    j.Key("window_ms_configured").Int(f.window_ms_configured).Key("bits_total").Uint(f.bits_total);
+    j.Key("memory_limit_bytes").Uint(f.memory_limit_bytes);
+    j.Key("forgotten_early").Uint(f.forgotten_early);
     j.Key("inserted").Uint(f.inserted).Key("duplicates").Uint(f.duplicates);
     j.Key("near_edge_duplicates").Uint(f.near_edge_duplicates);
     j.Key("early_refreshes").Uint(f.early_refreshes).EndObject();
@@ -588,11 +615,16 @@ class Api {
                "A copy stamped at most this long after the first copy's timestamp is caught, "
                "unless it is late (applied while the shard's clock is more than "
                "dedup.timestamp_tolerance_ms past its timestamp); +Inf: the filter never "
-               "forgets.",
+               "forgets. Below dedup.window_ms while the memory bound has made the filter "
+               "forget ids of the window.",
                [](const ShardView& v) {
                  const int64_t ms = v.filter.window_ms_guaranteed;
                  return MetricValue(ms < 0 ? std::numeric_limits<double>::infinity() : ms / 1000.0);
                });
+    e.PerShard(s, "oncecount_filter_forgotten_early_total", "counter",
+               "Ids the filter dropped before its window because it reached its memory bound "
+               "(dedup.max_filter_mib): their retries may be counted twice.",
+               [](const ShardView& v) { return MetricValue(v.filter.forgotten_early); });
     e.PerShard(s, "oncecount_filter_early_refreshes_total", "counter",
                "Refreshes that came early because the newest filter was full: the load "
                "is above dedup.expected_rate.",

@@ -78,8 +78,13 @@ struct FilterSummary {
   uint64_t bits_total = 0;                 // memory of the filter state, in bits
   uint32_t filters = 0;                    // constituent filters (1 for bloom, 0 otherwise)
   int64_t refresh_ms = 0;                  // 0 where the mode never refreshes
-  int64_t window_ms_guaranteed = 0;        // ids kept at least this long (filter clock); -1: always
-  uint64_t early_refreshes = 0;            // fbf: refreshes forced by a full future (load > sizing)
+  // Every id inserted in this much of the filter clock's past is held; -1: always.
+  // Below window_ms_configured while the memory bound has dropped ids of the window.
+  int64_t window_ms_guaranteed = 0;
+  int64_t window_ms_configured = 0;  // the window the filter was built for; -1: forever
+  uint64_t memory_limit_bytes = 0;   // 0: no bound beyond the mode's own
+  uint64_t forgotten_early = 0;      // ids dropped at the memory bound before their window
+  uint64_t early_refreshes = 0;      // fbf: refreshes forced by a full future (load > sizing)
   std::vector<ConstituentSummary> constituents;  // future first; empty unless fbf
 };
 

@@ -23,8 +23,16 @@ uint64_t ExactWindowDedup::CapacityFor(uint64_t ids) {
   return std::bit_ceil(std::clamp(ids * 2, kMinCapacity, kMaxCapacity));
 }
 
+uint64_t ExactWindowDedup::MaxIdsWithin(uint64_t memory_limit_bytes) {
+  if (memory_limit_bytes == 0) return UINT64_MAX;
+  // A table of C slots (8 bytes each) holds C / 2 ids, each with a 16-byte FIFO
+  // entry: 16 C bytes in all.
+  const uint64_t table = std::bit_floor(memory_limit_bytes / 16);
+  return table < kMinCapacity ? 0 : table / 2;
+}
+
 base::Result<ExactWindowDedup> ExactWindowDedup::Create(Millis window, uint64_t expected_ids,
-                                                        Millis start) {
+                                                        Millis start, uint64_t memory_limit_bytes) {
   if (window.count() <= 0 || window > kMaxPeriod) {
     return base::InvalidArgument("window must be in 1.." + std::to_string(kMaxPeriod.count()) +
                                  " ms (got " + std::to_string(window.count()) + " ms)");
@@ -34,9 +42,15 @@ base::Result<ExactWindowDedup> ExactWindowDedup::Create(Millis window, uint64_t 
         "exact mode presizes for at most " + std::to_string(kMaxPresizedIds) +
         " ids (the rate times the window asks for " + std::to_string(expected_ids) + ")");
   }
+  if (expected_ids > MaxIdsWithin(memory_limit_bytes) || MaxIdsWithin(memory_limit_bytes) == 0) {
+    return base::InvalidArgument(
+        "a memory bound of " + std::to_string(memory_limit_bytes) + " bytes holds " +
+        std::to_string(MaxIdsWithin(memory_limit_bytes)) +
+        " ids; the window at the expected rate asks for " + std::to_string(expected_ids));
+  }
   const uint64_t capacity = CapacityFor(expected_ids);
   try {
-    return ExactWindowDedup(window, capacity, start);
+    return ExactWindowDedup(window, capacity, start, memory_limit_bytes);
   } catch (const std::bad_alloc&) {
     return base::InvalidArgument("cannot allocate a table of " + std::to_string(capacity) +
                                  " ids (" + std::to_string(capacity * 8 >> 20) +
@@ -46,8 +60,11 @@ base::Result<ExactWindowDedup> ExactWindowDedup::Create(Millis window, uint64_t 
   }
 }
 
-ExactWindowDedup::ExactWindowDedup(Millis window, uint64_t capacity, Millis start)
+ExactWindowDedup::ExactWindowDedup(Millis window, uint64_t capacity, Millis start,
+                                   uint64_t memory_limit_bytes)
     : window_(window),
+      memory_limit_bytes_(memory_limit_bytes),
+      max_ids_(MaxIdsWithin(memory_limit_bytes)),
       now_(start),
       table_(capacity, 0),
       shift_(64 - static_cast<unsigned>(std::countr_zero(capacity))) {}
@@ -127,10 +144,18 @@ Verdict ExactWindowDedup::TestAndInsert(IdHash hash) {
     ++duplicates_;
     return Verdict::kDuplicate;
   }
+  if (size_ >= max_ids_) ForgetOldest();
   Add(key);
   fifo_.push_back({key, now_});
   ++inserted_;
   return Verdict::kNew;
+}
+
+void ExactWindowDedup::ForgetOldest() {
+  const Entry oldest = fifo_.front();
+  fifo_.pop_front();
+  Erase(oldest.key);
+  forgotten_.Record(oldest.at, 1);
 }
 
 void ExactWindowDedup::TestAndInsertBatch(std::span<const IdHash> hashes,
@@ -151,7 +176,10 @@ FilterSummary ExactWindowDedup::Summary() const {
   s.inserted = inserted_;
   s.duplicates = duplicates_;
   s.bits_total = table_.size() * 64 + fifo_.size() * sizeof(Entry) * 8;
-  s.window_ms_guaranteed = window_.count();
+  s.window_ms_guaranteed = forgotten_.Held(now_, window_).count();
+  s.window_ms_configured = window_.count();
+  s.memory_limit_bytes = memory_limit_bytes_;
+  s.forgotten_early = forgotten_.ids;
   return s;
 }
 

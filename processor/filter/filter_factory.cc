@@ -36,6 +36,7 @@ base::Result<FbfConfig> FbfConfigOf(const DedupSpec& spec) {
   }
   config.adaptive = spec.adaptive;
   config.seed = spec.seed;
+  config.memory_limit_bytes = spec.memory_limit_bytes;
   if (x.max_filters) {
     config.max_filters = *x.max_filters;
     // A sized filter refreshes early for its own max_filters.
@@ -62,6 +63,7 @@ base::Result<FingerprintFilterConfig> FingerprintConfigOf(const DedupSpec& spec)
   FingerprintFilterConfig config = sized.value();
   config.adaptive = spec.adaptive;
   config.seed = spec.seed;
+  config.memory_limit_bytes = spec.memory_limit_bytes;
   if (spec.experiment.max_filters) config.max_slices = *spec.experiment.max_filters;
   return config;
 }
@@ -76,8 +78,8 @@ base::Result<std::unique_ptr<DedupFilter>> Make(const DedupSpec& spec, Millis st
       return OwnedFilter(PlainBloomDedup::Create(shape->bits, shape->hashes, spec.seed));
     }
     case DedupMode::kExact: {
-      return OwnedFilter(
-          ExactWindowDedup::Create(spec.window, static_cast<uint64_t>(WindowIds(spec)), start));
+      return OwnedFilter(ExactWindowDedup::Create(
+          spec.window, static_cast<uint64_t>(WindowIds(spec)), start, spec.memory_limit_bytes));
     }
     case DedupMode::kFbf: {
       if (spec.constituent == Constituent::kFingerprint) {
@@ -101,6 +103,49 @@ base::Result<std::unique_ptr<DedupFilter>> Make(const DedupSpec& spec, Millis st
 }
 
 }  // namespace
+
+base::Status CheckMemoryBound(const DedupSpec& spec) {
+  const uint64_t limit = spec.memory_limit_bytes;
+  if (limit == 0) return {};
+  uint64_t needed = 0;
+  switch (spec.mode) {
+    case DedupMode::kExact: {
+      const auto ids = static_cast<uint64_t>(WindowIds(spec));
+      if (ids <= ExactWindowDedup::MaxIdsWithin(limit) &&
+          ExactWindowDedup::MaxIdsWithin(limit) > 0) {
+        return {};
+      }
+      needed = ExactWindowDedup::CapacityFor(ids) * 16;
+      break;
+    }
+    case DedupMode::kFbf: {
+      if (spec.constituent == Constituent::kFingerprint) {
+        auto config = FingerprintConfigOf(spec);
+        if (!config) return config.error();
+        needed = config->groups * 64;
+        break;
+      }
+      auto config = FbfConfigOf(spec);
+      if (!config) return config.error();
+      // As the constituents allocate them: blocked filters in whole blocks.
+      const uint64_t bits = spec.constituent == Constituent::kGaussian
+                                ? config->bits_per_filter * config->cell_bits
+                                : (config->bits_per_filter + config->block_bits - 1) /
+                                      config->block_bits * config->block_bits;
+      const uint32_t filters =
+          config->past_filters + (config->check == MembershipCheck::kPairs ? 3 : 2);
+      needed = bits / 8 * filters;
+      break;
+    }
+    default:
+      return {};  // fixed sizes: the bound does not apply
+  }
+  if (needed <= limit) return {};
+  return base::InvalidArgument("the filter needs " + std::to_string(needed) +
+                               " bytes for the window at the expected rate, above its memory "
+                               "bound of " +
+                               std::to_string(limit) + " bytes");
+}
 
 base::Result<BloomShape> BloomShapeOf(const DedupSpec& spec) {
   if (spec.experiment.bloom_shape) return *spec.experiment.bloom_shape;

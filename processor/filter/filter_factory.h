@@ -55,12 +55,20 @@ struct DedupSpec {
   // bits, so the target holds (Lemma 2); memory grows by cell_bits.
   Constituent constituent = Constituent::kBlockedBloom;
   uint32_t cell_bits = 8;  // gaussian: 4, 8 or 64
+  // fbf and exact: the most bytes the filter state takes; at it the filter forgets its
+  // oldest ids early and says so (early_forgetting.h). 0: no bound beyond the mode's own.
+  uint64_t memory_limit_bytes = 0;
   ExperimentOverrides experiment;
 };
 
 // The service's modes (fbf, bloom, exact, none); mode gaussian is an experiment
 // (experiments/experiment_filters.h).
 base::Result<std::unique_ptr<DedupFilter>> MakeDedupFilter(const DedupSpec& spec, Millis start);
+
+// Whether the filter `spec` sizes fits spec.memory_limit_bytes from the start (its
+// first shape, before any growth), without building it; the error says how much it
+// needs.
+base::Status CheckMemoryBound(const DedupSpec& spec);
 
 // The shape of a bloom (or gaussian) filter: spec.experiment.bloom_shape, or sized
 // for expected_rate x window ids at target_fpp.

@@ -25,6 +25,7 @@ void FingerprintStateCodec::Encode(const BasicFingerprintFilter<W>& f, std::stri
     w.F64(c.target_fpp);
     w.U32(c.max_slices);
     w.U64(c.seed);
+    w.U64(c.memory_limit_bytes);
     w.Ms(f.now_);
     w.Ms(f.next_refresh_);
     w.U64(f.next_groups_);
@@ -33,6 +34,7 @@ void FingerprintStateCodec::Encode(const BasicFingerprintFilter<W>& f, std::stri
     w.U64(f.near_edge_);
     w.U64(f.early_refreshes_);
     w.U64(f.kicks_failed_);
+    WriteEarlyForgetting(w, f.forgotten_);
     w.U32(static_cast<uint32_t>(f.planes_.size()));
     for (const auto& plane : f.planes_) {
       w.U64(plane.memory.groups());
@@ -50,8 +52,9 @@ void FingerprintStateCodec::Encode(const BasicFingerprintFilter<W>& f, std::stri
   });
 }
 
-base::Result<FingerprintFilterConfig> FingerprintStateCodec::ReadConfig(base::ByteReader& r) {
-  const uint8_t version = r.U8();
+base::Result<FingerprintFilterConfig> FingerprintStateCodec::ReadConfig(base::ByteReader& r,
+                                                                        uint16_t version) {
+  const uint8_t layout = r.U8();
   FingerprintFilterConfig c;
   c.bucket_bits = r.U32();
   c.fingerprint_bits = r.U32();
@@ -64,9 +67,10 @@ base::Result<FingerprintFilterConfig> FingerprintStateCodec::ReadConfig(base::By
   c.target_fpp = r.F64();
   c.max_slices = r.U32();
   c.seed = r.U64();
+  if (version >= kStateFormatVersion) c.memory_limit_bytes = r.U64();
   if (!r.ok()) return CorruptState("truncated fingerprint config");
-  if (version != kFingerprintLayoutVersion) {
-    return CorruptState("fingerprint layout version " + std::to_string(version) +
+  if (layout != kFingerprintLayoutVersion) {
+    return CorruptState("fingerprint layout version " + std::to_string(layout) +
                         " is not supported (expected " + std::to_string(kFingerprintLayoutVersion) +
                         ")");
   }
@@ -77,7 +81,8 @@ base::Result<FingerprintFilterConfig> FingerprintStateCodec::ReadConfig(base::By
 }
 
 template <class W>
-base::Status FingerprintStateCodec::ReadClock(base::ByteReader& r, BasicFingerprintFilter<W>& f) {
+base::Status FingerprintStateCodec::ReadClock(base::ByteReader& r, uint16_t version,
+                                              BasicFingerprintFilter<W>& f) {
   f.now_ = r.Ms();
   f.next_refresh_ = r.Ms();
   f.next_groups_ = r.U64();
@@ -86,6 +91,9 @@ base::Status FingerprintStateCodec::ReadClock(base::ByteReader& r, BasicFingerpr
   f.near_edge_ = r.U64();
   f.early_refreshes_ = r.U64();
   f.kicks_failed_ = r.U64();
+  if (version >= kStateFormatVersion && !ReadEarlyForgetting(r, f.now_, f.forgotten_)) {
+    return CorruptState("fingerprint early forgetting out of range");
+  }
   if (!r.ok()) return CorruptState("truncated fingerprint clock");
   const FingerprintFilterConfig& c = f.config_;
   // AdvanceTo leaves now < next refresh <= now + refresh.
@@ -103,10 +111,13 @@ base::Status FingerprintStateCodec::ReadClock(base::ByteReader& r, BasicFingerpr
 }
 
 template <class W>
-base::Status FingerprintStateCodec::ReadPlanes(base::ByteReader& r, BasicFingerprintFilter<W>& f,
-                                               size_t payload_bytes) {
+base::Status FingerprintStateCodec::ReadPlanes(base::ByteReader& r, uint16_t version,
+                                               BasicFingerprintFilter<W>& f, size_t payload_bytes) {
   const uint32_t planes = r.U32();
-  if (!r.ok() || planes == 0 || planes > f.config_.max_slices) {
+  // Without a memory bound (and in format 2) failed kicks may push a plane per slice.
+  const bool bounded = version >= kStateFormatVersion && f.config_.memory_limit_bytes != 0;
+  const uint64_t most = bounded ? f.config_.max_slices : 4096;
+  if (!r.ok() || planes == 0 || planes > most) {
     return CorruptState("fingerprint plane count out of range");
   }
   std::vector<uint64_t> words;
@@ -127,13 +138,21 @@ base::Status FingerprintStateCodec::ReadPlanes(base::ByteReader& r, BasicFingerp
     plane->Restore(words);
     f.planes_.push_back({std::move(plane).value(), live});
   }
+  if (f.config_.memory_limit_bytes != 0 && f.plane_bytes() > f.config_.memory_limit_bytes) {
+    return CorruptState("fingerprint planes beyond the memory bound");
+  }
   return {};
 }
 
 template <class W>
-base::Status FingerprintStateCodec::ReadSlices(base::ByteReader& r, BasicFingerprintFilter<W>& f) {
+base::Status FingerprintStateCodec::ReadSlices(base::ByteReader& r, uint16_t version,
+                                               BasicFingerprintFilter<W>& f) {
   const uint32_t slices = r.U32();
-  if (!r.ok() || slices == 0 || slices > f.planes_.size() * FingerprintPlane<W>::kSlots) {
+  // Without a memory bound (and in format 2) failed kicks may push past max_slices.
+  const bool bounded = version >= kStateFormatVersion && f.config_.memory_limit_bytes != 0;
+  const uint64_t most = bounded ? f.config_.max_slices : UINT64_MAX;
+  if (!r.ok() || slices == 0 || slices > f.planes_.size() * FingerprintPlane<W>::kSlots ||
+      slices > most) {
     return CorruptState("fingerprint slice count out of range");
   }
   std::vector<uint32_t> used(f.planes_.size(), 0);
@@ -185,23 +204,26 @@ base::Status FingerprintStateCodec::CheckContents(const BasicFingerprintFilter<W
 
 template <class W>
 base::Result<std::unique_ptr<DedupFilter>> FingerprintStateCodec::DecodeAs(
-    base::ByteReader& r, const FingerprintFilterConfig& c, size_t payload_bytes) {
+    base::ByteReader& r, uint16_t version, const FingerprintFilterConfig& c, size_t payload_bytes) {
   BasicFingerprintFilter<W> f(c, Millis{0});
-  if (base::Status s = ReadClock(r, f); !s) return std::move(s).error();
-  if (base::Status s = ReadPlanes(r, f, payload_bytes); !s) return std::move(s).error();
-  if (base::Status s = ReadSlices(r, f); !s) return std::move(s).error();
+  if (base::Status s = ReadClock(r, version, f); !s) return std::move(s).error();
+  if (base::Status s = ReadPlanes(r, version, f, payload_bytes); !s) return std::move(s).error();
+  if (base::Status s = ReadSlices(r, version, f); !s) return std::move(s).error();
   if (!r.done()) return CorruptState("trailing bytes after fingerprint state");
   if (base::Status s = CheckContents(f); !s) return std::move(s).error();
   f.RebuildMasks();
   return std::unique_ptr<DedupFilter>(new BasicFingerprintFilter<W>(std::move(f)));
 }
 
-base::Result<std::unique_ptr<DedupFilter>> FingerprintStateCodec::Decode(std::string_view payload) {
+base::Result<std::unique_ptr<DedupFilter>> FingerprintStateCodec::Decode(std::string_view payload,
+                                                                         uint16_t version) {
   base::ByteReader r(payload);
-  base::Result<FingerprintFilterConfig> config = ReadConfig(r);
+  base::Result<FingerprintFilterConfig> config = ReadConfig(r, version);
   if (!config) return config.error();
-  if (config->bucket_bits == 128) return DecodeAs<Bucket128>(r, config.value(), payload.size());
-  return DecodeAs<uint64_t>(r, config.value(), payload.size());
+  if (config->bucket_bits == 128) {
+    return DecodeAs<Bucket128>(r, version, config.value(), payload.size());
+  }
+  return DecodeAs<uint64_t>(r, version, config.value(), payload.size());
 }
 
 template void FingerprintStateCodec::Encode(const BasicFingerprintFilter<uint64_t>&, std::string&);

@@ -144,7 +144,15 @@ base::Result<BasicForgetfulFilter<C>> BasicForgetfulFilter<C>::Create(const FbfC
     return base::InvalidArgument("start time must be within +-2^61 ms");
   }
   try {
-    return BasicForgetfulFilter(config, start);
+    BasicForgetfulFilter filter(config, start);
+    if (filter.max_slots_ < filter.target_filters_) {
+      return base::InvalidArgument("a memory bound of " +
+                                   Str(static_cast<int64_t>(config.memory_limit_bytes)) +
+                                   " bytes holds " + Str(filter.max_slots_) + " filters of " +
+                                   Str(static_cast<int64_t>(filter.slots_[0].bloom.bits() / 8)) +
+                                   " bytes; the window needs " + Str(filter.target_filters_));
+    }
+    return filter;
   } catch (const std::bad_alloc&) {
     return base::InvalidArgument(
         "cannot allocate " + Str(config.past_filters + NonPastFilters(config)) + " filters of " +
@@ -171,6 +179,10 @@ BasicForgetfulFilter<C>::BasicForgetfulFilter(FbfConfig config, Millis start)
     if (i >= 2) slot.left_present = start;
     slots_.push_back(std::move(slot));
   }
+  const uint64_t filter_bytes = std::max<uint64_t>(1, slots_[0].bloom.bits() / 8);
+  max_slots_ = static_cast<uint32_t>(std::min<uint64_t>(
+      config.memory_limit_bytes == 0 ? UINT32_MAX : config.memory_limit_bytes / filter_bytes,
+      UINT32_MAX));
   RebuildViews();
 }
 
@@ -228,10 +240,26 @@ void BasicForgetfulFilter<C>::DropDroppable(Millis at, uint32_t keep) {
 }
 
 template <class C>
+void BasicForgetfulFilter<C>::ForgetOldest(Millis at) {
+  const Slot& oldest = slots_.back();
+  if (!OldestDroppable(at)) {
+    // The ids it was the last holder of were inserted before it stopped being the
+    // future (the present, for pairs); OldestDroppable says which.
+    const Millis last_needed =
+        config_.check == MembershipCheck::kPairs ? oldest.left_present : oldest.left_future;
+    forgotten_.Record(last_needed == Millis::max() ? at : last_needed - Millis{1},
+                      oldest.bloom.inserted());
+  }
+  if (spare_.empty()) spare_.push_back(std::move(slots_.back().bloom));
+  slots_.pop_back();
+}
+
+template <class C>
 void BasicForgetfulFilter<C>::Refresh(Millis at) {
   // Drop first (down to one below the target) so that the dropped filter's memory
   // becomes the new future.
   DropDroppable(at, target_filters_ - 1);
+  if (slots_.size() >= max_slots_) ForgetOldest(at);
   PushFuture(at);
   RebuildViews();
 }
@@ -239,11 +267,14 @@ void BasicForgetfulFilter<C>::Refresh(Millis at) {
 template <class C>
 void BasicForgetfulFilter<C>::RefreshEarlyIfFull() {
   if (config_.slice_capacity == 0 || slots_[0].bloom.inserted() < config_.slice_capacity) return;
-  // At max_filters the ring cannot grow: the future overfills (and the estimate
-  // shows it) rather than dropping a filter that still holds ids of the window.
-  if (slots_.size() >= config_.max_filters) return;
   // The full future holds ids of time now_: it stops being the future just after
-  // them (a regular refresh at time t comes before any insert at t).
+  // them (a regular refresh at time t comes before any insert at t). At the bound the
+  // oldest filter makes way, and what it held is counted as forgotten early.
+  if (slots_.size() >= std::min(config_.max_filters, max_slots_)) {
+    // Unbounded, the future overfills (and the estimate shows it).
+    if (config_.memory_limit_bytes == 0) return;
+    ForgetOldest(now_);
+  }
   PushFuture(now_ + Millis{1});
   // The new slice gets a whole period: at a steady load above the sizing, slices end
   // when full rather than alternating between full and nearly empty ones.
@@ -260,7 +291,7 @@ void BasicForgetfulFilter<C>::Adapt(Millis at) {
   limits.window = window_;
   limits.refresh_step = refresh_step_;
   limits.min_filters = non_past_filters() + 1;
-  limits.max_filters = config_.max_filters;
+  limits.max_filters = std::min(config_.max_filters, max_slots_);
   limits.non_past_filters = non_past_filters();
   // The recent insert rate, per ms, from the inserts since the last adaptation.
   const double rate_per_ms = static_cast<double>(inserted_ - inserted_at_last_adapt_) /
@@ -458,8 +489,9 @@ template <class C>
 Millis BasicForgetfulFilter<C>::GuaranteedWindow() const {
   // The window a filter is dropped by (OldestDroppable), not the shape's nominal
   // window: after early refreshes or a resize the ring may span less than
-  // (past filters + 1) * refresh, never less than this.
-  return window_;
+  // (past filters + 1) * refresh, never less than this, unless the memory bound
+  // dropped filters early.
+  return forgotten_.Held(now_, window_);
 }
 
 template <class C>
@@ -486,6 +518,9 @@ FilterSummary BasicForgetfulFilter<C>::Summary() const {
   }
   s.refresh_ms = refresh_.count();
   s.window_ms_guaranteed = GuaranteedWindow().count();
+  s.window_ms_configured = window_.count();
+  s.memory_limit_bytes = config_.memory_limit_bytes;
+  s.forgotten_early = forgotten_.ids;
   return s;
 }
 

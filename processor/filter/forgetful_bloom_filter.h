@@ -16,10 +16,20 @@
 // depends only on the sequence of inserts, so replicas fed the same calls push at
 // the same points.
 //
-// The window is a hard invariant, enforced here and not only by the policy: a
-// filter is dropped only when every id whose last holder it is was inserted at
-// least `window` ago. When adaptation shortens the refresh period faster than
-// filters are added, the filter ring grows instead of forgetting early.
+// The window is a hard invariant, enforced here and not only by the policy, within
+// the memory bound: a filter is dropped only when every id whose last holder it is
+// was inserted at least `window` ago. When adaptation shortens the refresh period
+// faster than filters are added, the filter ring grows instead of forgetting early.
+//
+// Memory bound (memory_limit_bytes; the service always sets one): the ring holds at
+// most memory_limit_bytes / the bytes of one filter. A ring that must push a filter
+// past that (a refresh with nothing droppable), or whose future is full at
+// max_filters (the clock stopped while ids kept coming, or the load outgrew the
+// bound), drops its oldest filter although it still holds ids of the window, and
+// records it (early_forgetting.h); the guaranteed window then reports what the ring
+// really holds. Overfilling the future instead would break the false-positive target
+// without bound. Without a memory bound (filter-eval's experiments) nothing is
+// forgotten early: the future overfills at max_filters.
 //
 // Membership checks (filters are independent: each derives its bits from its own
 // seed, see blocked_bloom.h):
@@ -52,6 +62,7 @@
 #include "processor/filter/adaptive_policy.h"
 #include "processor/filter/blocked_bloom.h"
 #include "processor/filter/dedup_filter.h"
+#include "processor/filter/early_forgetting.h"
 #include "processor/filter/fpp_model.h"
 #include "processor/filter/gaussian_bloom.h"
 #include "processor/filter/membership_check.h"
@@ -78,6 +89,8 @@ struct FbfConfig {
   double target_fpp = 1e-6;  // used by adaptation
   Millis refresh_step{0};    // 0: refresh / 10 (at least 1 ms)
   uint32_t max_filters = 64;
+  // Bytes the constituent filters may take together; 0: max_filters alone bounds them.
+  uint64_t memory_limit_bytes = 0;
   Millis adapt_every{1000};  // Algorithm 3 runs once per second of the clock
   // Ids one slice may take before the future is pushed early; 0: never early (the
   // paper). SizeFbf sets it with SliceCapacity (sizing.h).
@@ -119,8 +132,12 @@ class BasicForgetfulFilter final : public DedupFilter {
   uint32_t target_filters() const { return target_filters_; }
   Millis refresh_period() const { return refresh_; }
   Millis window() const { return window_; }
-  // max(window, nominal window of the current shape).
+  // The window every id is held for: the configured one, less while ids inserted
+  // within it were dropped at the memory bound.
   Millis GuaranteedWindow() const;
+  // The most filters the memory bound holds (UINT32_MAX without one).
+  uint32_t max_slots() const { return max_slots_; }
+  const EarlyForgetting& forgotten_early() const { return forgotten_; }
   Millis now() const { return now_; }
   // Refreshes that came early because the future reached slice_capacity.
   uint64_t early_refreshes() const { return early_refreshes_; }
@@ -152,6 +169,9 @@ class BasicForgetfulFilter final : public DedupFilter {
   bool OldestDroppable(Millis at) const;
   // Drops the oldest filter while more than `keep` remain and it is droppable.
   void DropDroppable(Millis at, uint32_t keep);
+  // At the bound: drops the oldest filter even if it still holds ids of the window,
+  // and records them.
+  void ForgetOldest(Millis at);
   void Refresh(Millis at);
   // After an insert: pushes a new future when the current one is full.
   void RefreshEarlyIfFull();
@@ -165,6 +185,8 @@ class BasicForgetfulFilter final : public DedupFilter {
   Millis refresh_{0};
   Millis refresh_step_{0};
   uint32_t target_filters_ = 0;
+  uint32_t max_slots_ = 0;
+  EarlyForgetting forgotten_;
   Millis now_{0};
   Millis next_refresh_{0};
   Millis next_adapt_{0};

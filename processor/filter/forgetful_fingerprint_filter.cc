@@ -92,6 +92,11 @@ base::Result<BasicFingerprintFilter<W>> BasicFingerprintFilter<W>::Create(
   if (start > kMaxFilterTime || start < -kMaxFilterTime) {
     return base::InvalidArgument("start time must be within +-2^61 ms");
   }
+  if (config.memory_limit_bytes != 0 && config.groups * 64 > config.memory_limit_bytes) {
+    return base::InvalidArgument("a memory bound of " + std::to_string(config.memory_limit_bytes) +
+                                 " bytes is below the first slices' plane of " +
+                                 std::to_string(config.groups * 64) + " bytes");
+  }
   auto plane = Plane::Create(config.groups);
   if (!plane) return plane.error();
   BasicFingerprintFilter filter(config, start);
@@ -427,7 +432,55 @@ typename BasicFingerprintFilter<W>::Slice BasicFingerprintFilter<W>::AcquireSlic
 }
 
 template <class W>
+uint64_t BasicFingerprintFilter<W>::plane_bytes() const {
+  uint64_t bytes = 0;
+  for (const PlaneSlots& plane : planes_) bytes += plane.memory.groups() * 64;
+  return bytes;
+}
+
+template <class W>
+uint64_t BasicFingerprintFilter<W>::GroupsWithinTheBound(uint64_t groups) const {
+  const uint64_t limit = config_.memory_limit_bytes;
+  if (limit == 0) return groups;
+  const uint64_t present = planes_[slices_.front().plane].memory.groups();
+  if (groups == present) return groups;
+  // Sizes stay powers of two times the first slice's (the decoder checks it).
+  while (groups > config_.groups && (groups + present) * 64 > limit) groups /= 2;
+  return (groups + present) * 64 <= limit ? groups : present;
+}
+
+template <class W>
+bool BasicFingerprintFilter<W>::FitsTheBound(uint64_t groups) const {
+  if (config_.memory_limit_bytes == 0) return true;
+  for (const PlaneSlots& plane : planes_) {
+    if (plane.memory.groups() == groups && plane.live != Plane::kAllSlots) return true;
+  }
+  return plane_bytes() + groups * 64 <= config_.memory_limit_bytes;
+}
+
+template <class W>
+void BasicFingerprintFilter<W>::ForgetOldest() {
+  const Slice oldest = slices_.back();
+  if (oldest.ids > 0 && oldest.newest >= now_ - window_) {
+    forgotten_.Record(oldest.newest, oldest.ids);
+  }
+  slices_.pop_back();
+  ReleaseSlice(oldest);
+}
+
+template <class W>
 void BasicFingerprintFilter<W>::PushSlice(uint64_t groups) {
+  const uint64_t fitted = GroupsWithinTheBound(groups);
+  // The slices to come take the size that fits, or every full present pushes early.
+  if (groups == next_groups_) next_groups_ = fitted;
+  groups = fitted;
+  // Without a memory bound (filter-eval's experiments) nothing is forgotten early. With
+  // the present alone, its plane has a free slot of its size.
+  const bool bounded = config_.memory_limit_bytes != 0;
+  while (bounded && slices_.size() > 1 &&
+         (slices_.size() >= config_.max_slices || !FitsTheBound(groups))) {
+    ForgetOldest();
+  }
   slices_.insert(slices_.begin(), AcquireSlice(groups));
   RebuildMasks();
 }
@@ -513,7 +566,7 @@ void BasicFingerprintFilter<W>::GrowTo(double wanted) {
     if (grown * 2 > Plane::kMaxGroups) break;
     grown *= 2;
   } while (static_cast<double>(grown) < wanted && grown < next_groups_ * kMaxGrowth);
-  next_groups_ = grown;
+  next_groups_ = GroupsWithinTheBound(grown);
 }
 
 template <class W>
@@ -616,7 +669,10 @@ FilterSummary BasicFingerprintFilter<W>::Summary() const {
     s.constituents.push_back(c);
   }
   s.refresh_ms = config_.refresh.count();
-  s.window_ms_guaranteed = window_.count();
+  s.window_ms_guaranteed = forgotten_.Held(now_, window_).count();
+  s.window_ms_configured = window_.count();
+  s.memory_limit_bytes = config_.memory_limit_bytes;
+  s.forgotten_early = forgotten_.ids;
   return s;
 }
 

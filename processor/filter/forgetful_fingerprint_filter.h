@@ -37,6 +37,15 @@
 // no place pushes a new present of the same size and puts the fingerprint left in hand there:
 // nothing is lost. Slices of a new size open a new plane; a plane goes when its last slice does.
 //
+// Bounds. With a memory bound (the service always sets one), at most max_slices slices
+// are live and the planes take at most memory_limit_bytes together. A push that would
+// pass either first takes a smaller size
+// for the slices to come (halving toward the first slice's, then the present's), then
+// drops the oldest slices, even ones that still hold ids of the window, until it fits;
+// what they held is recorded (early_forgetting.h) and the guaranteed window reports what
+// the ring really holds. So every state the filter reaches is within both bounds, and
+// the decoder can refuse any state beyond them.
+//
 // Determinism: slices, kicks and sizes follow from the calls only, so replicas fed
 // the same calls hold bit-identical state.
 //
@@ -51,6 +60,7 @@
 
 #include "processor/base/result.h"
 #include "processor/filter/dedup_filter.h"
+#include "processor/filter/early_forgetting.h"
 #include "processor/filter/fingerprint_fields.h"
 #include "processor/filter/fingerprint_plane.h"
 
@@ -66,7 +76,9 @@ struct FingerprintFilterConfig {
   Millis window{0};                // 0: N * t; at most N * t
   bool adaptive = true;
   double target_fpp = 1e-6;
-  uint32_t max_slices = 64;  // beyond it a slice is pushed only to keep a fingerprint
+  uint32_t max_slices = 64;
+  // Of the planes together; 0: no bound, and failed kicks may push past max_slices.
+  uint64_t memory_limit_bytes = 0;
   uint64_t seed = 0x6F6E6365636F756EULL;
 };
 
@@ -109,6 +121,9 @@ class BasicFingerprintFilter final : public DedupFilter {
   Millis now() const { return now_; }
   uint64_t early_refreshes() const { return early_refreshes_; }
   uint64_t kicks_failed() const { return kicks_failed_; }
+  const EarlyForgetting& forgotten_early() const { return forgotten_; }
+  // Bytes of the planes (every slice's fields).
+  uint64_t plane_bytes() const;
   // Occupied fields of every slice, counted in the planes (O(memory)): a check that
   // the per-slice counts are right.
   std::vector<uint64_t> CountFingerprints() const;
@@ -203,6 +218,13 @@ class BasicFingerprintFilter final : public DedupFilter {
   // A free slot in a plane of `groups` groups (a new plane when none has one).
   Slice AcquireSlice(uint64_t groups);
   void PushSlice(uint64_t groups);
+  // `groups`, or the largest size toward the first slice's (then the present's) that
+  // fits the memory bound beside the present's plane.
+  uint64_t GroupsWithinTheBound(uint64_t groups) const;
+  // Whether a slice of `groups` can be pushed without passing the memory bound.
+  bool FitsTheBound(uint64_t groups) const;
+  // Drops the oldest slice, recording what it held if that was inside the window.
+  void ForgetOldest();
   bool OldestDroppable(Millis at) const;
   void DropDroppable(Millis at);
   void ReleaseSlice(const Slice& slice);
@@ -244,6 +266,7 @@ class BasicFingerprintFilter final : public DedupFilter {
   uint64_t near_edge_ = 0;
   uint64_t early_refreshes_ = 0;
   uint64_t kicks_failed_ = 0;
+  EarlyForgetting forgotten_;
 };
 
 using FingerprintFilter64 = BasicFingerprintFilter<uint64_t>;

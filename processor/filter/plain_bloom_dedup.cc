@@ -52,6 +52,7 @@ FilterSummary PlainBloomDedup::Summary() const {
   s.constituents.push_back({bloom_.inserted(), bloom_.FillRatio(), s.estimated_fpp});
   // Never forgets: every id ever inserted is caught (until false positives swamp it).
   s.window_ms_guaranteed = -1;
+  s.window_ms_configured = -1;
   return s;
 }
 

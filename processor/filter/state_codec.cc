@@ -49,8 +49,11 @@ base::Result<std::unique_ptr<DedupFilter>> DecodeFramed(std::string_view bytes) 
   }
   switch (static_cast<DedupMode>(mode)) {
     case DedupMode::kFbf:
-      if (constituent == kFingerprintConstituent) return FingerprintStateCodec::Decode(body);
-      return constituent == 1 ? FbfStateCodec::DecodeGaussian(body) : FbfStateCodec::Decode(body);
+      if (constituent == kFingerprintConstituent) {
+        return FingerprintStateCodec::Decode(body, frame->version);
+      }
+      return constituent == 1 ? FbfStateCodec::DecodeGaussian(body, frame->version)
+                              : FbfStateCodec::Decode(body, frame->version);
     case DedupMode::kGaussian:
       return CorruptState(
           "mode gaussian is filter-eval's single Gaussian filter, not a service filter "
@@ -58,7 +61,7 @@ base::Result<std::unique_ptr<DedupFilter>> DecodeFramed(std::string_view bytes) 
     case DedupMode::kBloom:
       return BloomStateCodec::Decode(body);
     case DedupMode::kExact:
-      return ExactStateCodec::Decode(body);
+      return ExactStateCodec::Decode(body, frame->version);
     case DedupMode::kNone:
       return NoneStateCodec::Decode(body);
   }
@@ -93,6 +96,7 @@ void FbfStateCodec::EncodeWith(const BasicForgetfulFilter<C>& f, std::string& ou
         w.U64(c.seed);
         w.U8(static_cast<uint8_t>(c.policy));
         w.U64(c.slice_capacity);
+        w.U64(c.memory_limit_bytes);
         params(w, c);
         w.Ms(f.refresh_);
         w.U32(f.target_filters_);
@@ -105,6 +109,7 @@ void FbfStateCodec::EncodeWith(const BasicForgetfulFilter<C>& f, std::string& ou
         w.U64(f.near_edge_);
         w.U64(f.inserted_at_last_adapt_);
         w.U64(f.early_refreshes_);
+        WriteEarlyForgetting(w, f.forgotten_);
         w.U32(static_cast<uint32_t>(f.slots_.size()));
         for (const auto& slot : f.slots_) {
           w.U64(slot.bloom.seed());
@@ -134,7 +139,8 @@ void FbfStateCodec::Encode(const GaussianForgetfulFilter& f, std::string& out) {
 }
 
 template <class ReadParams>
-base::Result<FbfConfig> FbfStateCodec::ReadConfig(base::ByteReader& r, ReadParams&& params) {
+base::Result<FbfConfig> FbfStateCodec::ReadConfig(base::ByteReader& r, uint16_t version,
+                                                  ReadParams&& params) {
   FbfConfig c;
   c.bits_per_filter = r.U64();
   c.hashes = static_cast<int>(r.U32());
@@ -152,6 +158,7 @@ base::Result<FbfConfig> FbfStateCodec::ReadConfig(base::ByteReader& r, ReadParam
   c.seed = r.U64();
   const uint8_t policy = r.U8();
   c.slice_capacity = r.U64();
+  if (version >= kStateFormatVersion) c.memory_limit_bytes = r.U64();
   const base::Status params_read = params(r, c);
   if (!r.ok()) return CorruptState("truncated fbf config");
   if (!params_read) return params_read.error();
@@ -163,8 +170,8 @@ base::Result<FbfConfig> FbfStateCodec::ReadConfig(base::ByteReader& r, ReadParam
 }
 
 template <class C>
-base::Status FbfStateCodec::ReadClock(base::ByteReader& r, BasicForgetfulFilter<C>& f,
-                                      uint32_t& slots) {
+base::Status FbfStateCodec::ReadClock(base::ByteReader& r, uint16_t version,
+                                      BasicForgetfulFilter<C>& f, uint32_t& slots) {
   f.refresh_ = r.Ms();
   f.target_filters_ = r.U32();
   f.now_ = r.Ms();
@@ -176,11 +183,17 @@ base::Status FbfStateCodec::ReadClock(base::ByteReader& r, BasicForgetfulFilter<
   f.near_edge_ = r.U64();
   f.inserted_at_last_adapt_ = r.U64();
   f.early_refreshes_ = r.U64();
+  if (version >= kStateFormatVersion && !ReadEarlyForgetting(r, f.now_, f.forgotten_)) {
+    return CorruptState("fbf early forgetting out of range");
+  }
   slots = r.U32();
   if (!r.ok()) return CorruptState("truncated fbf state");
+  // Under a memory bound the ring never holds more than max_slots (with none, and in
+  // format 2, refreshes with nothing droppable may grow it).
   if (f.refresh_.count() <= 0 || f.refresh_ > kMaxPeriod ||
-      f.target_filters_ < f.non_past_filters() + 1 || f.target_filters_ > f.config_.max_filters ||
-      slots < f.non_past_filters() + 1 || slots > 4096) {
+      f.target_filters_ < f.non_past_filters() + 1 ||
+      f.target_filters_ > std::min(f.config_.max_filters, f.max_slots_) ||
+      slots < f.non_past_filters() + 1 || slots > std::min<uint32_t>(4096, f.max_slots_)) {
     return CorruptState("fbf shape out of range");
   }
   // AdvanceTo leaves now < next refresh <= now + refresh, and the next adaptation
@@ -222,27 +235,29 @@ base::Status FbfStateCodec::ReadSlots(base::ByteReader& r, BasicForgetfulFilter<
 
 template <class C, class ReadParams, class ReadSlot>
 base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeWith(std::string_view payload,
+                                                                     uint16_t version,
                                                                      ReadParams&& params,
                                                                      ReadSlot&& slot_bits) {
   base::ByteReader r(payload);
-  base::Result<FbfConfig> config = ReadConfig(r, params);
+  base::Result<FbfConfig> config = ReadConfig(r, version, params);
   if (!config) return config.error();
   const Millis now_read_later{0};
   auto created = BasicForgetfulFilter<C>::Create(config.value(), now_read_later);
   if (!created) return CorruptState(created.message());
   BasicForgetfulFilter<C> f = std::move(created).value();
   uint32_t slots = 0;
-  if (base::Status s = ReadClock(r, f, slots); !s) return std::move(s).error();
+  if (base::Status s = ReadClock(r, version, f, slots); !s) return std::move(s).error();
   if (base::Status s = ReadSlots(r, f, slots, slot_bits); !s) return std::move(s).error();
   if (!r.done()) return CorruptState("trailing bytes after fbf state");
   f.RebuildViews();
   return std::unique_ptr<DedupFilter>(new BasicForgetfulFilter<C>(std::move(f)));
 }
 
-base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_view payload) {
+base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_view payload,
+                                                                 uint16_t version) {
   std::vector<uint64_t> words;
   return DecodeWith<BlockedBloom>(
-      payload,
+      payload, version,
       [&](base::ByteReader&, const FbfConfig& c) -> base::Status {
         // Every filter's bits are in the payload: refuse to allocate more than it holds.
         if (c.bits_per_filter / 8 > payload.size()) {
@@ -260,10 +275,11 @@ base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_vie
       });
 }
 
-base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeGaussian(std::string_view payload) {
+base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeGaussian(std::string_view payload,
+                                                                         uint16_t version) {
   std::vector<uint64_t> words;
   return DecodeWith<GaussianBloom>(
-      payload,
+      payload, version,
       [&](base::ByteReader& r, FbfConfig& c) -> base::Status {
         c.cell_bits = r.U8();
         const uint8_t exp = r.U8();
@@ -325,14 +341,17 @@ base::Result<std::unique_ptr<DedupFilter>> BloomStateCodec::Decode(std::string_v
   return std::unique_ptr<DedupFilter>(new PlainBloomDedup(std::move(f)));
 }
 
-// Exact payload: window, clock, counters, table capacity, then the FIFO (oldest
-// first); the table is rebuilt from the FIFO, which holds exactly its members.
+// Exact payload: window, memory bound (format 3), clock, counters, early forgetting
+// (format 3), the FIFO's length, then the FIFO (oldest first); the table is rebuilt
+// from the FIFO, which holds exactly its members.
 void ExactStateCodec::Encode(const ExactWindowDedup& f, std::string& out) {
   Frame(DedupMode::kExact, out, [&](base::ByteWriter& w) {
     w.Ms(f.window_);
+    w.U64(f.memory_limit_bytes_);
     w.Ms(f.now_);
     w.U64(f.inserted_);
     w.U64(f.duplicates_);
+    WriteEarlyForgetting(w, f.forgotten_);
     w.U64(f.fifo_.size());
     for (const auto& e : f.fifo_) {
       w.U64(e.key);
@@ -341,19 +360,29 @@ void ExactStateCodec::Encode(const ExactWindowDedup& f, std::string& out) {
   });
 }
 
-base::Result<std::unique_ptr<DedupFilter>> ExactStateCodec::Decode(std::string_view payload) {
+base::Result<std::unique_ptr<DedupFilter>> ExactStateCodec::Decode(std::string_view payload,
+                                                                   uint16_t version) {
   base::ByteReader r(payload);
+  const bool bounded = version >= kStateFormatVersion;
   const Millis window = r.Ms();
+  const uint64_t memory_limit_bytes = bounded ? r.U64() : 0;
   const Millis now = r.Ms();
   const uint64_t inserted = r.U64();
   const uint64_t duplicates = r.U64();
+  EarlyForgetting forgotten;
+  if (bounded && !ReadEarlyForgetting(r, now, forgotten)) {
+    return CorruptState("exact early forgetting out of range");
+  }
   const uint64_t entries = r.U64();
   if (!r.ok()) return CorruptState("truncated exact state");
   if (window.count() <= 0 || window > kMaxPeriod || now > kMaxFilterTime || now < -kMaxFilterTime ||
-      entries > (payload.size() / 16)) {
+      entries > (payload.size() / 16) ||
+      entries > ExactWindowDedup::MaxIdsWithin(memory_limit_bytes) ||
+      ExactWindowDedup::MaxIdsWithin(memory_limit_bytes) == 0) {
     return CorruptState("exact shape out of range");
   }
-  ExactWindowDedup f(window, ExactWindowDedup::CapacityFor(entries), now);
+  ExactWindowDedup f(window, ExactWindowDedup::CapacityFor(entries), now, memory_limit_bytes);
+  f.forgotten_ = forgotten;
   for (uint64_t i = 0; i < entries; ++i) {
     const uint64_t key = r.U64();
     const Millis at = r.Ms();

@@ -1,12 +1,13 @@
 // The serialized form of a dedup filter's whole state: snapshots, replication and
 // the `digest` compared between an active shard and its standbys.
 //
-// Layout (all integers little-endian, version 2; version 1 had no slice capacity
-// and no early-refresh count in the FBF payload):
+// Layout (all integers little-endian, version 3; version 2, still read, had no
+// memory bound and no early forgetting in the fbf and exact payloads (see
+// state_codec.cc); version 1 had no slice capacity and no early-refresh count):
 //
 //   offset  size  field
 //   0       4     magic "OCDF"
-//   4       2     format version (2)
+//   4       2     format version (3)
 //   6       1     mode (DedupMode)
 //   7       1     constituent: 0 blocked Bloom, 1 Gaussian (fbf); 0 otherwise
 //   8       8     payload length P
@@ -62,8 +63,11 @@ base::Result<std::unique_ptr<DedupFilter>> DecodeDedupFilter(std::string_view by
 struct FbfStateCodec {
   static void Encode(const ForgetfulBloomFilter& f, std::string& out);
   static void Encode(const GaussianForgetfulFilter& f, std::string& out);
-  static base::Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload);
-  static base::Result<std::unique_ptr<DedupFilter>> DecodeGaussian(std::string_view payload);
+  // `version`: the frame's (state_frame.h).
+  static base::Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload,
+                                                           uint16_t version);
+  static base::Result<std::unique_ptr<DedupFilter>> DecodeGaussian(std::string_view payload,
+                                                                   uint16_t version);
 
  private:
   // The parts both constituents share; the constituent's own fields come between
@@ -73,15 +77,18 @@ struct FbfStateCodec {
                          WriteParams&& params, WriteSlot&& slot);
   template <class C, class ReadParams, class ReadSlot>
   static base::Result<std::unique_ptr<DedupFilter>> DecodeWith(std::string_view payload,
+                                                               uint16_t version,
                                                                ReadParams&& params,
                                                                ReadSlot&& slot);
   // The steps of DecodeWith: the config (the constituent's own fields read by
   // `params`), the filter's clock and counts, and the slots (each one's bits read by
   // `slot`); each refuses values no encoder writes.
   template <class ReadParams>
-  static base::Result<FbfConfig> ReadConfig(base::ByteReader& r, ReadParams&& params);
+  static base::Result<FbfConfig> ReadConfig(base::ByteReader& r, uint16_t version,
+                                            ReadParams&& params);
   template <class C>
-  static base::Status ReadClock(base::ByteReader& r, BasicForgetfulFilter<C>& f, uint32_t& slots);
+  static base::Status ReadClock(base::ByteReader& r, uint16_t version, BasicForgetfulFilter<C>& f,
+                                uint32_t& slots);
   template <class C, class ReadSlot>
   static base::Status ReadSlots(base::ByteReader& r, BasicForgetfulFilter<C>& f, uint32_t slots,
                                 ReadSlot&& slot);
@@ -92,7 +99,8 @@ struct BloomStateCodec {
 };
 struct ExactStateCodec {
   static void Encode(const ExactWindowDedup& f, std::string& out);
-  static base::Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload);
+  static base::Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload,
+                                                           uint16_t version);
 };
 struct NoneStateCodec {
   static void Encode(const NoDedup& f, std::string& out);

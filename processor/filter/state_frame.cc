@@ -41,10 +41,13 @@ base::Result<StateFrame> ReadStateFrame(std::string_view bytes) {
   frame.mode = header.U8();
   frame.constituent = header.U8();
   const uint64_t payload = header.U64();
-  if (version != kStateFormatVersion) {
+  if (version != kStateFormatVersion && version != kUnboundedStateFormatVersion) {
     return CorruptState("format version " + std::to_string(version) +
-                        " is not supported (expected " + std::to_string(kStateFormatVersion) + ")");
+                        " is not supported (expected " +
+                        std::to_string(kUnboundedStateFormatVersion) + " or " +
+                        std::to_string(kStateFormatVersion) + ")");
   }
+  frame.version = version;
   if (payload != bytes.size() - kHeaderBytes - kChecksumBytes) {
     return CorruptState("length mismatch");
   }

@@ -17,13 +17,18 @@
 
 namespace oncecount::filter {
 
-inline constexpr uint16_t kStateFormatVersion = 2;
+// Version 3 added the memory bound and what the filter forgot early at it
+// (early_forgetting.h) after the payloads of the bounded modes (fbf, exact); version
+// 2 states are still read, as filters without a bound that forgot nothing.
+inline constexpr uint16_t kStateFormatVersion = 3;
+inline constexpr uint16_t kUnboundedStateFormatVersion = 2;
 
 // Appends a frame to `out` whose payload `write_payload` writes.
 void WriteStateFrame(DedupMode mode, uint8_t constituent, std::string& out,
                      const std::function<void(base::ByteWriter&)>& write_payload);
 
 struct StateFrame {
+  uint16_t version = kStateFormatVersion;
   uint8_t mode = 0;  // not yet checked against DedupMode
   uint8_t constituent = 0;
   std::string_view payload;  // into the bytes given to ReadStateFrame

@@ -57,6 +57,8 @@ TEST(Config, GivesEveryKeyItsDefaultForAnEmptyFile) {
   EXPECT_EQ(c.dedup.expected_rate, 10000);
   EXPECT_TRUE(c.dedup.adaptive);
   EXPECT_EQ(c.dedup.check, filter::MembershipCheck::kPairs);
+  EXPECT_EQ(c.dedup.max_filter_mib, 256);
+  EXPECT_EQ(config::DedupSpecOf(c.dedup).memory_limit_bytes, uint64_t{256} << 20);
   EXPECT_EQ(c.http.listen, "127.0.0.1:8080");
   EXPECT_EQ(c.state.dir, "./state");
 }
@@ -154,6 +156,7 @@ dedup:
   adaptive: false
   check: paper
   filter: bloom
+  max_filter_mib: 64
 http:
   listen: "[::1]:0"
 state:
@@ -175,6 +178,7 @@ state:
   EXPECT_EQ(c.dedup.expected_rate, 500);
   EXPECT_FALSE(c.dedup.adaptive);
   EXPECT_EQ(c.dedup.check, filter::MembershipCheck::kPaper);
+  EXPECT_EQ(c.dedup.max_filter_mib, 64);
   EXPECT_EQ(c.http.listen, "[::1]:0");
   EXPECT_EQ(c.state.dir, "/var/lib/oncecount");
 }
@@ -250,6 +254,23 @@ TEST(Config, RejectsOutOfRangeValuesNamingTheKey) {
             "processing.commit_interval_ms");
   EXPECT_EQ(Err(ParseConfig("processing:\n  standby_replicas: 9\n", NoEnv())).subject(),
             "processing.standby_replicas");
+  EXPECT_EQ(Err(ParseConfig("dedup:\n  max_filter_mib: 0\n", NoEnv())).subject(),
+            "dedup.max_filter_mib");
+}
+
+// The filter's first size must fit its memory bound, or every shard would fail at
+// its first adoption: refused at start, naming the key, in every bounded mode.
+TEST(Config, RejectsAMemoryBoundBelowTheFiltersFirstSize) {
+  for (const char* mode :
+       {"mode: fbf\n  filter: bloom", "mode: fbf\n  filter: fingerprint", "mode: exact"}) {
+    SCOPED_TRACE(mode);
+    const std::string yaml =
+        std::string("dedup:\n  ") + mode + "\n  expected_rate: 50000\n  max_filter_mib: 1\n";
+    const base::Error e = Err(ParseConfig(yaml, NoEnv()));
+    EXPECT_EQ(e.subject(), "dedup.max_filter_mib");
+    EXPECT_NE(e.message().find("memory bound"), std::string::npos) << e.message();
+    Ok(ParseConfig(std::string("dedup:\n  ") + mode + "\n  expected_rate: 50000\n", NoEnv()));
+  }
 }
 
 TEST(Config, RejectsAWindowTheFilterCannotHold) {

@@ -67,6 +67,9 @@ ShardView DetailedView() {
   v.filter.filters = 3;
   v.filter.refresh_ms = 1'500;
   v.filter.window_ms_guaranteed = 3'000;
+  v.filter.window_ms_configured = 3'000;
+  v.filter.memory_limit_bytes = uint64_t{256} << 20;
+  v.filter.forgotten_early = 0;
   v.filter.constituents = {{0, 0, 0}, {25, 0.125, 0.0001}, {15, 0.0625, 0.00002}};
   v.target_fpp = 0.001;
   v.digest = "00112233aabbccdd";
@@ -393,6 +396,38 @@ TEST_F(ApiTest, ReadinessShowsShardsByRoleAndTheFurthestReplicaLag) {
   EXPECT_EQ(body["max_replica_lag_ms"].get_int64().value(), 180);
 }
 
+// SPEC §2.1: a filter that cannot keep its window says so. The shard still runs, so
+// the instance stays ready, with the shard and the reason under "degraded".
+TEST_F(ApiTest, ReadinessNamesTheShardsWhoseFilterHoldsLessThanItsWindow) {
+  board_.SetAssignmentKnown(true);
+  Publish(DetailedView());
+  Response r = Get("/readyz");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(Json(r)["degraded"].get_array().value().size(), 0u);
+
+  ShardView forgetting = DetailedView();
+  forgetting.filter.window_ms_guaranteed = 1'200;
+  forgetting.filter.forgotten_early = 5'000;
+  Publish(forgetting);
+  ShardView standby = SecondView();  // a standby's filter is its active's concern
+  standby.role = ShardRole::kStandby;
+  standby.filter = forgetting.filter;
+  Publish(standby);
+  r = Get("/readyz");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  auto degraded = Json(r)["degraded"].get_array().value();
+  ASSERT_EQ(degraded.size(), 1u) << r.body;
+  auto first = degraded.at(0);
+  EXPECT_EQ(first["partition"].get_int64().value(), 0);
+  const std::string reason(first["reason"].get_string().value());
+  EXPECT_NE(reason.find("holds 1200 ms of its 3000 ms window"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("256 MiB, dedup.max_filter_mib"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("forgot 5000 ids early"), std::string::npos) << reason;
+  const std::string stats = Get("/v1/shards/0").body;
+  EXPECT_NE(stats.find("\"forgotten_early\":5000"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("\"window_ms_configured\":3000"), std::string::npos) << stats;
+}
+
 TEST_F(ApiTest, IsHealthyWhileItRuns) {
   const Response r = Get("/healthz");
   EXPECT_EQ(r.status, 200u);
@@ -456,6 +491,8 @@ TEST_F(ApiTest, ExposesPrometheusMetricsPerPartition) {
            "oncecount_filter_estimated_fpp{partition=\"0\"} 0.0005",
            "oncecount_filter_target_fpp{partition=\"0\"} 0.001",
            "oncecount_filter_target_fpp{partition=\"1\"} 0.002",
+           "# TYPE oncecount_filter_forgotten_early_total counter",
+           "oncecount_filter_forgotten_early_total{partition=\"0\"} 0",
            "# TYPE oncecount_filter_early_refreshes_total counter",
            "oncecount_filter_early_refreshes_total{partition=\"0\"} 4",
            "oncecount_filter_constituents{partition=\"0\"} 3",

@@ -43,6 +43,7 @@ FilterSummary GaussianDedup::Summary() const {
   s.filters = 1;
   s.constituents.push_back({filter_.inserted(), filter_.FillRatio(), s.estimated_fpp});
   s.window_ms_guaranteed = -1;
+  s.window_ms_configured = -1;
   return s;
 }
 

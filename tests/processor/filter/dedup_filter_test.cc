@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "processor/filter/exact_window_dedup.h"
+#include "processor/filter/filter_factory.h"
 #include "processor/filter/forgetful_bloom_filter.h"
 #include "processor/filter/no_dedup.h"
 #include "processor/filter/plain_bloom_dedup.h"
+#include "processor/filter/state_codec.h"
 
 namespace oncecount::filter {
 namespace {
@@ -152,6 +154,85 @@ TEST(DedupFilter, CountsEveryVerdictButNewAsADuplicate) {
   EXPECT_FALSE(IsDuplicate(Verdict::kNew));
   EXPECT_TRUE(IsDuplicate(Verdict::kDuplicate));
   EXPECT_TRUE(IsDuplicate(Verdict::kDuplicateNearEdge));
+}
+
+// ---------------------------------------------------------------------------------
+// The memory bound (SPEC §2.1): a clock that stops moving while ids keep coming. Every
+// bounded service mode stays within its bound, keeps its false-positive estimate
+// within reach of the target instead of overfilling, decodes in every state it
+// reaches, and reports the window it really holds: none while the forgotten ids are
+// as new as the clock, then as much as the clock has moved past them.
+
+struct BoundedCase {
+  std::string name;
+  DedupSpec spec;
+};
+
+std::vector<BoundedCase> EveryBoundedMode() {
+  DedupSpec base;
+  base.expected_rate = 2000;
+  base.window = Millis{5000};
+  base.target_fpp = 1e-4;
+  base.memory_limit_bytes = uint64_t{1} << 20;
+  std::vector<BoundedCase> cases;
+  DedupSpec bloom = base;
+  cases.push_back({"fbf bloom", bloom});
+  for (bool adaptive : {true, false}) {
+    DedupSpec fingerprint = base;
+    fingerprint.constituent = Constituent::kFingerprint;
+    fingerprint.adaptive = adaptive;
+    cases.push_back({adaptive ? "fbf fingerprint adaptive" : "fbf fingerprint fixed", fingerprint});
+  }
+  DedupSpec exact = base;
+  exact.mode = DedupMode::kExact;
+  cases.push_back({"exact", exact});
+  return cases;
+}
+
+TEST(DedupFilter, AtItsMemoryBoundForgetsEarlyAndReportsTheWindowItReallyHolds) {
+  constexpr Millis kFrozen{1000};
+  for (const BoundedCase& c : EveryBoundedMode()) {
+    SCOPED_TRACE(c.name);
+    auto made = MakeDedupFilter(c.spec, Millis{0});
+    ASSERT_TRUE(made.ok()) << made.error();
+    std::unique_ptr<DedupFilter> f = std::move(made).value();
+    f->AdvanceTo(kFrozen);
+    const int64_t configured = f->Summary().window_ms_configured;
+    ASSERT_GE(configured, c.spec.window.count());
+    // Far more ids at one instant than the bound holds for the window.
+    std::vector<IdHash> batch(1000);
+    std::vector<Verdict> verdicts(batch.size());
+    uint64_t next = 0;
+    for (int round = 0; round < 400; ++round) {
+      for (IdHash& id : batch) id = Id(next++);
+      f->TestAndInsertBatch(batch, verdicts);
+      const FilterSummary s = f->Summary();
+      ASSERT_LE(s.bits_total / 8, c.spec.memory_limit_bytes) << "round " << round;
+      ASSERT_LE(s.estimated_fpp, 0.05) << "round " << round;
+      std::string state;
+      f->Serialize(state);
+      auto decoded = DecodeDedupFilter(state);
+      ASSERT_TRUE(decoded.ok()) << "round " << round << ": " << decoded.error();
+      ASSERT_EQ((*decoded)->Digest(), f->Digest());
+    }
+    FilterSummary s = f->Summary();
+    EXPECT_GT(s.forgotten_early, 0u);
+    EXPECT_EQ(s.memory_limit_bytes, c.spec.memory_limit_bytes);
+    EXPECT_EQ(s.window_ms_guaranteed, 0) << "ids as new as the frozen clock were forgotten";
+    // The newest ids are held.
+    for (uint64_t n = next - 100; n < next; ++n) EXPECT_TRUE(f->Contains(Id(n))) << n;
+    // The clock moves again: the window held grows back with it, and ids inserted
+    // since are held for it.
+    f->AdvanceTo(kFrozen + Millis{1000});
+    for (IdHash& id : batch) id = Id(next++);
+    f->TestAndInsertBatch(batch, verdicts);
+    f->AdvanceTo(kFrozen + Millis{3000});
+    s = f->Summary();
+    EXPECT_EQ(s.window_ms_guaranteed, 3000);
+    for (const IdHash& id : batch) EXPECT_TRUE(f->Contains(id));
+    f->AdvanceTo(kFrozen + Millis{configured} + Millis{1});
+    EXPECT_EQ(f->Summary().window_ms_guaranteed, configured);
+  }
 }
 
 }  // namespace

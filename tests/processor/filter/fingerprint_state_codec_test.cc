@@ -106,10 +106,12 @@ TEST(FingerprintStateCodec, RoundTripsAFilterWhoseKicksFailed) {
 // kFingerprintLayoutVersion and keep a decoder for the old layout rather than edit
 // the literal.
 
-FingerprintFilter64 Pinned() {
+// `memory_limit_bytes`: 16 planes of one group, unless a test asks for none.
+FingerprintFilter64 Pinned(uint64_t memory_limit_bytes = 16 * 64) {
   FingerprintFilterConfig c = Small(64);
   c.groups = 1;
   c.seed = 7;
+  c.memory_limit_bytes = memory_limit_bytes;
   auto f = Make<uint64_t>(c);
   EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/1")), Verdict::kNew);
   EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/2")), Verdict::kNew);
@@ -136,25 +138,29 @@ constexpr size_t kAdaptive = 61;
 constexpr size_t kTargetFpp = 62;
 constexpr size_t kMaxSlices = 70;
 constexpr size_t kSeed = 74;
-constexpr size_t kNow = 82;
-constexpr size_t kNextRefresh = 90;
-constexpr size_t kNextGroups = 98;
-constexpr size_t kInserted = 106;
-constexpr size_t kDuplicates = 114;
-constexpr size_t kNearEdge = 122;
-constexpr size_t kEarlyRefreshes = 130;
-constexpr size_t kKicksFailed = 138;
-constexpr size_t kPlanes = 146;
-constexpr size_t kPlaneGroups = 150;
-constexpr size_t kPlaneLive = 158;
-constexpr size_t kPlaneWords = 159;
-constexpr size_t kFirstWord = 167;
+constexpr size_t kMemoryLimit = 82;  // frame format 3
+constexpr size_t kNow = 90;
+constexpr size_t kNextRefresh = 98;
+constexpr size_t kNextGroups = 106;
+constexpr size_t kInserted = 114;
+constexpr size_t kDuplicates = 122;
+constexpr size_t kNearEdge = 130;
+constexpr size_t kEarlyRefreshes = 138;
+constexpr size_t kKicksFailed = 146;
+constexpr size_t kLostUntil = 154;     // frame format 3
+constexpr size_t kForgottenIds = 162;  // frame format 3
+constexpr size_t kPlanes = 170;
+constexpr size_t kPlaneGroups = 174;
+constexpr size_t kPlaneLive = 182;
+constexpr size_t kPlaneWords = 183;
+constexpr size_t kFirstWord = 191;
 constexpr size_t kSlices = kFirstWord + 8 * 8;  // one group of eight words
 constexpr size_t kFirstSlice = kSlices + 4;     // plane, slot, ids, started, newest
 constexpr size_t kSliceBytes = 32;
 }  // namespace at
 
-constexpr std::string_view kPinnedHex =
+// The same filter without a memory bound, as frame format 2 wrote it: still read.
+constexpr std::string_view kPinnedVersion2Hex =
     // header: "OCDF", version 2, mode fbf, constituent 2 (fingerprint), payload length
     "4f434446020003023b01000000000000"
     // layout version 1; config: bucket bits, fingerprint bits, groups, max load, window slices,
@@ -176,7 +182,36 @@ constexpr std::string_view kPinnedHex =
     // XXH3-64 checksum
     "c23c82c0a5cab857";
 
-constexpr std::string_view kPinnedDigest = "1ad0b81978724fc9";
+constexpr std::string_view kPinnedHex =
+    // header: "OCDF", version 3, mode fbf, constituent 2 (fingerprint), payload length
+    "4f434446030003025301000000000000"
+    // layout version 1; config: bucket bits, fingerprint bits, groups, max load, window slices,
+    //   refresh, window, adaptive, target fpp, max slices, seed, memory limit
+    "0140000000100000000100000000000000cdccccccccccec3f07000000e803000000000000000000"
+    "000000000001fca9f1d24d62503f4000000007000000000000000004000000000000"
+    // clock and counts: now, next refresh, next groups, inserted, duplicates, near edge,
+    //   early refreshes, failed kicks; early forgetting: lost until, ids
+    "3408000000000000b80b000000000000010000000000000004000000000000000100000000000000"
+    "01000000000000000000000000000000000000000000000000000000000000800000000000000000"
+    // one plane: groups, live slots, word count, eight words (slots 0 to 7)
+    "0100000001000000000000000708000000000000003e8df3d700000000b1fb000000000000831700"
+    "00000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "0000000000"
+    // three slices, newest first: plane, slot, ids, started, newest
+    "0300000000000000020000000100000000000000d007000000000000340800000000000000000000"
+    "010000000100000000000000e803000000000000dc05000000000000000000000000000002000000"
+    "0000000000000000000000000000000000000000"
+    // XXH3-64 checksum
+    "9b10b0e62a123b7a";
+
+constexpr std::string_view kPinnedDigest = "0a3423628857fe0a";
+
+TEST(FingerprintStateCodec, ReadsAFormat2StateAsAFilterWithoutAMemoryBoundThatForgotNothing) {
+  auto decoded = DecodeDedupFilter(testing::FromHex(kPinnedVersion2Hex));
+  ASSERT_TRUE(decoded.ok()) << decoded.error();
+  EXPECT_EQ(Bytes(**decoded), Bytes(Pinned(0)));
+  EXPECT_EQ((*decoded)->Summary().forgotten_early, 0u);
+}
 
 TEST(FingerprintStateCodec, SerializesATinyFilterToThePinnedBytes) {
   EXPECT_EQ(Hex(Bytes(Pinned())), kPinnedHex);
@@ -203,6 +238,7 @@ TEST(FingerprintStateCodec, PinnedBytesFollowTheDocumentedLayout) {
   EXPECT_EQ(Le(b, at::kTargetFpp, 8), std::bit_cast<uint64_t>(1e-3));
   EXPECT_EQ(Le(b, at::kMaxSlices, 4), 64u);
   EXPECT_EQ(Le(b, at::kSeed, 8), 7u);
+  EXPECT_EQ(Le(b, at::kMemoryLimit, 8), 16u * 64);
   EXPECT_EQ(Le(b, at::kNow, 8), 2100u);
   EXPECT_EQ(Le(b, at::kNextRefresh, 8), 3000u);
   EXPECT_EQ(Le(b, at::kNextGroups, 8), 1u);
@@ -211,6 +247,8 @@ TEST(FingerprintStateCodec, PinnedBytesFollowTheDocumentedLayout) {
   EXPECT_EQ(Le(b, at::kNearEdge, 8), 1u);
   EXPECT_EQ(Le(b, at::kEarlyRefreshes, 8), 0u);
   EXPECT_EQ(Le(b, at::kKicksFailed, 8), 0u);
+  EXPECT_EQ(static_cast<int64_t>(Le(b, at::kLostUntil, 8)), INT64_MIN);
+  EXPECT_EQ(Le(b, at::kForgottenIds, 8), 0u);
   EXPECT_EQ(Le(b, at::kPlanes, 4), 1u);
   EXPECT_EQ(Le(b, at::kPlaneGroups, 8), 1u);
   EXPECT_EQ(Le(b, at::kPlaneLive, 1), 0b111u);
@@ -274,6 +312,10 @@ TEST(FingerprintStateCodec, RejectsFieldsOutOfRangeBehindAValidChecksum) {
       {"next refresh more than a period ahead", at::kNextRefresh, 8, 3101},
       {"next groups not a power of two of the first", at::kNextGroups, 8, 3},
       {"next groups zero", at::kNextGroups, 8, 0},
+      {"a memory bound below its plane", at::kMemoryLimit, 8, 32},
+      {"ids forgotten early without a time", at::kForgottenIds, 8, 2},
+      {"ids forgotten early after the clock", at::kLostUntil, 8, 2101},
+      {"a time forgotten early without ids", at::kLostUntil, 8, 2000},
       {"no plane", at::kPlanes, 4, 0},
       {"more planes than stored", at::kPlanes, 4, 2},
       {"a plane of more groups than the payload", at::kPlaneGroups, 8, 1000},

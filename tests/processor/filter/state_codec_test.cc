@@ -137,7 +137,7 @@ void ExpectFaithfulRoundTrip(DedupFilter& original, Workload& workload, int more
   EXPECT_EQ(Bytes(*copy), Bytes(original));
 }
 
-// Byte offsets in a serialized FBF (state_codec.cc, format version 1): the header is
+// Byte offsets in a serialized FBF (state_codec.cc, format version 3): the header is
 // 16 bytes, then the payload fields in order. Kept in one place for the tests below.
 namespace fbf_at {
 constexpr size_t kBits = 16;                  // u64
@@ -156,19 +156,22 @@ constexpr size_t kModel = 82;                 // u8
 constexpr size_t kSeed = 83;                  // u64
 constexpr size_t kPolicy = 91;                // u8
 constexpr size_t kSliceCapacity = 92;         // u64
-constexpr size_t kRefreshNow = 100;           // i64 ms: the current refresh period
-constexpr size_t kTargetFilters = 108;        // u32
-constexpr size_t kNow = 112;                  // i64 ms
-constexpr size_t kNextRefresh = 120;          // i64 ms
-constexpr size_t kNextAdapt = 128;            // i64 ms
-constexpr size_t kSeedsIssued = 136;          // u64
-constexpr size_t kInserted = 144;             // u64
-constexpr size_t kDuplicates = 152;           // u64
-constexpr size_t kNearEdge = 160;             // u64
-constexpr size_t kInsertedAtLastAdapt = 168;  // u64
-constexpr size_t kEarlyRefreshes = 176;       // u64
-constexpr size_t kSlots = 184;                // u32
-constexpr size_t kFirstSlot = 188;            // per slot: seed, inserted, left future, left
+constexpr size_t kMemoryLimit = 100;          // u64 (format 3)
+constexpr size_t kRefreshNow = 108;           // i64 ms: the current refresh period
+constexpr size_t kTargetFilters = 116;        // u32
+constexpr size_t kNow = 120;                  // i64 ms
+constexpr size_t kNextRefresh = 128;          // i64 ms
+constexpr size_t kNextAdapt = 136;            // i64 ms
+constexpr size_t kSeedsIssued = 144;          // u64
+constexpr size_t kInserted = 152;             // u64
+constexpr size_t kDuplicates = 160;           // u64
+constexpr size_t kNearEdge = 168;             // u64
+constexpr size_t kInsertedAtLastAdapt = 176;  // u64
+constexpr size_t kEarlyRefreshes = 184;       // u64
+constexpr size_t kLostUntil = 192;            // i64 ms (format 3)
+constexpr size_t kForgottenIds = 200;         // u64 (format 3)
+constexpr size_t kSlots = 208;                // u32
+constexpr size_t kFirstSlot = 212;            // per slot: seed, inserted, left future, left
                                               // present, word count, words
 constexpr size_t kSlotHeader = 40;
 }  // namespace fbf_at
@@ -181,15 +184,19 @@ constexpr size_t kBlockBits = 28;  // u32
 constexpr size_t kWordCount = 64;  // u64, after seed, inserted, now and duplicates
 }  // namespace bloom_at
 
-// And a serialized exact window: window, now, inserted, duplicates, entries, then
-// (key, time) pairs. (The table capacity is not state and is not serialized.)
+// And a serialized exact window: window, memory bound, now, inserted, duplicates,
+// early forgetting, entries, then (key, time) pairs. (The table capacity is not state
+// and is not serialized.)
 namespace exact_at {
 constexpr size_t kWindow = 16;
-constexpr size_t kNow = 24;
-constexpr size_t kEntries = 48;
-constexpr size_t kFirstKey = 56;
-constexpr size_t kFirstTime = 64;
-constexpr size_t kSecondKey = 72;
+constexpr size_t kMemoryLimit = 24;
+constexpr size_t kNow = 32;
+constexpr size_t kLostUntil = 56;
+constexpr size_t kForgottenIds = 64;
+constexpr size_t kEntries = 72;
+constexpr size_t kFirstKey = 80;
+constexpr size_t kFirstTime = 88;
+constexpr size_t kSecondKey = 96;
 }  // namespace exact_at
 
 // ---------------------------------------------------------------------------------
@@ -283,13 +290,15 @@ TEST(StateCodec, RoundTripsNoDedup) {
 // bump kStateFormatVersion and keep a decoder for the old version rather than edit
 // the literal; before that, the literal changes in the same commit as the format.
 
-ForgetfulBloomFilter PinnedFbf() {
+// `memory_limit_bytes`: 64 filters of 1024 bits, unless a test asks for none.
+ForgetfulBloomFilter PinnedFbf(uint64_t memory_limit_bytes = 64 * 128) {
   FbfConfig c;  // check: pairs (the default)
   c.bits_per_filter = 1024;
   c.hashes = 3;
   c.past_filters = 1;
   c.refresh = Millis{1000};
   c.seed = 7;
+  c.memory_limit_bytes = memory_limit_bytes;
   ForgetfulBloomFilter f = Created(ForgetfulBloomFilter::Create(c, Millis{0}));
   EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/1")), Verdict::kNew);
   EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/2")), Verdict::kNew);
@@ -302,7 +311,8 @@ ForgetfulBloomFilter PinnedFbf() {
   return f;
 }
 
-constexpr std::string_view kPinnedFbfHex =
+// The same filter without a memory bound, as format 2 wrote it: still read.
+constexpr std::string_view kPinnedFbfVersion2Hex =
     // header: "OCDF", version 2, mode fbf, reserved, payload length
     "4f434446020003004c03000000000000"
     // config: bits, hashes, block bits, N, refresh, check, window, adaptive, target fpp,
@@ -343,7 +353,49 @@ constexpr std::string_view kPinnedFbfHex =
     // XXH3-64 checksum
     "68711201ac118527";
 
-constexpr std::string_view kPinnedFbfDigest = "bd24d9f1ea8ed6ac";
+constexpr std::string_view kPinnedFbfHex =
+    // header: "OCDF", version 3, mode fbf, reserved, payload length
+    "4f434446030003006403000000000000"
+    // config: bits, hashes, block bits, N, refresh, check, window, adaptive, target fpp,
+    //   refresh step, max filters, adapt every, model, seed, resize policy, slice capacity,
+    //   memory limit
+    "0004000000000000030000000002000001000000e803000000000000010000000000000000008ded"
+    "b5a0f7c6b03e000000000000000040000000e8030000000000000107000000000000000000000000"
+    "000000000020000000000000"
+    // state: refresh, target filters, now, next refresh, next adaptation, seeds issued,
+    //   inserted, duplicates, near edge, inserted at last adaptation, early refreshes,
+    //   lost until, ids forgotten early, slot count
+    "e803000000000000040000003408000000000000b80b000000000000340800000000000006000000"
+    "00000000040000000000000001000000000000000100000000000000000000000000000000000000"
+    "000000000000000000000080000000000000000004000000"
+    // slot 0: seed, inserted, left future, left present, word count; 16 words
+    "d60c3676f5b33a400100000000000000ffffffffffffff7fffffffffffffff7f1000000000000000"
+    "00000000000000000000400000000000000000000000000000000000000000008000000000000000"
+    "00000000000000000000000000000000000000000100000000000000000000000000000000000000"
+    "00000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "0000000000000000"
+    // slot 1: seed, inserted, left future, left present, word count; 16 words
+    "d9c051dae0b993f20200000000000000d007000000000000ffffffffffffff7f1000000000000000"
+    "00000000000000000000000000000000000000000000000000000000000000000001000000000000"
+    "00000000000000000000000000020000000000000001000000000000000000000000000000000400"
+    "00000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "0001400000000000"
+    // slot 2: seed, inserted, left future, left present, word count; 16 words
+    "5547f836216ab5120300000000000000e803000000000000d0070000000000001000000000000000"
+    "00000000000000000000000000000000000000000000000000000002000000000000000100000000"
+    "00000000000000000000000400000000000000000000000000002000000000000000000000000000"
+    "00000000100000000000000000000000000800000000000000000000010000000000000000000000"
+    "0001000004000000"
+    // slot 3: seed, inserted, left future, left present, word count; 16 words
+    "11325718df58517d02000000000000000000000000000000e8030000000000001000000000000000"
+    "00000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "00000000000000000000000000000000000000000000000000000000000000000000000008000100"
+    "00000000000000000000000000000000000000000000000000004000000000000000000000080000"
+    "0008000000000080"
+    // XXH3-64 checksum
+    "a96d4d8c376d2fa9";
+
+constexpr std::string_view kPinnedFbfDigest = "ba6900de8051ff61";
 
 TEST(StateCodec, SerializesATinyFbfToThePinnedBytes) {
   EXPECT_EQ(Hex(Bytes(PinnedFbf())), kPinnedFbfHex);
@@ -353,14 +405,25 @@ TEST(StateCodec, GivesATinyFbfThePinnedDigest) {
   EXPECT_EQ(PinnedFbf().Digest(), kPinnedFbfDigest);
 }
 
+TEST(StateCodec, ReadsAFormat2StateAsAFilterWithoutAMemoryBoundThatForgotNothing) {
+  auto decoded = DecodeDedupFilter(testing::FromHex(kPinnedFbfVersion2Hex));
+  ASSERT_TRUE(decoded.ok()) << decoded.error();
+  const ForgetfulBloomFilter unbounded = PinnedFbf(0);
+  EXPECT_EQ(Bytes(**decoded), Bytes(unbounded));
+  const FilterSummary s = (*decoded)->Summary();
+  EXPECT_EQ(s.memory_limit_bytes, 0u);
+  EXPECT_EQ(s.forgotten_early, 0u);
+  EXPECT_EQ(s.window_ms_guaranteed, s.window_ms_configured);
+}
+
 TEST(StateCodec, PinnedBytesFollowTheDocumentedLayout) {
   using namespace fbf_at;  // NOLINT(google-build-using-namespace)
   const std::string b = Bytes(PinnedFbf());
   constexpr size_t kSlotBytes = kSlotHeader + 16 * 8;  // 1024 bits
   ASSERT_EQ(b.size(), kFirstSlot + 4 * kSlotBytes + 8);
-  // Header: magic, version 2, mode fbf, reserved 0, payload length; checksum trailer.
+  // Header: magic, version 3, mode fbf, reserved 0, payload length; checksum trailer.
   EXPECT_EQ(b.substr(0, 4), "OCDF");
-  EXPECT_EQ(Le(b, 4, 2), 2u);
+  EXPECT_EQ(Le(b, 4, 2), 3u);
   EXPECT_EQ(Le(b, 6, 1), static_cast<uint64_t>(DedupMode::kFbf));
   EXPECT_EQ(Le(b, 7, 1), 0u);
   EXPECT_EQ(Le(b, 8, 8), b.size() - 16 - 8);
@@ -382,6 +445,7 @@ TEST(StateCodec, PinnedBytesFollowTheDocumentedLayout) {
   EXPECT_EQ(Le(b, kSeed, 8), 7u);
   EXPECT_EQ(Le(b, kPolicy, 1), static_cast<uint64_t>(ResizePolicy::kGuarded));
   EXPECT_EQ(Le(b, kSliceCapacity, 8), 0u);  // never early
+  EXPECT_EQ(Le(b, kMemoryLimit, 8), 64u * 128);
   // Clock, shape and counters.
   EXPECT_EQ(Le(b, kRefreshNow, 8), 1000u);
   EXPECT_EQ(Le(b, kTargetFilters, 4), 4u);  // N + 3
@@ -394,6 +458,8 @@ TEST(StateCodec, PinnedBytesFollowTheDocumentedLayout) {
   EXPECT_EQ(Le(b, kNearEdge, 8), 1u);
   EXPECT_EQ(Le(b, kInsertedAtLastAdapt, 8), 0u);
   EXPECT_EQ(Le(b, kEarlyRefreshes, 8), 0u);
+  EXPECT_EQ(static_cast<int64_t>(Le(b, kLostUntil, 8)), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(Le(b, kForgottenIds, 8), 0u);
   EXPECT_EQ(Le(b, kSlots, 4), 4u);
   // Slots, future first: after two refreshes the ring holds the filters of generations
   // 6, 5, 1 and 2 (3 and 4 were empty when they fell off the end).
@@ -439,9 +505,11 @@ SmallStates MakeSmallStates() {
   c.bits_per_filter = 512;
   c.hashes = 2;
   c.refresh = Millis{100};
+  c.memory_limit_bytes = 64 * 64;  // 64 filters of 512 bits
   ForgetfulBloomFilter fbf = Created(ForgetfulBloomFilter::Create(c, Millis{0}));
   PlainBloomDedup bloom = Created(PlainBloomDedup::Create(512, 2, 1));
-  ExactWindowDedup exact = Created(ExactWindowDedup::Create(Millis{1000}, 1, Millis{0}));
+  ExactWindowDedup exact =
+      Created(ExactWindowDedup::Create(Millis{1000}, 1, Millis{0}, uint64_t{1} << 20));
   NoDedup none;
   uint64_t seed = 8;
   for (DedupFilter* f : std::initializer_list<DedupFilter*>{&fbf, &bloom, &exact}) {
@@ -496,7 +564,7 @@ TEST(StateCodec, RejectsAWrongMagic) {
 }
 
 TEST(StateCodec, RejectsAnUnknownVersionEvenWithAValidChecksum) {
-  for (uint64_t version : {0, 1, 3, 0xFFFF}) {
+  for (uint64_t version : {0, 1, 4, 0xFFFF}) {
     auto decoded = DecodeDedupFilter(WithField(MakeSmallStates().fbf, 4, 2, version));
     ASSERT_FALSE(decoded.ok());
     EXPECT_NE(decoded.message().find("version"), std::string::npos) << decoded.error();
@@ -582,6 +650,10 @@ TEST(StateCodec, RejectsFbfFieldsOutOfRangeBehindAValidChecksum) {
       {"negative current refresh period", kRefreshNow, 8, static_cast<uint64_t>(-5)},
       {"zero target filters", kTargetFilters, 4, 0},
       {"target filters above max", kTargetFilters, 4, 65},
+      {"a memory bound below the ring's filters", kMemoryLimit, 8, 2 * 64},
+      {"ids forgotten early without a time", kForgottenIds, 8, 3},
+      {"ids forgotten early after the clock", kLostUntil, 8, 1u << 30},
+      {"a time forgotten early without ids", kLostUntil, 8, 5},
       {"no slots", kSlots, 4, 0},
       {"fewer slots than a ring needs", kSlots, 4, 2},
       {"more slots than stored", kSlots, 4, 4},
@@ -628,6 +700,12 @@ TEST(StateCodec, RejectsExactFieldsOutOfRangeBehindAValidChecksum) {
       << "fewer entries than stored";
   EXPECT_FALSE(DecodeDedupFilter(WithField(state, kEntries, 8, ~uint64_t{0})).ok())
       << "absurd entries";
+  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kMemoryLimit, 8, 1000)).ok())
+      << "a memory bound that holds no id";
+  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kForgottenIds, 8, 1)).ok())
+      << "ids forgotten early without a time";
+  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kLostUntil, 8, Le(state, kNow, 8) + 1)).ok())
+      << "ids forgotten early after the clock";
   EXPECT_FALSE(DecodeDedupFilter(WithField(state, kFirstKey, 8, 0)).ok()) << "zero key";
   EXPECT_FALSE(DecodeDedupFilter(WithField(state, kFirstKey, 8, Le(state, kSecondKey, 8))).ok())
       << "repeated key";
