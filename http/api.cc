@@ -350,8 +350,9 @@ class Api {
       j.BeginObject().Key("partition").Int(v->partition.value());
       j.Key("reason").String(
           "the filter holds " + std::to_string(f.window_ms_guaranteed) + " ms of its " +
-          std::to_string(f.window_ms_configured) + " ms window: it reached its memory bound (" +
-          std::to_string(f.memory_limit_bytes >> 20) + " MiB, dedup.max_filter_mib) and forgot " +
+          std::to_string(f.window_ms_configured) + " ms window: it reached its size limit (" +
+          std::to_string(f.memory_limit_bytes >> 20) +
+          " MiB, dedup.max_filter_mib; the bloom filter also stops at 64 filters) and forgot " +
           std::to_string(f.forgotten_early) +
           " ids early; retries of them may be counted twice (docs/operations.md, \"The filter "
           "forgot early\")");
@@ -622,8 +623,9 @@ class Api {
                  return MetricValue(ms < 0 ? std::numeric_limits<double>::infinity() : ms / 1000.0);
                });
     e.PerShard(s, "oncecount_filter_forgotten_early_total", "counter",
-               "Ids the filter dropped before its window because it reached its memory bound "
-               "(dedup.max_filter_mib): their retries may be counted twice.",
+               "Ids the filter dropped before its window because it reached its size limit "
+               "(dedup.max_filter_mib; 64 filters for the bloom filter): their retries may be "
+               "counted twice.",
                [](const ShardView& v) { return MetricValue(v.filter.forgotten_early); });
     e.PerShard(s, "oncecount_filter_early_refreshes_total", "counter",
                "Refreshes that came early because the newest filter was full: the load "

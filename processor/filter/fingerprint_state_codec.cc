@@ -94,6 +94,7 @@ base::Status FingerprintStateCodec::ReadClock(base::ByteReader& r, uint16_t vers
   if (version >= kStateFormatVersion && !ReadEarlyForgetting(r, f.now_, f.forgotten_)) {
     return CorruptState("fingerprint early forgetting out of range");
   }
+  f.advancing_to_ = f.now_;
   if (!r.ok()) return CorruptState("truncated fingerprint clock");
   const FingerprintFilterConfig& c = f.config_;
   // AdvanceTo leaves now < next refresh <= now + refresh.

@@ -145,10 +145,10 @@ base::Result<BasicForgetfulFilter<C>> BasicForgetfulFilter<C>::Create(const FbfC
   }
   try {
     BasicForgetfulFilter filter(config, start);
-    if (filter.max_slots_ < filter.target_filters_) {
+    if (filter.ring_bound_ < filter.target_filters_) {
       return base::InvalidArgument("a memory bound of " +
                                    Str(static_cast<int64_t>(config.memory_limit_bytes)) +
-                                   " bytes holds " + Str(filter.max_slots_) + " filters of " +
+                                   " bytes holds " + Str(filter.ring_bound_) + " filters of " +
                                    Str(static_cast<int64_t>(filter.slots_[0].bloom.bits() / 8)) +
                                    " bytes; the window needs " + Str(filter.target_filters_));
     }
@@ -180,9 +180,11 @@ BasicForgetfulFilter<C>::BasicForgetfulFilter(FbfConfig config, Millis start)
     slots_.push_back(std::move(slot));
   }
   const uint64_t filter_bytes = std::max<uint64_t>(1, slots_[0].bloom.bits() / 8);
-  max_slots_ = static_cast<uint32_t>(std::min<uint64_t>(
-      config.memory_limit_bytes == 0 ? UINT32_MAX : config.memory_limit_bytes / filter_bytes,
-      UINT32_MAX));
+  ring_bound_ = config.memory_limit_bytes == 0
+                    ? UINT32_MAX
+                    : static_cast<uint32_t>(std::min<uint64_t>(
+                          config.max_filters, config.memory_limit_bytes / filter_bytes));
+  advancing_to_ = start;
   RebuildViews();
 }
 
@@ -242,7 +244,7 @@ void BasicForgetfulFilter<C>::DropDroppable(Millis at, uint32_t keep) {
 template <class C>
 void BasicForgetfulFilter<C>::ForgetOldest(Millis at) {
   const Slot& oldest = slots_.back();
-  if (!OldestDroppable(at)) {
+  if (!OldestDroppable(std::max(at, advancing_to_))) {
     // The ids it was the last holder of were inserted before it stopped being the
     // future (the present, for pairs); OldestDroppable says which.
     const Millis last_needed =
@@ -259,7 +261,7 @@ void BasicForgetfulFilter<C>::Refresh(Millis at) {
   // Drop first (down to one below the target) so that the dropped filter's memory
   // becomes the new future.
   DropDroppable(at, target_filters_ - 1);
-  if (slots_.size() >= max_slots_) ForgetOldest(at);
+  if (slots_.size() >= ring_bound_) ForgetOldest(at);
   PushFuture(at);
   RebuildViews();
 }
@@ -270,7 +272,7 @@ void BasicForgetfulFilter<C>::RefreshEarlyIfFull() {
   // The full future holds ids of time now_: it stops being the future just after
   // them (a regular refresh at time t comes before any insert at t). At the bound the
   // oldest filter makes way, and what it held is counted as forgotten early.
-  if (slots_.size() >= std::min(config_.max_filters, max_slots_)) {
+  if (slots_.size() >= std::min(config_.max_filters, ring_bound_)) {
     // Unbounded, the future overfills (and the estimate shows it).
     if (config_.memory_limit_bytes == 0) return;
     ForgetOldest(now_);
@@ -291,7 +293,7 @@ void BasicForgetfulFilter<C>::Adapt(Millis at) {
   limits.window = window_;
   limits.refresh_step = refresh_step_;
   limits.min_filters = non_past_filters() + 1;
-  limits.max_filters = std::min(config_.max_filters, max_slots_);
+  limits.max_filters = std::min(config_.max_filters, ring_bound_);
   limits.non_past_filters = non_past_filters();
   // The recent insert rate, per ms, from the inserts since the last adaptation.
   const double rate_per_ms = static_cast<double>(inserted_ - inserted_at_last_adapt_) /
@@ -338,6 +340,7 @@ template <class C>
 void BasicForgetfulFilter<C>::AdvanceTo(Millis now) {
   now = std::min(now, kMaxFilterTime);
   if (now <= now_) return;
+  advancing_to_ = now;
   if ((now - next_refresh_) / refresh_ > kFastForwardRefreshes) {
     // Turn the ring over once (empties every filter), then jump.
     for (size_t i = 0; i <= slots_.size(); ++i) {

@@ -22,14 +22,14 @@
 // faster than filters are added, the filter ring grows instead of forgetting early.
 //
 // Memory bound (memory_limit_bytes; the service always sets one): the ring holds at
-// most memory_limit_bytes / the bytes of one filter. A ring that must push a filter
-// past that (a refresh with nothing droppable), or whose future is full at
-// max_filters (the clock stopped while ids kept coming, or the load outgrew the
-// bound), drops its oldest filter although it still holds ids of the window, and
-// records it (early_forgetting.h); the guaranteed window then reports what the ring
-// really holds. Overfilling the future instead would break the false-positive target
-// without bound. Without a memory bound (filter-eval's experiments) nothing is
-// forgotten early: the future overfills at max_filters.
+// most max_filters filters, fewer if the bound holds fewer (ring_bound). A ring at
+// that size that must push a filter (a full future: the clock stopped while ids kept
+// coming, or the load outgrew the ring; or a refresh with nothing droppable) drops its
+// oldest filter although it still holds ids of the window, and records it
+// (early_forgetting.h); the guaranteed window then reports what the ring really
+// holds. Overfilling the future instead would break the false-positive target without
+// bound. Without a memory bound (filter-eval's experiments) nothing is forgotten
+// early: the future overfills at max_filters, and refreshes may grow the ring.
 //
 // Membership checks (filters are independent: each derives its bits from its own
 // seed, see blocked_bloom.h):
@@ -135,8 +135,9 @@ class BasicForgetfulFilter final : public DedupFilter {
   // The window every id is held for: the configured one, less while ids inserted
   // within it were dropped at the memory bound.
   Millis GuaranteedWindow() const;
-  // The most filters the memory bound holds (UINT32_MAX without one).
-  uint32_t max_slots() const { return max_slots_; }
+  // The most filters the ring holds under its memory bound: max_filters, or fewer
+  // when the bound holds fewer (UINT32_MAX without a bound).
+  uint32_t ring_bound() const { return ring_bound_; }
   const EarlyForgetting& forgotten_early() const { return forgotten_; }
   Millis now() const { return now_; }
   // Refreshes that came early because the future reached slice_capacity.
@@ -185,8 +186,12 @@ class BasicForgetfulFilter final : public DedupFilter {
   Millis refresh_{0};
   Millis refresh_step_{0};
   uint32_t target_filters_ = 0;
-  uint32_t max_slots_ = 0;
+  uint32_t ring_bound_ = 0;
   EarlyForgetting forgotten_;
+  // The clock AdvanceTo is moving to (now_ between calls): a filter dropped at the
+  // bound during its refreshes counts as forgotten early only if its ids are still
+  // inside the window then. Follows from the calls; not serialized.
+  Millis advancing_to_{0};
   Millis now_{0};
   Millis next_refresh_{0};
   Millis next_adapt_{0};

@@ -113,7 +113,8 @@ BasicFingerprintFilter<W>::BasicFingerprintFilter(FingerprintFilterConfig config
       window_(config.window.count() > 0 ? config.window : config.window_slices * config.refresh),
       now_(start),
       next_refresh_(start + config.refresh),
-      next_groups_(config.groups) {}
+      next_groups_(config.groups),
+      advancing_to_(start) {}
 
 template <class W>
 uint64_t BasicFingerprintFilter<W>::CapacityOf(uint64_t groups) const {
@@ -461,7 +462,7 @@ bool BasicFingerprintFilter<W>::FitsTheBound(uint64_t groups) const {
 template <class W>
 void BasicFingerprintFilter<W>::ForgetOldest() {
   const Slice oldest = slices_.back();
-  if (oldest.ids > 0 && oldest.newest >= now_ - window_) {
+  if (oldest.ids > 0 && oldest.newest >= advancing_to_ - window_) {
     forgotten_.Record(oldest.newest, oldest.ids);
   }
   slices_.pop_back();
@@ -609,6 +610,7 @@ template <class W>
 void BasicFingerprintFilter<W>::AdvanceTo(Millis now) {
   now = std::min(now, kMaxFilterTime);
   if (now <= now_) return;
+  advancing_to_ = now;
   const Millis t = config_.refresh;
   if ((now - next_refresh_) / t > kFastForwardRefreshes) {
     // After one refresh the present is empty and further refreshes only drop: go

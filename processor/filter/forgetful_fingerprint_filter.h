@@ -267,6 +267,10 @@ class BasicFingerprintFilter final : public DedupFilter {
   uint64_t early_refreshes_ = 0;
   uint64_t kicks_failed_ = 0;
   EarlyForgetting forgotten_;
+  // The clock AdvanceTo is moving to (now_ between calls): a slice dropped at the bound
+  // during its refreshes counts as forgotten early only if its ids are still inside
+  // the window then. Follows from the calls; not serialized.
+  Millis advancing_to_{0};
 };
 
 using FingerprintFilter64 = BasicFingerprintFilter<uint64_t>;

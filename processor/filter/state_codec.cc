@@ -186,14 +186,15 @@ base::Status FbfStateCodec::ReadClock(base::ByteReader& r, uint16_t version,
   if (version >= kStateFormatVersion && !ReadEarlyForgetting(r, f.now_, f.forgotten_)) {
     return CorruptState("fbf early forgetting out of range");
   }
+  f.advancing_to_ = f.now_;
   slots = r.U32();
   if (!r.ok()) return CorruptState("truncated fbf state");
-  // Under a memory bound the ring never holds more than max_slots (with none, and in
+  // Under a memory bound the ring never holds more than ring_bound (with none, and in
   // format 2, refreshes with nothing droppable may grow it).
   if (f.refresh_.count() <= 0 || f.refresh_ > kMaxPeriod ||
       f.target_filters_ < f.non_past_filters() + 1 ||
-      f.target_filters_ > std::min(f.config_.max_filters, f.max_slots_) ||
-      slots < f.non_past_filters() + 1 || slots > std::min<uint32_t>(4096, f.max_slots_)) {
+      f.target_filters_ > std::min(f.config_.max_filters, f.ring_bound_) ||
+      slots < f.non_past_filters() + 1 || slots > std::min<uint32_t>(4096, f.ring_bound_)) {
     return CorruptState("fbf shape out of range");
   }
   // AdvanceTo leaves now < next refresh <= now + refresh, and the next adaptation

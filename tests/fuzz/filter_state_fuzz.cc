@@ -1,22 +1,23 @@
-// Fuzz target: the dedup filter state decoder (every mode, the experiments' too), then a few
-// operations on what it accepts: the clock moves (to times the input picks, anywhere in the
-// filters' range), ids are tested and inserted, the summary is read, and the state
-// is serialized and decoded again. Input: a step count, a 4-byte time step, then
-// the state.
+// Fuzz target: the dedup filter state decoder (every mode, the experiments' too), on
+// the state as written and resealed (its length and checksum made right: resealed.h),
+// then a few operations on what it accepts: the clock moves (to times the input
+// picks, anywhere in the filters' range), ids are tested and inserted, the summary is
+// read, and the state is serialized and decoded again. Input: a step count, a 4-byte
+// time step, then the state.
 #include <cstdlib>
 #include <string>
 
 #include "processor/filter/experiments/experiment_filters.h"
 #include "tests/fuzz/fuzz_input.h"
+#include "tests/fuzz/resealed.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace oncecount::filter;  // NOLINT(google-build-using-namespace)
-  oncecount::fuzz::FuzzInput in(data, size);
-  const uint8_t steps = in.Byte();
-  uint32_t stride = 0;
-  for (int i = 0; i < 4; ++i) stride = stride << 8 | in.Byte();
-  auto decoded = DecodeExperimentFilter(in.Rest());
-  if (!decoded) return 0;
+namespace {
+
+using namespace oncecount::filter;  // NOLINT(google-build-using-namespace)
+
+void DecodeAndRun(std::string_view state, uint8_t steps, uint32_t stride) {
+  auto decoded = DecodeExperimentFilter(state);
+  if (!decoded) return;
   DedupFilter& f = *decoded.value();
   // AdvanceTo ignores times before the filter's clock: from -2^61, a stride of up to
   // 2^32 ms reaches every clock a state may hold within 16 steps only rarely, so
@@ -29,8 +30,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     f.TestAndInsert(IdHash{0x9E3779B97F4A7C15ULL * (i + 1)});
   }
   (void)f.Summary();
-  std::string state;
-  f.Serialize(state);
-  if (!DecodeExperimentFilter(state)) std::abort();  // what it wrote, it reads
+  std::string again;
+  f.Serialize(again);
+  if (!DecodeExperimentFilter(again)) std::abort();  // what it wrote, it reads
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  oncecount::fuzz::FuzzInput in(data, size);
+  const uint8_t steps = in.Byte();
+  uint32_t stride = 0;
+  for (int i = 0; i < 4; ++i) stride = stride << 8 | in.Byte();
+  oncecount::fuzz::AsWrittenAndResealed(
+      in.Rest(), [](std::string_view b) { return oncecount::fuzz::ResealedFilterState(b); },
+      [&](std::string_view state) { DecodeAndRun(state, steps, stride); });
   return 0;
 }

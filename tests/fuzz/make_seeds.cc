@@ -2,11 +2,15 @@
 // encoders themselves, so that every seed is something a real writer produces:
 // events, changelog records of each kind, a member record, the state of each
 // dedup mode, a shard snapshot, a local checkpoint, request targets and configs.
-// Built with the tests (not a fuzz target); scripts/fuzz --seeds runs it. Seeds of
-// older formats that the decoders still read (format3-*, version2-*, snapshot2-*:
-// what earlier releases wrote) stay beside these; it leaves them alone.
+// The snapshot target also gets a snapshot with its body unpacked
+// (shard_snapshot_fuzz.cc). Built with the tests (not a fuzz target); scripts/fuzz
+// --seeds runs it. Seeds of older formats that the decoders still read (format3-*,
+// version2-*, snapshot2-*, format2-*: what earlier releases wrote) stay beside these;
+// it leaves them alone.
 //
 // Usage: make_seeds CORPUS_DIR CONFIG_YAML
+#include <zstd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -49,6 +53,17 @@ std::vector<std::string> Events() {
   }
   seeds.push_back(std::string("\x00", 1) + Prefixed("") + R"({"counter":"no key"})");
   return seeds;
+}
+
+// A version 2 or 3 snapshot with its body uncompressed between the version and the
+// checksum: what shard_snapshot_fuzz packs before it decodes (the checksum is the
+// target's to compute).
+std::string Unpacked(const std::string& snapshot) {
+  constexpr size_t kHeader = 4 + 2 + 1 + 8;  // magic, version, codec, body length
+  const std::string_view packed(snapshot.data() + kHeader, snapshot.size() - kHeader - 8);
+  std::string body(ZSTD_getFrameContentSize(packed.data(), packed.size()), '\0');
+  body.resize(ZSTD_decompress(body.data(), body.size(), packed.data(), packed.size()));
+  return snapshot.substr(0, 6) + body + std::string(8, '\0');
 }
 
 std::unique_ptr<shard::ShardState> SmallShard() {
@@ -162,7 +177,7 @@ int main(int argc, char** argv) {
          replica::EncodeMemberRecord({"b", "", {}, 0, 0, true})});
   Write(dir, "filter_state_fuzz", FilterStates());
   const std::string snapshot = SmallShard()->EncodeSnapshot(base::Epoch(2));
-  Write(dir, "shard_snapshot_fuzz", {snapshot});
+  Write(dir, "shard_snapshot_fuzz", {snapshot, Unpacked(snapshot)});
   Write(dir, "local_checkpoint_fuzz",
         {service::EncodeCheckpoint({base::Partition(3), base::Epoch(2), 77, base::Seq(1),
                                     base::Offset(12345), snapshot, base::Offset(12000)}),

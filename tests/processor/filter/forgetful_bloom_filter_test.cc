@@ -690,6 +690,39 @@ TEST(ForgetfulBloomFilter, StopsRefreshingEarlyAtMaxFiltersRatherThanForget) {
   for (uint64_t n = 0; n < 500; ++n) EXPECT_TRUE(f.Contains(Id(n))) << n;
 }
 
+// Under a memory bound the ring stops at max_filters whatever pushes it: early
+// refreshes in bursts, and the regular refreshes between them that find nothing
+// droppable (review of the bound: those grew the ring by one a period, past every
+// limit, until its state no longer decoded). What it drops there is counted, and only
+// ids older than what it reports as held.
+TEST(ForgetfulBloomFilter, UnderAMemoryBoundNeverHoldsMoreThanMaxFiltersThroughBurstsAndRefreshes) {
+  FbfConfig c;
+  c.past_filters = 2;
+  c.bits_per_filter = 1 << 14;
+  c.hashes = 4;
+  c.refresh = Millis{1000};
+  c.slice_capacity = 10;
+  c.max_filters = 8;
+  c.memory_limit_bytes = uint64_t{1} << 20;  // 512 filters: max_filters binds
+  ForgetfulBloomFilter f = MakeFbf(c);
+  EXPECT_EQ(f.ring_bound(), 8u);
+  uint64_t next = 0;
+  for (int period = 0; period < 40; ++period) {
+    const Millis start{period * 1000 + 1};
+    f.AdvanceTo(start);
+    for (int i = 0; i < 35; ++i) (void)f.TestAndInsert(Id(next++));  // 3.5 slices
+    ASSERT_LE(f.filter_count(), 8u) << "period " << period;
+    std::string state;
+    f.Serialize(state);
+    ASSERT_TRUE(DecodeDedupFilter(state).ok()) << "period " << period;
+    // Every id of this period is held, as the reported window says.
+    for (uint64_t n = next - 35; n < next; ++n) ASSERT_TRUE(f.Contains(Id(n))) << n;
+    ASSERT_GE(f.Summary().window_ms_guaranteed, 0);
+  }
+  EXPECT_GT(f.forgotten_early().ids, 0u);
+  EXPECT_LT(f.GuaranteedWindow(), f.window());
+}
+
 // The burst that made the service under-count before early refreshes existed: a
 // filter sized for 2,000 ids/s takes 50,000 ids/s for two seconds (a backlog read at
 // full speed after a restart). Without early refreshes the future and the present
