@@ -51,14 +51,16 @@ inline void WriteEarlyForgetting(base::ByteWriter& w, const EarlyForgetting& e) 
   w.U64(e.ids);
 }
 
-// False when it is truncated, or names a time beyond the filter's clock `now` or no
-// time with ids (or a time without).
+// False when it is truncated, names no time with ids (or a time without), or a time
+// after the filter's clock `now` or before any clock a filter holds (they stay within
+// +-2^61 ms, dedup_filter.h; Held subtracts it from the clock).
 inline bool ReadEarlyForgetting(base::ByteReader& r, base::Millis now, EarlyForgetting& e) {
+  constexpr base::Millis kEarliest{-(int64_t{1} << 62)};
   e.lost_until = r.Ms();
   e.ids = r.U64();
   if (!r.ok()) return false;
   const bool none = e.lost_until == base::Millis::min();
-  return none ? e.ids == 0 : e.lost_until <= now && e.ids > 0;
+  return none ? e.ids == 0 : e.lost_until <= now && e.lost_until >= kEarliest && e.ids > 0;
 }
 
 }  // namespace oncecount::filter

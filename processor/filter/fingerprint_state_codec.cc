@@ -175,7 +175,8 @@ base::Status FingerprintStateCodec::ReadSlices(base::ByteReader& r, uint16_t ver
     // A slice's count is its fingerprints (checked below): at most the insert count.
     ids += s.ids;
     if (s.ids > f.inserted_ || ids > f.inserted_ || s.newest > f.now_ || s.started > f.now_ ||
-        s.started < -kMaxFilterTime || (s.ids > 0) != (s.newest != Millis::min())) {
+        s.started < -kMaxFilterTime || (s.ids > 0) != (s.newest != Millis::min()) ||
+        (s.ids > 0 && s.newest < -kMaxFilterTime)) {
       return CorruptState("fingerprint slice counts out of range");
     }
     s.capacity = f.CapacityOf(f.planes_[s.plane].memory.groups());
@@ -210,6 +211,15 @@ base::Result<std::unique_ptr<DedupFilter>> FingerprintStateCodec::DecodeAs(
   if (base::Status s = ReadClock(r, version, f); !s) return std::move(s).error();
   if (base::Status s = ReadPlanes(r, version, f, payload_bytes); !s) return std::move(s).error();
   if (base::Status s = ReadSlices(r, version, f); !s) return std::move(s).error();
+  // Adaptation grows the slices to come at most 16 times past the present's size (twice
+  // over, once early and once at a refresh, before a slice of that size is pushed), and
+  // under a memory bound to what fits beside it. Found by filter_state_fuzz past the
+  // checksum: a next size far beyond both made the next refresh allocate gigabytes.
+  const uint64_t present = f.planes_[f.slices_.front().plane].memory.groups();
+  if (f.next_groups_ / 256 > present ||
+      (f.config_.memory_limit_bytes != 0 && f.next_groups_ > f.config_.memory_limit_bytes / 64)) {
+    return CorruptState("fingerprint next size out of range");
+  }
   if (!r.done()) return CorruptState("trailing bytes after fingerprint state");
   if (base::Status s = CheckContents(f); !s) return std::move(s).error();
   f.RebuildMasks();

@@ -267,6 +267,20 @@ void BasicForgetfulFilter<C>::Refresh(Millis at) {
 }
 
 template <class C>
+void BasicForgetfulFilter<C>::TurnOver(Millis at) {
+  for (Slot& slot : slots_) spare_.push_back(std::move(slot.bloom));
+  slots_.clear();
+  for (uint32_t i = 0; i < target_filters_; ++i) {
+    Slot slot = NewSlot();
+    if (i >= 1) slot.left_future = at;
+    if (i >= 2) slot.left_present = at;
+    slots_.push_back(std::move(slot));
+  }
+  while (spare_.size() > 1) spare_.pop_back();
+  RebuildViews();
+}
+
+template <class C>
 void BasicForgetfulFilter<C>::RefreshEarlyIfFull() {
   if (config_.slice_capacity == 0 || slots_[0].bloom.inserted() < config_.slice_capacity) return;
   // The full future holds ids of time now_: it stops being the future just after
@@ -342,13 +356,14 @@ void BasicForgetfulFilter<C>::AdvanceTo(Millis now) {
   if (now <= now_) return;
   advancing_to_ = now;
   if ((now - next_refresh_) / refresh_ > kFastForwardRefreshes) {
-    // Turn the ring over once (empties every filter), then jump.
-    for (size_t i = 0; i <= slots_.size(); ++i) {
-      Refresh(next_refresh_);
-      next_refresh_ += refresh_;
-    }
+    // Every id was inserted before next_refresh_, more than kFastForwardRefreshes
+    // periods before `now`, and the window is shorter than that (the shape covers it
+    // with at most 4096 filters: Adapt and the decoder keep it so). Refreshing period by
+    // period would turn the ring over into empty filters at O(filters) a period; build
+    // that ring at once, as of the last refresh due.
     const int64_t skipped = (now - next_refresh_) / refresh_;
-    next_refresh_ += skipped * refresh_;
+    TurnOver(next_refresh_ + skipped * refresh_);
+    next_refresh_ += (skipped + 1) * refresh_;
   }
   if ((now - next_adapt_) / config_.adapt_every > kFastForwardRefreshes) {
     const int64_t skipped = (now - next_adapt_) / config_.adapt_every;

@@ -45,9 +45,12 @@ base::Status CheckShape(const FingerprintFilterConfig& c) {
     return base::InvalidArgument("groups must be in 1..2^32 (got " + std::to_string(c.groups) +
                                  ")");
   }
-  if (!(c.max_load > 0 && c.max_load <= 1)) {
-    return base::InvalidArgument("max load must be in (0, 1] (got " + std::to_string(c.max_load) +
-                                 ")");
+  // Below a quarter a slice's capacity stops growing with its size (it is at least
+  // one id), and adaptation's growth at each full present would compound; the sizing
+  // picks loads above 0.5.
+  if (!(c.max_load >= 0.25 && c.max_load <= 1)) {
+    return base::InvalidArgument("max load must be in [0.25, 1] (got " +
+                                 std::to_string(c.max_load) + ")");
   }
   if (c.window_slices < 1) return base::InvalidArgument("window slices must be at least 1 (got 0)");
   if (c.max_slices > 4096 || uint64_t{c.window_slices} + 1 > c.max_slices) {

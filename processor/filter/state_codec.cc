@@ -197,6 +197,12 @@ base::Status FbfStateCodec::ReadClock(base::ByteReader& r, uint16_t version,
       slots < f.non_past_filters() + 1 || slots > std::min<uint32_t>(4096, f.ring_bound_)) {
     return CorruptState("fbf shape out of range");
   }
+  // Adaptation keeps the shape's nominal window, (past filters + 1) x the period, at
+  // least the window; AdvanceTo's jump relies on it.
+  const int64_t periods = int64_t{f.target_filters_} - f.non_past_filters() + 1;
+  if (f.refresh_ < Millis{(f.window_.count() + periods - 1) / periods}) {
+    return CorruptState("fbf refresh period too short for its window");
+  }
   // AdvanceTo leaves now < next refresh <= now + refresh, and the next adaptation
   // within one interval of now.
   if (f.now_ > kMaxFilterTime || f.now_ < -kMaxFilterTime || f.next_refresh_ <= f.now_ ||

@@ -301,6 +301,9 @@ TEST(FingerprintStateCodec, RejectsFieldsOutOfRangeBehindAValidChecksum) {
       {"zero groups", at::kGroups, 8, 0},
       {"a load of 2", at::kMaxLoad, 8, std::bit_cast<uint64_t>(2.0)},
       {"a NaN load", at::kMaxLoad, 8, std::bit_cast<uint64_t>(std::nan(""))},
+      // Found by filter_state_fuzz past the checksum: a load of 1e-312 made every slice
+      // hold one id, and each insert grew the slices to come 16 times, to gigabytes.
+      {"a load below a quarter", at::kMaxLoad, 8, std::bit_cast<uint64_t>(0.2)},
       {"zero window slices", at::kWindowSlices, 4, 0},
       {"zero refresh", at::kRefresh, 8, 0},
       {"a window beyond the slices", at::kWindow, 8, 7001},
@@ -312,6 +315,9 @@ TEST(FingerprintStateCodec, RejectsFieldsOutOfRangeBehindAValidChecksum) {
       {"next refresh more than a period ahead", at::kNextRefresh, 8, 3101},
       {"next groups not a power of two of the first", at::kNextGroups, 8, 3},
       {"next groups zero", at::kNextGroups, 8, 0},
+      // Found by filter_state_fuzz past the checksum (its next refresh allocated GiBs).
+      {"next groups far beyond the present's", at::kNextGroups, 8, uint64_t{1} << 20},
+      {"next groups beyond the memory bound", at::kNextGroups, 8, 32},
       {"a memory bound below its plane", at::kMemoryLimit, 8, 32},
       {"ids forgotten early without a time", at::kForgottenIds, 8, 2},
       {"ids forgotten early after the clock", at::kLostUntil, 8, 2101},
@@ -333,6 +339,9 @@ TEST(FingerprintStateCodec, RejectsFieldsOutOfRangeBehindAValidChecksum) {
       {"a slice started after now", slice1 + 16, 8, 2101},
       {"a slice whose newest id is after now", slice1 + 24, 8, 2101},
       {"a slice with ids and no newest time", slice1 + 24, 8, static_cast<uint64_t>(INT64_MIN)},
+      // Found by filter_state_fuzz past the checksum: adaptation adds the window to it.
+      {"a slice whose newest id is before any clock", slice1 + 24, 8,
+       static_cast<uint64_t>(INT64_MIN + 5)},
   };
   for (const Bad& x : bad) {
     EXPECT_FALSE(DecodeDedupFilter(WithField(b, x.offset, x.size, x.value)).ok())

@@ -690,6 +690,32 @@ TEST(ForgetfulBloomFilter, StopsRefreshingEarlyAtMaxFiltersRatherThanForget) {
   for (uint64_t n = 0; n < 500; ++n) EXPECT_TRUE(f.Contains(Id(n))) << n;
 }
 
+// A clock that jumps far past the window (a shard idle for a day) leaves a ring of
+// empty filters of the current shape, built at once, that goes on refreshing on the
+// period's grid and holds what comes next.
+TEST(ForgetfulBloomFilter, AJumpOfTheClockFarPastTheWindowLeavesAnEmptyRingOfItsShape) {
+  FbfConfig c;
+  c.past_filters = 3;
+  c.bits_per_filter = 1 << 12;
+  c.hashes = 3;
+  c.refresh = Millis{1000};
+  ForgetfulBloomFilter f = MakeFbf(c);
+  for (uint64_t n = 0; n < 50; ++n) (void)f.TestAndInsert(Id(n));
+  const Millis day{86'400'000};
+  f.AdvanceTo(day + Millis{500});
+  EXPECT_EQ(f.filter_count(), f.target_filters());
+  for (const ConstituentSummary& s : f.Summary().constituents) EXPECT_EQ(s.inserted, 0u);
+  for (uint64_t n = 0; n < 50; ++n) EXPECT_FALSE(f.Contains(Id(n))) << n;
+  for (uint64_t n = 100; n < 150; ++n) EXPECT_EQ(f.TestAndInsert(Id(n)), Verdict::kNew);
+  // The next refresh is the grid's next point; the new ids stay for the window.
+  f.AdvanceTo(day + Millis{1000});
+  f.AdvanceTo(day + Millis{500} + f.window());
+  for (uint64_t n = 100; n < 150; ++n) EXPECT_TRUE(f.Contains(Id(n))) << n;
+  std::string state;
+  f.Serialize(state);
+  EXPECT_TRUE(DecodeDedupFilter(state).ok());
+}
+
 // Under a memory bound the ring stops at max_filters whatever pushes it: early
 // refreshes in bursts, and the regular refreshes between them that find nothing
 // droppable (review of the bound: those grew the ring by one a period, past every

@@ -647,6 +647,9 @@ TEST(StateCodec, RejectsFbfFieldsOutOfRangeBehindAValidChecksum) {
       {"unknown model", kModel, 1, 2},
       {"slice capacity beyond 2^48", kSliceCapacity, 8, (uint64_t{1} << 48) + 1},
       {"zero current refresh period", kRefreshNow, 8, 0},
+      // Found by filter_state_fuzz past the checksum: a clock jump then refreshed a
+      // ring that nothing could drop from, one period at a time, for minutes.
+      {"a current refresh period too short for the window", kRefreshNow, 8, 1},
       {"negative current refresh period", kRefreshNow, 8, static_cast<uint64_t>(-5)},
       {"zero target filters", kTargetFilters, 4, 0},
       {"target filters above max", kTargetFilters, 4, 65},
@@ -668,7 +671,14 @@ TEST(StateCodec, RejectsFbfFieldsOutOfRangeBehindAValidChecksum) {
   for (const Bad& b : bad) {
     auto decoded = DecodeDedupFilter(WithField(state, b.offset, b.size, b.value));
     EXPECT_FALSE(decoded.ok()) << "accepted an fbf state with " << b.what;
-  }
+  }  // Found by filter_state_fuzz once it reached past the checksum: a time forgotten
+  // early long before any filter clock overflowed the window held (now - lost until).
+  const std::string with_ids = WithField(state, kForgottenIds, 8, 3);
+  EXPECT_FALSE(
+      DecodeDedupFilter(WithField(with_ids, kLostUntil, 8, uint64_t{1} << 63 | uint64_t{5})).ok())
+      << "accepted a time forgotten early before every filter clock";
+  EXPECT_TRUE(DecodeDedupFilter(WithField(with_ids, kLostUntil, 8, 5)).ok())
+      << "refused a time forgotten early within the clock's range";
 }
 
 TEST(StateCodec, RejectsBloomFieldsOutOfRangeBehindAValidChecksum) {
