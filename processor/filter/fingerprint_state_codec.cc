@@ -96,6 +96,11 @@ base::Status FingerprintStateCodec::ReadClock(base::ByteReader& r, uint16_t vers
   }
   f.advancing_to_ = f.now_;
   if (!r.ok()) return CorruptState("truncated fingerprint clock");
+  // Found by filter_state_fuzz past the checksum: a count near 2^64 wrapped at the next
+  // insert, below the slices' counts. No filter counts 2^62 ids.
+  if (f.inserted_ > kMaxFilterCount || f.duplicates_ > kMaxFilterCount) {
+    return CorruptState("fingerprint counts out of range");
+  }
   const FingerprintFilterConfig& c = f.config_;
   // AdvanceTo leaves now < next refresh <= now + refresh.
   if (f.now_ > kMaxFilterTime || f.now_ < -kMaxFilterTime || f.next_refresh_ <= f.now_ ||
@@ -174,10 +179,12 @@ base::Status FingerprintStateCodec::ReadSlices(base::ByteReader& r, uint16_t ver
     used[s.plane] |= 1u << s.slot;
     // A slice's count is its fingerprints (checked below): at most the insert count.
     ids += s.ids;
-    if (s.ids > f.inserted_ || ids > f.inserted_ || s.newest > f.now_ || s.started > f.now_ ||
-        s.started < -kMaxFilterTime || (s.ids > 0) != (s.newest != Millis::min()) ||
-        (s.ids > 0 && s.newest < -kMaxFilterTime)) {
+    if (s.ids > f.inserted_ || ids > f.inserted_) {
       return CorruptState("fingerprint slice counts out of range");
+    }
+    if (s.newest > f.now_ || s.started > f.now_ || s.started < -kMaxFilterTime ||
+        (s.ids > 0) != (s.newest != Millis::min()) || (s.ids > 0 && s.newest < -kMaxFilterTime)) {
+      return CorruptState("fingerprint slice times out of range");
     }
     s.capacity = f.CapacityOf(f.planes_[s.plane].memory.groups());
     f.slices_.push_back(s);

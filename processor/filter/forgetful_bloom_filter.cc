@@ -355,21 +355,26 @@ void BasicForgetfulFilter<C>::AdvanceTo(Millis now) {
   now = std::min(now, kMaxFilterTime);
   if (now <= now_) return;
   advancing_to_ = now;
-  if ((now - next_refresh_) / refresh_ > kFastForwardRefreshes) {
-    // Every id was inserted before next_refresh_, more than kFastForwardRefreshes
-    // periods before `now`, and the window is shorter than that (the shape covers it
-    // with at most 4096 filters: Adapt and the decoder keep it so). Refreshing period by
-    // period would turn the ring over into empty filters at O(filters) a period; build
-    // that ring at once, as of the last refresh due.
-    const int64_t skipped = (now - next_refresh_) / refresh_;
-    TurnOver(next_refresh_ + skipped * refresh_);
-    next_refresh_ += (skipped + 1) * refresh_;
-  }
-  if ((now - next_adapt_) / config_.adapt_every > kFastForwardRefreshes) {
-    const int64_t skipped = (now - next_adapt_) / config_.adapt_every;
-    next_adapt_ += skipped * config_.adapt_every;
-  }
   while (true) {
+    // Checked at every step: an adaptation that shortens the period in the middle of a
+    // long jump would otherwise leave billions of refreshes to run.
+    if ((now - next_refresh_) / refresh_ > kFastForwardRefreshes) {
+      // Every id was inserted before next_refresh_, more than kFastForwardRefreshes
+      // periods before `now`, and the window is shorter than that (the shape covers
+      // it with at most 4096 filters: Adapt and the decoder keep it so). Refreshing
+      // period by period would turn the ring over into empty filters at O(filters) a
+      // period; build that ring at once, as of the last refresh due. Adaptations due
+      // before it would act on a ring that is gone.
+      const Millis at = next_refresh_ + (now - next_refresh_) / refresh_ * refresh_;
+      TurnOver(at);
+      next_refresh_ = at + refresh_;
+      if (next_adapt_ < at) {
+        next_adapt_ += ((at - next_adapt_) / config_.adapt_every + 1) * config_.adapt_every;
+      }
+    }
+    if ((now - next_adapt_) / config_.adapt_every > kFastForwardRefreshes) {
+      next_adapt_ += (now - next_adapt_) / config_.adapt_every * config_.adapt_every;
+    }
     const bool refresh_due = next_refresh_ <= now;
     const bool adapt_due = config_.adaptive && next_adapt_ <= now;
     if (!refresh_due && !adapt_due) break;

@@ -212,7 +212,10 @@ base::Status FbfStateCodec::ReadClock(base::ByteReader& r, uint16_t version,
   }
   // Counts only grow, and adaptation reads them as a difference: a count at the last
   // adaptation above the total would wrap.
-  if (f.inserted_at_last_adapt_ > f.inserted_) return CorruptState("fbf counts out of range");
+  if (f.inserted_at_last_adapt_ > f.inserted_ || f.inserted_ > kMaxFilterCount ||
+      f.duplicates_ > kMaxFilterCount) {
+    return CorruptState("fbf counts out of range");
+  }
   return {};
 }
 
