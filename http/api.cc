@@ -446,6 +446,7 @@ class Api {
     j.Key("timestamps_ahead").Uint(v.timestamps_ahead);
     j.Key("late_events").Uint(v.late_events);
     j.Key("timestamps_missing").Uint(v.timestamps_missing);
+    j.Key("hash_keyed").Bool(v.hash_keyed);
     j.Key("published_at_ms").Int(v.published_at_ms);
     j.Key("replica_lag_ms");
     if (v.replica_lag_ms < 0) {

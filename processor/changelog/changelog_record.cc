@@ -14,7 +14,7 @@ using base::ByteReader;
 using base::ByteWriter;
 
 constexpr char kMagic[4] = {'O', 'C', 'C', 'L'};
-constexpr size_t kHeaderBytes = 36;         // formats 3 and 4
+constexpr size_t kHeaderBytes = 36;         // formats 3 to 5
 constexpr size_t kFormat2HeaderBytes = 28;  // no claim id
 constexpr size_t kChecksumBytes = 8;
 
@@ -67,7 +67,9 @@ void EncodeBody(const BatchRecord& b, ByteWriter& w) {
   WriteStats(w, b.stats);
 }
 
-void EncodeBody(const ClaimRecord&, ByteWriter&) {}
+void EncodeBody(const ClaimRecord& c, ByteWriter& w) {
+  w.U64(c.hash_key);
+}
 
 void EncodeBody(const SnapshotChunk& c, ByteWriter& w) {
   w.U32(c.index);
@@ -181,9 +183,12 @@ base::Result<Record> DecodeRecord(std::string_view bytes) {
     case RecordType::kBatch:
       return DecodeBatch(r, version,
                          BatchRecord{partition, epoch, seq, {}, {}, 0, {}, {}, {}, claim});
-    case RecordType::kClaim:
-      if (!r.done()) return base::Corrupt("claim: trailing bytes");
-      return Record{ClaimRecord{partition, epoch, seq, claim}};
+    case RecordType::kClaim: {
+      // Claims before format 5 carry no key: their shards hashed ids unkeyed.
+      const uint64_t hash_key = version >= kKeyedClaimFormat ? r.U64() : 0;
+      if (!r.done()) return base::Corrupt("claim: truncated or trailing bytes");
+      return Record{ClaimRecord{partition, epoch, seq, claim, hash_key}};
+    }
     case RecordType::kSnapshotChunk: {
       SnapshotChunk c{partition, epoch, seq, 0, 0, {}, claim};
       c.index = r.U32();

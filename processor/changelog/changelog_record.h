@@ -15,7 +15,10 @@
 //             claim has a random id that the owner's batches and snapshots carry:
 //             if two claims of one epoch ever appeared (a restore that read less
 //             than it should), readers keep the first and ignore the second with
-//             everything written under it (lineage.h).
+//             everything written under it (lineage.h). A claim carries the key the
+//             shard hashes its ids with (id_hash.h): drawn by the shard's first
+//             claimer, repeated by every later one, so that a restore that finds no
+//             snapshot hashes new ids as the batches it replayed were hashed.
 //   Snapshot  one chunk of the shard's whole state after batch `seq`, written in the
 //             same transaction as that batch, so that restoring does not need the
 //             whole history.
@@ -24,7 +27,7 @@
 //
 //   offset  size  field
 //   0       4     magic "OCCL"
-//   4       2     format version (4)
+//   4       2     format version (5)
 //   6       1     record type (1 batch, 2 claim, 3 snapshot chunk)
 //   7       1     reserved, 0
 //   8       4     partition
@@ -34,8 +37,10 @@
 //   36      ...   body (per type; see changelog_record.cc)
 //   end-8   8     XXH3-64 of every byte before it
 //
-// Format 3 (read, never written) is the same with seven dead-letter counts in a
-// batch's statistics (no `late`; it decodes as 0). Format 2 (read, never written) is
+// A claim's body is its u64 id hash key. Format 4 (read, never written) is the same
+// with an empty claim body: its claims decode with key 0, unkeyed, which is how their
+// shards hashed. Format 3 (read, never written) is format 4 with seven dead-letter
+// counts in a batch's statistics (no `late`; it decodes as 0). Format 2 (read, never written) is
 // format 3 without the claim id: its body starts at 28 and its records decode with
 // claim id 0, "unknown", which readers accept as belonging to whichever claim holds
 // its epoch. Format 1 is not read.
@@ -62,7 +67,7 @@ namespace oncecount::changelog {
 using base::Epoch;
 using base::Seq;
 
-inline constexpr uint16_t kChangelogFormatVersion = 4;
+inline constexpr uint16_t kChangelogFormatVersion = 5;
 // The oldest format still read.
 inline constexpr uint16_t kOldestReadableChangelogFormat = 2;
 // The record format holds one count per dead-letter reason (formats 2 and 3: the
@@ -71,6 +76,8 @@ inline constexpr size_t kDlqReasons = 8;
 inline constexpr size_t kFormat3DlqReasons = 7;
 // The format that added the reason `late`.
 inline constexpr uint16_t kLateReasonFormat = 4;
+// The format whose claims carry the shard's id hash key.
+inline constexpr uint16_t kKeyedClaimFormat = 5;
 static_assert(kDlqReasons == event::kDlqReasonCount,
               "a new dead-letter reason changes the record format: bump its version");
 
@@ -118,6 +125,9 @@ struct ClaimRecord {
   Epoch epoch;
   Seq base_seq;        // the last batch of the lineage the claimer continues
   uint64_t claim = 0;  // its random id (0: unknown, format 2)
+  // The key the shard hashes ids with (filter::IdHashKey; 0: unkeyed, and every
+  // claim before format 5).
+  uint64_t hash_key = 0;
   friend bool operator==(const ClaimRecord&, const ClaimRecord&) = default;
 };
 

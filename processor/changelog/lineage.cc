@@ -86,6 +86,7 @@ void LineageBuilder::OnClaim(const ClaimRecord& claim) {
     return;
   }
   claimed_base_ = claim.base_seq;
+  hash_key_ = claim.hash_key;
   DropAfter(claim.base_seq, claim.epoch);
 }
 
@@ -145,6 +146,7 @@ base::Result<RestorePlan> LineageBuilder::Finish() && {
   RestorePlan plan;
   plan.epoch = claims_.epoch();
   plan.claim = claims_.claim();
+  plan.hash_key = hash_key_;
   plan.ignored_records = ignored_;
   plan.last_seq = last_seq();
   for (auto it = snapshots_.rbegin(); it != snapshots_.rend(); ++it) {

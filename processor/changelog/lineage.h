@@ -60,6 +60,9 @@ struct RestorePlan {
   Seq snapshot_seq;
   std::vector<BatchRecord> batches;  // snapshot_seq + 1 .. last_seq, in order
   uint64_t ignored_records = 0;      // zombie, superseded or undecodable records
+  // The id hash key of the claims the lineage holds (every claim of a shard carries
+  // the same); nullopt when it holds none. The snapshot's own key comes first.
+  std::optional<uint64_t> hash_key;
 };
 
 class LineageBuilder {
@@ -71,6 +74,8 @@ class LineageBuilder {
   void Add(std::string_view encoded);  // decodes, counts undecodable records as ignored
   void Add(Record record);
   base::Result<RestorePlan> Finish() &&;
+  // The id hash key of the last claim that counted so far (RestorePlan::hash_key).
+  std::optional<uint64_t> hash_key() const { return hash_key_; }
 
   // After every record from the partition's log start was added: refuses (kCorrupt)
   // a partition that lost records (log start above 0) when nothing read claims the
@@ -115,6 +120,7 @@ class LineageBuilder {
   Epoch head_snapshot_epoch_;
   ClaimRule claims_;
   Seq claimed_base_;
+  std::optional<uint64_t> hash_key_;  // of the last claim that counted
   std::map<Seq, BatchRecord> chain_;  // by seq
   std::vector<Snapshot> snapshots_;   // in log order; the last may be partial
   uint64_t ignored_ = 0;

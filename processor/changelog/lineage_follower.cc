@@ -14,7 +14,7 @@ LineageFollower LineageFollower::Seeking(Epoch epoch, Seq seq, uint64_t claim) {
 // Before the sought batch: the claims and epochs as LineageBuilder tracks them.
 LineageFollower::Step LineageFollower::Seek(const Record& record) {
   if (const auto* claim = std::get_if<ClaimRecord>(&record)) {
-    claims_.Claim(claim->epoch, claim->claim);
+    if (claims_.Claim(claim->epoch, claim->claim)) hash_key_ = claim->hash_key;
     return Step::kSkip;
   }
   if (const auto* chunk = std::get_if<SnapshotChunk>(&record)) {
@@ -83,6 +83,7 @@ LineageFollower::Step LineageFollower::OnClaim(const ClaimRecord& claim) {
   // An older claim, the one that started the current epoch, or a refused second
   // claim of it: nothing new.
   if (!claims_.Claim(claim.epoch, claim.claim)) return Step::kSkip;
+  hash_key_ = claim.hash_key;
   return claim.base_seq == applied_ ? Step::kSkip : Step::kRebuild;
 }
 

@@ -33,6 +33,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "processor/changelog/changelog_record.h"
 #include "processor/changelog/claim_rule.h"
@@ -44,9 +45,11 @@ class LineageFollower {
   enum class Step : uint8_t { kApply, kSkip, kRebuild };
 
   // Follows a state that holds every batch up to `applied_seq`, in a lineage whose
-  // newest epoch is `epoch`, held by claim `claim` (a restore's RestorePlan).
-  LineageFollower(Epoch epoch, Seq applied_seq, uint64_t claim)
-      : claims_(epoch, claim), applied_(applied_seq) {}
+  // newest epoch is `epoch`, held by claim `claim` whose id hash key is `hash_key`
+  // (a restore's RestorePlan).
+  LineageFollower(Epoch epoch, Seq applied_seq, uint64_t claim,
+                  std::optional<uint64_t> hash_key = std::nullopt)
+      : claims_(epoch, claim), applied_(applied_seq), hash_key_(hash_key) {}
   // See above.
   static LineageFollower Seeking(Epoch epoch, Seq seq, uint64_t claim);
 
@@ -58,6 +61,9 @@ class LineageFollower {
   Seq applied_seq() const { return applied_; }
   // A Seeking() follower that has not met its batch yet.
   bool seeking() const { return seeking_; }
+  // The id hash key of the newest claim that counted (changelog_record.h); nullopt:
+  // none seen.
+  std::optional<uint64_t> hash_key() const { return hash_key_; }
 
  private:
   Step OnBatch(const BatchRecord& batch);
@@ -67,6 +73,7 @@ class LineageFollower {
 
   ClaimRule claims_;
   Seq applied_;
+  std::optional<uint64_t> hash_key_;
   bool seeking_ = false;
   // What a Seeking() follower looks for.
   Epoch sought_epoch_;

@@ -4,8 +4,8 @@
 
 namespace oncecount::filter {
 
-IdHash HashIdempotencyId(std::string_view id) {
-  return IdHash{XXH3_64bits(id.data(), id.size())};
+IdHash HashIdempotencyId(std::string_view id, IdHashKey key) {
+  return IdHash{XXH3_64bits_withSeed(id.data(), id.size(), key.value)};
 }
 
 }  // namespace oncecount::filter

@@ -17,9 +17,21 @@ struct IdHash {
   friend bool operator==(IdHash, IdHash) = default;
 };
 
-// XXH3-64 of the id's bytes, seedless so that every instance and every restart
-// agrees on the hash of an id.
-IdHash HashIdempotencyId(std::string_view id);
+// The secret a shard hashes its ids with. Without it a producer that knows the
+// configuration could search offline for ids that fall in a few buckets or blocks
+// (failed kicks, slower lookups) or that aim false positives at a victim's ids.
+// A shard draws its key at random when it is first claimed and keeps it in its
+// state and claims, so that every owner, replica and restore of the shard hashes an
+// id alike (shard_state.h). Key 0 is plain XXH3, the hash of shards created before
+// keys existed: their filters hold unkeyed hashes, so they keep it.
+struct IdHashKey {
+  uint64_t value = 0;
+  friend bool operator==(IdHashKey, IdHashKey) = default;
+};
+inline constexpr IdHashKey kUnkeyed{0};
+
+// XXH3-64 of the id's bytes under `key` (XXH3's seed; seed 0 is XXH3-64 itself).
+IdHash HashIdempotencyId(std::string_view id, IdHashKey key);
 
 // A strong 64-bit mix of (hash, seed): the murmur3 finalizer applied to the sum.
 // Used to give every constituent filter an independent view of the same IdHash.

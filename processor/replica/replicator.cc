@@ -229,7 +229,16 @@ struct Replicator::Impl {
         break;
       case changelog::LineageFollower::Step::kRebuild:
         Rebuild(p, r, "its lineage was cut back or has a gap");
-        break;
+        return;
+    }
+    AdoptClaimsKey(r);
+  }
+
+  // The state learns its shard's id hash key from the claims followed, for its view
+  // (a handoff's claim takes it from the follower all the same, restore.h).
+  static void AdoptClaimsKey(Replica& r) {
+    if (const std::optional<uint64_t> key = r.follower->hash_key()) {
+      r.state->AdoptHashKey(filter::IdHashKey{*key});
     }
   }
 
@@ -255,7 +264,8 @@ struct Replicator::Impl {
     r.state = std::move(state).value();
     for (const changelog::BatchRecord& b : plan->batches) r.state->Replay(b);
     if (!r.hot) r.state->ForgetFilter();
-    r.follower.emplace(plan->epoch, plan->last_seq, plan->claim);
+    r.follower.emplace(plan->epoch, plan->last_seq, plan->claim, plan->hash_key);
+    AdoptClaimsKey(r);
     r.mode = Replica::Mode::kFollowing;
     Log("replica " + std::to_string(p.value()) + (r.hot ? " (standby)" : " (counters only)") +
         ": built from " + std::to_string(plan->batches.size()) + " batches" +

@@ -75,6 +75,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   bool last_commit_was_burst = false;  // it carried kDrainedCommitEvents or more
   int64_t next_refresh_ms = 0;
   std::mt19937_64 claim_ids;
+  std::mt19937_64 hash_keys;  // seeded claims only (NewHashKey)
   ShardLoader loader;
   std::array<base::Counter*, kCheckpointFallbackNames.size()> checkpoint_fallbacks{};
   // The largest record we write; halved whenever a broker refuses one as too large
@@ -105,6 +106,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
         replicator(r),
         router(std::move(w), o.max_batch_events),
         claim_ids(o.claim_seed != 0 ? o.claim_seed : std::random_device{}()),
+        hash_keys(o.claim_seed ^ 0x6B65797365656421ULL),
         loader(LoaderOptions()) {
     last_commit_ms = clock.SteadyMs();
     RegisterMetrics();
@@ -189,7 +191,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     l.wait = o.restore_wait;
     l.dedup = o.dedup;
     l.replicator = replicator;
-    l.new_claim_id = [this] { return NewClaimId(); };
+    l.new_claim = [this] { return ClaimDraw{NewClaimId(), NewHashKey()}; };
     l.log = o.log;
     l.checkpoint_dir = o.checkpoint_dir;
     l.progress = &restore_progress;
@@ -205,6 +207,22 @@ struct Processor::Impl final : kafka::RebalanceListener {
     uint64_t id = 0;
     while (id == 0) id = claim_ids();
     return id;
+  }
+
+  // A shard's id hash key, used if the claim is its first: from std::random_device
+  // (the kernel's generator) unless claims are seeded, as tests seed them. Keys must
+  // not follow from claim ids, which every changelog record shows.
+  filter::IdHashKey NewHashKey() {
+    uint64_t key = 0;
+    while (key == 0) {
+      if (o.claim_seed != 0) {
+        key = hash_keys();
+      } else {
+        std::random_device device;
+        key = (uint64_t{device()} << 32) ^ device();
+      }
+    }
+    return filter::IdHashKey{key};
   }
 
   void Log(const std::string& line) const { o.log.Info(line); }

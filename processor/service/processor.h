@@ -95,7 +95,8 @@ struct ProcessorOptions {
   // First back-off after a failed restore; it doubles up to restore_backoff_max.
   std::chrono::milliseconds restore_backoff{1000};
   std::chrono::milliseconds restore_backoff_max{30000};
-  // Seeds the random ids of this instance's claims (0: from std::random_device).
+  // Seeds the random ids of this instance's claims and the hash keys of the shards
+  // it claims first (0: from std::random_device; tests seed them to be repeatable).
   uint64_t claim_seed = 0;
   // One line per notable event (assignment, restore, abort); may be empty.
   base::Logger log;

@@ -5,21 +5,34 @@
 #include "processor/changelog/lineage_follower.h"
 
 namespace oncecount::service {
+namespace {
+
+// Sets `claim` on the state and the key it carries: the state's own (from its
+// snapshot), else that of the claims read before it, else the claimer's fresh one.
+void Claim(shard::ShardState& state, changelog::ClaimRecord& claim,
+           std::optional<uint64_t> claims_key, const ClaimDraw& draw) {
+  if (claims_key) state.AdoptHashKey(filter::IdHashKey{*claims_key});
+  claim.hash_key = state.SetClaim(claim.epoch, claim.claim, draw.fresh_hash_key).value;
+}
+
+}  // namespace
 
 base::Result<RestoredShard> RestoreCold(base::Partition p, const std::vector<std::string>& records,
-                                        const filter::DedupSpec& dedup, uint64_t claim_id,
+                                        const filter::DedupSpec& dedup, ClaimDraw draw,
                                         std::optional<OwnCommit> own_committed) {
   changelog::LineageBuilder lineage;
   for (const std::string& r : records) lineage.Add(std::string_view(r));
-  return RestoreCold(p, std::move(lineage), dedup, claim_id, own_committed);
+  return RestoreCold(p, std::move(lineage), dedup, draw, own_committed);
 }
 
 base::Result<RestoredShard> RestoreCold(base::Partition p, changelog::LineageBuilder lineage,
-                                        const filter::DedupSpec& dedup, uint64_t claim_id,
+                                        const filter::DedupSpec& dedup, ClaimDraw draw,
                                         std::optional<OwnCommit> own_committed) {
   base::Seq base = lineage.last_seq();
   if (own_committed && lineage.epoch() == own_committed->epoch) base = own_committed->seq;
-  const changelog::ClaimRecord claim{p, lineage.epoch().Next(), base, claim_id};
+  // Asked before this claim joins the lineage, whose key it would then report.
+  const std::optional<uint64_t> shard_key_seen = lineage.hash_key();
+  changelog::ClaimRecord claim{p, lineage.epoch().Next(), base, draw.id};
   lineage.Add(changelog::Record{claim});
   auto plan = std::move(lineage).Finish();
   if (!plan) return plan.error();
@@ -32,7 +45,7 @@ base::Result<RestoredShard> RestoreCold(base::Partition p, changelog::LineageBui
     state.value()->Replay(b);
     kept.batch_bytes += changelog::BatchRecordBytes(b);
   }
-  state.value()->SetClaim(claim.epoch, claim.claim);
+  Claim(*state.value(), claim, shard_key_seen, draw);
   std::string summary =
       "restored " + std::to_string(plan->batches.size()) + " batches" +
       (plan->snapshot ? " after snapshot " + std::to_string(plan->snapshot_seq.value()) : "") +
@@ -42,7 +55,7 @@ base::Result<RestoredShard> RestoreCold(base::Partition p, changelog::LineageBui
 }
 
 std::optional<RestoredShard> CatchUp(base::Partition p, replica::Handoff h,
-                                     const std::vector<std::string>& tail, uint64_t claim_id,
+                                     const std::vector<std::string>& tail, ClaimDraw draw,
                                      std::string_view source) {
   size_t applied = 0;
   for (const std::string& bytes : tail) {
@@ -56,14 +69,14 @@ std::optional<RestoredShard> CatchUp(base::Partition p, replica::Handoff h,
       return std::nullopt;
     }
   }
-  return ClaimFollowed(p, std::move(h.state), h.follower, applied, claim_id, source);
+  return ClaimFollowed(p, std::move(h.state), h.follower, applied, draw, source);
 }
 
 RestoredShard ClaimFollowed(base::Partition p, std::unique_ptr<shard::ShardState> state,
                             const changelog::LineageFollower& follower, size_t applied,
-                            uint64_t claim_id, std::string_view source) {
-  const changelog::ClaimRecord claim{p, follower.epoch().Next(), follower.applied_seq(), claim_id};
-  state->SetClaim(claim.epoch, claim.claim);
+                            ClaimDraw draw, std::string_view source) {
+  changelog::ClaimRecord claim{p, follower.epoch().Next(), follower.applied_seq(), draw.id};
+  Claim(*state, claim, follower.hash_key(), draw);
   std::string summary = "taken over from " + std::string(source) + " at batch " +
                         std::to_string(claim.base_seq.value()) + " (" + std::to_string(applied) +
                         " batches from the changelog's tail), epoch " +

@@ -11,8 +11,10 @@
 //    cold.
 //
 // Either way the claim takes the newest epoch seen plus one, continues from the
-// lineage's last batch, and carries `claim_id` (random, non-zero, chosen by the
-// caller), which the shard's later batches and snapshots carry too. After an aborted transaction of
+// lineage's last batch, and carries `draw.id` (random, non-zero, chosen by the
+// caller), which the shard's later batches and snapshots carry too. It also carries
+// the shard's id hash key: the key of the snapshot restored from, else of the claims
+// followed, else — the shard's first claim — `draw.fresh_hash_key`. After an aborted transaction of
 // its own, an owner continues from the batch it last committed instead (`own_committed`): that cuts
 // its aborted attempt for readers that could still see it (the embedded cluster shows aborted
 // records) — but only while nobody claimed the shard after it, since cutting back
@@ -39,6 +41,12 @@
 
 namespace oncecount::service {
 
+// What a claimer draws at random for one claim.
+struct ClaimDraw {
+  uint64_t id = 0;                   // non-zero
+  filter::IdHashKey fresh_hash_key;  // non-zero: the key if the shard has none yet
+};
+
 struct RestoredShard {
   std::unique_ptr<shard::ShardState> state;  // its epoch set to the claim's
   changelog::ClaimRecord claim;
@@ -63,17 +71,17 @@ struct OwnCommit {
 // its newest snapshot covers; one that needs_full_read() fails).
 base::Result<RestoredShard> RestoreCold(base::Partition partition,
                                         changelog::LineageBuilder lineage,
-                                        const filter::DedupSpec& dedup, uint64_t claim_id,
+                                        const filter::DedupSpec& dedup, ClaimDraw draw,
                                         std::optional<OwnCommit> own_committed = std::nullopt);
 
 base::Result<RestoredShard> RestoreCold(base::Partition partition,
                                         const std::vector<std::string>& records,
-                                        const filter::DedupSpec& dedup, uint64_t claim_id,
+                                        const filter::DedupSpec& dedup, ClaimDraw draw,
                                         std::optional<OwnCommit> own_committed = std::nullopt);
 
 // `source` names where the state came from, for the summary ("its standby replica").
 std::optional<RestoredShard> CatchUp(base::Partition partition, replica::Handoff handoff,
-                                     const std::vector<std::string>& tail, uint64_t claim_id,
+                                     const std::vector<std::string>& tail, ClaimDraw draw,
                                      std::string_view source);
 
 // The claim of a state that `follower` brought to the changelog's high watermark
@@ -81,6 +89,6 @@ std::optional<RestoredShard> CatchUp(base::Partition partition, replica::Handoff
 // its last batch.
 RestoredShard ClaimFollowed(base::Partition partition, std::unique_ptr<shard::ShardState> state,
                             const changelog::LineageFollower& follower, size_t applied,
-                            uint64_t claim_id, std::string_view source);
+                            ClaimDraw draw, std::string_view source);
 
 }  // namespace oncecount::service

@@ -144,7 +144,7 @@ std::vector<RestoredShard> ShardLoader::FromCheckpoints(
                "the changelog does not hold its batch (written against another changelog, "
                "or another incarnation of the topic)");
     } else {
-      out.push_back(ClaimFollowed(p, std::move(c.state), c.follower, c.applied, o_.new_claim_id(),
+      out.push_back(ClaimFollowed(p, std::move(c.state), c.follower, c.applied, o_.new_claim(),
                                   "its local checkpoint"));
       out.back().read_to = read.value().at(p);
       out.back().kept = c.kept;
@@ -180,7 +180,7 @@ std::vector<RestoredShard> ShardLoader::TakeOver(const std::vector<base::Partiti
   }
   for (auto& [p, h] : handoffs) {
     std::optional<RestoredShard> r =
-        CatchUp(p, std::move(h), read.value()[p].records, o_.new_claim_id(), "its standby replica");
+        CatchUp(p, std::move(h), read.value()[p].records, o_.new_claim(), "its standby replica");
     if (!r) {
       Log("shard " + std::to_string(p.value()) +
           ": its replica cannot follow the changelog's tail; restoring from scratch");
@@ -231,7 +231,7 @@ void ShardLoader::RestoreCold(const std::vector<base::Partition>& partitions,
       continue;
     }
     const auto mine = own.find(p);
-    auto r = service::RestoreCold(p, std::move(lineage), o_.dedup, o_.new_claim_id(),
+    auto r = service::RestoreCold(p, std::move(lineage), o_.dedup, o_.new_claim(),
                                   mine != own.end() ? std::optional(mine->second) : std::nullopt);
     if (!r) {
       out.failed[p] = r.message();

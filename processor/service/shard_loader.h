@@ -74,7 +74,7 @@ struct ShardLoaderOptions {
   std::chrono::milliseconds wait{20000};
   filter::DedupSpec dedup;                    // for a shard whose changelog is empty
   replica::Replicator* replicator = nullptr;  // null: every shard restores cold
-  std::function<uint64_t()> new_claim_id;     // required: random, non-zero
+  std::function<ClaimDraw()> new_claim;       // required: random, non-zero
   base::Logger log;
   // Local checkpoints (local_checkpoint.h) to start from; empty: none.
   std::string checkpoint_dir;

@@ -21,15 +21,18 @@ namespace {
 //    compressed body. A filter far from full and counters with common prefixes
 //    compress several times, which is what keeps a shard's snapshot inside a
 //    changelog partition's retention (the embedded cluster keeps 5 MB of one).
-// Body: u32 partition, u64 epoch, u64 committed seq, i64 position, (version 3) i64
-// shard clock, stats (3 + 8 u64; versions 1 and 2: 3 + 7, no `late`), u32 counter
-// count, counters (u32-length name, i64 value) sorted by name, u32-length filter
-// state (state_codec.h). A state from a version 1 or 2 snapshot starts with clock 0:
-// the next record or replayed batch sets it.
+//  - version 4 (written) adds the id hash key to the body.
+// Body: u32 partition, u64 epoch, u64 committed seq, i64 position, (version 3 on) i64
+// shard clock, (version 4) u64 id hash key, stats (3 + 8 u64; versions 1 and 2:
+// 3 + 7, no `late`), u32 counter count, counters (u32-length name, i64 value) sorted
+// by name, u32-length filter state (state_codec.h). A state from a version 1 or 2
+// snapshot starts with clock 0: the next record or replayed batch sets it. One from
+// versions 1 to 3 holds unkeyed hashes: its key is kUnkeyed.
 constexpr char kSnapshotMagic[4] = {'O', 'C', 'S', 'S'};
 constexpr uint16_t kPlainSnapshotVersion = 1;
 constexpr uint16_t kClocklessSnapshotVersion = 2;
-constexpr uint16_t kSnapshotVersion = 3;
+constexpr uint16_t kUnkeyedSnapshotVersion = 3;
+constexpr uint16_t kSnapshotVersion = 4;
 // Dead-letter reasons in the stats of versions 1 and 2 (no `late`).
 constexpr size_t kClocklessSnapshotDlqReasons = 7;
 constexpr uint8_t kZstdCodec = 1;
@@ -207,7 +210,10 @@ std::optional<filter::IdHash> ShardState::Admit(const InputMessage& message,
     return std::nullopt;
   }
   event = std::move(std::get<event::IncrementEvent>(parsed));
-  return filter::HashIdempotencyId(*message.key);
+  // An owner's key comes with its claim; a state applied without one (tests,
+  // benchmarks) settles on kUnkeyed at its first id, which its snapshots then carry.
+  if (!hash_key_) hash_key_ = filter::kUnkeyed;
+  return filter::HashIdempotencyId(*message.key, *hash_key_);
 }
 
 Decision ShardState::Conclude(event::IncrementEvent& event, filter::Verdict verdict) {
@@ -375,6 +381,7 @@ std::string ShardState::EncodeSnapshot(base::Epoch epoch) const {
   b.U64(sealed_seq().Plus(closed_batches_.size() + (has_pending_ ? 1 : 0)).value());
   b.I64(position_.value());
   b.I64(clock_.clock_ms);
+  b.U64(hash_key_.value_or(filter::kUnkeyed).value);
   b.U64(stats.applied);
   b.U64(stats.duplicates);
   b.U64(stats.near_edge_duplicates);
@@ -427,7 +434,8 @@ base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshot(std::string_v
   base::ByteReader r(covered.substr(4));
   const uint16_t version = r.U16();
   if (version == kPlainSnapshotVersion) return FromSnapshotBody(covered.substr(6), version);
-  if (version != kSnapshotVersion && version != kClocklessSnapshotVersion) {
+  if (version != kSnapshotVersion && version != kUnkeyedSnapshotVersion &&
+      version != kClocklessSnapshotVersion) {
     return base::Corrupt("shard snapshot: unsupported version " + std::to_string(version));
   }
   const uint8_t codec = r.U8();
@@ -452,13 +460,14 @@ base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshotBody(std::stri
   const base::Epoch epoch{r.U64()};
   const base::Seq seq{r.U64()};
   const base::Offset position{r.I64()};
-  const int64_t clock_ms = version >= kSnapshotVersion ? r.I64() : 0;
+  const int64_t clock_ms = version >= kUnkeyedSnapshotVersion ? r.I64() : 0;
+  const filter::IdHashKey hash_key{version >= kSnapshotVersion ? r.U64() : 0};
   changelog::ShardStats stats;
   stats.applied = r.U64();
   stats.duplicates = r.U64();
   stats.near_edge_duplicates = r.U64();
   const size_t reasons =
-      version >= kSnapshotVersion ? changelog::kDlqReasons : kClocklessSnapshotDlqReasons;
+      version >= kUnkeyedSnapshotVersion ? changelog::kDlqReasons : kClocklessSnapshotDlqReasons;
   for (size_t i = 0; i < reasons; ++i) stats.dead_lettered[i] = r.U64();
   if (clock_ms < 0) return base::Corrupt("shard snapshot: negative clock");
   const uint32_t count = r.U32();
@@ -478,6 +487,7 @@ base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshotBody(std::stri
   state->committed_seq_ = seq;
   state->position_ = position;
   state->clock_.clock_ms = clock_ms;
+  state->hash_key_ = hash_key;
   state->stats_ = stats;
   state->counters_ = std::move(counters);
   return state;
@@ -500,6 +510,7 @@ std::shared_ptr<const ShardView> ShardState::MakeView(ShardView base, int64_t no
   base.timestamps_ahead = clock_.ahead_of_wall;
   base.late_events = clock_.late;
   base.timestamps_missing = clock_.without_timestamp;
+  base.hash_keyed = hash_key_.has_value() && *hash_key_ != filter::kUnkeyed;
   if (detail == FilterDetail::kRefresh) {
     base.filter = filter_->Summary();
     base.digest = filter_->Digest();

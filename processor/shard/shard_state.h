@@ -132,11 +132,26 @@ class ShardState {
 
   // Replays a committed batch of the changelog (restore and standbys).
   void Replay(const changelog::BatchRecord& batch);
-  // A new owner's claim: later batches and snapshots carry its epoch and id.
-  void SetClaim(base::Epoch epoch, uint64_t claim) {
+  // A new owner's claim: later batches and snapshots carry its epoch and id. Returns
+  // the id hash key the claim carries, which the state hashes ids with from now on:
+  // the key its ids were hashed with, or `fresh_key` (random, drawn by the claimer)
+  // when none ever was — the shard's first claim. A state that replayed batches with
+  // no key known holds unkeyed hashes (a shard from before keys existed) and keeps
+  // kUnkeyed.
+  filter::IdHashKey SetClaim(base::Epoch epoch, uint64_t claim, filter::IdHashKey fresh_key) {
     epoch_ = epoch;
     claim_ = claim;
+    if (!hash_key_) hash_key_ = committed_seq_ == base::Seq() ? fresh_key : filter::kUnkeyed;
+    return *hash_key_;
   }
+  // A claim read from the changelog (a restore's or a follower's): the key its
+  // shard's ids are hashed with, kept if the state knows none yet. Every claim of a
+  // shard carries the same key, so the first one known is the shard's.
+  void AdoptHashKey(filter::IdHashKey key) {
+    if (!hash_key_) hash_key_ = key;
+  }
+  // nullopt: not known yet (a state made by Create that no claim has reached).
+  std::optional<filter::IdHashKey> hash_key() const { return hash_key_; }
   // Drops the filter and keeps the counters, position and statistics: a replica that
   // only answers queries. Later batches replay their counters alone; such a state
   // can no longer become an active shard.
@@ -217,6 +232,7 @@ class ShardState {
   base::Offset position_ = kUnknownOffset;
   base::Epoch epoch_;
   uint64_t claim_ = 0;
+  std::optional<filter::IdHashKey> hash_key_;
   base::Seq committed_seq_;
   changelog::ShardStats stats_;
 

@@ -90,6 +90,10 @@ struct ShardView {
   uint64_t timestamps_ahead = 0;
   uint64_t late_events = 0;
   uint64_t timestamps_missing = 0;
+  // The shard hashes ids under its own secret key (filter/id_hash.h); false for a
+  // shard created before keys existed, which keeps hashing them unkeyed, or a
+  // replica that has not seen its shard's key yet.
+  bool hash_keyed = false;
 
   // The filter's summary and digest cost a pass over all its bits, so owners refresh
   // them at most about once a second; `digest_seq` is the changelog batch they

@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::unique_ptr<ShardState> s = std::move(made).value();
-  s->SetClaim(oncecount::base::Epoch(1), 1);
+  s->SetClaim(oncecount::base::Epoch(1), 1, oncecount::filter::IdHashKey{0x5eed});
   char key[32], value[96];
   for (int64_t i = 0; i < ids; ++i) {
     std::snprintf(key, sizeof key, "client/%lld", static_cast<long long>(i));

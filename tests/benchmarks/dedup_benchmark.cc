@@ -143,7 +143,8 @@ void BM_HashIdempotencyId(benchmark::State& state) {
   }
   size_t i = 0;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(oncecount::filter::HashIdempotencyId(ids[i]));
+    benchmark::DoNotOptimize(
+        oncecount::filter::HashIdempotencyId(ids[i], oncecount::filter::kUnkeyed));
     i = (i + 1) & 4095;
   }
 }

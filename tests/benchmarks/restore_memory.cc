@@ -85,7 +85,7 @@ class ChangelogWriter {
       return false;
     }
     ShardState& shard = *made.value();
-    shard.SetClaim(kEpoch, kClaim);
+    shard.SetClaim(kEpoch, kClaim, oncecount::filter::IdHashKey{0x5eed});
     records.emplace_back();
     changelog::EncodeRecord(changelog::ClaimRecord{base::Partition(0), kEpoch, base::Seq(), kClaim},
                             records.back());
@@ -162,8 +162,9 @@ int Restore(const std::string& path, const oncecount::filter::DedupSpec& spec) {
     lineage.Add(std::string_view(record));
   }
   std::string().swap(record);
-  auto restored =
-      oncecount::service::RestoreCold(base::Partition(0), std::move(lineage), spec, 0xbeef);
+  auto restored = oncecount::service::RestoreCold(
+      base::Partition(0), std::move(lineage), spec,
+      oncecount::service::ClaimDraw{0xbeef, oncecount::filter::IdHashKey{1}});
   const int64_t peak = StatusBytes("VmHWM");
   malloc_trim(0);
   const int64_t after = StatusBytes("VmRSS");

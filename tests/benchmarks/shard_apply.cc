@@ -77,7 +77,7 @@ std::unique_ptr<ShardState> NewShard(oncecount::base::Partition partition) {
     std::exit(1);
   }
   auto state = std::move(made).value();
-  state->SetClaim(oncecount::base::Epoch(1), 1);
+  state->SetClaim(oncecount::base::Epoch(1), 1, oncecount::filter::IdHashKey{0x5eed});
   oncecount::shard::ShardRules rules;
   rules.changelog_retention_bytes = size_t{5} << 20;
   state->set_rules(rules);

@@ -57,7 +57,7 @@ std::unique_ptr<ShardState> NewShard() {
 // `batches` when given.
 std::unique_ptr<ShardState> Active(int64_t counters, std::vector<BatchRecord>* batches) {
   auto s = NewShard();
-  s->SetClaim(oncecount::base::Epoch(1), 1);
+  s->SetClaim(oncecount::base::Epoch(1), 1, oncecount::filter::IdHashKey{0x5eed});
   char key[32], value[96];
   for (int64_t i = 0; i < counters; ++i) {
     std::snprintf(key, sizeof key, "client/%lld", static_cast<long long>(i));

@@ -73,7 +73,7 @@ std::unique_ptr<shard::ShardState> SmallShard() {
   auto made =
       shard::ShardState::Create(base::Partition(3), spec, filter::Millis{1'700'000'000'000});
   auto s = std::move(made).value();
-  s->SetClaim(base::Epoch(2), 77);
+  s->SetClaim(base::Epoch(2), 77, filter::IdHashKey{0x5eed});
   for (int i = 0; i < 20; ++i) {
     const std::string key = "c/" + std::to_string(i % 15);
     const std::string value = R"({"counter":"n)" + std::to_string(i % 4) + R"(","delta":2})";

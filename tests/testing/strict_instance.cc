@@ -232,9 +232,9 @@ std::map<std::string, int64_t> Expected(int n) {
 std::map<std::string, int64_t> CountsInChangelog(StrictKafka& kafka) {
   std::map<std::string, int64_t> counts;
   for (int32_t p = 0; p < kServicePartitions; ++p) {
-    auto restored = service::RestoreCold(base::Partition(p),
-                                         kafka.CommittedValues("events.changelog", p), TestDedup(),
-                                         /*claim_id=*/1);
+    auto restored =
+        service::RestoreCold(base::Partition(p), kafka.CommittedValues("events.changelog", p),
+                             TestDedup(), service::ClaimDraw{1, filter::IdHashKey{1}});
     EXPECT_TRUE(restored.ok()) << "shard " << p << ": " << restored.error();
     if (!restored.ok()) continue;
     for (const auto& c : restored.value().state->counters()) counts[c.name] += c.value;

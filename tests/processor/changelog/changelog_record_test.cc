@@ -140,31 +140,49 @@ TEST(ChangelogRecord, AppendsToWhatTheOutputAlreadyHolds) {
 // The bytes are the changelog's on-disk format: a change here breaks every
 // existing changelog and needs a new format version.
 TEST(ChangelogRecord, PinsTheBytesOfAClaim) {
-  const std::string bytes =
-      Encoded(ClaimRecord{base::Partition(3), base::Epoch(2), base::Seq(5), 0x1122334455667788});
+  const std::string bytes = Encoded(ClaimRecord{base::Partition(3), base::Epoch(2), base::Seq(5),
+                                                0x1122334455667788, 0x0102030405060708});
   EXPECT_EQ(Hex(bytes),
             "4f43434c"          // 0: magic "OCCL"
-            "0400"              // 4: format version 4
+            "0500"              // 4: format version 5
             "02"                // 6: type 2, claim
             "00"                // 7: reserved
             "03000000"          // 8: partition 3
             "0200000000000000"  // 12: epoch 2
             "0500000000000000"  // 20: base_seq 5
             "8877665544332211"  // 28: claim id
-                                // 36: no body
-            "ebef1e6682dd786d"  // 36: XXH3-64 of bytes 0..35
+            "0807060504030201"  // 36: id hash key
+            "8690323c4f603bac"  // 44: XXH3-64 of bytes 0..43
   );
   // The same fields, read back by offset as the layout comment places them.
-  ASSERT_EQ(bytes.size(), 44u);
+  ASSERT_EQ(bytes.size(), 52u);
   EXPECT_EQ(bytes.substr(0, 4), "OCCL");
-  EXPECT_EQ(Le(bytes, 4, 2), 4u);
+  EXPECT_EQ(Le(bytes, 4, 2), 5u);
   EXPECT_EQ(Le(bytes, 6, 1), 2u);
   EXPECT_EQ(Le(bytes, 7, 1), 0u);
   EXPECT_EQ(Le(bytes, 8, 4), 3u);
   EXPECT_EQ(Le(bytes, 12, 8), 2u);
   EXPECT_EQ(Le(bytes, 20, 8), 5u);
   EXPECT_EQ(Le(bytes, 28, 8), 0x1122334455667788u);
-  EXPECT_EQ(Le(bytes, 36, 8), XXH3_64bits(bytes.data(), 36));
+  EXPECT_EQ(Le(bytes, 36, 8), 0x0102030405060708u);
+  EXPECT_EQ(Le(bytes, 44, 8), XXH3_64bits(bytes.data(), 44));
+}
+
+// A claim of format 4 (the bytes its writers wrote) has no body: its shard hashed ids
+// unkeyed, and it decodes with key 0.
+TEST(ChangelogRecord, ReadsTheClaimsOfFormat4AsUnkeyed) {
+  const std::string claim = FromHex(
+      "4f43434c"
+      "0400"
+      "02"
+      "00"
+      "03000000"
+      "0200000000000000"
+      "0500000000000000"
+      "8877665544332211"
+      "ebef1e6682dd786d");
+  EXPECT_EQ(DecodedAs<ClaimRecord>(claim),
+            (ClaimRecord{base::Partition(3), base::Epoch(2), base::Seq(5), 0x1122334455667788, 0}));
 }
 
 TEST(ChangelogRecord, PinsTheBytesOfABatch) {
@@ -185,7 +203,7 @@ TEST(ChangelogRecord, PinsTheBytesOfABatch) {
   const std::string bytes = Encoded(batch);
   EXPECT_EQ(Hex(bytes),
             "4f43434c"          // 0: magic "OCCL"
-            "0400"              // 4: format version 4
+            "0500"              // 4: format version 5
             "01"                // 6: type 1, batch
             "00"                // 7: reserved
             "01000000"          // 8: partition 1
@@ -214,11 +232,11 @@ TEST(ChangelogRecord, PinsTheBytesOfABatch) {
             "0000000000000000"  // 165:   invalid_delta
             "0000000000000000"  // 173:   overflow
             "0200000000000000"  // 181:   late 2
-            "df4490b1528dec37"  // 189: XXH3-64 of bytes 0..188
+            "930c46869a609354"  // 189: XXH3-64 of bytes 0..188
   );
   ASSERT_EQ(bytes.size(), 197u);
   EXPECT_EQ(bytes.substr(0, 4), "OCCL");
-  EXPECT_EQ(Le(bytes, 4, 2), 4u);
+  EXPECT_EQ(Le(bytes, 4, 2), 5u);
   EXPECT_EQ(Le(bytes, 6, 1), 1u);
   EXPECT_EQ(Le(bytes, 8, 4), 1u);
   EXPECT_EQ(Le(bytes, 12, 8), 2u);
@@ -371,7 +389,7 @@ TEST(ChangelogRecord, RejectsAWrongMagic) {
 }
 
 TEST(ChangelogRecord, RejectsAnotherFormatVersion) {
-  for (uint64_t version : {0, 1, 5, 0xffff}) {
+  for (uint64_t version : {0, 1, 6, 0xffff}) {
     const auto decoded = DecodeRecord(WithField(Encoded(SampleBatch()), kVersionAt, 2, version));
     ASSERT_FALSE(decoded.ok()) << version;
     EXPECT_TRUE(Mentions(decoded.message(), "version " + std::to_string(version)));

@@ -113,14 +113,15 @@ FingerprintFilter64 Pinned(uint64_t memory_limit_bytes = 16 * 64) {
   c.seed = 7;
   c.memory_limit_bytes = memory_limit_bytes;
   auto f = Make<uint64_t>(c);
-  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/1")), Verdict::kNew);
-  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/2")), Verdict::kNew);
+  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/1", kUnkeyed)), Verdict::kNew);
+  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/2", kUnkeyed)), Verdict::kNew);
   f.AdvanceTo(Millis{1500});
-  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-2/1")), Verdict::kNew);
+  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-2/1", kUnkeyed)), Verdict::kNew);
   f.AdvanceTo(Millis{2100});
   // A retry of an id of the oldest slice.
-  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/2")), Verdict::kDuplicateNearEdge);
-  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-3/7")), Verdict::kNew);
+  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/2", kUnkeyed)),
+            Verdict::kDuplicateNearEdge);
+  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-3/7", kUnkeyed)), Verdict::kNew);
   return f;
 }
 

@@ -45,11 +45,11 @@ GaussianForgetfulFilter PinnedGaussianFbf() {
   auto created = GaussianForgetfulFilter::Create(TinyConfig(4), Millis{0});
   EXPECT_TRUE(created.ok());
   GaussianForgetfulFilter f = std::move(created).value();
-  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/1")), Verdict::kNew);
-  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/2")), Verdict::kNew);
+  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/1", kUnkeyed)), Verdict::kNew);
+  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/2", kUnkeyed)), Verdict::kNew);
   f.AdvanceTo(Millis{1500});
-  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-2/1")), Verdict::kNew);
-  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/2")), Verdict::kDuplicate);
+  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-2/1", kUnkeyed)), Verdict::kNew);
+  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/2", kUnkeyed)), Verdict::kDuplicate);
   return f;
 }
 
@@ -58,8 +58,8 @@ GaussianDedup PinnedGaussian() {
   EXPECT_TRUE(created.ok());
   GaussianDedup g = std::move(created).value();
   g.AdvanceTo(Millis{42});
-  EXPECT_EQ(g.TestAndInsert(HashIdempotencyId("client-1/1")), Verdict::kNew);
-  EXPECT_EQ(g.TestAndInsert(HashIdempotencyId("client-1/1")), Verdict::kDuplicate);
+  EXPECT_EQ(g.TestAndInsert(HashIdempotencyId("client-1/1", kUnkeyed)), Verdict::kNew);
+  EXPECT_EQ(g.TestAndInsert(HashIdempotencyId("client-1/1", kUnkeyed)), Verdict::kDuplicate);
   return g;
 }
 

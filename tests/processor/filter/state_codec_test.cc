@@ -300,14 +300,15 @@ ForgetfulBloomFilter PinnedFbf(uint64_t memory_limit_bytes = 64 * 128) {
   c.seed = 7;
   c.memory_limit_bytes = memory_limit_bytes;
   ForgetfulBloomFilter f = Created(ForgetfulBloomFilter::Create(c, Millis{0}));
-  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/1")), Verdict::kNew);
-  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/2")), Verdict::kNew);
+  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/1", kUnkeyed)), Verdict::kNew);
+  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/2", kUnkeyed)), Verdict::kNew);
   f.AdvanceTo(Millis{1500});
-  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-2/1")), Verdict::kNew);
+  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-2/1", kUnkeyed)), Verdict::kNew);
   f.AdvanceTo(Millis{2100});
   // A retry of an id two refreshes old: it sits in the oldest pair.
-  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/2")), Verdict::kDuplicateNearEdge);
-  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-3/7")), Verdict::kNew);
+  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-1/2", kUnkeyed)),
+            Verdict::kDuplicateNearEdge);
+  EXPECT_EQ(f.TestAndInsert(HashIdempotencyId("client-3/7", kUnkeyed)), Verdict::kNew);
   return f;
 }
 

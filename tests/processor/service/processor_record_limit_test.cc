@@ -86,7 +86,7 @@ std::map<std::string, int64_t> RestoredCounters(StrictKafka& kafka, std::string*
   std::map<std::string, int64_t> counts;
   for (base::Partition p : base::AllPartitions(kPartitions)) {
     auto restored = RestoreCold(p, kafka.CommittedValues("events.changelog", p.value()),
-                                testing::TestDedup(), /*claim_id=*/1);
+                                testing::TestDedup(), ClaimDraw{1, filter::IdHashKey{1}});
     if (!restored.ok()) {
       *error = "shard " + std::to_string(p.value()) + ": " + restored.message();
       continue;

@@ -66,6 +66,10 @@ TEST_P(KilledMidCommit, CountsEveryEventOnceAfterTheNextOwnerTakesOver) {
       b.View(0)->counters->Find("n0").value_or(0) + b.View(1)->counters->Find("n0").value_or(0),
       Expected(260)["n0"])
       << "the new owner serves what its changelog holds";
+  // b drew keys of its own, but hashes with the ones a's first claims drew: the
+  // retries of what a committed read as duplicates (ExpectExactlyOnce above).
+  EXPECT_TRUE(b.View(0)->hash_keyed);
+  EXPECT_TRUE(b.View(1)->hash_keyed);
 }
 
 std::string StepName(const ::testing::TestParamInfo<Call>& step) {

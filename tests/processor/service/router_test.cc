@@ -44,7 +44,7 @@ class RouterTest : public ::testing::Test {
     spec.window = filter::Millis{10'000};
     auto made = shard::ShardState::Create(partition, spec, filter::Millis{0});
     ASSERT_TRUE(made.ok()) << made.error();
-    made.value()->SetClaim(base::Epoch(1), 0xa1);
+    made.value()->SetClaim(base::Epoch(1), 0xa1, filter::IdHashKey{0x5eed});
     worker.Adopt(std::move(made).value());
   }
 

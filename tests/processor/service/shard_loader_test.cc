@@ -74,7 +74,7 @@ class ShardLoaderTest : public ::testing::Test {
     o.wait = wait;
     o.dedup.expected_rate = 1000;
     o.dedup.window = filter::Millis{60'000};
-    o.new_claim_id = [this] { return ++claim_ids_; };
+    o.new_claim = [this] { return ClaimDraw{++claim_ids_, filter::IdHashKey{claim_ids_ * 31}}; };
     return o;
   }
 
@@ -87,9 +87,11 @@ TEST_F(ShardLoaderTest, RestoresAnEmptyChangelogAsAFreshShardClaimedAtEpochOne) 
   LoadResult loaded = Loader(20s).Load({base::Partition(0)});
   ASSERT_EQ(loaded.restored.size(), 1u);
   EXPECT_TRUE(loaded.failed.empty());
-  EXPECT_EQ(loaded.restored[0].claim,
-            (changelog::ClaimRecord{base::Partition(0), base::Epoch(1), base::Seq(0), 101}));
+  // The shard's first claim: it takes the key the claimer drew with the claim's id.
+  EXPECT_EQ(loaded.restored[0].claim, (changelog::ClaimRecord{base::Partition(0), base::Epoch(1),
+                                                              base::Seq(0), 101, 101 * 31}));
   EXPECT_EQ(loaded.restored[0].state->claim(), 101u);
+  EXPECT_EQ(loaded.restored[0].state->hash_key(), filter::IdHashKey{101 * 31});
   EXPECT_TRUE(loaded.restored[0].state->counters().empty());
 }
 

@@ -118,7 +118,7 @@ std::unique_ptr<shard::ShardState> FreshShard(base::Partition partition, uint64_
   spec.window = filter::Millis{10'000};
   auto made = shard::ShardState::Create(partition, spec, filter::Millis{0});
   EXPECT_TRUE(made.ok());
-  made.value()->SetClaim(base::Epoch(epoch), 0xc1a1 + epoch);
+  made.value()->SetClaim(base::Epoch(epoch), 0xc1a1 + epoch, filter::IdHashKey{0x5eed});
   return std::move(made).value();
 }
 

@@ -288,14 +288,14 @@ TEST(ShardState, BuildsThePendingBatchOfEverythingSinceTheLastCommit) {
   ASSERT_EQ(batch->segments.size(), 3u);
   EXPECT_EQ(batch->segments[0].time_ms, kT0);
   EXPECT_EQ(batch->segments[0].hashes,
-            (std::vector<uint64_t>{filter::HashIdempotencyId("k1").value,
-                                   filter::HashIdempotencyId("k2").value}));
+            (std::vector<uint64_t>{filter::HashIdempotencyId("k1", filter::kUnkeyed).value,
+                                   filter::HashIdempotencyId("k2", filter::kUnkeyed).value}));
   EXPECT_EQ(batch->segments[1].time_ms, kT0 + 20);
   EXPECT_EQ(batch->segments[1].hashes,
-            (std::vector<uint64_t>{filter::HashIdempotencyId("k1").value}));
+            (std::vector<uint64_t>{filter::HashIdempotencyId("k1", filter::kUnkeyed).value}));
   EXPECT_EQ(batch->segments[2].time_ms, kT0 + 30);
   EXPECT_EQ(batch->segments[2].hashes,
-            (std::vector<uint64_t>{filter::HashIdempotencyId("k3").value}));
+            (std::vector<uint64_t>{filter::HashIdempotencyId("k3", filter::kUnkeyed).value}));
   // The touched counters' final values, in the order they were first touched.
   EXPECT_EQ(batch->counters, (std::vector<changelog::CounterUpdate>{{"b", 5}, {"a", 1}}));
   ShardStats stats;
@@ -583,7 +583,7 @@ TEST_P(ShardStateByMode, RestoringFromASnapshotAndLaterBatchesStillCatchesEarlie
   ASSERT_NE(restored, nullptr);
   for (const BatchRecord& b : later) restored->Replay(b);
   ExpectSameState(*active, *restored);
-  restored->SetClaim(base::Epoch(2), 0x2c1a);
+  restored->SetClaim(base::Epoch(2), 0x2c1a, filter::IdHashKey{0x5eed});  // keeps its key
 
   // Retries of events applied before the snapshot, within the window.
   const int64_t retry_at = 1000 + offset * 10 + 500;
@@ -1250,14 +1250,30 @@ std::string LittleEndian(uint64_t v, int bytes) {
   return out;
 }
 
-// A version-3 body as versions 1 and 2 wrote it: without the shard's clock (8 bytes
-// after the input offset) and the dead letters of reason late (the last stats field).
+// A version-4 body as version 3 wrote it: without the id hash key (8 bytes after the
+// shard's clock).
+std::string UnkeyedBody(std::string body) {
+  constexpr size_t kKeyAt = 4 + 8 + 8 + 8 + 8;
+  body.erase(kKeyAt, 8);
+  return body;
+}
+
+// A version-4 body as versions 1 and 2 wrote it: also without the shard's clock (8
+// bytes after the input offset) and the dead letters of reason late (the last stats
+// field).
 std::string ClocklessBody(std::string body) {
+  body = UnkeyedBody(std::move(body));
   constexpr size_t kClockAt = 4 + 8 + 8 + 8;
   constexpr size_t kLateAt = kClockAt + 8 + (3 + 7) * 8;
   body.erase(kLateAt, 8);
   body.erase(kClockAt, 8);
   return body;
+}
+
+std::string Packed(std::string_view body) {
+  std::string frame(ZSTD_compressBound(body.size()), '\0');
+  frame.resize(ZSTD_compress(frame.data(), frame.size(), body.data(), body.size(), 1));
+  return frame;
 }
 
 std::string Sealed(std::string bytes) {
@@ -1267,6 +1283,8 @@ std::string Sealed(std::string bytes) {
 
 TEST(ShardState, PinsTheBytesOfASnapshot) {
   auto s = NewShard(DedupMode::kNone);
+  ASSERT_EQ(s->SetClaim(base::Epoch(4), 0xc1, filter::IdHashKey{0x0102030405060708}),
+            filter::IdHashKey{0x0102030405060708});
   ASSERT_EQ(s->Apply(Stamped(base::Offset(7), "k1", Event("b", 5), 0), At(0)).outcome,
             Outcome::kApplied);
   ASSERT_EQ(s->Apply(Stamped(base::Offset(8), "k2", Event("a", -2), 1), At(1)).outcome,
@@ -1281,6 +1299,7 @@ TEST(ShardState, PinsTheBytesOfASnapshot) {
                            + LittleEndian(1, 8)                       // committed seq
                            + LittleEndian(9, 8)                       // next input offset
                            + LittleEndian(kT0 + 1, 8)                 // the shard's clock
+                           + LittleEndian(0x0102030405060708, 8)      // id hash key
                            + LittleEndian(2, 8)                       // applied
                            + LittleEndian(0, 8) + LittleEndian(0, 8)  // duplicates, near edge
                            + std::string(8 * 8, '\0')                 // dead letters by reason
@@ -1289,7 +1308,7 @@ TEST(ShardState, PinsTheBytesOfASnapshot) {
                            LittleEndian(1, 4) + "b" + LittleEndian(5, 8) +
                            LittleEndian(filter_state.size(), 4) + filter_state;
   EXPECT_EQ(snapshot.substr(0, 15),
-            std::string("OCSS\x03\x00\x01", 7) + LittleEndian(body.size(), 8));  // version 3, zstd
+            std::string("OCSS\x04\x00\x01", 7) + LittleEndian(body.size(), 8));  // version 4, zstd
   EXPECT_EQ(SnapshotBody(snapshot), body);
   const std::string_view covered = std::string_view(snapshot).substr(0, snapshot.size() - 8);
   EXPECT_EQ(snapshot.substr(covered.size()),
@@ -1314,15 +1333,74 @@ TEST(ShardState, ReadsSnapshotsOfTheSecondVersionWithoutAClock) {
   Stream stream(12);
   RunAndCommit(*s, stream, 1, 200, 1);
   const std::string body = ClocklessBody(SnapshotBody(s->EncodeSnapshot(base::Epoch(1))));
-  std::string frame(ZSTD_compressBound(body.size()), '\0');
-  frame.resize(ZSTD_compress(frame.data(), frame.size(), body.data(), body.size(), 1));
   const std::string v2 =
-      Sealed(std::string("OCSS\x02\x00\x01", 7) + LittleEndian(body.size(), 8) + frame);
+      Sealed(std::string("OCSS\x02\x00\x01", 7) + LittleEndian(body.size(), 8) + Packed(body));
   auto restored = Restored(v2);
   ASSERT_NE(restored, nullptr);
   ExpectSameState(*s, *restored);
   EXPECT_EQ(restored->filter().Digest(), s->filter().Digest());
   EXPECT_EQ(restored->clock().clock_ms, 0);
+}
+
+// Shards snapshotted before keys existed hashed their ids unkeyed: a version-3
+// snapshot restores with kUnkeyed, which every later claim then carries, so retries
+// of ids it holds are still caught.
+TEST(ShardState, ReadsSnapshotsOfTheThirdVersionAsUnkeyed) {
+  auto s = NewShard();
+  Stream stream(13);
+  RunAndCommit(*s, stream, 1, 200, 1);
+  ASSERT_EQ(s->hash_key(), filter::kUnkeyed) << "applied with no claim: unkeyed";
+  const std::string body = UnkeyedBody(SnapshotBody(s->EncodeSnapshot(base::Epoch(1))));
+  const std::string v3 =
+      Sealed(std::string("OCSS\x03\x00\x01", 7) + LittleEndian(body.size(), 8) + Packed(body));
+  auto restored = Restored(v3);
+  ASSERT_NE(restored, nullptr);
+  ExpectSameState(*s, *restored);
+  EXPECT_EQ(restored->filter().Digest(), s->filter().Digest());
+  EXPECT_EQ(restored->clock().clock_ms, s->clock().clock_ms);
+  EXPECT_EQ(restored->hash_key(), filter::kUnkeyed);
+  EXPECT_EQ(restored->SetClaim(base::Epoch(2), 0xc2, filter::IdHashKey{0x5eed}), filter::kUnkeyed);
+}
+
+// The key is drawn once, by the shard's first claim; a snapshot carries it, and a
+// later owner's claim keeps it whatever key that owner drew, so that it hashes the
+// retry of an id exactly as the owner that first saw the id did.
+TEST(ShardState, KeepsTheKeyOfItsFirstClaimThroughSnapshotsAndLaterClaims) {
+  auto first = NewShard();
+  EXPECT_EQ(first->hash_key(), std::nullopt);
+  ASSERT_EQ(first->SetClaim(base::Epoch(1), 0xc1, filter::IdHashKey{0xfeed}),
+            filter::IdHashKey{0xfeed});
+  ASSERT_EQ(first->Apply(Stamped(base::Offset(0), "client/1", Event("c", 1), 0), At(0)).outcome,
+            Outcome::kApplied);
+  const std::vector<BatchRecord> batches = first->Seal(base::Epoch(1));
+  ASSERT_EQ(batches.size(), 1u);
+  ASSERT_EQ(batches[0].segments.size(), 1u);
+  EXPECT_EQ(batches[0].segments[0].hashes,
+            (std::vector<uint64_t>{
+                filter::HashIdempotencyId("client/1", filter::IdHashKey{0xfeed}).value}));
+  EXPECT_NE(batches[0].segments[0].hashes[0],
+            filter::HashIdempotencyId("client/1", filter::kUnkeyed).value);
+  first->MarkCommitted(base::Epoch(1));
+
+  auto restored = Restored(first->EncodeSnapshot(base::Epoch(1)));
+  ASSERT_NE(restored, nullptr);
+  EXPECT_EQ(restored->hash_key(), filter::IdHashKey{0xfeed});
+  EXPECT_EQ(restored->SetClaim(base::Epoch(2), 0xc2, filter::IdHashKey{0xbeef}),
+            filter::IdHashKey{0xfeed});
+  EXPECT_EQ(restored->Apply(Stamped(base::Offset(1), "client/1", Event("c", 1), 1), At(1)).outcome,
+            Outcome::kDuplicate);
+
+  // A state rebuilt from the batches alone, with no key known, holds unkeyed hashes
+  // only if it replayed batches of a shard from before keys existed; one that
+  // replayed nothing takes the claimer's key.
+  auto replayed = NewShard();
+  replayed->Replay(batches[0]);
+  replayed->AdoptHashKey(filter::IdHashKey{0xfeed});  // from the claim before the batch
+  EXPECT_EQ(replayed->SetClaim(base::Epoch(2), 0xc2, filter::IdHashKey{0xbeef}),
+            filter::IdHashKey{0xfeed});
+  auto legacy = NewShard();
+  legacy->Replay(batches[0]);
+  EXPECT_EQ(legacy->SetClaim(base::Epoch(2), 0xc2, filter::IdHashKey{0xbeef}), filter::kUnkeyed);
 }
 
 TEST(ShardState, SnapshotOfAFilterFarFromFullIsSeveralTimesSmallerThanTheFilter) {

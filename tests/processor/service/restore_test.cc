@@ -1,0 +1,111 @@
+#include "processor/service/restore.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "processor/changelog/changelog_record.h"
+#include "processor/changelog/lineage_follower.h"
+#include "tests/testing/strict_instance.h"
+
+namespace oncecount::service {
+namespace {
+
+using changelog::BatchRecord;
+using changelog::ClaimRecord;
+
+constexpr base::Partition kPartition{2};
+constexpr filter::IdHashKey kShardKey{0x6b6579};
+constexpr ClaimDraw kDraw{0xc2, filter::IdHashKey{0xd1ffe4e7}};
+constexpr int64_t kT0 = 1'700'000'000'000;
+
+shard::InputMessage Event(int64_t offset, std::string_view id) {
+  return {base::Offset(offset), id, R"({"counter":"c","delta":1})", kT0 + offset};
+}
+
+std::string Encoded(const changelog::Record& record) {
+  std::string out;
+  changelog::EncodeRecord(record, out);
+  return out;
+}
+
+// What the shard's first owner wrote: its claim, carrying `key`, then one batch of
+// one event, hashed with that key.
+std::vector<std::string> FirstOwnersChangelog(filter::IdHashKey key, bool with_snapshot = false) {
+  auto made = shard::ShardState::Create(kPartition, testing::TestDedup(), filter::Millis{0});
+  EXPECT_TRUE(made.ok());
+  shard::ShardState& owner = *made.value();
+  const ClaimRecord claim{kPartition, base::Epoch(1), base::Seq(), 0xc1, key.value};
+  owner.SetClaim(claim.epoch, claim.claim, key);
+  EXPECT_EQ(owner.Apply(Event(0, "client/1"), filter::Millis{kT0}).outcome,
+            shard::Outcome::kApplied);
+  std::vector<BatchRecord> batches = owner.Seal(base::Epoch(1));
+  EXPECT_EQ(batches.size(), 1u);
+  std::vector<std::string> records{Encoded(claim), Encoded(batches.at(0))};
+  owner.MarkCommitted(base::Epoch(1));
+  if (with_snapshot) {
+    for (std::string& chunk : changelog::EncodeSnapshotChunks(
+             kPartition, base::Epoch(1), 0xc1, base::Seq(1), owner.EncodeSnapshot(base::Epoch(1)),
+             changelog::kMaxRecordBytes)) {
+      records.push_back(std::move(chunk));
+    }
+  }
+  return records;
+}
+
+// The retry of the first owner's event, applied by the restored owner.
+shard::Outcome RetryOutcome(shard::ShardState& restored) {
+  return restored.Apply(Event(1, "client/1"), filter::Millis{kT0 + 1}).outcome;
+}
+
+TEST(Restore, AShardsFirstClaimTakesTheClaimersFreshKey) {
+  auto restored = RestoreCold(kPartition, std::vector<std::string>{}, testing::TestDedup(), kDraw);
+  ASSERT_TRUE(restored.ok()) << restored.error();
+  EXPECT_EQ(restored.value().claim.hash_key, kDraw.fresh_hash_key.value);
+  EXPECT_EQ(restored.value().state->hash_key(), kDraw.fresh_hash_key);
+}
+
+TEST(Restore, WithoutASnapshotTakesTheKeyOfTheClaimsItReadAndCatchesRetries) {
+  auto restored =
+      RestoreCold(kPartition, FirstOwnersChangelog(kShardKey), testing::TestDedup(), kDraw);
+  ASSERT_TRUE(restored.ok()) << restored.error();
+  EXPECT_EQ(restored.value().claim.hash_key, kShardKey.value);
+  EXPECT_EQ(RetryOutcome(*restored.value().state), shard::Outcome::kDuplicate);
+}
+
+TEST(Restore, FromASnapshotTakesItsKeyAndCatchesRetries) {
+  auto restored = RestoreCold(kPartition, FirstOwnersChangelog(kShardKey, /*with_snapshot=*/true),
+                              testing::TestDedup(), kDraw);
+  ASSERT_TRUE(restored.ok()) << restored.error();
+  EXPECT_EQ(restored.value().claim.hash_key, kShardKey.value);
+  EXPECT_EQ(RetryOutcome(*restored.value().state), shard::Outcome::kDuplicate);
+}
+
+// A shard from before keys existed: its claims carry key 0 (format 4 claims decode
+// so) and its batches hold unkeyed hashes, so the new owner keeps hashing unkeyed.
+TEST(Restore, AShardFromBeforeKeysKeepsHashingUnkeyed) {
+  auto restored =
+      RestoreCold(kPartition, FirstOwnersChangelog(filter::kUnkeyed), testing::TestDedup(), kDraw);
+  ASSERT_TRUE(restored.ok()) << restored.error();
+  EXPECT_EQ(restored.value().claim.hash_key, 0u);
+  EXPECT_EQ(RetryOutcome(*restored.value().state), shard::Outcome::kDuplicate);
+}
+
+// A standby built before the shard's first claim learns the key from the claim it
+// follows, and the claim it makes when it takes over carries that key.
+TEST(Restore, ATakeOverCarriesTheKeyOfTheClaimsTheReplicaFollowed) {
+  auto made = shard::ShardState::Create(kPartition, testing::TestDedup(), filter::Millis{0});
+  ASSERT_TRUE(made.ok());
+  replica::Handoff handoff{std::move(made).value(),
+                           changelog::LineageFollower(base::Epoch(), base::Seq(), 0),
+                           base::Offset(0)};
+  auto taken = CatchUp(kPartition, std::move(handoff), FirstOwnersChangelog(kShardKey), kDraw,
+                       "its standby replica");
+  ASSERT_TRUE(taken.has_value());
+  EXPECT_EQ(taken->claim.hash_key, kShardKey.value);
+  EXPECT_EQ(RetryOutcome(*taken->state), shard::Outcome::kDuplicate);
+}
+
+}  // namespace
+}  // namespace oncecount::service
