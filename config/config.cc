@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "processor/base/enum_names.h"
-#include "processor/filter/fingerprint_sizing.h"
-#include "processor/filter/sizing.h"
+#include "processor/filter/bloom/sizing.h"
+#include "processor/filter/fingerprint/fingerprint_sizing.h"
 
 namespace oncecount::config {
 namespace {

@@ -17,9 +17,9 @@
 #include <string>
 
 #include "processor/base/result.h"
+#include "processor/filter/bloom/membership_check.h"
 #include "processor/filter/dedup_filter.h"
 #include "processor/filter/filter_factory.h"
-#include "processor/filter/membership_check.h"
 #include "processor/shard/late_policy.h"
 
 namespace oncecount::config {

@@ -50,6 +50,7 @@ ShardStats ReadStats(ByteReader& r, uint16_t version) {
 }
 
 void EncodeBody(const BatchRecord& b, ByteWriter& w) {
+  w.U64(b.hash_key);
   w.I64(b.input_from.value());
   w.I64(b.input_to.value());
   w.I64(b.sealed_at_ms);
@@ -78,6 +79,8 @@ void EncodeBody(const SnapshotChunk& c, ByteWriter& w) {
 }
 
 base::Result<Record> DecodeBatch(ByteReader& r, uint16_t version, BatchRecord b) {
+  // Batches before format 5 carry no key: their shards hashed ids unkeyed.
+  b.hash_key = version >= kKeyedFormat ? r.U64() : 0;
   b.input_from = base::Offset(r.I64());
   b.input_to = base::Offset(r.I64());
   b.sealed_at_ms = r.I64();
@@ -182,10 +185,10 @@ base::Result<Record> DecodeRecord(std::string_view bytes) {
   switch (type) {
     case RecordType::kBatch:
       return DecodeBatch(r, version,
-                         BatchRecord{partition, epoch, seq, {}, {}, 0, {}, {}, {}, claim});
+                         BatchRecord{partition, epoch, seq, {}, {}, 0, {}, {}, {}, claim, 0});
     case RecordType::kClaim: {
       // Claims before format 5 carry no key: their shards hashed ids unkeyed.
-      const uint64_t hash_key = version >= kKeyedClaimFormat ? r.U64() : 0;
+      const uint64_t hash_key = version >= kKeyedFormat ? r.U64() : 0;
       if (!r.done()) return base::Corrupt("claim: truncated or trailing bytes");
       return Record{ClaimRecord{partition, epoch, seq, claim, hash_key}};
     }

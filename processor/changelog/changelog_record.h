@@ -8,7 +8,9 @@
 //             against it), every filter call it made (AdvanceTo times and the id
 //             hashes tested, in order), the final value of every counter it
 //             touched and its statistics. Replaying the batches in order rebuilds
-//             bit-identical filters and the same counters.
+//             bit-identical filters and the same counters. A batch also carries
+//             the key its ids were hashed with, so that a state rebuilt from batches
+//             whose claim retention deleted still knows it.
 //   Claim     a new owner (or an owner recovering from an aborted transaction)
 //             takes the shard at `epoch`, continuing from batch `base_seq`. Batches
 //             of older epochs that follow it are a zombie's and are ignored. Each
@@ -37,13 +39,13 @@
 //   36      ...   body (per type; see changelog_record.cc)
 //   end-8   8     XXH3-64 of every byte before it
 //
-// A claim's body is its u64 id hash key. Format 4 (read, never written) is the same
-// with an empty claim body: its claims decode with key 0, unkeyed, which is how their
-// shards hashed. Format 3 (read, never written) is format 4 with seven dead-letter
-// counts in a batch's statistics (no `late`; it decodes as 0). Format 2 (read, never written) is
-// format 3 without the claim id: its body starts at 28 and its records decode with
-// claim id 0, "unknown", which readers accept as belonging to whichever claim holds
-// its epoch. Format 1 is not read.
+// A claim's body is its u64 id hash key; a batch's body opens with it. Format 4
+// (read, never written) is the same without the keys (an empty claim body): its
+// claims and batches decode with key 0, unkeyed, which is how their shards hashed. Format 3 (read,
+// never written) is format 4 with seven dead-letter counts in a batch's statistics (no `late`; it
+// decodes as 0). Format 2 (read, never written) is format 3 without the claim id: its body starts
+// at 28 and its records decode with claim id 0, "unknown", which readers accept as belonging to
+// whichever claim holds its epoch. Format 1 is not read.
 //
 // A record that fails any check decodes to an Error; readers skip it and count it.
 // tests/processor/changelog/changelog_record_test.cc pins the bytes.
@@ -76,8 +78,8 @@ inline constexpr size_t kDlqReasons = 8;
 inline constexpr size_t kFormat3DlqReasons = 7;
 // The format that added the reason `late`.
 inline constexpr uint16_t kLateReasonFormat = 4;
-// The format whose claims carry the shard's id hash key.
-inline constexpr uint16_t kKeyedClaimFormat = 5;
+// The format whose claims and batches carry the shard's id hash key.
+inline constexpr uint16_t kKeyedFormat = 5;
 static_assert(kDlqReasons == event::kDlqReasonCount,
               "a new dead-letter reason changes the record format: bump its version");
 
@@ -117,6 +119,9 @@ struct BatchRecord {
   std::vector<CounterUpdate> counters;
   ShardStats stats;
   uint64_t claim = 0;  // the id of the claim it was written under (0: unknown, format 2)
+  // The key its hashes were made with (filter::IdHashKey; 0: unkeyed, and every batch
+  // before format 5).
+  uint64_t hash_key = 0;
   friend bool operator==(const BatchRecord&, const BatchRecord&) = default;
 };
 
@@ -154,8 +159,8 @@ inline constexpr size_t kMaxCounterNameBytes = 256;
 
 // Encoded sizes of the parts of a batch record, so that writers can cut batches
 // under a byte limit without encoding them (tests pin them against EncodeRecord).
-inline constexpr size_t kBatchRecordFixedBytes =
-    36 + 3 * 8 + 4 + 4 + (3 + kDlqReasons) * 8 + 8;  // header, ranges, counts, stats, checksum
+inline constexpr size_t kBatchRecordFixedBytes = 36 + 8 + 3 * 8 + 4 + 4 + (3 + kDlqReasons) * 8 +
+                                                 8;  // header, key, ranges, counts, stats, checksum
 inline constexpr size_t kSegmentBytes = 8 + 4;       // time, hash count
 inline constexpr size_t kHashBytes = 8;
 constexpr size_t CounterUpdateBytes(size_t name_bytes) {

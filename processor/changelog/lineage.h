@@ -60,8 +60,9 @@ struct RestorePlan {
   Seq snapshot_seq;
   std::vector<BatchRecord> batches;  // snapshot_seq + 1 .. last_seq, in order
   uint64_t ignored_records = 0;      // zombie, superseded or undecodable records
-  // The id hash key of the claims the lineage holds (every claim of a shard carries
-  // the same); nullopt when it holds none. The snapshot's own key comes first.
+  // The id hash key of the last claim that counted (every claim of a shard carries
+  // the same); nullopt when it holds none. A restore adds its own claim before
+  // Finish, so it asks LineageBuilder::hash_key() first.
   std::optional<uint64_t> hash_key;
 };
 

@@ -8,9 +8,9 @@
 
 #include "processor/base/enum_names.h"
 #include "processor/cmd/rate_schedule.h"
+#include "processor/filter/bloom/forgetful_bloom_filter.h"
 #include "processor/filter/experiments/experiment_filters.h"
 #include "processor/filter/experiments/gaussian_dedup.h"
-#include "processor/filter/forgetful_bloom_filter.h"
 #include "processor/json/json_writer.h"
 
 namespace oncecount::cmd {

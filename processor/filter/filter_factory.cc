@@ -3,11 +3,11 @@
 #include <new>
 #include <string>
 
+#include "processor/filter/bloom/plain_bloom_dedup.h"
+#include "processor/filter/bloom/sizing.h"
 #include "processor/filter/exact_window_dedup.h"
-#include "processor/filter/fingerprint_sizing.h"
+#include "processor/filter/fingerprint/fingerprint_sizing.h"
 #include "processor/filter/no_dedup.h"
-#include "processor/filter/plain_bloom_dedup.h"
-#include "processor/filter/sizing.h"
 
 namespace oncecount::filter {
 

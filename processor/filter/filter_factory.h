@@ -10,9 +10,9 @@
 
 #include "processor/base/enum_names.h"
 #include "processor/base/result.h"
+#include "processor/filter/bloom/forgetful_bloom_filter.h"
 #include "processor/filter/constituent.h"
 #include "processor/filter/dedup_filter.h"
-#include "processor/filter/forgetful_bloom_filter.h"
 
 namespace oncecount::filter {
 

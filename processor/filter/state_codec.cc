@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "processor/base/byte_io.h"
-#include "processor/filter/cell_coding.h"
+#include "processor/filter/bloom/cell_coding.h"
+#include "processor/filter/bloom/forgetful_bloom_filter.h"
+#include "processor/filter/bloom/plain_bloom_dedup.h"
 #include "processor/filter/exact_window_dedup.h"
-#include "processor/filter/fingerprint_state_codec.h"
-#include "processor/filter/forgetful_bloom_filter.h"
+#include "processor/filter/fingerprint/fingerprint_state_codec.h"
 #include "processor/filter/no_dedup.h"
-#include "processor/filter/plain_bloom_dedup.h"
 
 namespace oncecount::filter {
 namespace {

@@ -210,8 +210,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
   }
 
   // A shard's id hash key, used if the claim is its first: from std::random_device
-  // (the kernel's generator) unless claims are seeded, as tests seed them. Keys must
-  // not follow from claim ids, which every changelog record shows.
+  // (the kernel's generator). Keys must not follow from claim ids, which every
+  // changelog record shows; only a seeded run (claim_seed, for tests that want to be
+  // repeatable) draws both from one seed.
   filter::IdHashKey NewHashKey() {
     uint64_t key = 0;
     while (key == 0) {

@@ -7,12 +7,21 @@
 namespace oncecount::service {
 namespace {
 
-// Sets `claim` on the state and the key it carries: the state's own (from its
-// snapshot), else that of the claims read before it, else the claimer's fresh one.
-void Claim(shard::ShardState& state, changelog::ClaimRecord& claim,
-           std::optional<uint64_t> claims_key, const ClaimDraw& draw) {
+// Sets `claim` on the state with the key it carries: the shard's (from the state's
+// snapshot or batches, or the claims read), else the claimer's fresh one. Refuses a
+// state whose changelog disagrees on the key: which hashes its filter holds is not
+// known, and claiming it under either key could count retries twice.
+base::Status ClaimWithShardKey(shard::ShardState& state, changelog::ClaimRecord& claim,
+                               std::optional<uint64_t> claims_key, const ClaimDraw& draw) {
   if (claims_key) state.AdoptHashKey(filter::IdHashKey{*claims_key});
+  if (const std::optional<filter::IdHashKey> other = state.hash_key_conflict()) {
+    return base::Corrupt("shard " + std::to_string(claim.partition.value()) +
+                         ": the changelog disagrees on the shard's id hash key (" +
+                         std::to_string(state.hash_key()->value) + " and " +
+                         std::to_string(other->value) + ")");
+  }
   claim.hash_key = state.SetClaim(claim.epoch, claim.claim, draw.fresh_hash_key).value;
+  return {};
 }
 
 }  // namespace
@@ -45,7 +54,9 @@ base::Result<RestoredShard> RestoreCold(base::Partition p, changelog::LineageBui
     state.value()->Replay(b);
     kept.batch_bytes += changelog::BatchRecordBytes(b);
   }
-  Claim(*state.value(), claim, shard_key_seen, draw);
+  if (base::Status s = ClaimWithShardKey(*state.value(), claim, shard_key_seen, draw); !s) {
+    return s.error();
+  }
   std::string summary =
       "restored " + std::to_string(plan->batches.size()) + " batches" +
       (plan->snapshot ? " after snapshot " + std::to_string(plan->snapshot_seq.value()) : "") +
@@ -69,14 +80,19 @@ std::optional<RestoredShard> CatchUp(base::Partition p, replica::Handoff h,
       return std::nullopt;
     }
   }
-  return ClaimFollowed(p, std::move(h.state), h.follower, applied, draw, source);
+  auto claimed = ClaimFollowed(p, std::move(h.state), h.follower, applied, draw, source);
+  if (!claimed) return std::nullopt;  // a cold restore reports it
+  return std::move(claimed).value();
 }
 
-RestoredShard ClaimFollowed(base::Partition p, std::unique_ptr<shard::ShardState> state,
-                            const changelog::LineageFollower& follower, size_t applied,
-                            ClaimDraw draw, std::string_view source) {
+base::Result<RestoredShard> ClaimFollowed(base::Partition p,
+                                          std::unique_ptr<shard::ShardState> state,
+                                          const changelog::LineageFollower& follower,
+                                          size_t applied, ClaimDraw draw, std::string_view source) {
   changelog::ClaimRecord claim{p, follower.epoch().Next(), follower.applied_seq(), draw.id};
-  Claim(*state, claim, follower.hash_key(), draw);
+  if (base::Status s = ClaimWithShardKey(*state, claim, follower.hash_key(), draw); !s) {
+    return s.error();
+  }
   std::string summary = "taken over from " + std::string(source) + " at batch " +
                         std::to_string(claim.base_seq.value()) + " (" + std::to_string(applied) +
                         " batches from the changelog's tail), epoch " +

@@ -13,12 +13,14 @@
 // Either way the claim takes the newest epoch seen plus one, continues from the
 // lineage's last batch, and carries `draw.id` (random, non-zero, chosen by the
 // caller), which the shard's later batches and snapshots carry too. It also carries
-// the shard's id hash key: the key of the snapshot restored from, else of the claims
-// followed, else — the shard's first claim — `draw.fresh_hash_key`. After an aborted transaction of
-// its own, an owner continues from the batch it last committed instead (`own_committed`): that cuts
-// its aborted attempt for readers that could still see it (the embedded cluster shows aborted
-// records) — but only while nobody claimed the shard after it, since cutting back
-// a newer owner's batches would undo their work.
+// the shard's id hash key, which every snapshot, batch and claim of the shard
+// carries: the one the state learnt from them, else — the shard's first claim, when
+// nothing was ever hashed — `draw.fresh_hash_key`. A state whose records disagree on
+// the key is refused (kCorrupt; CatchUp: nullopt). After an aborted transaction of
+// its own, an owner continues from the batch it last committed instead
+// (`own_committed`): that cuts its aborted attempt for readers that could still see
+// it (the embedded cluster shows aborted records) — but only while nobody claimed the
+// shard after it, since cutting back a newer owner's batches would undo their work.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -43,8 +45,10 @@ namespace oncecount::service {
 
 // What a claimer draws at random for one claim.
 struct ClaimDraw {
-  uint64_t id = 0;                   // non-zero
-  filter::IdHashKey fresh_hash_key;  // non-zero: the key if the shard has none yet
+  uint64_t id = 0;  // non-zero
+  // Non-zero: the key of a shard that has none yet. Zero would leave a new shard
+  // unkeyed; only tests of shards from before keys pass it.
+  filter::IdHashKey fresh_hash_key;
 };
 
 struct RestoredShard {
@@ -86,9 +90,10 @@ std::optional<RestoredShard> CatchUp(base::Partition partition, replica::Handoff
 
 // The claim of a state that `follower` brought to the changelog's high watermark
 // (`applied` batches from the tail): the newest epoch it saw plus one, continuing from
-// its last batch.
-RestoredShard ClaimFollowed(base::Partition partition, std::unique_ptr<shard::ShardState> state,
-                            const changelog::LineageFollower& follower, size_t applied,
-                            ClaimDraw draw, std::string_view source);
+// its last batch; kCorrupt when its records disagree on the shard's id hash key.
+base::Result<RestoredShard> ClaimFollowed(base::Partition partition,
+                                          std::unique_ptr<shard::ShardState> state,
+                                          const changelog::LineageFollower& follower,
+                                          size_t applied, ClaimDraw draw, std::string_view source);
 
 }  // namespace oncecount::service

@@ -144,8 +144,13 @@ std::vector<RestoredShard> ShardLoader::FromCheckpoints(
                "the changelog does not hold its batch (written against another changelog, "
                "or another incarnation of the topic)");
     } else {
-      out.push_back(ClaimFollowed(p, std::move(c.state), c.follower, c.applied, o_.new_claim(),
-                                  "its local checkpoint"));
+      auto claimed = ClaimFollowed(p, std::move(c.state), c.follower, c.applied, o_.new_claim(),
+                                   "its local checkpoint");
+      if (!claimed) {
+        PassOver(p, CheckpointFallback::kDiverged, claimed.message());
+        continue;
+      }
+      out.push_back(std::move(claimed).value());
       out.back().read_to = read.value().at(p);
       out.back().kept = c.kept;
     }

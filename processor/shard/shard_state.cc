@@ -17,7 +17,7 @@ namespace {
 // Snapshot layout (little-endian): magic "OCSS", u16 version, the body, then XXH3-64
 // of everything before it.
 //  - version 1 (read): the body as is;
-//  - version 2 (read) and 3 (written): u8 codec (1: zstd), u64 body length, the
+//  - versions 2, 3 (read) and 4 (written): u8 codec (1: zstd), u64 body length, the
 //    compressed body. A filter far from full and counters with common prefixes
 //    compress several times, which is what keeps a shard's snapshot inside a
 //    changelog partition's retention (the embedded cluster keeps 5 MB of one).
@@ -179,6 +179,7 @@ void ShardState::CutBatch() {
 changelog::BatchRecord ShardState::OpenBatch() const {
   changelog::BatchRecord batch;
   batch.partition = partition_;
+  batch.hash_key = hash_key_.value_or(filter::kUnkeyed).value;
   batch.input_from = pending_from_;
   batch.input_to = position_;
   batch.segments = pending_segments_;
@@ -344,6 +345,7 @@ void ShardState::MarkCommitted(base::Epoch epoch) {
 }
 
 void ShardState::Replay(const changelog::BatchRecord& batch) {
+  AdoptHashKey(filter::IdHashKey{batch.hash_key});
   for (const changelog::FilterSegment& segment : batch.segments) {
     filter_->AdvanceTo(filter::Millis{segment.time_ms});
     clock_.clock_ms = std::max(clock_.clock_ms, segment.time_ms);

@@ -134,22 +134,29 @@ class ShardState {
   void Replay(const changelog::BatchRecord& batch);
   // A new owner's claim: later batches and snapshots carry its epoch and id. Returns
   // the id hash key the claim carries, which the state hashes ids with from now on:
-  // the key its ids were hashed with, or `fresh_key` (random, drawn by the claimer)
-  // when none ever was — the shard's first claim. A state that replayed batches with
-  // no key known holds unkeyed hashes (a shard from before keys existed) and keeps
-  // kUnkeyed.
+  // the key its ids were hashed with (from its snapshot, the batches it replayed or
+  // the claims read before), or `fresh_key` (random, non-zero, drawn by the claimer)
+  // when none ever was — the shard's first claim. Check hash_key_conflict() first.
   filter::IdHashKey SetClaim(base::Epoch epoch, uint64_t claim, filter::IdHashKey fresh_key) {
     epoch_ = epoch;
     claim_ = claim;
-    if (!hash_key_) hash_key_ = committed_seq_ == base::Seq() ? fresh_key : filter::kUnkeyed;
+    if (!hash_key_) hash_key_ = fresh_key;
     return *hash_key_;
   }
-  // A claim read from the changelog (a restore's or a follower's): the key its
-  // shard's ids are hashed with, kept if the state knows none yet. Every claim of a
-  // shard carries the same key, so the first one known is the shard's.
+  // The key of a claim read from the changelog (a restore's or a follower's): the
+  // key the shard's ids are hashed with. Every claim and batch of a shard carries the
+  // same one; a key that differs from the one the state knows is a conflict.
   void AdoptHashKey(filter::IdHashKey key) {
-    if (!hash_key_) hash_key_ = key;
+    if (!hash_key_) {
+      hash_key_ = key;
+    } else if (*hash_key_ != key && !conflicting_key_) {
+      conflicting_key_ = key;
+    }
   }
+  // A key read (a claim's, a replayed batch's) that differs from the state's: its
+  // changelog is corrupt or was written by a defective owner, and nobody can tell
+  // which hashes its filter holds. Such a state must not be claimed.
+  std::optional<filter::IdHashKey> hash_key_conflict() const { return conflicting_key_; }
   // nullopt: not known yet (a state made by Create that no claim has reached).
   std::optional<filter::IdHashKey> hash_key() const { return hash_key_; }
   // Drops the filter and keeps the counters, position and statistics: a replica that
@@ -233,6 +240,7 @@ class ShardState {
   base::Epoch epoch_;
   uint64_t claim_ = 0;
   std::optional<filter::IdHashKey> hash_key_;
+  std::optional<filter::IdHashKey> conflicting_key_;  // the first that differed
   base::Seq committed_seq_;
   changelog::ShardStats stats_;
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "processor/filter/forgetful_bloom_filter.h"
-#include "processor/filter/sizing.h"
+#include "processor/filter/bloom/forgetful_bloom_filter.h"
+#include "processor/filter/bloom/sizing.h"
 
 namespace {
 

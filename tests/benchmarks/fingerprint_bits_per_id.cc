@@ -15,8 +15,8 @@
 #include <memory>
 #include <vector>
 
-#include "processor/filter/fingerprint_sizing.h"
-#include "processor/filter/forgetful_fingerprint_filter.h"
+#include "processor/filter/fingerprint/fingerprint_sizing.h"
+#include "processor/filter/fingerprint/forgetful_fingerprint_filter.h"
 
 namespace {
 

@@ -18,9 +18,9 @@
 #include <optional>
 #include <vector>
 
-#include "processor/filter/blocked_bloom.h"
-#include "processor/filter/cell_coding.h"
-#include "processor/filter/gaussian_bloom.h"
+#include "processor/filter/bloom/blocked_bloom.h"
+#include "processor/filter/bloom/cell_coding.h"
+#include "processor/filter/bloom/gaussian_bloom.h"
 
 namespace {
 

@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "processor/filter/bloom/gaussian_bloom.h"
 #include "processor/filter/experiments/classic_bloom.h"
-#include "processor/filter/gaussian_bloom.h"
 
 namespace {
 

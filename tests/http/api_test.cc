@@ -55,6 +55,7 @@ ShardView DetailedView() {
   v.transactions_committed = 12;
   v.transactions_aborted = 1;
   v.input_lost = 9;
+  v.hash_keyed = true;
   v.filter.mode = filter::DedupMode::kFbf;
   v.filter.constituent = filter::Constituent::kFingerprint;
   v.filter.inserted = 40;
@@ -276,6 +277,7 @@ TEST_F(ApiTest, ReportsEveryShardAndTheirTotalsInStats) {
   EXPECT_EQ(s0["transactions_committed"].get_uint64().value(), 12u);
   EXPECT_EQ(s0["transactions_aborted"].get_uint64().value(), 1u);
   EXPECT_EQ(s0["input_lost"].get_uint64().value(), 9u);
+  EXPECT_TRUE(s0["hash_keyed"].get_bool().value());
   EXPECT_EQ(s0["digest"].get_string().value(), "00112233aabbccdd");
   EXPECT_TRUE(s0["replica_lag_ms"].is_null()) << "an active shard has no replica lag";
   const auto f0 = s0["filter"];

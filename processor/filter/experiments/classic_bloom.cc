@@ -3,8 +3,8 @@
 #include <bit>
 #include <string>
 
-#include "processor/filter/blocked_bloom.h"
-#include "processor/filter/cell_coding.h"
+#include "processor/filter/bloom/blocked_bloom.h"
+#include "processor/filter/bloom/cell_coding.h"
 
 namespace oncecount::filter {
 

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "processor/base/result.h"
-#include "processor/filter/cell_positions.h"
-#include "processor/filter/gaussian_bloom.h"
+#include "processor/filter/bloom/cell_positions.h"
+#include "processor/filter/bloom/gaussian_bloom.h"
 #include "processor/filter/id_hash.h"
 
 namespace oncecount::filter {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "processor/filter/cell_coding.h"
-#include "processor/filter/fpp_model.h"
+#include "processor/filter/bloom/cell_coding.h"
+#include "processor/filter/bloom/fpp_model.h"
 #include "processor/filter/state_frame.h"
 
 namespace oncecount::filter {

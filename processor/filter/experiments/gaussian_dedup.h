@@ -10,8 +10,8 @@
 #include <memory>
 #include <string_view>
 
+#include "processor/filter/bloom/gaussian_bloom.h"
 #include "processor/filter/dedup_filter.h"
-#include "processor/filter/gaussian_bloom.h"
 
 namespace oncecount::filter {
 

@@ -26,7 +26,7 @@ constexpr size_t kVersionAt = 4;
 constexpr size_t kTypeAt = 6;
 constexpr size_t kHeaderBytes = 36;
 constexpr size_t kChecksumBytes = 8;
-constexpr size_t kBatchSegmentCountAt = kHeaderBytes + 24;  // after input range, seal time
+constexpr size_t kBatchSegmentCountAt = kHeaderBytes + 32;  // after key, input range, seal time
 
 std::string Encoded(const Record& record) {
   std::string out;
@@ -191,6 +191,7 @@ TEST(ChangelogRecord, PinsTheBytesOfABatch) {
   batch.epoch = base::Epoch(2);
   batch.seq = base::Seq(3);
   batch.claim = 0xc1;
+  batch.hash_key = 0x0102030405060708;
   batch.input_from = base::Offset(10);
   batch.input_to = base::Offset(12);
   batch.sealed_at_ms = 2000;
@@ -210,31 +211,32 @@ TEST(ChangelogRecord, PinsTheBytesOfABatch) {
             "0200000000000000"  // 12: epoch 2
             "0300000000000000"  // 20: seq 3
             "c100000000000000"  // 28: claim id 0xc1
-            "0a00000000000000"  // 36: input_from 10
-            "0c00000000000000"  // 44: input_to 12
-            "d007000000000000"  // 52: sealed_at_ms 2000
-            "01000000"          // 60: one segment
-            "e803000000000000"  // 64:   time_ms 1000
-            "01000000"          // 72:   one hash
-            "ab00000000000000"  // 76:   0xab
-            "01000000"          // 84: one counter
-            "01000000"          // 88:   name length 1
-            "61"                // 92:   "a"
-            "0500000000000000"  // 93:   value 5
-            "0100000000000000"  // 101: applied 1
-            "0100000000000000"  // 109: duplicates 1
-            "0000000000000000"  // 117: near-edge duplicates 0
-            "0000000000000000"  // 125: dead-lettered missing_key
-            "0000000000000000"  // 133:   key_too_long
-            "0100000000000000"  // 141:   invalid_json 1
-            "0000000000000000"  // 149:   missing_counter
-            "0000000000000000"  // 157:   invalid_counter
-            "0000000000000000"  // 165:   invalid_delta
-            "0000000000000000"  // 173:   overflow
-            "0200000000000000"  // 181:   late 2
-            "930c46869a609354"  // 189: XXH3-64 of bytes 0..188
+            "0807060504030201"  // 36: id hash key
+            "0a00000000000000"  // 44: input_from 10
+            "0c00000000000000"  // 52: input_to 12
+            "d007000000000000"  // 60: sealed_at_ms 2000
+            "01000000"          // 68: one segment
+            "e803000000000000"  // 72:   time_ms 1000
+            "01000000"          // 80:   one hash
+            "ab00000000000000"  // 84:   0xab
+            "01000000"          // 92: one counter
+            "01000000"          // 96:   name length 1
+            "61"                // 100:  "a"
+            "0500000000000000"  // 101:  value 5
+            "0100000000000000"  // 109: applied 1
+            "0100000000000000"  // 117: duplicates 1
+            "0000000000000000"  // 125: near-edge duplicates 0
+            "0000000000000000"  // 133: dead-lettered missing_key
+            "0000000000000000"  // 141:   key_too_long
+            "0100000000000000"  // 149:   invalid_json 1
+            "0000000000000000"  // 157:   missing_counter
+            "0000000000000000"  // 165:   invalid_counter
+            "0000000000000000"  // 173:   invalid_delta
+            "0000000000000000"  // 181:   overflow
+            "0200000000000000"  // 189:   late 2
+            "9ff5c5afbdc8d4a3"  // 197: XXH3-64 of bytes 0..196
   );
-  ASSERT_EQ(bytes.size(), 197u);
+  ASSERT_EQ(bytes.size(), 205u);
   EXPECT_EQ(bytes.substr(0, 4), "OCCL");
   EXPECT_EQ(Le(bytes, 4, 2), 5u);
   EXPECT_EQ(Le(bytes, 6, 1), 1u);
@@ -242,9 +244,36 @@ TEST(ChangelogRecord, PinsTheBytesOfABatch) {
   EXPECT_EQ(Le(bytes, 12, 8), 2u);
   EXPECT_EQ(Le(bytes, 20, 8), 3u);
   EXPECT_EQ(Le(bytes, 28, 8), 0xc1u);
-  EXPECT_EQ(Le(bytes, 52, 8), 2000u);
-  EXPECT_EQ(Le(bytes, 181, 8), 2u);
-  EXPECT_EQ(Le(bytes, 189, 8), XXH3_64bits(bytes.data(), 189));
+  EXPECT_EQ(Le(bytes, 36, 8), 0x0102030405060708u);
+  EXPECT_EQ(Le(bytes, 60, 8), 2000u);
+  EXPECT_EQ(Le(bytes, 189, 8), 2u);
+  EXPECT_EQ(Le(bytes, 197, 8), XXH3_64bits(bytes.data(), 197));
+}
+
+// A batch of format 4, as the service wrote it before keys: its hashes are unkeyed,
+// and it decodes with key 0.
+TEST(ChangelogRecord, ReadsTheBatchesOfFormat4AsUnkeyed) {
+  const std::string batch = FromHex(
+      "4f43434c040001000100000002000000000000000300000000000000c1000000000000000a0000000000"
+      "00000c00000000000000d00700000000000001000000e80300000000000001000000ab00000000000000"
+      "010000000100000061050000000000000001000000000000000100000000000000000000000000000000"
+      "000000000000000000000000000000010000000000000000000000000000000000000000000000000000"
+      "000000000000000000000000000200000000000000df4490b1528dec37");
+  BatchRecord expected;
+  expected.partition = base::Partition(1);
+  expected.epoch = base::Epoch(2);
+  expected.seq = base::Seq(3);
+  expected.claim = 0xc1;
+  expected.input_from = base::Offset(10);
+  expected.input_to = base::Offset(12);
+  expected.sealed_at_ms = 2000;
+  expected.segments = {{1000, {0xab}}};
+  expected.counters = {{"a", 5}};
+  expected.stats.applied = 1;
+  expected.stats.duplicates = 1;
+  expected.stats.dead_lettered[2] = 1;
+  expected.stats.dead_lettered[7] = 2;
+  EXPECT_EQ(DecodedAs<BatchRecord>(batch), expected);
 }
 
 // Format 3, as the service wrote it before the dead-letter reason `late`: still read,

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "processor/filter/bloom/forgetful_bloom_filter.h"
+#include "processor/filter/bloom/plain_bloom_dedup.h"
 #include "processor/filter/exact_window_dedup.h"
 #include "processor/filter/filter_factory.h"
-#include "processor/filter/forgetful_bloom_filter.h"
 #include "processor/filter/no_dedup.h"
-#include "processor/filter/plain_bloom_dedup.h"
 #include "processor/filter/state_codec.h"
 
 namespace oncecount::filter {

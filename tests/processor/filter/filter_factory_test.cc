@@ -6,9 +6,9 @@
 #include <memory>
 #include <string>
 
+#include "processor/filter/bloom/sizing.h"
 #include "processor/filter/exact_window_dedup.h"
 #include "processor/filter/experiments/experiment_filters.h"
-#include "processor/filter/sizing.h"
 
 namespace oncecount::filter {
 namespace {

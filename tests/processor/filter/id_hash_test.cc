@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "processor/filter/blocked_bloom.h"
+#include "processor/filter/bloom/blocked_bloom.h"
 
 namespace oncecount::filter {
 namespace {

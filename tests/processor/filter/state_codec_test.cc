@@ -13,10 +13,10 @@
 #include <string_view>
 #include <vector>
 
+#include "processor/filter/bloom/forgetful_bloom_filter.h"
+#include "processor/filter/bloom/plain_bloom_dedup.h"
 #include "processor/filter/exact_window_dedup.h"
-#include "processor/filter/forgetful_bloom_filter.h"
 #include "processor/filter/no_dedup.h"
-#include "processor/filter/plain_bloom_dedup.h"
 #include "tests/testing/serialized_bytes.h"
 
 namespace oncecount::filter {

@@ -15,9 +15,11 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "processor/changelog/changelog_record.h"
 #include "tests/testing/strict_instance.h"
 
 namespace oncecount::service {
@@ -66,10 +68,23 @@ TEST_P(KilledMidCommit, CountsEveryEventOnceAfterTheNextOwnerTakesOver) {
       b.View(0)->counters->Find("n0").value_or(0) + b.View(1)->counters->Find("n0").value_or(0),
       Expected(260)["n0"])
       << "the new owner serves what its changelog holds";
-  // b drew keys of its own, but hashes with the ones a's first claims drew: the
-  // retries of what a committed read as duplicates (ExpectExactlyOnce above).
-  EXPECT_TRUE(b.View(0)->hash_keyed);
-  EXPECT_TRUE(b.View(1)->hash_keyed);
+  // b drew keys of its own, but every claim and batch of a shard carries the one
+  // a's first claim drew: b hashed the retries of what a committed as a had.
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    std::set<uint64_t> keys;
+    for (const std::string& bytes : kafka.CommittedValues("events.changelog", p)) {
+      const auto record = changelog::DecodeRecord(bytes);
+      ASSERT_TRUE(record.ok()) << record.error();
+      if (const auto* claim = std::get_if<changelog::ClaimRecord>(&record.value())) {
+        keys.insert(claim->hash_key);
+      } else if (const auto* batch = std::get_if<changelog::BatchRecord>(&record.value())) {
+        keys.insert(batch->hash_key);
+      }
+    }
+    EXPECT_EQ(keys.size(), 1u) << "shard " << p;
+    EXPECT_EQ(keys.count(0), 0u) << "shard " << p << " is keyed";
+    EXPECT_TRUE(b.View(p)->hash_keyed);
+  }
 }
 
 std::string StepName(const ::testing::TestParamInfo<Call>& step) {

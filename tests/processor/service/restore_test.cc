@@ -1,6 +1,7 @@
 #include "processor/service/restore.h"
 
 #include <gtest/gtest.h>
+#include <xxhash.h>
 
 #include <string>
 #include <vector>
@@ -54,6 +55,17 @@ std::vector<std::string> FirstOwnersChangelog(filter::IdHashKey key, bool with_s
   return records;
 }
 
+// A record of format 5 as format 4 wrote it: without the key (the 8 bytes after the
+// header of a claim or a batch), resealed.
+std::string AsFormat4(std::string record) {
+  record.erase(record.size() - 8);
+  record.erase(36, 8);
+  record[4] = 4;
+  const uint64_t sum = XXH3_64bits(record.data(), record.size());
+  for (int i = 0; i < 8; ++i) record.push_back(static_cast<char>(sum >> (8 * i)));
+  return record;
+}
+
 // The retry of the first owner's event, applied by the restored owner.
 shard::Outcome RetryOutcome(shard::ShardState& restored) {
   return restored.Apply(Event(1, "client/1"), filter::Millis{kT0 + 1}).outcome;
@@ -82,14 +94,39 @@ TEST(Restore, FromASnapshotTakesItsKeyAndCatchesRetries) {
   EXPECT_EQ(RetryOutcome(*restored.value().state), shard::Outcome::kDuplicate);
 }
 
-// A shard from before keys existed: its claims carry key 0 (format 4 claims decode
-// so) and its batches hold unkeyed hashes, so the new owner keeps hashing unkeyed.
+// A shard from before keys existed: its claims and batches (format 4) decode with
+// key 0, and its batches hold unkeyed hashes, so the new owner keeps hashing unkeyed.
 TEST(Restore, AShardFromBeforeKeysKeepsHashingUnkeyed) {
-  auto restored =
-      RestoreCold(kPartition, FirstOwnersChangelog(filter::kUnkeyed), testing::TestDedup(), kDraw);
+  std::vector<std::string> records = FirstOwnersChangelog(filter::kUnkeyed);
+  for (std::string& r : records) r = AsFormat4(r);
+  ASSERT_TRUE(changelog::DecodeRecord(records[1]).ok());
+  auto restored = RestoreCold(kPartition, records, testing::TestDedup(), kDraw);
   ASSERT_TRUE(restored.ok()) << restored.error();
   EXPECT_EQ(restored.value().claim.hash_key, 0u);
   EXPECT_EQ(RetryOutcome(*restored.value().state), shard::Outcome::kDuplicate);
+}
+
+// Retention may delete a claim's segment before the shard's first snapshot: the
+// batches after it carry the key all the same.
+TEST(Restore, WhenRetentionDeletedTheClaimTakesTheKeyFromTheBatches) {
+  std::vector<std::string> records = FirstOwnersChangelog(kShardKey);
+  records.erase(records.begin());  // the claim
+  auto restored = RestoreCold(kPartition, records, testing::TestDedup(), kDraw);
+  ASSERT_TRUE(restored.ok()) << restored.error();
+  EXPECT_EQ(restored.value().claim.hash_key, kShardKey.value);
+  EXPECT_EQ(RetryOutcome(*restored.value().state), shard::Outcome::kDuplicate);
+}
+
+// Records that disagree on the key (a defective or hostile writer): which hashes the
+// filter holds is unknown, and the restore fails loudly instead of guessing.
+TEST(Restore, RefusesAChangelogThatDisagreesOnTheKey) {
+  std::vector<std::string> records = FirstOwnersChangelog(kShardKey);
+  const ClaimRecord rival{kPartition, base::Epoch(2), base::Seq(1), 0xc3, 0xbad};
+  records.push_back(Encoded(rival));
+  auto restored = RestoreCold(kPartition, records, testing::TestDedup(), kDraw);
+  ASSERT_FALSE(restored.ok());
+  EXPECT_NE(restored.message().find("disagrees on the shard's id hash key"), std::string::npos)
+      << restored.message();
 }
 
 // A standby built before the shard's first claim learns the key from the claim it

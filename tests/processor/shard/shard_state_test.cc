@@ -1390,17 +1390,34 @@ TEST(ShardState, KeepsTheKeyOfItsFirstClaimThroughSnapshotsAndLaterClaims) {
   EXPECT_EQ(restored->Apply(Stamped(base::Offset(1), "client/1", Event("c", 1), 1), At(1)).outcome,
             Outcome::kDuplicate);
 
-  // A state rebuilt from the batches alone, with no key known, holds unkeyed hashes
-  // only if it replayed batches of a shard from before keys existed; one that
-  // replayed nothing takes the claimer's key.
+  // Batches carry the key too: a state rebuilt from batches alone (their claim
+  // deleted by retention before any snapshot) learns it from them.
+  EXPECT_EQ(batches[0].hash_key, 0xfeedu);
   auto replayed = NewShard();
   replayed->Replay(batches[0]);
-  replayed->AdoptHashKey(filter::IdHashKey{0xfeed});  // from the claim before the batch
   EXPECT_EQ(replayed->SetClaim(base::Epoch(2), 0xc2, filter::IdHashKey{0xbeef}),
             filter::IdHashKey{0xfeed});
-  auto legacy = NewShard();
-  legacy->Replay(batches[0]);
-  EXPECT_EQ(legacy->SetClaim(base::Epoch(2), 0xc2, filter::IdHashKey{0xbeef}), filter::kUnkeyed);
+  EXPECT_EQ(replayed->Apply(Stamped(base::Offset(1), "client/1", Event("c", 1), 1), At(1)).outcome,
+            Outcome::kDuplicate);
+}
+
+// Records of one shard that disagree on its key leave its filter's hashes unknown:
+// the state says so, and restores refuse to claim it (restore_test.cc).
+TEST(ShardState, ReportsRecordsThatDisagreeOnItsKey) {
+  auto first = NewShard();
+  first->SetClaim(base::Epoch(1), 0xc1, filter::IdHashKey{0xfeed});
+  ASSERT_EQ(first->Apply(Stamped(base::Offset(0), "client/1", Event("c", 1), 0), At(0)).outcome,
+            Outcome::kApplied);
+  std::vector<BatchRecord> batches = first->Seal(base::Epoch(1));
+  ASSERT_EQ(batches.size(), 1u);
+  auto replica = NewShard();
+  replica->AdoptHashKey(filter::IdHashKey{0xfeed});
+  replica->Replay(batches[0]);
+  EXPECT_EQ(replica->hash_key_conflict(), std::nullopt);
+  batches[0].hash_key = 0xbad;
+  replica->Replay(batches[0]);
+  EXPECT_EQ(replica->hash_key_conflict(), filter::IdHashKey{0xbad});
+  EXPECT_EQ(replica->hash_key(), filter::IdHashKey{0xfeed});
 }
 
 TEST(ShardState, SnapshotOfAFilterFarFromFullIsSeveralTimesSmallerThanTheFilter) {
