@@ -145,6 +145,29 @@ void ShardWorker::ReportRetention(base::Partition p, Shard& shard, const Snapsho
   }
 }
 
+void ShardWorker::ReportEarlyForgetting(base::Partition p, Shard& shard,
+                                        const shard::ShardView& view) {
+  const filter::FilterSummary& f = view.filter;
+  const bool forgetting =
+      f.window_ms_guaranteed >= 0 && f.window_ms_guaranteed < f.window_ms_configured;
+  if (forgetting == shard.forgetting_early) return;
+  shard.forgetting_early = forgetting;
+  if (!o_.log) return;
+  if (forgetting) {
+    o_.log.Warn("shard " + std::to_string(p.value()) + ": its filter reached its memory bound (" +
+                std::to_string(f.memory_limit_bytes) + " bytes, dedup.max_filter_mib) and forgot " +
+                std::to_string(f.forgotten_early) +
+                " ids before their window: it holds every id of " + "the last " +
+                std::to_string(f.window_ms_guaranteed) + " ms of its " +
+                std::to_string(f.window_ms_configured) +
+                " ms window, and a retry older than that may count twice (docs/operations.md, "
+                "\"The filter forgot early\")");
+  } else {
+    o_.log("shard " + std::to_string(p.value()) + ": its filter holds its whole " +
+           std::to_string(f.window_ms_configured) + " ms window again");
+  }
+}
+
 void ShardWorker::Execute(AdoptCommand& c) {
   const base::Partition p = c.state->partition();
   Shard& shard = shards_[p];
@@ -258,6 +281,9 @@ std::shared_ptr<const shard::ShardView> ShardWorker::MakeView(Shard& shard, bool
     shard.last_filter_detail_ms = now;
   }
   shard.last_view = shard.state->MakeView(std::move(base), now, detail);
+  if (detail == shard::ShardState::FilterDetail::kRefresh) {
+    ReportEarlyForgetting(shard.state->partition(), shard, *shard.last_view);
+  }
   return shard.last_view;
 }
 

@@ -128,6 +128,7 @@ class ShardWorker {
     size_t last_snapshot_bytes = 0;
     int64_t last_snapshot_ms = 0;
     bool outgrowing_retention = false;  // told in the log
+    bool forgetting_early = false;      // told in the log
     // The snapshot of the transaction in flight, written to the disk once committed.
     std::optional<LocalCheckpoint> unwritten_checkpoint;
     std::shared_ptr<const shard::ShardView> last_view;
@@ -163,6 +164,10 @@ class ShardWorker {
 
   void Post(Command command);
   void ReportRetention(base::Partition partition, Shard& shard, const SnapshotCadence& cadence);
+  // Says once (and once more when it holds its whole window again) that a shard's
+  // filter dropped ids of its window at its memory bound, from a view whose filter
+  // summary is fresh.
+  void ReportEarlyForgetting(base::Partition p, Shard& shard, const shard::ShardView& view);
   void Execute(ApplyCommand& c);
   void Execute(AdoptCommand& c);
   void Execute(DropCommand& c);

@@ -195,6 +195,7 @@ TEST(Replicator, AStandbyFollowsOnlyCommittedBatchesAndTakesOverAfterTheDeadOwne
   ASSERT_TRUE(RunUntil(
       kafka, {a.get(), &b}, [&] { return CaughtUp(b, *a, p); }, 10s))
       << b.log();
+  EXPECT_TRUE(b.View(p)->hash_keyed) << "the standby learnt its shard's key from the changelog";
   const int64_t committed_n0 = CounterIn(*a, p, "n0");
 
   // An aborted batch of a's never reaches b's standby.

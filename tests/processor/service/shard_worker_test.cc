@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -180,6 +181,59 @@ TEST(ShardWorker, AppliesHandedOverMessagesAndSealsThemIntoOneChangelogBatch) {
   EXPECT_EQ(CounterIn(*s.view, "views"), 1);
   EXPECT_EQ(s.view->duplicates_dropped, 1u);
   EXPECT_FALSE(s.view->digest.empty());
+}
+
+// A filter at its memory bound drops ids of its window (SPEC §2.1): the metric and
+// /readyz say so, and the log says it once, with the window the filter still holds.
+TEST(ShardWorker, SaysOnceInTheLogWhenAShardsFilterForgetsIdsOfItsWindowEarly) {
+  std::mutex mutex;
+  std::vector<std::string> lines;
+  std::atomic<int64_t> now_ms{kNowMs};
+  WorkerOptions options = Options();
+  options.now_ms = [&now_ms] { return now_ms.load(); };  // views refresh the filter's summary
+  options.log = base::Logger([&](const std::string& line) {
+    std::lock_guard lock(mutex);
+    lines.push_back(line);
+  });
+  filter::DedupSpec spec;
+  spec.mode = filter::DedupMode::kExact;
+  spec.expected_rate = 10;
+  spec.window = filter::Millis{30'000};
+  spec.memory_limit_bytes = 16 * 1024;  // exact mode: 512 ids
+  auto made = shard::ShardState::Create(base::Partition(0), spec, filter::Millis{0});
+  ASSERT_TRUE(made.ok()) << made.error();
+  made.value()->SetClaim(base::Epoch(1), 0xc1, filter::IdHashKey{0x5eed});
+  Feed feed;
+  RunningWorker worker(std::move(options));
+  worker->Adopt(std::move(made).value());
+  const auto burst = [&feed](int from, int to) {
+    std::vector<Input> inputs;
+    for (int i = from; i < to; ++i) inputs.push_back({"c/" + std::to_string(i), Event("n", 1), {}});
+    return feed.RoundTrip(base::Partition(0), inputs);
+  };
+  worker->Apply(burst(0, 400));
+  ASSERT_EQ(worker->Seal().get().size(), 1u);
+  worker->Committed({});
+  {
+    std::lock_guard lock(mutex);
+    EXPECT_TRUE(lines.empty()) << lines.front();
+  }
+
+  now_ms += 10'000;
+  worker->Apply(burst(400, 1000));  // 1,000 ids within the window, room for 512
+  std::vector<SealedShard> sealed = worker->Seal().get();
+  ASSERT_EQ(sealed.size(), 1u);
+  ASSERT_NE(sealed[0].view, nullptr);
+  EXPECT_GT(sealed[0].view->filter.forgotten_early, 0u);
+  worker->Committed({});
+  now_ms += 10'000;
+  worker->RefreshIdleViews();  // the shard still forgets: said once, not again
+  std::lock_guard lock(mutex);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("shard 0: its filter reached its memory bound (16384 bytes"),
+            std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[0].find("of its 30000 ms window"), std::string::npos) << lines[0];
 }
 
 TEST(ShardWorker, DeadLettersKeepTheOriginalKeyValueAndHeadersAndAddReasonAndSource) {
