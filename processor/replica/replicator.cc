@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <thread>
 
@@ -222,7 +223,11 @@ struct Replicator::Impl {
     if (!record) return;  // counted as ignored by a restore, too
     switch (r.follower->Next(record.value())) {
       case changelog::LineageFollower::Step::kApply:
-        r.state->Replay(std::get<changelog::BatchRecord>(record.value()));
+        try {
+          r.state->Replay(std::get<changelog::BatchRecord>(record.value()));
+        } catch (const std::bad_alloc&) {
+          return Fail(p, r, "out of memory replaying its changelog");
+        }
         r.dirty = true;
         break;
       case changelog::LineageFollower::Step::kSkip:
@@ -262,7 +267,11 @@ struct Replicator::Impl {
                                 : shard::ShardState::Create(p, o.dedup, filter::Millis{0});
     if (!state) return Fail(p, r, state.message());
     r.state = std::move(state).value();
-    for (const changelog::BatchRecord& b : plan->batches) r.state->Replay(b);
+    try {
+      for (const changelog::BatchRecord& b : plan->batches) r.state->Replay(b);
+    } catch (const std::bad_alloc&) {
+      return Fail(p, r, "out of memory replaying its changelog");
+    }
     if (!r.hot) r.state->ForgetFilter();
     r.follower.emplace(plan->epoch, plan->last_seq, plan->claim, plan->hash_key);
     AdoptClaimsKey(r);

@@ -51,6 +51,8 @@ struct ShardSlot {
   // whether it continues from our own last commit (after our abort).
   uint64_t restore_failures = 0;
   uint64_t restore_retries = 0;  // all failed attempts, for the metric
+  // Failures while running (ShardWorker::Fail) since the shard last committed.
+  uint64_t run_failures = 0;
   int64_t next_restore_ms = 0;
   bool after_abort = false;
   // The state as of the last commit, without what only the processor knows.
@@ -400,6 +402,12 @@ struct Processor::Impl final : kafka::RebalanceListener {
     last_commit_was_burst = router.routed_since_commit() >= kDrainedCommitEvents;
     router.Sealed();
     std::vector<SealedShard> sealed = SealAll();
+    // A shard that failed on its worker commits nothing (its input offsets stay
+    // where its last commit left them); the others go on without it.
+    std::erase_if(sealed, [this](const SealedShard& s) {
+      if (s.failure) ShardFailed(s.partition, *s.failure);
+      return s.failure.has_value();
+    });
     if (sealed.empty()) return;
     TxnContent content;
     content.offsets_topic = o.input_topic;
@@ -461,6 +469,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     for (SealedShard& s : sealed) {
       ShardSlot& slot = shards[s.partition];
       slot.committed_seq = s.seq;
+      slot.run_failures = 0;
       ++slot.transactions_committed;
       slot.state_view = std::move(s.view);
       Publish(s.partition, slot);
@@ -607,15 +616,36 @@ struct Processor::Impl final : kafka::RebalanceListener {
     ShardSlot& slot = shards[p];
     ++slot.restore_failures;
     ++slot.restore_retries;
-    const int64_t backoff = std::min<int64_t>(
-        o.restore_backoff_max.count(), o.restore_backoff.count()
-                                           << std::min<uint64_t>(slot.restore_failures - 1, 16));
+    const int64_t backoff = BackoffMs(slot.restore_failures);
     Warn("shard " + std::to_string(p.value()) + ": restore failed (" + why + "); retrying in " +
          std::to_string(backoff) + " ms");
     Suspend(p,
             why + " (attempt " + std::to_string(slot.restore_failures) + ", retrying in " +
                 std::to_string(backoff) + " ms)",
             slot.after_abort, std::chrono::milliseconds(backoff));
+  }
+
+  // A running shard failed on its worker (ShardWorker::Fail): its state is lost, so it
+  // is restored from its changelog after a back-off that grows while it keeps failing
+  // (a deterministic failure, replayed, comes back), and shown failed until then. The
+  // other shards run on: one shard's failure does not end the instance.
+  void ShardFailed(base::Partition p, const std::string& why) {
+    ShardSlot& slot = shards[p];
+    if (slot.phase != shard::ShardPhase::kRunning) return;
+    ++slot.run_failures;
+    ++slot.restore_retries;
+    const int64_t backoff = BackoffMs(slot.run_failures);
+    Warn("shard " + std::to_string(p.value()) + ": " + why + "; restoring it in " +
+         std::to_string(backoff) + " ms");
+    Suspend(p, why + " (restoring in " + std::to_string(backoff) + " ms)", /*after_abort=*/false,
+            std::chrono::milliseconds(backoff));
+  }
+
+  // How long to wait after `failures` in a row: doubling from restore_backoff, up to
+  // restore_backoff_max.
+  int64_t BackoffMs(uint64_t failures) const {
+    return std::min<int64_t>(o.restore_backoff_max.count(),
+                             o.restore_backoff.count() << std::min<uint64_t>(failures - 1, 16));
   }
 
   // The input offset a claim carries: the shard's position, or for a shard that never

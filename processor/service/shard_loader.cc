@@ -1,6 +1,7 @@
 #include "processor/service/shard_loader.h"
 
 #include <algorithm>
+#include <new>
 
 #include "processor/kafka/partition_reader.h"
 #include "processor/replica/replicator.h"
@@ -112,7 +113,12 @@ std::vector<RestoredShard> ShardLoader::FromCheckpoints(
         const bool was_seeking = c.follower.seeking();
         switch (c.follower.Next(record.value())) {
           case changelog::LineageFollower::Step::kApply:
-            c.state->Replay(std::get<changelog::BatchRecord>(record.value()));
+            try {
+              c.state->Replay(std::get<changelog::BatchRecord>(record.value()));
+            } catch (const std::bad_alloc&) {
+              c.off_lineage = CheckpointFallback::kUnreadable;  // a cold restore says why
+              return;
+            }
             ++c.applied;
             c.kept.batch_bytes += value.size();
             break;
@@ -137,6 +143,8 @@ std::vector<RestoredShard> ShardLoader::FromCheckpoints(
       PassOver(p, *c.off_lineage,
                "its batch is in the changelog, but a newer or rival claim superseded it (a "
                "zombie's)");
+    } else if (c.off_lineage == CheckpointFallback::kUnreadable) {
+      PassOver(p, *c.off_lineage, "out of memory applying the changelog's tail to it");
     } else if (c.off_lineage) {
       PassOver(p, *c.off_lineage, "the changelog went another way after its batch");
     } else if (c.follower.seeking()) {
@@ -184,8 +192,14 @@ std::vector<RestoredShard> ShardLoader::TakeOver(const std::vector<base::Partiti
     return out;
   }
   for (auto& [p, h] : handoffs) {
-    std::optional<RestoredShard> r =
-        CatchUp(p, std::move(h), read.value()[p].records, o_.new_claim(), "its standby replica");
+    std::optional<RestoredShard> r;
+    try {
+      r = CatchUp(p, std::move(h), read.value()[p].records, o_.new_claim(), "its standby replica");
+    } catch (const std::bad_alloc&) {
+      Log("shard " + std::to_string(p.value()) +
+          ": out of memory bringing its replica up to date; restoring from scratch");
+      continue;
+    }
     if (!r) {
       Log("shard " + std::to_string(p.value()) +
           ": its replica cannot follow the changelog's tail; restoring from scratch");
@@ -236,8 +250,14 @@ void ShardLoader::RestoreCold(const std::vector<base::Partition>& partitions,
       continue;
     }
     const auto mine = own.find(p);
-    auto r = service::RestoreCold(p, std::move(lineage), o_.dedup, o_.new_claim(),
-                                  mine != own.end() ? std::optional(mine->second) : std::nullopt);
+    base::Result<RestoredShard> r = base::Error(base::Errc::kInternal, "not restored");
+    try {
+      r = service::RestoreCold(p, std::move(lineage), o_.dedup, o_.new_claim(),
+                               mine != own.end() ? std::optional(mine->second) : std::nullopt);
+    } catch (const std::bad_alloc&) {
+      // One shard's state too large for the machine fails that shard, not the instance.
+      r = base::Error(base::Errc::kResourceExhausted, "out of memory rebuilding its state");
+    }
     if (!r) {
       out.failed[p] = r.message();
       continue;

@@ -1,5 +1,6 @@
 #include "processor/service/shard_worker.h"
 
+#include <new>
 #include <utility>
 
 #include "processor/changelog/changelog_record.h"
@@ -83,7 +84,24 @@ void ShardWorker::Execute(ApplyCommand& c) {
   const filter::Millis wall{o_.now_ms()};
   for (const InputRun& run : c.runs) {
     auto it = shards_.find(run.partition);
-    if (it != shards_.end()) ApplyRun(it->second, run.messages, wall);
+    if (it == shards_.end() || it->second.failure) continue;
+    try {
+      ApplyRun(it->second, run.messages, wall);
+    } catch (const std::exception& e) {
+      Fail(run.partition, it->second, "applying its input", e);
+    }
+  }
+}
+
+void ShardWorker::Fail(base::Partition p, Shard& shard, const std::string& doing,
+                       const std::exception& e) {
+  shard.failure = doing + " failed: " +
+                  (dynamic_cast<const std::bad_alloc*>(&e) != nullptr ? std::string("out of memory")
+                                                                      : std::string(e.what()));
+  shard.dead_letters.clear();
+  if (o_.log) {
+    o_.log.Error("shard " + std::to_string(p.value()) + ": " + *shard.failure +
+                 "; its state is lost, and it is restored from its changelog");
   }
 }
 
@@ -196,41 +214,59 @@ void ShardWorker::Execute(SealCommand& c) {
   std::vector<SealedShard> sealed;
   const int64_t now = o_.now_ms();
   for (auto& [p, shard] : shards_) {
-    shard::ShardState& state = *shard.state;
-    const base::Epoch epoch = state.epoch();
-    const std::vector<changelog::BatchRecord> batches = state.Seal(epoch, now);
-    if (batches.empty()) continue;
     SealedShard s;
-    s.partition = p;
-    s.seq = batches.back().seq;
-    s.next_offset = batches.back().input_to;
-    s.batches.resize(batches.size());
-    for (size_t i = 0; i < batches.size(); ++i) {
-      changelog::EncodeRecord(batches[i], s.batches[i]);
-      shard.bytes_since_snapshot += s.batches[i].size();
-    }
-    SnapshotCadence cadence = o_.snapshots;
-    cadence.retention_bytes = state.rules().changelog_retention_bytes;
-    if (shard.bytes_since_snapshot >= SnapshotDueAfterBytes(cadence, shard.last_snapshot_bytes) ||
-        now - shard.last_snapshot_ms >= cadence.max_interval.count()) {
-      std::string bytes = state.EncodeSnapshot(epoch);
-      s.snapshot = changelog::EncodeSnapshotChunks(p, epoch, state.claim(), s.seq, bytes,
-                                                   state.rules().max_record_bytes);
-      shard.bytes_since_snapshot = 0;
-      shard.last_snapshot_bytes = bytes.size();
-      shard.last_snapshot_ms = now;
-      ReportRetention(p, shard, cadence);
-      if (!o_.checkpoint_dir.empty()) {
-        shard.unwritten_checkpoint = LocalCheckpoint{
-            p, epoch, state.claim(), s.seq, base::Offset(0), bytes, shard.check_from};
+    if (!shard.failure) {
+      try {
+        s = SealShard(p, shard, now);
+      } catch (const std::exception& e) {
+        Fail(p, shard, "sealing its batch", e);
       }
     }
-    s.dead_letters = std::move(shard.dead_letters);
-    shard.dead_letters.clear();
-    s.view = MakeView(shard, false);
-    sealed.push_back(std::move(s));
+    if (shard.failure) {
+      s = SealedShard{};
+      s.partition = p;
+      s.failure = shard.failure;
+    }
+    if (!s.batches.empty() || s.failure) sealed.push_back(std::move(s));
   }
   c.done.set_value(std::move(sealed));
+}
+
+// Seals the shard's pending batches (no batches: nothing was applied).
+SealedShard ShardWorker::SealShard(base::Partition p, Shard& shard, int64_t now) {
+  SealedShard s;
+  s.partition = p;
+  shard::ShardState& state = *shard.state;
+  const base::Epoch epoch = state.epoch();
+  const std::vector<changelog::BatchRecord> batches = state.Seal(epoch, now);
+  if (batches.empty()) return s;
+  s.seq = batches.back().seq;
+  s.next_offset = batches.back().input_to;
+  s.batches.resize(batches.size());
+  for (size_t i = 0; i < batches.size(); ++i) {
+    changelog::EncodeRecord(batches[i], s.batches[i]);
+    shard.bytes_since_snapshot += s.batches[i].size();
+  }
+  SnapshotCadence cadence = o_.snapshots;
+  cadence.retention_bytes = state.rules().changelog_retention_bytes;
+  if (shard.bytes_since_snapshot >= SnapshotDueAfterBytes(cadence, shard.last_snapshot_bytes) ||
+      now - shard.last_snapshot_ms >= cadence.max_interval.count()) {
+    std::string bytes = state.EncodeSnapshot(epoch);
+    s.snapshot = changelog::EncodeSnapshotChunks(p, epoch, state.claim(), s.seq, bytes,
+                                                 state.rules().max_record_bytes);
+    shard.bytes_since_snapshot = 0;
+    shard.last_snapshot_bytes = bytes.size();
+    shard.last_snapshot_ms = now;
+    ReportRetention(p, shard, cadence);
+    if (!o_.checkpoint_dir.empty()) {
+      shard.unwritten_checkpoint =
+          LocalCheckpoint{p, epoch, state.claim(), s.seq, base::Offset(0), bytes, shard.check_from};
+    }
+  }
+  s.dead_letters = std::move(shard.dead_letters);
+  shard.dead_letters.clear();
+  s.view = MakeView(shard, false);
+  return s;
 }
 
 void ShardWorker::Execute(CommittedCommand& c) {
@@ -253,7 +289,7 @@ void ShardWorker::Execute(RefreshCommand& c) {
   std::vector<std::shared_ptr<const shard::ShardView>> views;
   for (auto& [p, shard] : shards_) {
     const shard::ShardState& state = *shard.state;
-    if (state.pending_events() > 0 || state.has_batch_in_flight()) continue;
+    if (shard.failure || state.pending_events() > 0 || state.has_batch_in_flight()) continue;
     if (shard.last_view && shard.last_view->digest_seq == state.committed_seq()) continue;
     views.push_back(MakeView(shard, true));
   }

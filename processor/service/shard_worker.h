@@ -52,6 +52,10 @@ struct SealedShard {
   base::Offset next_offset;  // the input position after the batch
   // The shard as of the batch; published once the transaction is committed.
   std::shared_ptr<const shard::ShardView> view;
+  // Set when the shard failed on the worker (an allocation its filter or counters
+  // could not get, say): its state is lost and it seals nothing more; the processor
+  // takes it off and restores it from its changelog. Nothing else is set then.
+  std::optional<std::string> failure;
 };
 
 // Input messages of one shard in their order: what the router hands a worker, so that
@@ -129,6 +133,8 @@ class ShardWorker {
     int64_t last_snapshot_ms = 0;
     bool outgrowing_retention = false;  // told in the log
     bool forgetting_early = false;      // told in the log
+    // Why the shard failed on this worker: it applies and seals nothing more.
+    std::optional<std::string> failure;
     // The snapshot of the transaction in flight, written to the disk once committed.
     std::optional<LocalCheckpoint> unwritten_checkpoint;
     std::shared_ptr<const shard::ShardView> last_view;
@@ -178,6 +184,9 @@ class ShardWorker {
 
   // Applies one shard's run; `wall` bounds their timestamps.
   void ApplyRun(Shard& shard, const std::vector<kafka::Message>& messages, filter::Millis wall);
+  SealedShard SealShard(base::Partition p, Shard& shard, int64_t now);
+  // The shard's state threw (the worker is the module's edge): it is lost from here on.
+  void Fail(base::Partition p, Shard& shard, const std::string& doing, const std::exception& e);
   DeadLetter MakeDeadLetter(const kafka::Message& m, event::DlqReason reason) const;
   std::shared_ptr<const shard::ShardView> MakeView(Shard& shard, bool force_detail);
 

@@ -98,6 +98,12 @@ class ShardState {
   static base::Result<std::unique_ptr<ShardState>> Create(base::Partition partition,
                                                           const filter::DedupSpec& spec,
                                                           filter::Millis now);
+  // A fresh state around `filter`, for tests that make a filter fail as a real one
+  // can (an allocation it cannot get) and for tools that build a filter themselves.
+  static std::unique_ptr<ShardState> WithFilter(base::Partition partition,
+                                                std::unique_ptr<filter::DedupFilter> filter) {
+    return std::unique_ptr<ShardState>(new ShardState(partition, std::move(filter)));
+  }
   // The state a snapshot (EncodeSnapshot) describes; checks version and checksum.
   static base::Result<std::unique_ptr<ShardState>> FromSnapshot(std::string_view bytes);
 

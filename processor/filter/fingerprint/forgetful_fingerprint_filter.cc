@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <new>
 #include <string>
 #include <utility>
 
@@ -430,8 +431,11 @@ typename BasicFingerprintFilter<W>::Slice BasicFingerprintFilter<W>::AcquireSlic
     return Slice{i, slot, 0, CapacityOf(groups), now_};
   }
   // Sizes were validated (Create, GrowIfEarly): only the allocation can fail, and a filter
-  // that cannot hold its window cannot go on.
-  planes_.push_back(PlaneSlots{Plane::Create(groups).value(), 1});
+  // that cannot hold its window cannot go on. Its owner fails the shard, not the
+  // process (ShardWorker::Fail).
+  base::Result<Plane> plane = Plane::Create(groups);
+  if (!plane) throw std::bad_alloc();
+  planes_.push_back(PlaneSlots{std::move(plane).value(), 1});
   return Slice{static_cast<uint32_t>(planes_.size() - 1), 0, 0, CapacityOf(groups), now_};
 }
 

@@ -8,12 +8,14 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "processor/changelog/changelog_record.h"
+#include "processor/filter/no_dedup.h"
 #include "processor/kafka/embedded_cluster.h"
 #include "processor/kafka/rdkafka_clients.h"
 
@@ -234,6 +236,74 @@ TEST(ShardWorker, SaysOnceInTheLogWhenAShardsFilterForgetsIdsOfItsWindowEarly) {
             std::string::npos)
       << lines[0];
   EXPECT_NE(lines[0].find("of its 30000 ms window"), std::string::npos) << lines[0];
+}
+
+// A filter that cannot get memory past its first `fits` ids, as a real one throws
+// when the machine refuses its next plane (the memory bound keeps what it asks for
+// within dedup.max_filter_mib, not within what the machine has).
+class OutOfMemoryAfter final : public filter::DedupFilter {
+ public:
+  explicit OutOfMemoryAfter(uint64_t fits) : fits_(fits) {}
+  filter::DedupMode mode() const override { return filter::DedupMode::kNone; }
+  void AdvanceTo(filter::Millis) override {}
+  bool Contains(filter::IdHash) const override { return false; }
+  filter::Verdict TestAndInsert(filter::IdHash) override {
+    if (inserted_ == fits_) throw std::bad_alloc();
+    ++inserted_;
+    return filter::Verdict::kNew;
+  }
+  filter::FilterSummary Summary() const override { return {}; }
+  void Serialize(std::string& out) const override { filter::NoDedup().Serialize(out); }
+
+ private:
+  uint64_t fits_;
+  uint64_t inserted_ = 0;
+};
+
+// One shard's failure is that shard's: it seals nothing more (its input offsets are
+// not committed past its last batch) and says why, while the other shards of the
+// worker apply and seal on; the processor restores it (ShardFailed).
+TEST(ShardWorker, AShardWhoseStateThrowsFailsAloneAndSealsNothingMore) {
+  std::mutex mutex;
+  std::vector<std::string> lines;
+  WorkerOptions options = Options();
+  options.log = base::Logger([&](const std::string& line) {
+    std::lock_guard lock(mutex);
+    lines.push_back(line);
+  });
+  Feed feed;
+  RunningWorker worker(std::move(options));
+  auto failing =
+      shard::ShardState::WithFilter(base::Partition(0), std::make_unique<OutOfMemoryAfter>(2));
+  failing->SetClaim(base::Epoch(1), 0xc1, filter::IdHashKey{0x5eed});
+  worker->Adopt(std::move(failing));
+  worker->Adopt(FreshShard(base::Partition(1)));
+  worker->Apply(feed.RoundTrip(
+      base::Partition(0),
+      {{"a/1", Event("n", 1), {}}, {"a/2", Event("n", 1), {}}, {"a/3", Event("n", 1), {}}}));
+  worker->Apply(feed.RoundTrip(base::Partition(1), {{"b/1", Event("n", 1), {}}}));
+
+  std::vector<SealedShard> sealed = worker->Seal().get();
+  ASSERT_EQ(sealed.size(), 2u);
+  const SealedShard& failed = sealed[0].partition == base::Partition(0) ? sealed[0] : sealed[1];
+  const SealedShard& healthy = sealed[0].partition == base::Partition(0) ? sealed[1] : sealed[0];
+  ASSERT_TRUE(failed.failure.has_value());
+  EXPECT_EQ(*failed.failure, "applying its input failed: out of memory");
+  EXPECT_TRUE(failed.batches.empty());
+  EXPECT_EQ(failed.view, nullptr);
+  EXPECT_FALSE(healthy.failure.has_value());
+  EXPECT_EQ(DecodedBatch(OnlyOne(healthy.batches)).stats.applied, 1u);
+  worker->Committed({});
+
+  // Later input of the failed shard is not applied: it stays failed until dropped.
+  worker->Apply(feed.RoundTrip(base::Partition(0), {{"a/4", Event("n", 1), {}}}));
+  sealed = worker->Seal().get();
+  ASSERT_EQ(sealed.size(), 1u);
+  EXPECT_TRUE(sealed[0].failure.has_value());
+  std::lock_guard lock(mutex);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("shard 0: applying its input failed: out of memory"), std::string::npos)
+      << lines[0];
 }
 
 TEST(ShardWorker, DeadLettersKeepTheOriginalKeyValueAndHeadersAndAddReasonAndSource) {
