@@ -119,6 +119,13 @@ StrictInstance::~StrictInstance() {
   for (std::thread& t : threads_) t.join();
 }
 
+void StrictInstance::ReplaceShardState(std::unique_ptr<shard::ShardState> state) {
+  // The router's rule: partition modulo the worker count.
+  const auto w = static_cast<size_t>(state->partition().value()) % workers_.size();
+  workers_[w]->Adopt(std::move(state));
+  workers_[w]->Sync();
+}
+
 bool StrictInstance::Step() {
   if (!processor_ || dead_) return false;
   if (replicator_) replicator_->Step(0ms);

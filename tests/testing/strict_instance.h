@@ -99,6 +99,10 @@ class StrictInstance {
   // The processor's clean shutdown; returns its error (ok on a clean stop).
   base::Status Finish();
 
+  // Hands `state` to the worker that owns its shard, in place of the state it runs
+  // (what a restore would hand it): for tests that make a running shard's state fail.
+  void ReplaceShardState(std::unique_ptr<shard::ShardState> state);
+
   // The view this instance publishes for shard p (active, standby or replica).
   std::shared_ptr<const shard::ShardView> View(int32_t p) const;
   bool Runs(int32_t p) const;  // an active, running shard

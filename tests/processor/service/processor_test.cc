@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "processor/changelog/changelog_record.h"
+#include "tests/testing/out_of_memory_filter.h"
 #include "tests/testing/strict_instance.h"
 
 namespace oncecount::service {
@@ -628,6 +629,44 @@ TEST(Processor, ARestoreThatFailsIsRetriedWithGrowingBackOffAndShownUntilItWorks
   a.StepAndCommit();
   EXPECT_EQ(CountsInChangelog(kafka), Expected(50));
   ExpectAllInputCommitted(kafka);
+}
+
+// A shard whose state throws on its worker (its filter runs out of memory) fails
+// alone: the other shard commits on, the failed one commits nothing more, shows why,
+// and is restored from its changelog; the input it had not committed is read again,
+// and every event is counted once.
+TEST(Processor, AShardThatRunsOutOfMemoryFailsAloneAndIsRestoredFromItsChangelog) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  Send(kafka, 0, 100);
+  a.StepAndCommit();
+  const uint64_t commits_of_1 = a.View(1)->transactions_committed;
+
+  auto running = a.View(0);
+  auto failing = shard::ShardState::WithFilter(base::Partition(0),
+                                               std::make_unique<testing::OutOfMemoryAfter>(0));
+  failing->SetClaim(running->epoch, 0xdead, filter::IdHashKey{1});
+  a.ReplaceShardState(std::move(failing));
+  Send(kafka, 100, 200);
+  a.StepAndCommit();
+  auto failed = a.View(0);
+  ASSERT_NE(failed, nullptr);
+  EXPECT_EQ(failed->phase, shard::ShardPhase::kFailed);
+  EXPECT_NE(failed->failure.find("applying its input failed: out of memory"), std::string::npos)
+      << failed->failure;
+  EXPECT_FALSE(a.Ready());
+  EXPECT_NE(a.log().find("shard 0: applying its input failed: out of memory"), std::string::npos)
+      << a.log();
+  EXPECT_GT(a.View(1)->transactions_committed, commits_of_1) << "the other shard commits on";
+
+  ASSERT_TRUE(RunUntil(
+      kafka, {&a}, [&] { return a.RunsAll(kPartitions); }, 10s))
+      << a.log();
+  Send(kafka, 50, 150);  // retries
+  a.StepAndCommit();
+  ExpectExactlyOnce(kafka, 200);
 }
 
 TEST(Processor, AClaimTheBrokerRefusesIsRetriedAndNeverLeavesTwoClaimsOfOneEpoch) {

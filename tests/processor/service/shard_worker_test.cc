@@ -8,16 +8,15 @@
 #include <atomic>
 #include <map>
 #include <mutex>
-#include <new>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "processor/changelog/changelog_record.h"
-#include "processor/filter/no_dedup.h"
 #include "processor/kafka/embedded_cluster.h"
 #include "processor/kafka/rdkafka_clients.h"
+#include "tests/testing/out_of_memory_filter.h"
 
 namespace oncecount::service {
 namespace {
@@ -238,28 +237,6 @@ TEST(ShardWorker, SaysOnceInTheLogWhenAShardsFilterForgetsIdsOfItsWindowEarly) {
   EXPECT_NE(lines[0].find("of its 30000 ms window"), std::string::npos) << lines[0];
 }
 
-// A filter that cannot get memory past its first `fits` ids, as a real one throws
-// when the machine refuses its next plane (the memory bound keeps what it asks for
-// within dedup.max_filter_mib, not within what the machine has).
-class OutOfMemoryAfter final : public filter::DedupFilter {
- public:
-  explicit OutOfMemoryAfter(uint64_t fits) : fits_(fits) {}
-  filter::DedupMode mode() const override { return filter::DedupMode::kNone; }
-  void AdvanceTo(filter::Millis) override {}
-  bool Contains(filter::IdHash) const override { return false; }
-  filter::Verdict TestAndInsert(filter::IdHash) override {
-    if (inserted_ == fits_) throw std::bad_alloc();
-    ++inserted_;
-    return filter::Verdict::kNew;
-  }
-  filter::FilterSummary Summary() const override { return {}; }
-  void Serialize(std::string& out) const override { filter::NoDedup().Serialize(out); }
-
- private:
-  uint64_t fits_;
-  uint64_t inserted_ = 0;
-};
-
 // One shard's failure is that shard's: it seals nothing more (its input offsets are
 // not committed past its last batch) and says why, while the other shards of the
 // worker apply and seal on; the processor restores it (ShardFailed).
@@ -273,8 +250,8 @@ TEST(ShardWorker, AShardWhoseStateThrowsFailsAloneAndSealsNothingMore) {
   });
   Feed feed;
   RunningWorker worker(std::move(options));
-  auto failing =
-      shard::ShardState::WithFilter(base::Partition(0), std::make_unique<OutOfMemoryAfter>(2));
+  auto failing = shard::ShardState::WithFilter(base::Partition(0),
+                                               std::make_unique<testing::OutOfMemoryAfter>(2));
   failing->SetClaim(base::Epoch(1), 0xc1, filter::IdHashKey{0x5eed});
   worker->Adopt(std::move(failing));
   worker->Adopt(FreshShard(base::Partition(1)));
