@@ -343,10 +343,7 @@ class Api {
     j.Key("degraded").BeginArray();
     for (const auto& v : s.shards) {
       const filter::FilterSummary& f = v->filter;
-      if (v->role != shard::ShardRole::kActive || f.window_ms_guaranteed < 0 ||
-          f.window_ms_guaranteed >= f.window_ms_configured) {
-        continue;
-      }
+      if (v->role != shard::ShardRole::kActive || !f.HoldsLessThanItsWindow()) continue;
       j.BeginObject().Key("partition").Int(v->partition.value());
       j.Key("reason").String(
           "the filter holds " + std::to_string(f.window_ms_guaranteed) + " ms of its " +

@@ -41,11 +41,12 @@
 //
 // A claim's body is its u64 id hash key; a batch's body opens with it. Format 4
 // (read, never written) is the same without the keys (an empty claim body): its
-// claims and batches decode with key 0, unkeyed, which is how their shards hashed. Format 3 (read,
-// never written) is format 4 with seven dead-letter counts in a batch's statistics (no `late`; it
-// decodes as 0). Format 2 (read, never written) is format 3 without the claim id: its body starts
-// at 28 and its records decode with claim id 0, "unknown", which readers accept as belonging to
-// whichever claim holds its epoch. Format 1 is not read.
+// claims and batches decode with key 0, unkeyed, which is how their shards hashed.
+// Format 3 (read, never written) is format 4 with seven dead-letter counts in a
+// batch's statistics (no `late`; it decodes as 0). Format 2 (read, never written) is
+// format 3 without the claim id: its body starts at 28 and its records decode with
+// claim id 0, "unknown", which readers accept as belonging to whichever claim holds
+// its epoch. Format 1 is not read.
 //
 // A record that fails any check decodes to an Error; readers skip it and count it.
 // tests/processor/changelog/changelog_record_test.cc pins the bytes.

@@ -89,6 +89,12 @@ struct FilterSummary {
   uint64_t forgotten_early = 0;      // ids dropped at the memory bound before their window
   uint64_t early_refreshes = 0;      // fbf: refreshes forced by a full future (load > sizing)
   std::vector<ConstituentSummary> constituents;  // future first; empty unless fbf
+
+  // The memory bound has dropped ids of the window: the filter holds less than it was
+  // built for (SPEC §2.1).
+  bool HoldsLessThanItsWindow() const {
+    return window_ms_guaranteed >= 0 && window_ms_guaranteed < window_ms_configured;
+  }
 };
 
 class DedupFilter {

@@ -250,14 +250,15 @@ void ShardLoader::RestoreCold(const std::vector<base::Partition>& partitions,
       continue;
     }
     const auto mine = own.find(p);
-    base::Result<RestoredShard> r = base::Error(base::Errc::kInternal, "not restored");
-    try {
-      r = service::RestoreCold(p, std::move(lineage), o_.dedup, o_.new_claim(),
-                               mine != own.end() ? std::optional(mine->second) : std::nullopt);
-    } catch (const std::bad_alloc&) {
-      // One shard's state too large for the machine fails that shard, not the instance.
-      r = base::Error(base::Errc::kResourceExhausted, "out of memory rebuilding its state");
-    }
+    auto r = [&]() -> base::Result<RestoredShard> {
+      try {
+        return service::RestoreCold(p, std::move(lineage), o_.dedup, o_.new_claim(),
+                                    mine != own.end() ? std::optional(mine->second) : std::nullopt);
+      } catch (const std::bad_alloc&) {
+        // One shard's state too large for the machine fails that shard, not the instance.
+        return base::Error(base::Errc::kResourceExhausted, "out of memory rebuilding its state");
+      }
+    }();
     if (!r) {
       out.failed[p] = r.message();
       continue;

@@ -166,8 +166,7 @@ void ShardWorker::ReportRetention(base::Partition p, Shard& shard, const Snapsho
 void ShardWorker::ReportEarlyForgetting(base::Partition p, Shard& shard,
                                         const shard::ShardView& view) {
   const filter::FilterSummary& f = view.filter;
-  const bool forgetting =
-      f.window_ms_guaranteed >= 0 && f.window_ms_guaranteed < f.window_ms_configured;
+  const bool forgetting = f.HoldsLessThanItsWindow();
   if (forgetting == shard.forgetting_early) return;
   shard.forgetting_early = forgetting;
   if (!o_.log) return;
@@ -175,7 +174,7 @@ void ShardWorker::ReportEarlyForgetting(base::Partition p, Shard& shard,
     o_.log.Warn("shard " + std::to_string(p.value()) + ": its filter reached its memory bound (" +
                 std::to_string(f.memory_limit_bytes) + " bytes, dedup.max_filter_mib) and forgot " +
                 std::to_string(f.forgotten_early) +
-                " ids before their window: it holds every id of " + "the last " +
+                " ids before their window: it holds every id of the last " +
                 std::to_string(f.window_ms_guaranteed) + " ms of its " +
                 std::to_string(f.window_ms_configured) +
                 " ms window, and a retry older than that may count twice (docs/operations.md, "

@@ -142,9 +142,9 @@ void BM_HashIdempotencyId(benchmark::State& state) {
     ids.push_back("client-" + std::to_string(seq % 997) + "/" + std::to_string(1000000 + seq));
   }
   // Arg 0: unkeyed (shards from before keys); 1: under a shard's key.
-  const oncecount::filter::IdHashKey key =
-      state.range(0) != 0 ? oncecount::filter::IdHashKey{0x9E3779B97F4A7C15ULL}
-                          : oncecount::filter::kUnkeyed;
+  const oncecount::filter::IdHashKey key = state.range(0) != 0
+                                               ? oncecount::filter::IdHashKey{0x9E3779B97F4A7C15ULL}
+                                               : oncecount::filter::kUnkeyed;
   size_t i = 0;
   for (auto _ : state) {
     benchmark::DoNotOptimize(oncecount::filter::HashIdempotencyId(ids[i], key));

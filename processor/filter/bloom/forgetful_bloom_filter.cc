@@ -172,20 +172,13 @@ BasicForgetfulFilter<C>::BasicForgetfulFilter(FbfConfig config, Millis start)
       now_(start),
       next_refresh_(start + config.refresh),
       next_adapt_(start + config.adapt_every) {
-  slots_.reserve(target_filters_);
-  for (uint32_t i = 0; i < target_filters_; ++i) {
-    Slot slot = NewSlot();
-    if (i >= 1) slot.left_future = start;
-    if (i >= 2) slot.left_present = start;
-    slots_.push_back(std::move(slot));
-  }
+  TurnOver(start);
   const uint64_t filter_bytes = std::max<uint64_t>(1, slots_[0].bloom.bits() / 8);
   ring_bound_ = config.memory_limit_bytes == 0
                     ? UINT32_MAX
                     : static_cast<uint32_t>(std::min<uint64_t>(
                           config.max_filters, config.memory_limit_bytes / filter_bytes));
   advancing_to_ = start;
-  RebuildViews();
 }
 
 template <class C>

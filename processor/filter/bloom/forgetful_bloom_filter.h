@@ -174,8 +174,8 @@ class BasicForgetfulFilter final : public DedupFilter {
   // and records them.
   void ForgetOldest(Millis at);
   void Refresh(Millis at);
-  // A ring of target_filters empty filters as if refreshed at `at` (a jump of the clock
-  // past every id's window).
+  // A ring of target_filters empty filters as if refreshed at `at`: the first ring, and
+  // the ring after a jump of the clock past every id's window.
   void TurnOver(Millis at);
   // After an insert: pushes a new future when the current one is full.
   void RefreshEarlyIfFull();
