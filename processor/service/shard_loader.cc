@@ -211,6 +211,22 @@ std::vector<RestoredShard> ShardLoader::TakeOver(const std::vector<base::Partiti
   return out;
 }
 
+namespace {
+
+// A cold restore whose state the machine cannot hold fails that shard, not the instance.
+base::Result<RestoredShard> RestoreColdWithinMemory(base::Partition p,
+                                                    changelog::LineageBuilder lineage,
+                                                    const filter::DedupSpec& dedup, ClaimDraw draw,
+                                                    std::optional<OwnCommit> own_committed) {
+  try {
+    return service::RestoreCold(p, std::move(lineage), dedup, draw, own_committed);
+  } catch (const std::bad_alloc&) {
+    return base::Error(base::Errc::kResourceExhausted, "out of memory rebuilding its state");
+  }
+}
+
+}  // namespace
+
 // Streams each partition into its lineage, which keeps only its newest snapshot and
 // the batches after it; a partition whose lineage turns out to need more is read
 // once more, keeping everything.
@@ -250,15 +266,9 @@ void ShardLoader::RestoreCold(const std::vector<base::Partition>& partitions,
       continue;
     }
     const auto mine = own.find(p);
-    auto r = [&]() -> base::Result<RestoredShard> {
-      try {
-        return service::RestoreCold(p, std::move(lineage), o_.dedup, o_.new_claim(),
-                                    mine != own.end() ? std::optional(mine->second) : std::nullopt);
-      } catch (const std::bad_alloc&) {
-        // One shard's state too large for the machine fails that shard, not the instance.
-        return base::Error(base::Errc::kResourceExhausted, "out of memory rebuilding its state");
-      }
-    }();
+    auto r =
+        RestoreColdWithinMemory(p, std::move(lineage), o_.dedup, o_.new_claim(),
+                                mine != own.end() ? std::optional(mine->second) : std::nullopt);
     if (!r) {
       out.failed[p] = r.message();
       continue;
