@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -54,6 +55,30 @@ BitBuffer& BitBuffer::operator=(BitBuffer&& other) noexcept {
     mapped_bytes_ = std::exchange(other.mapped_bytes_, 0);
   }
   return *this;
+}
+
+void BitBuffer::Resize(size_t words) {
+  if (words == size_) return;
+  const size_t bytes = words * sizeof(uint64_t);
+  if (mapped_bytes_ != 0 && bytes >= kMapThresholdBytes) {
+    const size_t rounded = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+    if (rounded != mapped_bytes_) {
+      void* p = mremap(words_, mapped_bytes_, rounded, MREMAP_MAYMOVE);
+      if (p == MAP_FAILED) throw std::bad_alloc();
+      madvise(p, rounded, MADV_HUGEPAGE);
+      words_ = static_cast<uint64_t*>(p);
+      mapped_bytes_ = rounded;
+    }
+    // Words past the old size may hold what a shrink left in the same mapping.
+    if (words > size_) std::memset(words_ + size_, 0, (words - size_) * sizeof(uint64_t));
+    size_ = words;
+    return;
+  }
+  BitBuffer resized(words);
+  if (size_ != 0 && words != 0) {
+    std::memcpy(resized.words_, words_, std::min(size_, words) * sizeof(uint64_t));
+  }
+  *this = std::move(resized);
 }
 
 void BitBuffer::Zero() {

@@ -26,6 +26,11 @@ class BitBuffer {
   const uint64_t* data() const { return words_; }
   size_t size() const { return size_; }
   void Zero();
+  // Keeps the first min(size(), words) words and zeroes the rest. A mapped buffer that
+  // stays mapped is remapped (mremap: its pages move, they are not copied), so growing
+  // or shrinking a large plane never holds two copies of it; a small one is copied.
+  // Throws std::bad_alloc, and then the buffer is unchanged.
+  void Resize(size_t words);
 
  private:
   void Release();

@@ -144,4 +144,25 @@ class FingerprintFields {
   uint64_t highs_lanes_[8] = {};
 };
 
+// The load a slice with `count` fingerprints per bucket is sized to fill to: about
+// 0.06 below where a random walk of FingerprintPlane::kMaxKicks kicks first fails
+// (measured: 0.87 with two fingerprints a bucket, 0.94 with three, 0.96 with four,
+// 0.98 with five or more). Inserts stay a few kicks long, and a load a few percent
+// above the sizing still fits before adaptation resizes the slices. Every width
+// gives at least two fingerprints a bucket (kWidths).
+constexpr double MaxLoadFor(uint32_t count) {
+  switch (count) {
+    case 2:
+      return 0.81;
+    case 3:
+      return 0.88;
+    case 4:
+      return 0.90;
+    case 5:
+      return 0.915;
+    default:
+      return 0.92;
+  }
+}
+
 }  // namespace oncecount::filter

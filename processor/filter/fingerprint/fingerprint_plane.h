@@ -1,8 +1,13 @@
 // FingerprintPlane: the memory of the fingerprint slices of one size, laid out so
 // that one id's bucket in every slice of the plane sits in one cache line.
 //
-// A plane has `groups` groups of 64 bytes: kSlots buckets of Word (eight 64-bit
-// or four 128-bit ones); bucket s of group g is bucket g of the slice in slot s.
+// A plane has `groups` groups of `width` buckets of Word; bucket s of group g is
+// bucket g of the slice in slot s. At its full width, kSlots (eight 64-bit or four
+// 128-bit buckets), a group is one 64-byte line. A plane is only as wide as the
+// slices it holds: it widens by one slot when one more slice of its size comes and
+// is compacted when slices leave (Widen, Compact), so its memory follows its slices.
+// A narrower group can straddle two lines; planes are narrow only while the load
+// changes size, and a lookup in one compares slot by slot.
 // An id has two candidate buckets (partial-key cuckoo hashing): `first` from its
 // mixed hash, `second` = Alternate(first, fingerprint), and Alternate is its own
 // inverse, so a fingerprint moved out of one bucket knows its other one without the
@@ -60,13 +65,27 @@ class FingerprintPlane {
   // fingerprint (the caller keeps it elsewhere; nothing is lost).
   static constexpr uint32_t kMaxKicks = 500;
 
-  // Errors name the bad size.
-  static base::Result<FingerprintPlane> Create(uint64_t groups);
+  // Errors name the bad size or width (1..kSlots).
+  static base::Result<FingerprintPlane> Create(uint64_t groups, uint32_t width = kSlots);
 
   FingerprintPlane(FingerprintPlane&&) noexcept = default;
   FingerprintPlane& operator=(FingerprintPlane&&) noexcept = default;
 
   uint64_t groups() const { return groups_; }
+  // Slots a group has room for; slot indices are below it.
+  uint32_t width() const { return width_; }
+  // Every slot of the width, as a mask.
+  uint32_t AllSlots() const { return (1u << width_) - 1; }
+  uint64_t bytes() const { return groups_ * width_ * sizeof(Word); }
+
+  // One more slot, empty, at index width() (the others keep theirs). The groups move
+  // in place, from the last; the buffer is remapped, not copied (BitBuffer::Resize).
+  // Throws std::bad_alloc when the memory cannot be had; the plane is then unchanged.
+  void Widen();
+  // Keeps the slots of `kept` (a non-empty mask below width()) and drops the others:
+  // slot s moves to the number of kept slots below it, and the width becomes the
+  // number kept. In place, from the first group; the buffer then shrinks.
+  void Compact(uint32_t kept);
 
   struct Buckets {
     uint64_t first = 0;
@@ -101,6 +120,9 @@ class FingerprintPlane {
   // (MatchingSlotsOneByOne).
   template <int kLanes = 4>
   uint32_t MatchingSlots(const Buckets& b, Word pattern, const FingerprintFields<Word>& f) const {
+    if (width_ != kSlots) [[unlikely]] {
+      return MatchingSlotsOneByOne(b, pattern, f);
+    }
     using V = typename VectorLanes<kLanes>::Unsigned;
     using Mask = typename VectorLanes<kLanes>::Signed;
     // The pattern's lanes are built in registers (broadcasts, and for 128-bit buckets
@@ -167,7 +189,7 @@ class FingerprintPlane {
     const uint64_t* g1 = GroupWords(b.first);
     const uint64_t* g2 = GroupWords(b.second);
     uint32_t mask = 0;
-    for (uint32_t s = 0; s < kSlots; ++s) {
+    for (uint32_t s = 0; s < width_; ++s) {
       const bool hit = f.Holds(Load(g1, s), pattern) || f.Holds(Load(g2, s), pattern);
       mask |= static_cast<uint32_t>(hit) << s;
     }
@@ -217,14 +239,15 @@ class FingerprintPlane {
   uint64_t CountOccupied(uint32_t slot, const FingerprintFields<Word>& f) const;
 
   // The groups as 64-bit words (a 128-bit bucket low word first).
-  std::span<const uint64_t> words() const { return {buffer_.data(), groups_ * 8}; }
-  // Replaces the contents (deserialization); `words` must have groups() * 8.
+  std::span<const uint64_t> words() const { return {buffer_.data(), WordCount()}; }
+  uint64_t WordCount() const { return groups_ * stride_; }
+  // Replaces the contents (deserialization); `words` must have WordCount().
   void Restore(std::span<const uint64_t> words);
 
  private:
-  FingerprintPlane(BitBuffer buffer, uint64_t groups);
-  const uint64_t* GroupWords(uint64_t g) const { return buffer_.data() + g * 8; }
-  uint64_t* GroupWords(uint64_t g) { return buffer_.data() + g * 8; }
+  FingerprintPlane(BitBuffer buffer, uint64_t groups, uint32_t width);
+  const uint64_t* GroupWords(uint64_t g) const { return buffer_.data() + g * stride_; }
+  uint64_t* GroupWords(uint64_t g) { return buffer_.data() + g * stride_; }
   // Buckets are copied in and out (a 128-bit one is two words of the buffer).
   static Word Load(const uint64_t* group, uint32_t slot) {
     Word w;
@@ -242,6 +265,8 @@ class FingerprintPlane {
 
   BitBuffer buffer_;
   uint64_t groups_ = 0;
+  uint32_t width_ = kSlots;
+  uint64_t stride_ = 8;  // words a group: width * kWordsPerBucket
 };
 
 extern template class FingerprintPlane<uint64_t>;

@@ -44,26 +44,6 @@ Candidate BestFor(uint32_t bucket_bits, double target) {
 
 }  // namespace
 
-double MaxLoadFor(uint32_t count) {
-  // About 0.06 below where a random walk of FingerprintPlane::kMaxKicks kicks first
-  // fails (measured: 0.87 with two fingerprints a bucket, 0.94 with three, 0.96 with
-  // four, 0.98 with five or more). Inserts stay a few kicks long, and a load a few
-  // percent above the sizing still fits before adaptation resizes the slices.
-  // Every width gives at least two fingerprints a bucket (kWidths).
-  switch (count) {
-    case 2:
-      return 0.81;
-    case 3:
-      return 0.88;
-    case 4:
-      return 0.90;
-    case 5:
-      return 0.915;
-    default:
-      return 0.92;
-  }
-}
-
 double FingerprintWorstFpp(const FingerprintFilterConfig& config) {
   const uint32_t count = config.bucket_bits / config.fingerprint_bits;
   const double p = std::min(1.0, SliceFpp(count, config.fingerprint_bits, config.max_load));

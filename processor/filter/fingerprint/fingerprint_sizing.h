@@ -32,9 +32,6 @@ struct FingerprintSizingRequest {
   double target_fpp = 0;
 };
 
-// The load a slice with `count` fingerprints per bucket fills to.
-double MaxLoadFor(uint32_t count);
-
 // Fills bucket_bits, fingerprint_bits, groups, max_load, window_slices (the slots of
 // a plane less one), refresh, window and target_fpp; the other fields keep
 // FingerprintFilterConfig's defaults.

@@ -38,6 +38,7 @@ void FingerprintStateCodec::Encode(const BasicFingerprintFilter<W>& f, std::stri
     w.U32(static_cast<uint32_t>(f.planes_.size()));
     for (const auto& plane : f.planes_) {
       w.U64(plane.memory.groups());
+      w.U8(static_cast<uint8_t>(plane.memory.width()));
       w.U8(static_cast<uint8_t>(plane.live));
       w.Words(plane.memory.words());
     }
@@ -53,8 +54,9 @@ void FingerprintStateCodec::Encode(const BasicFingerprintFilter<W>& f, std::stri
 }
 
 base::Result<FingerprintFilterConfig> FingerprintStateCodec::ReadConfig(base::ByteReader& r,
-                                                                        uint16_t version) {
-  const uint8_t layout = r.U8();
+                                                                        uint16_t version,
+                                                                        uint8_t& layout) {
+  layout = r.U8();
   FingerprintFilterConfig c;
   c.bucket_bits = r.U32();
   c.fingerprint_bits = r.U32();
@@ -69,10 +71,11 @@ base::Result<FingerprintFilterConfig> FingerprintStateCodec::ReadConfig(base::By
   c.seed = r.U64();
   if (version >= kStateFormatVersion) c.memory_limit_bytes = r.U64();
   if (!r.ok()) return CorruptState("truncated fingerprint config");
-  if (layout != kFingerprintLayoutVersion) {
+  if (layout != kFingerprintLayoutVersion && layout != kFingerprintLayoutFullPlanes) {
     return CorruptState("fingerprint layout version " + std::to_string(layout) +
-                        " is not supported (expected " + std::to_string(kFingerprintLayoutVersion) +
-                        ")");
+                        " is not supported (expected " +
+                        std::to_string(kFingerprintLayoutFullPlanes) + " or " +
+                        std::to_string(kFingerprintLayoutVersion) + ")");
   }
   if (adaptive > 1) return CorruptState("bad adaptive flag");
   c.adaptive = adaptive == 1;
@@ -107,10 +110,8 @@ base::Status FingerprintStateCodec::ReadClock(base::ByteReader& r, uint16_t vers
       f.next_refresh_ > f.now_ + c.refresh) {
     return CorruptState("fingerprint clock out of range");
   }
-  // Adaptation keeps the next size a power of two times the sized one.
-  const uint64_t ratio = f.next_groups_ / c.groups;
-  if (f.next_groups_ % c.groups != 0 || !std::has_single_bit(ratio) ||
-      f.next_groups_ > FingerprintPlane<W>::kMaxGroups) {
+  // Adaptation never takes the next size below the sized one.
+  if (f.next_groups_ < c.groups || f.next_groups_ > FingerprintPlane<W>::kMaxGroups) {
     return CorruptState("fingerprint next size out of range");
   }
   return {};
@@ -118,7 +119,8 @@ base::Status FingerprintStateCodec::ReadClock(base::ByteReader& r, uint16_t vers
 
 template <class W>
 base::Status FingerprintStateCodec::ReadPlanes(base::ByteReader& r, uint16_t version,
-                                               BasicFingerprintFilter<W>& f, size_t payload_bytes) {
+                                               uint8_t layout, BasicFingerprintFilter<W>& f,
+                                               size_t payload_bytes) {
   const uint32_t planes = r.U32();
   // Without a memory bound (and in format 2) failed kicks may push a plane per slice.
   const bool bounded = version >= kStateFormatVersion && f.config_.memory_limit_bytes != 0;
@@ -130,15 +132,17 @@ base::Status FingerprintStateCodec::ReadPlanes(base::ByteReader& r, uint16_t ver
   f.planes_.clear();
   for (uint32_t i = 0; i < planes; ++i) {
     const uint64_t groups = r.U64();
+    const uint32_t width =
+        layout == kFingerprintLayoutFullPlanes ? FingerprintPlane<W>::kSlots : r.U8();
     const uint8_t live = r.U8();
     // Every plane's words are in the payload: refuse to allocate more than it holds.
-    if (!r.ok() || groups == 0 || groups > payload_bytes / 64 || live == 0 ||
-        live > FingerprintPlane<W>::kAllSlots) {
+    if (!r.ok() || width == 0 || width > FingerprintPlane<W>::kSlots || groups == 0 ||
+        groups > payload_bytes / (width * sizeof(W)) || live == 0 || live >> width != 0) {
       return CorruptState("fingerprint plane out of range");
     }
-    auto plane = FingerprintPlane<W>::Create(groups);
+    auto plane = FingerprintPlane<W>::Create(groups, width);
     if (!plane) return CorruptState(plane.message());
-    if (!r.Words(words, groups * 8)) {
+    if (!r.Words(words, plane->WordCount())) {
       return CorruptState("truncated fingerprint plane");
     }
     plane->Restore(words);
@@ -157,8 +161,9 @@ base::Status FingerprintStateCodec::ReadSlices(base::ByteReader& r, uint16_t ver
   // Without a memory bound (and in format 2) failed kicks may push past max_slices.
   const bool bounded = version >= kStateFormatVersion && f.config_.memory_limit_bytes != 0;
   const uint64_t most = bounded ? f.config_.max_slices : UINT64_MAX;
-  if (!r.ok() || slices == 0 || slices > f.planes_.size() * FingerprintPlane<W>::kSlots ||
-      slices > most) {
+  uint64_t slots = 0;
+  for (const auto& plane : f.planes_) slots += plane.memory.width();
+  if (!r.ok() || slices == 0 || slices > slots || slices > most) {
     return CorruptState("fingerprint slice count out of range");
   }
   std::vector<uint32_t> used(f.planes_.size(), 0);
@@ -172,7 +177,7 @@ base::Status FingerprintStateCodec::ReadSlices(base::ByteReader& r, uint16_t ver
     s.started = r.Ms();
     s.newest = r.Ms();
     if (!r.ok()) return CorruptState("truncated fingerprint slice");
-    if (s.plane >= f.planes_.size() || s.slot >= FingerprintPlane<W>::kSlots ||
+    if (s.plane >= f.planes_.size() || s.slot >= f.planes_[s.plane].memory.width() ||
         (used[s.plane] >> s.slot & 1) != 0) {
       return CorruptState("fingerprint slice place out of range");
     }
@@ -202,7 +207,7 @@ base::Status FingerprintStateCodec::CheckContents(const BasicFingerprintFilter<W
     if (counted[i] != f.slices_[i].ids) return CorruptState("fingerprint slice count mismatch");
   }
   for (const auto& plane : f.planes_) {
-    for (uint32_t slot = 0; slot < FingerprintPlane<W>::kSlots; ++slot) {
+    for (uint32_t slot = 0; slot < plane.memory.width(); ++slot) {
       if ((plane.live >> slot & 1) == 0 && plane.memory.CountOccupied(slot, f.fields_) != 0) {
         return CorruptState("fingerprints in a free slot");
       }
@@ -213,10 +218,13 @@ base::Status FingerprintStateCodec::CheckContents(const BasicFingerprintFilter<W
 
 template <class W>
 base::Result<std::unique_ptr<DedupFilter>> FingerprintStateCodec::DecodeAs(
-    base::ByteReader& r, uint16_t version, const FingerprintFilterConfig& c, size_t payload_bytes) {
+    base::ByteReader& r, uint16_t version, uint8_t layout, const FingerprintFilterConfig& c,
+    size_t payload_bytes) {
   BasicFingerprintFilter<W> f(c, Millis{0});
   if (base::Status s = ReadClock(r, version, f); !s) return std::move(s).error();
-  if (base::Status s = ReadPlanes(r, version, f, payload_bytes); !s) return std::move(s).error();
+  if (base::Status s = ReadPlanes(r, version, layout, f, payload_bytes); !s) {
+    return std::move(s).error();
+  }
   if (base::Status s = ReadSlices(r, version, f); !s) return std::move(s).error();
   // Adaptation grows the slices to come at most 16 times past the present's size (twice
   // over, once early and once at a refresh, before a slice of that size is pushed), and
@@ -236,12 +244,13 @@ base::Result<std::unique_ptr<DedupFilter>> FingerprintStateCodec::DecodeAs(
 base::Result<std::unique_ptr<DedupFilter>> FingerprintStateCodec::Decode(std::string_view payload,
                                                                          uint16_t version) {
   base::ByteReader r(payload);
-  base::Result<FingerprintFilterConfig> config = ReadConfig(r, version);
+  uint8_t layout = 0;
+  base::Result<FingerprintFilterConfig> config = ReadConfig(r, version, layout);
   if (!config) return config.error();
   if (config->bucket_bits == 128) {
-    return DecodeAs<Bucket128>(r, version, config.value(), payload.size());
+    return DecodeAs<Bucket128>(r, version, layout, config.value(), payload.size());
   }
-  return DecodeAs<uint64_t>(r, version, config.value(), payload.size());
+  return DecodeAs<uint64_t>(r, version, layout, config.value(), payload.size());
 }
 
 template void FingerprintStateCodec::Encode(const BasicFingerprintFilter<uint64_t>&, std::string&);

@@ -17,17 +17,32 @@ namespace {
 // dedup_benchmark measured 16 and 32 alike at every window.
 constexpr size_t kPrefetchDistance = 16;
 constexpr int64_t kFastForwardRefreshes = 4096;
-// A present full before this fraction of its period grows the slices to come; a
-// completed slice whose pace, kRateMargin higher, half the size would hold, halves
-// them.
+// A present full before this fraction of its period has outgrown its size. It fills
+// on past its capacity, by up to kOverfill and short of where kicks fail, when that
+// holds the rest of its period at its pace (one slice in N + 1 a tenth fuller takes
+// the sizing's 0.95 of the target to at most 0.975); otherwise the slices to come
+// grow and a new present follows at once.
 constexpr double kFullEarly = 0.95;
-constexpr double kRateMargin = 1.25;
-// Growth at an early fill: the budget it aims at, as a fraction of the target; the
-// margin on the present's pace, for a load still rising; and the largest step (a pace
-// measured over a batch at one instant says little).
+constexpr double kOverfill = 1.10;
+// The overfill stays this far below the load where kicks start to fail.
+constexpr double kOverfillBelowFailing = 0.03;
+// Sizes are aimed at kGrowthBudget of the target, as the first one is, and change
+// only when the target itself would be passed (growth) or a size kShrinkAtMost
+// times the present one holds the pace kRateMargin higher (shrinking): a load that
+// hovers near a size does not flap around it.
 constexpr double kGrowthBudget = 0.95;
+constexpr double kRateMargin = 1.25;
+constexpr double kShrinkAtMost = 0.75;
+// At an early fill the present's pace is taken to rise once more by what it rose over
+// the present's sizing, at most kGrowthRateMargin times. Each step grows by at least
+// 1/kSmallestStep of the size (so that slices of nearly one size do not each open a
+// plane) and at most kMaxGrowth times (a pace measured over a batch at one instant says
+// little). The slices held while a new size fills in are allowed to take the estimate
+// up to kTransitionMargin times the size the pace needs once they are gone.
 constexpr double kGrowthRateMargin = 2.0;
+constexpr uint64_t kSmallestStep = 16;
 constexpr uint64_t kMaxGrowth = 16;
+constexpr double kTransitionMargin = 2.0;
 
 std::string Str(int64_t v) {
   return std::to_string(v);
@@ -101,7 +116,8 @@ base::Result<BasicFingerprintFilter<W>> BasicFingerprintFilter<W>::Create(
                                  " bytes is below the first slices' plane of " +
                                  std::to_string(config.groups * 64) + " bytes");
   }
-  auto plane = Plane::Create(config.groups);
+  // One slice: a plane one slot wide, widened as slices come (AcquireSlice).
+  auto plane = Plane::Create(config.groups, 1);
   if (!plane) return plane.error();
   BasicFingerprintFilter filter(config, start);
   filter.planes_.push_back(PlaneSlots{std::move(plane).value(), 1});
@@ -246,7 +262,11 @@ void BasicFingerprintFilter<W>::CountPlaced(const std::optional<typename Plane::
 
 template <class W>
 __attribute__((noinline)) void BasicFingerprintFilter<W>::MakeRoom() {
-  if (slices_.front().ids == slices_.front().capacity) GrowIfEarly();
+  const Slice& present = slices_.front();
+  if (present.ids == present.capacity ||
+      present.ids == OverfillOf(planes_[present.plane].memory.groups())) {
+    GrowIfEarly();
+  }
   if (ShouldPushEarly()) {
     PushSlice(next_groups_);
     ++early_refreshes_;
@@ -423,26 +443,54 @@ bool BasicFingerprintFilter<W>::ShouldPushEarly() const {
 
 template <class W>
 typename BasicFingerprintFilter<W>::Slice BasicFingerprintFilter<W>::AcquireSlice(uint64_t groups) {
+  // A free slot of a plane of that size, else one more slot in such a plane, else a
+  // new plane one slot wide. Sizes were validated (Create, GrowTo): only the
+  // allocation can fail, and a filter that cannot hold its window cannot go on. Its
+  // owner fails the shard, not the process (ShardWorker::Fail).
+  uint32_t widenable = UINT32_MAX;
   for (uint32_t i = 0; i < planes_.size(); ++i) {
     PlaneSlots& plane = planes_[i];
-    if (plane.memory.groups() != groups || plane.live == Plane::kAllSlots) continue;
-    const auto slot = static_cast<uint32_t>(std::countr_one(plane.live));
-    plane.live |= 1u << slot;
-    return Slice{i, slot, 0, CapacityOf(groups), now_};
+    if (plane.memory.groups() != groups) continue;
+    if (plane.live != plane.memory.AllSlots()) {
+      const auto slot = static_cast<uint32_t>(std::countr_one(plane.live));
+      plane.live |= 1u << slot;
+      return Slice{i, slot, 0, CapacityOf(groups), now_};
+    }
+    if (plane.memory.width() < Plane::kSlots) widenable = i;
   }
-  // Sizes were validated (Create, GrowIfEarly): only the allocation can fail, and a filter
-  // that cannot hold its window cannot go on. Its owner fails the shard, not the
-  // process (ShardWorker::Fail).
-  base::Result<Plane> plane = Plane::Create(groups);
+  if (widenable != UINT32_MAX) {
+    PlaneSlots& plane = planes_[widenable];
+    const uint32_t slot = plane.memory.width();
+    plane.memory.Widen();  // throws std::bad_alloc
+    plane.live |= 1u << slot;
+    return Slice{widenable, slot, 0, CapacityOf(groups), now_};
+  }
+  base::Result<Plane> plane = Plane::Create(groups, 1);
   if (!plane) throw std::bad_alloc();
   planes_.push_back(PlaneSlots{std::move(plane).value(), 1});
   return Slice{static_cast<uint32_t>(planes_.size() - 1), 0, 0, CapacityOf(groups), now_};
 }
 
 template <class W>
+void BasicFingerprintFilter<W>::CompactPlanes() {
+  for (uint32_t i = 0; i < planes_.size(); ++i) {
+    PlaneSlots& plane = planes_[i];
+    // A plane of the size to come keeps its free slots for the slices to come.
+    if (plane.live == plane.memory.AllSlots() || plane.memory.groups() == next_groups_) continue;
+    const uint32_t kept = plane.live;
+    plane.memory.Compact(kept);
+    plane.live = plane.memory.AllSlots();
+    for (Slice& s : slices_) {
+      if (s.plane == i) s.slot = static_cast<uint32_t>(std::popcount(kept & ((1u << s.slot) - 1)));
+    }
+  }
+  RebuildMasks();
+}
+
+template <class W>
 uint64_t BasicFingerprintFilter<W>::plane_bytes() const {
   uint64_t bytes = 0;
-  for (const PlaneSlots& plane : planes_) bytes += plane.memory.groups() * 64;
+  for (const PlaneSlots& plane : planes_) bytes += plane.memory.bytes();
   return bytes;
 }
 
@@ -450,20 +498,21 @@ template <class W>
 uint64_t BasicFingerprintFilter<W>::GroupsWithinTheBound(uint64_t groups) const {
   const uint64_t limit = config_.memory_limit_bytes;
   if (limit == 0) return groups;
-  const uint64_t present = planes_[slices_.front().plane].memory.groups();
-  if (groups == present) return groups;
-  // Sizes stay powers of two times the first slice's (the decoder checks it).
-  while (groups > config_.groups && (groups + present) * 64 > limit) groups /= 2;
-  return (groups + present) * 64 <= limit ? groups : present;
+  // Once the slices held now are gone, the slices to come fill a whole plane, and
+  // while they come in the held ones leave one a period: one slice more than a plane
+  // at most (a present pushed early). Sizes within that fit without forgetting early.
+  const uint64_t fitting = limit / (sizeof(W) * (Plane::kSlots + 1));
+  return std::max(config_.groups, std::min(groups, fitting));
 }
 
 template <class W>
 bool BasicFingerprintFilter<W>::FitsTheBound(uint64_t groups) const {
   if (config_.memory_limit_bytes == 0) return true;
   for (const PlaneSlots& plane : planes_) {
-    if (plane.memory.groups() == groups && plane.live != Plane::kAllSlots) return true;
+    if (plane.memory.groups() == groups && plane.live != plane.memory.AllSlots()) return true;
   }
-  return plane_bytes() + groups * 64 <= config_.memory_limit_bytes;
+  // One slot more: a plane widened, or a new one a slot wide.
+  return plane_bytes() + groups * sizeof(W) <= config_.memory_limit_bytes;
 }
 
 template <class W>
@@ -488,9 +537,10 @@ void BasicFingerprintFilter<W>::PushSlice(uint64_t groups) {
   while (bounded && slices_.size() > 1 &&
          (slices_.size() >= config_.max_slices || !FitsTheBound(groups))) {
     ForgetOldest();
+    CompactPlanes();
   }
   slices_.insert(slices_.begin(), AcquireSlice(groups));
-  RebuildMasks();
+  CompactPlanes();  // a plane of the size that was to come, say, keeps no free slot now
 }
 
 template <class W>
@@ -533,47 +583,95 @@ void BasicFingerprintFilter<W>::Refresh(Millis at) {
   const bool reusable = present.ids == 0 && planes_[present.plane].memory.groups() == next_groups_;
   if (!reusable) PushSlice(next_groups_);
   slices_.front().started = at;
+  CompactPlanes();
+}
+
+template <class W>
+uint64_t BasicFingerprintFilter<W>::OverfillOf(uint64_t groups) const {
+  const uint64_t capacity = CapacityOf(groups);
+  const double fields = static_cast<double>(groups) * fields_.count();
+  const double room = fields * (MaxLoadFor(fields_.count()) + kOverfillBelowFailing);
+  return std::max(capacity,
+                  static_cast<uint64_t>(std::min(static_cast<double>(capacity) * kOverfill, room)));
+}
+
+template <class W>
+double BasicFingerprintFilter<W>::PaceBefore(Millis start) const {
+  // The slices that started in the period before `start`: a regular one at its
+  // start, and any pushed early in it (newest first, after the present).
+  const Millis from = start - config_.refresh;
+  uint64_t before = 0;
+  bool whole = false;
+  for (size_t i = 1; i < slices_.size() && slices_[i].started >= from; ++i) {
+    if (slices_[i].started >= start) continue;
+    before += slices_[i].ids;
+    whole = whole || slices_[i].started == from;
+  }
+  if (!whole) return 0;
+  return static_cast<double>(before) / static_cast<double>(config_.refresh.count());
+}
+
+template <class W>
+double BasicFingerprintFilter<W>::RiseOf(double pace, Millis start, double otherwise) const {
+  const double before = PaceBefore(start);
+  const double rise = before > 0 ? pace / before : otherwise;
+  return std::clamp(rise, 1.0, kGrowthRateMargin);
 }
 
 template <class W>
 void BasicFingerprintFilter<W>::GrowIfEarly() {
   const Slice& present = slices_.front();
   const Millis elapsed = now_ - present.started;
-  if (!config_.adaptive || static_cast<double>(elapsed.count()) >=
-                               kFullEarly * static_cast<double>(config_.refresh.count())) {
+  const double period = static_cast<double>(config_.refresh.count());
+  if (!config_.adaptive || static_cast<double>(elapsed.count()) >= kFullEarly * period) return;
+  if (planes_[present.plane].memory.groups() != next_groups_) return;  // grown already
+  const double ms = static_cast<double>(std::max<int64_t>(elapsed.count(), 1));
+  const double pace = static_cast<double>(present.ids) / ms;
+  // The ids the present would hold by its period's end at this pace. It fills on to
+  // them if it has the room and the estimate stays within the target.
+  const double projected = pace * period;
+  const uint64_t groups = planes_[present.plane].memory.groups();
+  const double more = (projected - static_cast<double>(present.ids)) * FppPerIdAndGroup() /
+                      static_cast<double>(groups);
+  if (projected <= static_cast<double>(OverfillOf(groups)) &&
+      EstimatedFpp() + more <= config_.target_fpp) {
     return;
   }
-  if (planes_[present.plane].memory.groups() != next_groups_) return;  // grown already
-  const double pace =
-      static_cast<double>(present.ids) / static_cast<double>(std::max<int64_t>(elapsed.count(), 1));
-  GrowTo(GroupsForTheBudget(now_, pace * kGrowthRateMargin, config_.target_fpp * kGrowthBudget));
+  // A load that rose over the period before is taken to rise as much again (without
+  // that period, by as much as it outgrew the present).
+  const double rise =
+      RiseOf(pace, present.started, projected / static_cast<double>(present.capacity));
+  GrowTo(GroupsForTheBudget(now_, pace * rise, config_.target_fpp * kGrowthBudget));
 }
 
 template <class W>
 void BasicFingerprintFilter<W>::ResizeAtRefresh(Millis at, const Slice& completed) {
   const double pace =
       static_cast<double>(completed.ids) / static_cast<double>(config_.refresh.count());
-  const double needed = GroupsForTheBudget(at, pace, config_.target_fpp);
-  if (needed > static_cast<double>(next_groups_)) {
-    GrowTo(needed);
+  const double target = config_.target_fpp;
+  // A load that rose over the period is taken to rise as much again.
+  const double rising = pace * RiseOf(pace, completed.started, 1.0);
+  if (GroupsForTheBudget(at, rising, target) > static_cast<double>(next_groups_)) {
+    GrowTo(GroupsForTheBudget(at, rising, target * kGrowthBudget));
     return;
   }
-  const uint64_t half = next_groups_ / 2;
-  if (next_groups_ > config_.groups &&
-      static_cast<double>(CapacityOf(half)) >= static_cast<double>(completed.ids) * kRateMargin &&
-      GroupsForTheBudget(at, pace * kRateMargin, config_.target_fpp * kGrowthBudget) <= half) {
-    next_groups_ = half;
+  const double calm = GroupsForTheBudget(at, pace * kRateMargin, target * kGrowthBudget);
+  const auto smaller = std::max(config_.groups, static_cast<uint64_t>(std::ceil(calm)));
+  if (static_cast<double>(smaller) <= kShrinkAtMost * static_cast<double>(next_groups_) &&
+      static_cast<double>(CapacityOf(smaller)) >=
+          static_cast<double>(completed.ids) * kRateMargin) {
+    next_groups_ = smaller;
   }
 }
 
 template <class W>
 void BasicFingerprintFilter<W>::GrowTo(double wanted) {
-  // At least a doubling; at most kMaxGrowth at once, and never past the largest plane.
-  uint64_t grown = next_groups_;
-  do {
-    if (grown * 2 > Plane::kMaxGroups) break;
-    grown *= 2;
-  } while (static_cast<double>(grown) < wanted && grown < next_groups_ * kMaxGrowth);
+  const uint64_t present = planes_[slices_.front().plane].memory.groups();
+  const uint64_t most = std::min(Plane::kMaxGroups, present * kMaxGrowth);
+  const uint64_t step = next_groups_ + std::max<uint64_t>(1, next_groups_ / kSmallestStep);
+  uint64_t grown = std::max(step, static_cast<uint64_t>(std::min(
+                                      std::ceil(wanted), static_cast<double>(Plane::kMaxGroups))));
+  grown = std::max(next_groups_, std::min(grown, most));
   next_groups_ = GroupsWithinTheBound(grown);
 }
 
@@ -591,26 +689,43 @@ double BasicFingerprintFilter<W>::SliceFpp(const Slice& slice) const {
 template <class W>
 double BasicFingerprintFilter<W>::GroupsForTheBudget(Millis now, double ids_per_ms,
                                                      double budget) const {
-  // The slices held now leave one by one, each when its newest id leaves the window,
-  // while the ids to come add to the estimate. The fewest groups that keep the sum
-  // within the budget at every moment: just before each departure, and once the ring
-  // holds only new ids (a window and the present's period). The sum of the slices'
-  // rates bounds the estimate from above.
+  // Once the slices held now are gone, the ring holds only new ids: a window and the
+  // present's period of them, within `budget`. That size is what the pace needs.
   const double per_id = FppPerIdAndGroup();
+  const double steady =
+      per_id * ids_per_ms * static_cast<double>((window_ + config_.refresh).count()) / budget;
+  // Until then the held slices leave one by one, each at the first refresh after its
+  // newest id leaves the window, while the ids to come add to the estimate: the groups
+  // that keep the sum within the target just before each departure. A moment the held slices fill
+  // alone no size can mend, and a size far beyond what the pace needs would outlive
+  // the moment by a window: the transition asks at most kTransitionMargin x steady.
+  const double target = config_.target_fpp;
   double held = 0;
   for (const Slice& s : slices_) held += SliceFpp(s);
-  double wanted = 0;
-  const auto need = [&](Millis ahead) {
-    if (held >= budget) return std::numeric_limits<double>::infinity();
-    return per_id * ids_per_ms * static_cast<double>(ahead.count()) / (budget - held);
-  };
+  double transition = 0;
   for (auto s = slices_.rbegin(); s != slices_.rend(); ++s) {  // oldest first
     if (s->ids == 0) continue;
-    wanted = std::max(wanted, need(std::max(s->newest + window_ - now, Millis{0})));
+    const Millis ahead = DepartureOf(*s) - now;
+    const double room = target - held;
+    if (room > 0) {
+      transition =
+          std::max(transition, per_id * ids_per_ms * static_cast<double>(ahead.count()) / room);
+    } else {
+      transition = std::numeric_limits<double>::infinity();
+    }
     held -= SliceFpp(*s);
   }
-  held = 0;
-  return std::max(wanted, need(window_ + config_.refresh));
+  return std::max(steady, std::min(transition, kTransitionMargin * steady));
+}
+
+template <class W>
+Millis BasicFingerprintFilter<W>::DepartureOf(const Slice& slice) const {
+  // Refreshes fall at next_refresh_ + k * t; a slice goes at the first one past
+  // newest + window (OldestDroppable).
+  const Millis t = config_.refresh;
+  const Millis leaves = slice.newest + window_;
+  if (leaves < next_refresh_) return next_refresh_;
+  return next_refresh_ + ((leaves - next_refresh_) / t + 1) * t;
 }
 
 template <class W>
@@ -668,7 +783,7 @@ FilterSummary BasicFingerprintFilter<W>::Summary() const {
   s.estimated_fpp = EstimatedFpp();
   s.estimated_fpp_eq1 = s.estimated_fpp;
   s.filters = slice_count();
-  for (const PlaneSlots& plane : planes_) s.bits_total += plane.memory.groups() * 512;
+  s.bits_total = plane_bytes() * 8;
   for (const Slice& slice : slices_) {
     const double groups = static_cast<double>(planes_[slice.plane].memory.groups());
     ConstituentSummary c;

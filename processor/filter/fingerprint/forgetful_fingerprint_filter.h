@@ -215,8 +215,22 @@ class BasicFingerprintFilter final : public DedupFilter {
   uint64_t CapacityOf(uint64_t groups) const;
   // Whether a full present makes way for a new one now (see Insert).
   bool ShouldPushEarly() const;
-  // A free slot in a plane of `groups` groups (a new plane when none has one).
+  // A free slot in a plane of `groups` groups: a free one, one more in a plane not yet
+  // at its full width, or a new plane one slot wide.
   Slice AcquireSlice(uint64_t groups);
+  // Narrows every plane not of the size to come to the slices it holds, so that its
+  // memory leaves with them (FingerprintPlane::Compact); renumbers their slots.
+  void CompactPlanes();
+  // The ids a present of `groups` takes when it fills early but would hold the rest
+  // of its period within the sizing's headroom.
+  uint64_t OverfillOf(uint64_t groups) const;
+  // Ids per ms in the period before `start`, from the slices that started in it; 0
+  // when the ring does not hold that whole period.
+  double PaceBefore(Millis start) const;
+  // The refresh that drops `slice` if nothing else does first.
+  Millis DepartureOf(const Slice& slice) const;
+  // `pace` against the pace before `start` (`otherwise` without one), in 1..2.
+  double RiseOf(double pace, Millis start, double otherwise) const;
   void PushSlice(uint64_t groups);
   // `groups`, or the largest size toward the first slice's (then the present's) that
   // fits the memory bound beside the present's plane.

@@ -152,15 +152,23 @@ constexpr size_t kLostUntil = 154;     // frame format 3
 constexpr size_t kForgottenIds = 162;  // frame format 3
 constexpr size_t kPlanes = 170;
 constexpr size_t kPlaneGroups = 174;
-constexpr size_t kPlaneLive = 182;
-constexpr size_t kPlaneWords = 183;
-constexpr size_t kFirstWord = 191;
-constexpr size_t kSlices = kFirstWord + 8 * 8;  // one group of eight words
+constexpr size_t kPlaneWidth = 182;  // layout 2
+constexpr size_t kPlaneLive = 183;
+constexpr size_t kPlaneWords = 184;
+constexpr size_t kFirstWord = 192;
+constexpr size_t kSlices = kFirstWord + 3 * 8;  // one group three slots wide
 constexpr size_t kFirstSlice = kSlices + 4;     // plane, slot, ids, started, newest
 constexpr size_t kSliceBytes = 32;
 }  // namespace at
 
-// The same filter without a memory bound, as frame format 2 wrote it: still read.
+// Layout 1 had no width: its plane's live slots, words and slices sit a byte earlier,
+// and its one group is a whole line of eight slots.
+namespace at_layout1 {
+constexpr size_t kFirstWord = at::kFirstWord - 1;
+}  // namespace at_layout1
+
+// The same filter without a memory bound, as frame format 2 and layout 1 wrote it
+// (its plane a whole line wide): still read.
 constexpr std::string_view kPinnedVersion2Hex =
     // header: "OCDF", version 2, mode fbf, constituent 2 (fingerprint), payload length
     "4f434446020003023b01000000000000"
@@ -183,7 +191,8 @@ constexpr std::string_view kPinnedVersion2Hex =
     // XXH3-64 checksum
     "c23c82c0a5cab857";
 
-constexpr std::string_view kPinnedHex =
+// The same filter as frame format 3 and layout 1 wrote it: still read.
+constexpr std::string_view kPinnedLayout1Hex =
     // header: "OCDF", version 3, mode fbf, constituent 2 (fingerprint), payload length
     "4f434446030003025301000000000000"
     // layout version 1; config: bucket bits, fingerprint bits, groups, max load, window slices,
@@ -205,13 +214,64 @@ constexpr std::string_view kPinnedHex =
     // XXH3-64 checksum
     "9b10b0e62a123b7a";
 
-constexpr std::string_view kPinnedDigest = "0a3423628857fe0a";
+constexpr std::string_view kPinnedHex =
+    // header: "OCDF", version 3, mode fbf, constituent 2 (fingerprint), payload length
+    "4f434446030003022c01000000000000"
+    // layout version 2; config: bucket bits, fingerprint bits, groups, max load, window slices,
+    //   refresh, window, adaptive, target fpp, max slices, seed, memory limit
+    "0240000000100000000100000000000000cdccccccccccec3f07000000e803000000000000000000"
+    "000000000001fca9f1d24d62503f4000000007000000000000000004000000000000"
+    // clock and counts: now, next refresh, next groups, inserted, duplicates, near edge,
+    //   early refreshes, failed kicks; early forgetting: lost until, ids
+    "3408000000000000b80b000000000000010000000000000004000000000000000100000000000000"
+    "01000000000000000000000000000000000000000000000000000000000000800000000000000000"
+    // one plane: groups, width 3, live slots, word count, three words (slots 0 to 2)
+    "010000000100000000000000030703000000000000003e8df3d700000000b1fb0000000000008317"
+    "000000000000"
+    // three slices, newest first: plane, slot, ids, started, newest
+    "0300000000000000020000000100000000000000d007000000000000340800000000000000000000"
+    "010000000100000000000000e803000000000000dc05000000000000000000000000000002000000"
+    "0000000000000000000000000000000000000000"
+    // XXH3-64 checksum
+    "91e034b2d19635a5";
+
+constexpr std::string_view kPinnedDigest = "994d3b278f65ad14";
+
+// A state of an older layout decodes to the filter that wrote it: the same ids, counts
+// and clock, its plane a whole line wide. It goes on as the filter of today.
+void ExpectThePinnedFilterIn(std::string_view hex, uint64_t memory_limit_bytes) {
+  auto decoded = DecodeDedupFilter(testing::FromHex(hex));
+  ASSERT_TRUE(decoded.ok()) << decoded.error();
+  DedupFilter& old = **decoded;
+  FingerprintFilter64 today = Pinned(memory_limit_bytes);
+  const FilterSummary was = old.Summary();
+  const FilterSummary is = today.Summary();
+  EXPECT_EQ(was.inserted, is.inserted);
+  EXPECT_EQ(was.duplicates, is.duplicates);
+  EXPECT_EQ(was.near_edge_duplicates, is.near_edge_duplicates);
+  EXPECT_EQ(was.memory_limit_bytes, memory_limit_bytes);
+  EXPECT_EQ(was.forgotten_early, 0u);
+  EXPECT_DOUBLE_EQ(was.estimated_fpp, is.estimated_fpp);
+  EXPECT_EQ(was.bits_total, 512u);  // one group of eight slots
+  for (const char* id : {"client-1/1", "client-1/2", "client-2/1", "client-3/7"}) {
+    EXPECT_TRUE(old.Contains(HashIdempotencyId(id, kUnkeyed))) << id;
+  }
+  old.AdvanceTo(Millis{9000});
+  today.AdvanceTo(Millis{9000});
+  EXPECT_EQ(old.TestAndInsert(HashIdempotencyId("client-4/1", kUnkeyed)), Verdict::kNew);
+  EXPECT_EQ(today.TestAndInsert(HashIdempotencyId("client-4/1", kUnkeyed)), Verdict::kNew);
+  EXPECT_EQ(old.Summary().filters, today.Summary().filters);
+}
 
 TEST(FingerprintStateCodec, ReadsAFormat2StateAsAFilterWithoutAMemoryBoundThatForgotNothing) {
-  auto decoded = DecodeDedupFilter(testing::FromHex(kPinnedVersion2Hex));
-  ASSERT_TRUE(decoded.ok()) << decoded.error();
-  EXPECT_EQ(Bytes(**decoded), Bytes(Pinned(0)));
-  EXPECT_EQ((*decoded)->Summary().forgotten_early, 0u);
+  ExpectThePinnedFilterIn(kPinnedVersion2Hex, 0);
+}
+
+TEST(FingerprintStateCodec, ReadsAStateOfTheFirstLayoutWithItsPlaneAWholeLineWide) {
+  ExpectThePinnedFilterIn(kPinnedLayout1Hex, 16 * 64);
+  // Its free slots are checked as before.
+  const std::string b = testing::FromHex(kPinnedLayout1Hex);
+  EXPECT_FALSE(DecodeDedupFilter(WithField(b, at_layout1::kFirstWord + 3 * 8, 8, 5)).ok());
 }
 
 TEST(FingerprintStateCodec, SerializesATinyFilterToThePinnedBytes) {
@@ -252,8 +312,9 @@ TEST(FingerprintStateCodec, PinnedBytesFollowTheDocumentedLayout) {
   EXPECT_EQ(Le(b, at::kForgottenIds, 8), 0u);
   EXPECT_EQ(Le(b, at::kPlanes, 4), 1u);
   EXPECT_EQ(Le(b, at::kPlaneGroups, 8), 1u);
+  EXPECT_EQ(Le(b, at::kPlaneWidth, 1), 3u);  // as wide as its three slices
   EXPECT_EQ(Le(b, at::kPlaneLive, 1), 0b111u);
-  EXPECT_EQ(Le(b, at::kPlaneWords, 8), 8u);
+  EXPECT_EQ(Le(b, at::kPlaneWords, 8), 3u);
   EXPECT_EQ(Le(b, at::kSlices, 4), 3u);
   // Newest first: the present (slot 2, one id, started at 2000), then slots 1 and 0.
   const size_t present = at::kFirstSlice;
@@ -266,11 +327,10 @@ TEST(FingerprintStateCodec, PinnedBytesFollowTheDocumentedLayout) {
   EXPECT_EQ(Le(b, oldest + 8, 8), 2u);
   EXPECT_EQ(Le(b, oldest + 16, 8), 0u);
   EXPECT_EQ(Le(b, oldest + 24, 8), 0u);
-  // Slot 0's bucket holds two fingerprints, slot 2's one, slot 3's none.
+  // Slot 0's bucket holds two fingerprints, slot 2's one.
   FingerprintFields<uint64_t> fields(16);
   EXPECT_EQ(fields.Occupied(Le(b, at::kFirstWord, 8)), 2u);
   EXPECT_EQ(fields.Occupied(Le(b, at::kFirstWord + 2 * 8, 8)), 1u);
-  EXPECT_EQ(Le(b, at::kFirstWord + 3 * 8, 8), 0u);
 }
 
 TEST(FingerprintStateCodec, RejectsEveryTruncationAndEveryFlippedByte) {
@@ -295,7 +355,7 @@ TEST(FingerprintStateCodec, RejectsFieldsOutOfRangeBehindAValidChecksum) {
   };
   const size_t slice1 = at::kFirstSlice + at::kSliceBytes;
   const Bad bad[] = {
-      {"a layout version from the future", at::kVersion, 1, 2},
+      {"a layout version from the future", at::kVersion, 1, 3},
       {"96-bit buckets", at::kBucketBits, 4, 96},
       {"128-bit buckets over a 64-bit plane", at::kBucketBits, 4, 128},
       {"7-bit fingerprints", at::kFingerprintBits, 4, 7},
@@ -314,7 +374,6 @@ TEST(FingerprintStateCodec, RejectsFieldsOutOfRangeBehindAValidChecksum) {
       {"now beyond 2^61 ms", at::kNow, 8, uint64_t{1} << 62},
       {"next refresh not after now", at::kNextRefresh, 8, 2100},
       {"next refresh more than a period ahead", at::kNextRefresh, 8, 3101},
-      {"next groups not a power of two of the first", at::kNextGroups, 8, 3},
       {"next groups zero", at::kNextGroups, 8, 0},
       // Found by filter_state_fuzz past the checksum (its next refresh allocated GiBs).
       {"next groups far beyond the present's", at::kNextGroups, 8, uint64_t{1} << 20},
@@ -327,14 +386,17 @@ TEST(FingerprintStateCodec, RejectsFieldsOutOfRangeBehindAValidChecksum) {
       {"more planes than stored", at::kPlanes, 4, 2},
       {"a plane of more groups than the payload", at::kPlaneGroups, 8, 1000},
       {"a plane with no live slot", at::kPlaneLive, 1, 0},
-      {"live slots that no slice holds", at::kPlaneLive, 1, 0b1111},
-      {"a wrong word count", at::kPlaneWords, 8, 9},
-      {"a fingerprint in a free slot", at::kFirstWord + 3 * 8, 8, 5},
+      {"live slots past the plane's width", at::kPlaneLive, 1, 0b1111},
+      {"a plane of no width", at::kPlaneWidth, 1, 0},
+      {"a plane wider than a line", at::kPlaneWidth, 1, 9},
+      {"a plane narrower than its live slots", at::kPlaneWidth, 1, 2},
+      {"a plane wider than its words", at::kPlaneWidth, 1, 4},
+      {"a wrong word count", at::kPlaneWords, 8, 8},
       {"a slice count that does not match its fingerprints", at::kFirstWord, 8, 0},
       {"no slice", at::kSlices, 4, 0},
-      {"more slices than the planes have slots", at::kSlices, 4, 9},
+      {"more slices than the planes have slots", at::kSlices, 4, 4},
       {"a slice in a plane that does not exist", slice1, 4, 1},
-      {"a slice in slot 8", slice1 + 4, 4, 8},
+      {"a slice in a slot past its plane's width", slice1 + 4, 4, 3},
       {"two slices in one slot", slice1 + 4, 4, 2},
       {"a slice holding more ids than were inserted", slice1 + 8, 8, 5},
       {"a slice started after now", slice1 + 16, 8, 2101},

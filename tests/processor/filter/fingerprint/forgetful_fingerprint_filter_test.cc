@@ -539,7 +539,8 @@ TEST(FingerprintFilter, SummarizesItsSlicesAndMemory) {
   EXPECT_EQ(s.constituents[0].inserted, 40u);  // the present first
   EXPECT_EQ(s.constituents[1].inserted, 50u);
   EXPECT_DOUBLE_EQ(s.constituents[1].fill, 50.0 / (16 * 4));
-  EXPECT_EQ(s.bits_total, 16u * 512);
+  // Two slices, each a slot of 16 64-bit buckets: the plane is as wide as they are.
+  EXPECT_EQ(s.bits_total, 2u * 16 * 64);
   EXPECT_EQ(s.refresh_ms, 1000);
   EXPECT_EQ(s.window_ms_guaranteed, 7000);
   // Two buckets of 50 / 16 fingerprints each, at 1 / 65535 a fingerprint; plus the
