@@ -61,12 +61,13 @@ base::Status CheckShape(const FingerprintFilterConfig& c) {
     return base::InvalidArgument("groups must be in 1..2^32 (got " + std::to_string(c.groups) +
                                  ")");
   }
-  // Below a quarter a slice's capacity stops growing with its size (it is at least
+  // Far below a tenth a slice's capacity stops growing with its size (it is at least
   // one id), and adaptation's growth at each full present would compound; the sizing
-  // picks loads above 0.5.
-  if (!(c.max_load >= 0.25 && c.max_load <= 1)) {
-    return base::InvalidArgument("max load must be in [0.25, 1] (got " +
-                                 std::to_string(c.max_load) + ")");
+  // picks loads of at least a tenth (a tenth and a bit at 1e-9, where even 32-bit
+  // fingerprints fill a bucket sparsely).
+  if (!(c.max_load >= 0.1 && c.max_load <= 1)) {
+    return base::InvalidArgument("max load must be in [0.1, 1] (got " + std::to_string(c.max_load) +
+                                 ")");
   }
   if (c.window_slices < 1) return base::InvalidArgument("window slices must be at least 1 (got 0)");
   if (c.max_slices > 4096 || uint64_t{c.window_slices} + 1 > c.max_slices) {
@@ -587,6 +588,14 @@ void BasicFingerprintFilter<W>::Refresh(Millis at) {
 }
 
 template <class W>
+uint64_t BasicFingerprintFilter<W>::GroupsToHold(double ids) const {
+  const double per_group = config_.max_load * fields_.count();
+  auto groups = static_cast<uint64_t>(std::ceil(ids / per_group));
+  while (static_cast<double>(CapacityOf(groups)) < ids) ++groups;  // CapacityOf rounds down
+  return groups;
+}
+
+template <class W>
 uint64_t BasicFingerprintFilter<W>::OverfillOf(uint64_t groups) const {
   const uint64_t capacity = CapacityOf(groups);
   const double fields = static_cast<double>(groups) * fields_.count();
@@ -655,11 +664,11 @@ void BasicFingerprintFilter<W>::ResizeAtRefresh(Millis at, const Slice& complete
     GrowTo(GroupsForTheBudget(at, rising, target * kGrowthBudget));
     return;
   }
+  // The size that holds the pace kRateMargin higher, within the budget.
   const double calm = GroupsForTheBudget(at, pace * kRateMargin, target * kGrowthBudget);
-  const auto smaller = std::max(config_.groups, static_cast<uint64_t>(std::ceil(calm)));
-  if (static_cast<double>(smaller) <= kShrinkAtMost * static_cast<double>(next_groups_) &&
-      static_cast<double>(CapacityOf(smaller)) >=
-          static_cast<double>(completed.ids) * kRateMargin) {
+  const auto smaller = std::max({config_.groups, static_cast<uint64_t>(std::ceil(calm)),
+                                 GroupsToHold(static_cast<double>(completed.ids) * kRateMargin)});
+  if (static_cast<double>(smaller) <= kShrinkAtMost * static_cast<double>(next_groups_)) {
     next_groups_ = smaller;
   }
 }

@@ -213,6 +213,8 @@ class BasicFingerprintFilter final : public DedupFilter {
   __attribute__((flatten)) void RunBatchPortable(std::span<const IdHash> hashes,
                                                  std::span<Verdict> verdicts);
   uint64_t CapacityOf(uint64_t groups) const;
+  // The fewest groups whose capacity is at least `ids`.
+  uint64_t GroupsToHold(double ids) const;
   // Whether a full present makes way for a new one now (see Insert).
   bool ShouldPushEarly() const;
   // A free slot in a plane of `groups` groups: a free one, one more in a plane not yet

@@ -151,5 +151,95 @@ TEST(FingerprintPlane, RefusesZeroAndTooManyGroups) {
   EXPECT_FALSE(FingerprintPlane<uint64_t>::Create((uint64_t{1} << 32) + 1).ok());
 }
 
+TEST(FingerprintPlane, RefusesWidthsOfNoSlotAndBeyondALine) {
+  EXPECT_FALSE(FingerprintPlane<uint64_t>::Create(8, 0).ok());
+  EXPECT_FALSE(FingerprintPlane<uint64_t>::Create(8, 9).ok());
+  EXPECT_FALSE(FingerprintPlane<Bucket128>::Create(8, 5).ok());
+  EXPECT_TRUE(FingerprintPlane<Bucket128>::Create(8, 4).ok());
+}
+
+// A plane widened one slot at a time and compacted as slices leave finds every
+// fingerprint of the slots it keeps, in their new places, and no other; its memory is
+// its width's. Large enough (a mapped buffer) that Widen and Compact remap it.
+template <class Word>
+void CheckWidenAndCompact(uint32_t bits) {
+  const FingerprintFields<Word> f(bits);
+  constexpr uint32_t kSlots = FingerprintPlane<Word>::kSlots;
+  const uint64_t groups = 40000;  // 2.4 to 5 MiB at full width
+  auto made = FingerprintPlane<Word>::Create(groups, 1);
+  ASSERT_TRUE(made.ok()) << made.error();
+  FingerprintPlane<Word> plane = std::move(made).value();
+  EXPECT_EQ(plane.bytes(), groups * sizeof(Word));
+  std::mt19937_64 rng(bits);
+  std::vector<Stored> stored;
+  const auto fill = [&](uint32_t slot) {
+    for (int i = 0; i < 3000; ++i) {
+      const Stored s{rng(), f.FingerprintOf(static_cast<uint32_t>(rng())), slot};
+      ASSERT_FALSE(plane.Place(slot, plane.BucketsOf(s.mixed, s.fingerprint), s.fingerprint, f,
+                               stored.size()));
+      stored.push_back(s);
+    }
+  };
+  fill(0);
+  for (uint32_t width = 2; width <= kSlots; ++width) {
+    plane.Widen();
+    ASSERT_EQ(plane.width(), width);
+    EXPECT_EQ(plane.CountOccupied(width - 1, f), 0u);  // the new slot is empty
+    fill(width - 1);
+  }
+  EXPECT_EQ(plane.bytes(), groups * 64);
+  // Slots 1 and the last leave; the others move down.
+  const uint32_t kept = plane.AllSlots() & ~(1u << 1) & ~(1u << (kSlots - 1));
+  plane.Compact(kept);
+  ASSERT_EQ(plane.width(), kSlots - 2);
+  EXPECT_EQ(plane.bytes(), groups * (kSlots - 2) * sizeof(Word));
+  uint64_t found = 0;
+  for (const Stored& s : stored) {
+    const uint32_t slots = plane.MatchingSlotsOneByOne(plane.BucketsOf(s.mixed, s.fingerprint),
+                                                       f.Pattern(s.fingerprint), f);
+    if ((kept >> s.slot & 1) == 0) continue;
+    const auto moved = static_cast<uint32_t>(std::popcount(kept & ((1u << s.slot) - 1)));
+    found += (slots >> moved & 1);
+  }
+  EXPECT_EQ(found, 3000u * (kSlots - 2));
+  for (uint32_t slot = 0; slot < plane.width(); ++slot) {
+    EXPECT_EQ(plane.CountOccupied(slot, f), 3000u) << slot;
+  }
+  // Down to one slot, then wider again: the new slot is empty.
+  plane.Compact(1);
+  EXPECT_EQ(plane.width(), 1u);
+  EXPECT_EQ(plane.CountOccupied(0, f), 3000u);
+  plane.Widen();
+  EXPECT_EQ(plane.CountOccupied(1, f), 0u);
+}
+
+TEST(FingerprintPlane, WidensAndCompactsInPlaceKeepingTheFingerprintsOfEveryKeptSlot64) {
+  CheckWidenAndCompact<uint64_t>(16);
+}
+
+TEST(FingerprintPlane, WidensAndCompactsInPlaceKeepingTheFingerprintsOfEveryKeptSlot128) {
+  CheckWidenAndCompact<Bucket128>(25);
+}
+
+// A narrow plane answers with the full-width vector path's verdicts, slot by slot.
+TEST(FingerprintPlane, ANarrowPlaneFindsWhatItPlacedInEachOfItsSlots) {
+  const FingerprintFields<Bucket128> f(25);
+  auto plane = FingerprintPlane<Bucket128>::Create(64, 3).value();
+  std::mt19937_64 rng(5);
+  std::vector<Stored> stored;
+  for (int i = 0; i < 300; ++i) {
+    const Stored s{rng(), f.FingerprintOf(static_cast<uint32_t>(rng())),
+                   static_cast<uint32_t>(i % 3)};
+    ASSERT_FALSE(plane.Place(s.slot, plane.BucketsOf(s.mixed, s.fingerprint), s.fingerprint, f, i));
+    stored.push_back(s);
+  }
+  for (const Stored& s : stored) {
+    const uint32_t slots = plane.MatchingSlots<4>(plane.BucketsOf(s.mixed, s.fingerprint),
+                                                  f.Pattern(s.fingerprint), f);
+    EXPECT_TRUE(slots >> s.slot & 1);
+    EXPECT_EQ(slots >> 3, 0u);
+  }
+}
+
 }  // namespace
 }  // namespace oncecount::filter

@@ -364,7 +364,7 @@ TEST(FingerprintStateCodec, RejectsFieldsOutOfRangeBehindAValidChecksum) {
       {"a NaN load", at::kMaxLoad, 8, std::bit_cast<uint64_t>(std::nan(""))},
       // Found by filter_state_fuzz past the checksum: a load of 1e-312 made every slice
       // hold one id, and each insert grew the slices to come 16 times, to gigabytes.
-      {"a load below a quarter", at::kMaxLoad, 8, std::bit_cast<uint64_t>(0.2)},
+      {"a load below a tenth", at::kMaxLoad, 8, std::bit_cast<uint64_t>(0.05)},
       {"zero window slices", at::kWindowSlices, 4, 0},
       {"zero refresh", at::kRefresh, 8, 0},
       {"a window beyond the slices", at::kWindow, 8, 7001},

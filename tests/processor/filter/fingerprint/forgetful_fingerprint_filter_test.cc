@@ -408,6 +408,114 @@ TEST(FingerprintFilter, KeepsTheEstimateWithinTheTargetWhileTheLoadRises128) {
   EXPECT_LE(PeakEstimateUnder<Bucket128>(1e-6, RiseFallRise, 60), 1.0);
 }
 
+// ---------------------------------------------------------------------------------
+// Memory follows the load (issue 29): under rising, bursty and falling loads the
+// planes never take more than 1.5 times a filter sized for the schedule's peak rate
+// (one whole plane of its groups), and the estimate stays within the target.
+
+struct MemoryRun {
+  uint64_t first_bytes = 0;       // the plane of the sizing
+  uint64_t peak_sized_bytes = 0;  // the plane of a filter sized for the peak rate
+  uint64_t peak_bytes = 0;        // the most the planes held at any millisecond
+  uint64_t final_bytes = 0;
+  double peak_estimate = 0;  // the estimate's most, as a multiple of the target
+};
+
+// `multiple(s)`: the rate at second s, in multiples of `rate`, the sizing's.
+template <class Multiple>
+MemoryRun RunMemorySchedule(double rate, double target, Multiple multiple, int seconds) {
+  const Millis window{7000};
+  auto sized = SizeFingerprintFilter({rate, window, target});
+  EXPECT_TRUE(sized.ok()) << sized.error();
+  MemoryRun run;
+  run.first_bytes = sized->groups * 64;
+  double peak_rate = 0;
+  const auto drive = [&]<class W>(BasicFingerprintFilter<W> f) {
+    double carry = 0;
+    uint64_t n = 0;
+    std::vector<IdHash> batch;
+    std::vector<Verdict> verdicts;
+    for (int64_t ms = 1; ms <= int64_t{seconds} * 1000; ++ms) {
+      f.AdvanceTo(Millis{ms});
+      const double now_rate = rate * multiple(static_cast<double>(ms - 1) / 1000);
+      peak_rate = std::max(peak_rate, now_rate);
+      carry += now_rate / 1000;
+      batch.clear();
+      for (; carry >= 1; carry -= 1) batch.push_back(Id(n++));
+      verdicts.resize(batch.size());
+      f.TestAndInsertBatch(batch, verdicts);
+      run.peak_bytes = std::max(run.peak_bytes, f.plane_bytes());
+      if (ms % 50 == 0) run.peak_estimate = std::max(run.peak_estimate, f.EstimatedFpp() / target);
+    }
+    run.final_bytes = f.plane_bytes();
+  };
+  if (sized->bucket_bits == 128) {
+    drive(Make<Bucket128>(sized.value()));
+  } else {
+    drive(Make<uint64_t>(sized.value()));
+  }
+  auto peak = SizeFingerprintFilter({peak_rate, window, target});
+  EXPECT_TRUE(peak.ok()) << peak.error();
+  run.peak_sized_bytes = peak->groups * 64;
+  return run;
+}
+
+// The issue's schedule: sized for 20,000 ids/s, fed that for 14 s and 6% more after.
+double SixPercentUp(double s) {
+  return s < 14 ? 1 : 1.06;
+}
+// A rise to three times the sizing over half a minute.
+double SteadyRise(double s) {
+  return 1 + std::min(s, 30.0) / 15;
+}
+// One second at three times the sizing every ten.
+double Bursts(double s) {
+  return static_cast<int>(s) % 10 == 5 ? 3 : 1;
+}
+// A fall to a third of the sizing.
+double Fall(double s) {
+  return s < 14 ? 1 : 0.3;
+}
+
+class FingerprintMemory : public ::testing::TestWithParam<double> {};
+
+TEST_P(FingerprintMemory, ASixPercentRiseCostsAboutSixPercentMoreMemory) {
+  const MemoryRun run = RunMemorySchedule(20000, GetParam(), SixPercentUp, 45);
+  EXPECT_LE(static_cast<double>(run.peak_bytes), 1.5 * static_cast<double>(run.peak_sized_bytes));
+  // Settled: a plane within a sixteenth (the smallest step) and the rise's 6% of the
+  // sizing, where a power-of-two step cost twice and the old projection sixteen times.
+  EXPECT_LE(static_cast<double>(run.final_bytes),
+            1.06 * 1.07 * static_cast<double>(run.first_bytes));
+  EXPECT_LE(run.peak_estimate, 1.0);
+}
+
+TEST_P(FingerprintMemory, StaysWithinOneAndAHalfOfThePeakSizingWhileTheLoadRises) {
+  const MemoryRun run = RunMemorySchedule(20000, GetParam(), SteadyRise, 45);
+  EXPECT_LE(static_cast<double>(run.peak_bytes), 1.5 * static_cast<double>(run.peak_sized_bytes));
+  EXPECT_GT(run.final_bytes, 2 * run.first_bytes);  // it did have to grow
+  EXPECT_LE(run.peak_estimate, 1.0);
+}
+
+TEST_P(FingerprintMemory, StaysWithinOneAndAHalfOfThePeakSizingUnderBursts) {
+  const MemoryRun run = RunMemorySchedule(20000, GetParam(), Bursts, 45);
+  EXPECT_LE(static_cast<double>(run.peak_bytes), 1.5 * static_cast<double>(run.peak_sized_bytes));
+  EXPECT_LE(run.peak_estimate, 1.0);
+}
+
+TEST_P(FingerprintMemory, NeverGrowsWhenTheLoadFallsAndKeepsItsSizing) {
+  const MemoryRun run = RunMemorySchedule(20000, GetParam(), Fall, 45);
+  EXPECT_EQ(run.peak_bytes, run.first_bytes);
+  EXPECT_EQ(run.final_bytes, run.first_bytes);
+  EXPECT_LE(run.peak_estimate, 1.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, FingerprintMemory, ::testing::Values(1e-3, 1e-6, 1e-9),
+                         [](const ::testing::TestParamInfo<double>& param) {
+                           return param.param == 1e-3   ? std::string("OneInAThousand")
+                                  : param.param == 1e-6 ? std::string("OneInAMillion")
+                                                        : std::string("OneInABillion");
+                         });
+
 // After a rise, a steady load settles on one size: one plane, the window's slices,
 // and no further resizing (a slice pushed early holds a period's tail, which must
 // not read as a calm load).
