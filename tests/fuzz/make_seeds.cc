@@ -5,7 +5,7 @@
 // The snapshot target also gets a snapshot with its body unpacked
 // (shard_snapshot_fuzz.cc). Built with the tests (not a fuzz target); scripts/fuzz
 // --seeds runs it. Seeds of older formats that the decoders still read (format3-*,
-// version2-*, snapshot2-*, format2-*: what earlier releases wrote) stay beside these;
+// version2-*, snapshot2-*, format2-*, layout1-*: what earlier releases wrote) stay beside these;
 // it leaves them alone.
 //
 // Usage: make_seeds CORPUS_DIR CONFIG_YAML

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <queue>
@@ -422,8 +423,10 @@ struct MemoryRun {
 };
 
 // `multiple(s)`: the rate at second s, in multiples of `rate`, the sizing's.
+// Prints one line per run (docs/BENCHMARKS.md quotes them).
 template <class Multiple>
-MemoryRun RunMemorySchedule(double rate, double target, Multiple multiple, int seconds) {
+MemoryRun RunMemorySchedule(const char* name, double rate, double target, Multiple multiple,
+                            int seconds) {
   const Millis window{7000};
   auto sized = SizeFingerprintFilter({rate, window, target});
   EXPECT_TRUE(sized.ok()) << sized.error();
@@ -457,6 +460,11 @@ MemoryRun RunMemorySchedule(double rate, double target, Multiple multiple, int s
   auto peak = SizeFingerprintFilter({peak_rate, window, target});
   EXPECT_TRUE(peak.ok()) << peak.error();
   run.peak_sized_bytes = peak->groups * 64;
+  std::printf(
+      "[ memory ] %-12s target %g: peak %.2fx a filter sized for the peak rate, "
+      "last %.2fx the first sizing, estimate at most %.3f of the target\n",
+      name, target, static_cast<double>(run.peak_bytes) / run.peak_sized_bytes,
+      static_cast<double>(run.final_bytes) / run.first_bytes, run.peak_estimate);
   return run;
 }
 
@@ -480,7 +488,7 @@ double Fall(double s) {
 class FingerprintMemory : public ::testing::TestWithParam<double> {};
 
 TEST_P(FingerprintMemory, ASixPercentRiseCostsAboutSixPercentMoreMemory) {
-  const MemoryRun run = RunMemorySchedule(20000, GetParam(), SixPercentUp, 45);
+  const MemoryRun run = RunMemorySchedule("6% up", 20000, GetParam(), SixPercentUp, 45);
   EXPECT_LE(static_cast<double>(run.peak_bytes), 1.5 * static_cast<double>(run.peak_sized_bytes));
   // Settled: a plane within a sixteenth (the smallest step) and the rise's 6% of the
   // sizing, where a power-of-two step cost twice and the old projection sixteen times.
@@ -490,20 +498,20 @@ TEST_P(FingerprintMemory, ASixPercentRiseCostsAboutSixPercentMoreMemory) {
 }
 
 TEST_P(FingerprintMemory, StaysWithinOneAndAHalfOfThePeakSizingWhileTheLoadRises) {
-  const MemoryRun run = RunMemorySchedule(20000, GetParam(), SteadyRise, 45);
+  const MemoryRun run = RunMemorySchedule("rise to 3x", 20000, GetParam(), SteadyRise, 45);
   EXPECT_LE(static_cast<double>(run.peak_bytes), 1.5 * static_cast<double>(run.peak_sized_bytes));
   EXPECT_GT(run.final_bytes, 2 * run.first_bytes);  // it did have to grow
   EXPECT_LE(run.peak_estimate, 1.0);
 }
 
 TEST_P(FingerprintMemory, StaysWithinOneAndAHalfOfThePeakSizingUnderBursts) {
-  const MemoryRun run = RunMemorySchedule(20000, GetParam(), Bursts, 45);
+  const MemoryRun run = RunMemorySchedule("3x bursts", 20000, GetParam(), Bursts, 45);
   EXPECT_LE(static_cast<double>(run.peak_bytes), 1.5 * static_cast<double>(run.peak_sized_bytes));
   EXPECT_LE(run.peak_estimate, 1.0);
 }
 
 TEST_P(FingerprintMemory, NeverGrowsWhenTheLoadFallsAndKeepsItsSizing) {
-  const MemoryRun run = RunMemorySchedule(20000, GetParam(), Fall, 45);
+  const MemoryRun run = RunMemorySchedule("fall to 0.3x", 20000, GetParam(), Fall, 45);
   EXPECT_EQ(run.peak_bytes, run.first_bytes);
   EXPECT_EQ(run.final_bytes, run.first_bytes);
   EXPECT_LE(run.peak_estimate, 1.0);
