@@ -355,6 +355,27 @@ TEST(FingerprintFilter, StaysAtTheDefaultTargetAtTheWorstPointOfTheSizedLoad) {
   CheckFppAtTheWorstPoint<Bucket128>(1e-6);
 }
 
+// Feeds `f` for `seconds` on a clock of milliseconds: at each one, as one batch, the
+// fresh ids that `ids_per_second(s)` (s: seconds into the run) owes by then; then
+// `after(ms)`.
+template <class W, class Rate, class After>
+void FeedByTheMillisecond(BasicFingerprintFilter<W>& f, int seconds, Rate ids_per_second,
+                          After after) {
+  double carry = 0;
+  uint64_t n = 0;
+  std::vector<IdHash> batch;
+  std::vector<Verdict> verdicts;
+  for (int64_t ms = 1; ms <= int64_t{seconds} * 1000; ++ms) {
+    f.AdvanceTo(Millis{ms});
+    carry += ids_per_second(static_cast<double>(ms - 1) / 1000) / 1000;
+    batch.clear();
+    for (; carry >= 1; carry -= 1) batch.push_back(Id(n++));
+    verdicts.resize(batch.size());
+    f.TestAndInsertBatch(batch, verdicts);
+    after(ms);
+  }
+}
+
 // A load that rises far above the sizing, as the paper's workloads of Figs. 11 to 13
 // do, and the estimate (the sum of the slices' rates, exact: see the test above) at
 // every 50 ms. `rate_at` gives ids per second at a second into the run.
@@ -366,19 +387,11 @@ double PeakEstimateUnder(double target, Rate rate_at, int seconds) {
   EXPECT_EQ(sized->bucket_bits, kWordBits<W>);
   auto f = Make<W>(sized.value());
   double peak = 0;
-  double carry = 0;
-  uint64_t n = 0;
-  std::vector<IdHash> batch;
-  std::vector<Verdict> verdicts;
-  for (int64_t ms = 1; ms <= int64_t{seconds} * 1000; ++ms) {
-    f.AdvanceTo(Millis{ms});
-    carry += rate_at(static_cast<double>(ms - 1) / 1000) * sized_rate / 1000;
-    batch.clear();
-    for (; carry >= 1; carry -= 1) batch.push_back(Id(n++));
-    verdicts.resize(batch.size());
-    f.TestAndInsertBatch(batch, verdicts);
-    if (ms % 50 == 0) peak = std::max(peak, f.EstimatedFpp() / target);
-  }
+  FeedByTheMillisecond(
+      f, seconds, [&](double s) { return rate_at(s) * sized_rate; },
+      [&](int64_t ms) {
+        if (ms % 50 == 0) peak = std::max(peak, f.EstimatedFpp() / target);
+      });
   EXPECT_GT(f.next_groups(), 8 * sized->groups);  // it did have to grow
   return peak;
 }
@@ -434,22 +447,15 @@ MemoryRun RunMemorySchedule(const char* name, double rate, double target, Multip
   run.first_bytes = sized->groups * 64;
   double peak_rate = 0;
   const auto drive = [&]<class W>(BasicFingerprintFilter<W> f) {
-    double carry = 0;
-    uint64_t n = 0;
-    std::vector<IdHash> batch;
-    std::vector<Verdict> verdicts;
-    for (int64_t ms = 1; ms <= int64_t{seconds} * 1000; ++ms) {
-      f.AdvanceTo(Millis{ms});
-      const double now_rate = rate * multiple(static_cast<double>(ms - 1) / 1000);
+    const auto ids_per_second = [&](double s) {
+      const double now_rate = rate * multiple(s);
       peak_rate = std::max(peak_rate, now_rate);
-      carry += now_rate / 1000;
-      batch.clear();
-      for (; carry >= 1; carry -= 1) batch.push_back(Id(n++));
-      verdicts.resize(batch.size());
-      f.TestAndInsertBatch(batch, verdicts);
+      return now_rate;
+    };
+    FeedByTheMillisecond(f, seconds, ids_per_second, [&](int64_t ms) {
       run.peak_bytes = std::max(run.peak_bytes, f.plane_bytes());
       if (ms % 50 == 0) run.peak_estimate = std::max(run.peak_estimate, f.EstimatedFpp() / target);
-    }
+    });
     run.final_bytes = f.plane_bytes();
   };
   if (sized->bucket_bits == 128) {
