@@ -226,14 +226,25 @@ base::Result<std::unique_ptr<DedupFilter>> FingerprintStateCodec::DecodeAs(
     return std::move(s).error();
   }
   if (base::Status s = ReadSlices(r, version, f); !s) return std::move(s).error();
-  // Adaptation grows the slices to come at most 16 times past the present's size (twice
-  // over, once early and once at a refresh, before a slice of that size is pushed), and
-  // under a memory bound to what fits beside it. Found by filter_state_fuzz past the
+  // Adaptation grows the slices to come at most 16 times past the present's size
+  // (twice over, once early and once at a refresh, before a slice of that size is
+  // pushed), and under a memory bound within FittingGroups (layout 1 allowed sizes up
+  // to a whole plane beside the present's). Found by filter_state_fuzz past the
   // checksum: a next size far beyond both made the next refresh allocate gigabytes.
   const uint64_t present = f.planes_[f.slices_.front().plane].memory.groups();
+  const uint64_t most_to_come = layout == kFingerprintLayoutFullPlanes
+                                    ? f.config_.memory_limit_bytes / 64
+                                    : BasicFingerprintFilter<W>::FittingGroups(f.config_);
   if (f.next_groups_ / 256 > present ||
-      (f.config_.memory_limit_bytes != 0 && f.next_groups_ > f.config_.memory_limit_bytes / 64)) {
+      (f.config_.memory_limit_bytes != 0 && f.next_groups_ > most_to_come)) {
     return CorruptState("fingerprint next size out of range");
+  }
+  // The sizes of the planes, too: a slice of one of them may be pushed again (a
+  // fingerprint no bucket of the present took goes into a new present of its size).
+  for (const auto& plane : f.planes_) {
+    if (f.config_.memory_limit_bytes != 0 && plane.memory.groups() > most_to_come) {
+      return CorruptState("fingerprint plane beyond the sizes the memory bound allows");
+    }
   }
   if (!r.done()) return CorruptState("trailing bytes after fingerprint state");
   if (base::Status s = CheckContents(f); !s) return std::move(s).error();

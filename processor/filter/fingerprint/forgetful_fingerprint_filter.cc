@@ -98,6 +98,12 @@ base::Status CheckAdaptation(const FingerprintFilterConfig& c) {
 
 base::Status CheckFingerprintConfig(const FingerprintFilterConfig& config) {
   if (base::Status s = CheckShape(config); !s) return s;
+  // A whole plane of the first size: the ring of the sizing's load.
+  if (config.memory_limit_bytes != 0 && config.groups * 64 > config.memory_limit_bytes) {
+    return base::InvalidArgument("a memory bound of " + std::to_string(config.memory_limit_bytes) +
+                                 " bytes is below the first slices' plane of " +
+                                 std::to_string(config.groups * 64) + " bytes");
+  }
   return CheckAdaptation(config);
 }
 
@@ -111,11 +117,6 @@ base::Result<BasicFingerprintFilter<W>> BasicFingerprintFilter<W>::Create(
   }
   if (start > kMaxFilterTime || start < -kMaxFilterTime) {
     return base::InvalidArgument("start time must be within +-2^61 ms");
-  }
-  if (config.memory_limit_bytes != 0 && config.groups * 64 > config.memory_limit_bytes) {
-    return base::InvalidArgument("a memory bound of " + std::to_string(config.memory_limit_bytes) +
-                                 " bytes is below the first slices' plane of " +
-                                 std::to_string(config.groups * 64) + " bytes");
   }
   // One slice: a plane one slot wide, widened as slices come (AcquireSlice).
   auto plane = Plane::Create(config.groups, 1);
@@ -496,14 +497,18 @@ uint64_t BasicFingerprintFilter<W>::plane_bytes() const {
 }
 
 template <class W>
-uint64_t BasicFingerprintFilter<W>::GroupsWithinTheBound(uint64_t groups) const {
-  const uint64_t limit = config_.memory_limit_bytes;
-  if (limit == 0) return groups;
+uint64_t BasicFingerprintFilter<W>::FittingGroups(const FingerprintFilterConfig& config) {
+  const uint64_t limit = config.memory_limit_bytes;
+  if (limit == 0) return Plane::kMaxGroups;
   // Once the slices held now are gone, the slices to come fill a whole plane, and
   // while they come in the held ones leave one a period: one slice more than a plane
   // at most (a present pushed early). Sizes within that fit without forgetting early.
-  const uint64_t fitting = limit / (sizeof(W) * (Plane::kSlots + 1));
-  return std::max(config_.groups, std::min(groups, fitting));
+  return std::max(config.groups, limit / (sizeof(W) * (Plane::kSlots + 1)));
+}
+
+template <class W>
+uint64_t BasicFingerprintFilter<W>::GroupsWithinTheBound(uint64_t groups) const {
+  return std::min(groups, FittingGroups(config_));
 }
 
 template <class W>
@@ -528,12 +533,15 @@ void BasicFingerprintFilter<W>::ForgetOldest() {
 
 template <class W>
 void BasicFingerprintFilter<W>::PushSlice(uint64_t groups) {
-  const uint64_t fitted = GroupsWithinTheBound(groups);
-  // The slices to come take the size that fits, or every full present pushes early.
-  if (groups == next_groups_) next_groups_ = fitted;
-  groups = fitted;
+  // `groups` is the size to come, within the bound already (GrowTo; the decoder checks
+  // a decoded one), or the present's for a fingerprint no bucket of it took, whose
+  // bucket means nothing in a plane of another size.
+  // Planes no longer of the size to come give up their free slots first: nothing is
+  // forgotten for room they hold empty.
+  CompactPlanes();
   // Without a memory bound (filter-eval's experiments) nothing is forgotten early. With
-  // the present alone, its plane has a free slot of its size.
+  // the present alone, its plane is one slot wide (or has a free slot of its size), and
+  // one more slot of any size the filter takes fits beside it (FittingGroups).
   const bool bounded = config_.memory_limit_bytes != 0;
   while (bounded && slices_.size() > 1 &&
          (slices_.size() >= config_.max_slices || !FitsTheBound(groups))) {

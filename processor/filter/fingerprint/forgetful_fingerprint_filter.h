@@ -21,30 +21,40 @@
 // Load. A slice is sized to hold one period at the expected rate at max_load of its
 // fields. Each slice adds its rate to the estimate, and that share is fixed once the
 // slice is no longer the present: what adaptation controls is the size of the slices
-// to come, so that the estimate stays within the target while the slices held now
-// leave the window one by one (GroupsForTheBudget). It acts at two moments:
-//  - the present reaches max_load before 95% of its period has passed: the load
-//    outgrew the sizing. The slices to come get at least twice the groups, enough for
-//    twice the present's pace within the budget, and a new present of that size
-//    follows at once (sizes are powers of two of the first slice's groups);
-//  - a regular refresh, with the slice that held the whole period: the size grows
-//    when that pace would take the estimate past the target, and halves (never below
-//    the first slice's) when half the size holds the pace with a margin, within the
-//    budget. A slice pushed early holds a period's tail and does not count as a pace.
-// Otherwise a full present fills further (cuckoo hashing has room above max_load,
-// MaxLoadFor) rather than pushing a new slice early: an early slice is one more live
-// slice for a whole window, one more than a plane has slots. A cuckoo insert that finds
-// no place pushes a new present of the same size and puts the fingerprint left in hand there:
-// nothing is lost. Slices of a new size open a new plane; a plane goes when its last slice does.
+// to come, so that the estimate stays within the target once the slices held now have
+// left, and within it before each of them leaves (GroupsForTheBudget). It acts at two
+// moments:
+//  - the present reaches its capacity before 95% of its period has passed: the load
+//    outgrew the sizing. If the rest of the period fits in up to 10% more (kicks still
+//    short, the estimate within the target) it fills on; otherwise the slices to come
+//    grow for the present's pace, taken to rise once more as it rose over the period
+//    before, and a new present of that size follows at once;
+//  - a regular refresh, with the slice that held the whole period: the size grows when
+//    that pace, extrapolated alike, would take the estimate past the target, and
+//    shrinks (never below the first slice's) to what holds the pace 25% higher when
+//    that is at most three quarters of the size. A slice pushed early holds a
+//    period's tail and does not count as a pace.
+// Sizes are any number of groups from the first slice's up, a step at least a
+// sixteenth. Otherwise a full present fills further (cuckoo hashing has room above
+// max_load, MaxLoadFor) rather than pushing a new slice early: an early slice is one
+// more live slice for a whole window. A cuckoo insert that finds no place pushes a new
+// present of the same size and puts the fingerprint left in hand there: nothing is
+// lost.
+//
+// Memory. Slices of one size share a plane, which is only as wide as the slices it
+// holds: a slice of a new size opens a plane one slot wide, the next ones widen it, and
+// a plane not of the size to come is compacted when slices leave it (FingerprintPlane::
+// Widen, Compact). So while the load moves from one size to another, the old size's
+// memory goes a slot a period as the new one's comes, and a plane goes with its last
+// slice.
 //
 // Bounds. With a memory bound (the service always sets one), at most max_slices slices
-// are live and the planes take at most memory_limit_bytes together. A push that would
-// pass either first takes a smaller size
-// for the slices to come (halving toward the first slice's, then the present's), then
-// drops the oldest slices, even ones that still hold ids of the window, until it fits;
-// what they held is recorded (early_forgetting.h) and the guaranteed window reports what
-// the ring really holds. So every state the filter reaches is within both bounds, and
-// the decoder can refuse any state beyond them.
+// are live and the planes take at most memory_limit_bytes together. Sizes to come stay
+// within FittingGroups; a push that would pass either bound drops the oldest slices,
+// even ones that still hold ids of the window, until it fits; what they held is
+// recorded (early_forgetting.h) and the guaranteed window reports what the ring really
+// holds. So every state the filter reaches is within both bounds, and the decoder can
+// refuse any state beyond them.
 //
 // Determinism: slices, kicks and sizes follow from the calls only, so replicas fed
 // the same calls hold bit-identical state.
@@ -122,6 +132,9 @@ class BasicFingerprintFilter final : public DedupFilter {
   uint64_t early_refreshes() const { return early_refreshes_; }
   uint64_t kicks_failed() const { return kicks_failed_; }
   const EarlyForgetting& forgotten_early() const { return forgotten_; }
+  // The largest size of the slices to come under `config`'s memory bound (at least the
+  // first slices' size): a whole plane of it and a slot more fit the bound.
+  static uint64_t FittingGroups(const FingerprintFilterConfig& config);
   // Bytes of the planes (every slice's fields).
   uint64_t plane_bytes() const;
   // Occupied fields of every slice, counted in the planes (O(memory)): a check that
@@ -234,8 +247,7 @@ class BasicFingerprintFilter final : public DedupFilter {
   // `pace` against the pace before `start` (`otherwise` without one), in 1..2.
   double RiseOf(double pace, Millis start, double otherwise) const;
   void PushSlice(uint64_t groups);
-  // `groups`, or the largest size toward the first slice's (then the present's) that
-  // fits the memory bound beside the present's plane.
+  // `groups`, or the largest size that fits the memory bound (FittingGroups).
   uint64_t GroupsWithinTheBound(uint64_t groups) const;
   // Whether a slice of `groups` can be pushed without passing the memory bound.
   bool FitsTheBound(uint64_t groups) const;
@@ -251,8 +263,8 @@ class BasicFingerprintFilter final : public DedupFilter {
   // present's pace with a margin for a load still rising.
   void GrowIfEarly();
   // At a regular refresh, with the slice that held the whole period: grows when its
-  // pace would take the estimate past the target before the slices held now leave;
-  // halves when half the size holds that pace with room, within the budget.
+  // pace, extrapolated, would take the estimate past the target; shrinks to what holds
+  // the pace 25% higher when that is at most three quarters of the size.
   void ResizeAtRefresh(Millis at, const Slice& completed);
   // The groups of the slices to come that keep the estimate within `budget` while the
   // slices held at `now` leave and ids arrive at `ids_per_ms` (infinity: none do).
