@@ -100,9 +100,13 @@ class FingerprintPlane {
     return t >= bucket ? t - bucket : t + groups_ - bucket;
   }
 
+  // kWholeLine (here and below): the caller knows the plane is kSlots wide, so a
+  // group's place is a shift away, not a multiply by the stride, and the width need
+  // not be checked (the batch loop's common case, BeginFreshRun).
+  template <bool kWholeLine = false>
   void Prefetch(const Buckets& b) const {
-    PrefetchLine(GroupWords(b.first));
-    PrefetchLine(GroupWords(b.second));
+    PrefetchLine(GroupWords<kWholeLine>(b.first));
+    PrefetchLine(GroupWords<kWholeLine>(b.second));
   }
 
   // Bit s set: the slice in slot s holds `pattern`'s fingerprint in either bucket.
@@ -118,10 +122,12 @@ class FingerprintPlane {
   // lanes that are not zero are the slots. With 4 lanes a lane holds two slots'
   // buckets, and a lookup that matches is settled one slot at a time
   // (MatchingSlotsOneByOne).
-  template <int kLanes = 4>
+  template <int kLanes = 4, bool kWholeLine = false>
   uint32_t MatchingSlots(const Buckets& b, Word pattern, const FingerprintFields<Word>& f) const {
-    if (width_ != kSlots) [[unlikely]] {
-      return MatchingSlotsOneByOne(b, pattern, f);
+    if constexpr (!kWholeLine) {
+      if (width_ != kSlots) [[unlikely]] {
+        return MatchingSlotsOneByOne(b, pattern, f);
+      }
     }
     using V = typename VectorLanes<kLanes>::Unsigned;
     using Mask = typename VectorLanes<kLanes>::Signed;
@@ -160,8 +166,9 @@ class FingerprintPlane {
       }
       zero |= d & ~x;
     };
-    const uint64_t* g1 = GroupWords(b.first);
-    const uint64_t* g2 = GroupWords(b.second);
+    // A whole line wide from here on.
+    const uint64_t* g1 = GroupWords<true>(b.first);
+    const uint64_t* g2 = GroupWords<true>(b.second);
     for (int i = 0; i < 8; i += kLanes) add_zero_fields(g1 + i);
     for (int i = 0; i < 8; i += kLanes) add_zero_fields(g2 + i);
     zero &= highs;
@@ -205,10 +212,11 @@ class FingerprintPlane {
   // most kMaxKicks kicks. `kick_seed` makes the kicks' choices (deterministic:
   // replicas fed the same calls make the same moves). On failure the returned
   // fingerprint, the last one kicked out, is in no bucket of the slot.
+  template <bool kWholeLine = false>
   std::optional<Homeless> Place(uint32_t slot, const Buckets& b, uint32_t fingerprint,
                                 const FingerprintFields<Word>& f, uint64_t kick_seed) {
-    uint64_t* first = GroupWords(b.first);
-    uint64_t* second = GroupWords(b.second);
+    uint64_t* first = GroupWords<kWholeLine>(b.first);
+    uint64_t* second = GroupWords<kWholeLine>(b.second);
     const Word first_bucket = Load(first, slot);
     const Word second_bucket = Load(second, slot);
     const uint32_t first_width = f.BitWidth(first_bucket);
@@ -246,8 +254,14 @@ class FingerprintPlane {
 
  private:
   FingerprintPlane(BitBuffer buffer, uint64_t groups, uint32_t width);
-  const uint64_t* GroupWords(uint64_t g) const { return buffer_.data() + g * stride_; }
-  uint64_t* GroupWords(uint64_t g) { return buffer_.data() + g * stride_; }
+  template <bool kWholeLine = false>
+  const uint64_t* GroupWords(uint64_t g) const {
+    return buffer_.data() + g * (kWholeLine ? uint64_t{8} : stride_);
+  }
+  template <bool kWholeLine = false>
+  uint64_t* GroupWords(uint64_t g) {
+    return buffer_.data() + g * (kWholeLine ? uint64_t{8} : stride_);
+  }
   // Buckets are copied in and out (a 128-bit one is two words of the buffer).
   static Word Load(const uint64_t* group, uint32_t slot) {
     Word w;

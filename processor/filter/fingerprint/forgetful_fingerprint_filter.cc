@@ -225,7 +225,8 @@ void BasicFingerprintFilter<W>::Insert(const Probe& probe) {
 
 template <class W>
 typename BasicFingerprintFilter<W>::FreshRun BasicFingerprintFilter<W>::BeginFreshRun() {
-  if (planes_.size() != 1) return {};
+  // One plane a whole line wide: its groups are found without its stride.
+  if (planes_.size() != 1 || planes_.front().memory.width() != Plane::kSlots) return {};
   const Slice& present = slices_.front();
   Plane& plane = planes_.front().memory;
   const uint64_t room = present.ids < present.capacity ? present.capacity - present.ids : 0;
@@ -394,12 +395,12 @@ void BasicFingerprintFilter<W>::RunBatch(std::span<const IdHash> hashes,
   for (size_t i = 0; i < count; ++i) {
     Probe& probe = ahead[i % kPrefetchDistance];
     const bool in_run = run.room > run.placed && probe.groups == run.groups;
-    const uint32_t slots =
-        in_run ? run.plane->template MatchingSlots<kLanes>(probe.buckets, probe.pattern, fields)
-               : 0;
+    const uint32_t slots = in_run ? run.plane->template MatchingSlots<kLanes, true>(
+                                        probe.buckets, probe.pattern, fields)
+                                  : 0;
     if (in_run && slots == 0) {
-      const auto homeless = run.plane->Place(run.slot, probe.buckets, probe.fingerprint, fields,
-                                             run.seed + run.placed);
+      const auto homeless = run.plane->template Place<true>(
+          run.slot, probe.buckets, probe.fingerprint, fields, run.seed + run.placed);
       verdicts[i] = Verdict::kNew;
       if (homeless) [[unlikely]] {
         EndFreshRun(run);
@@ -422,7 +423,7 @@ void BasicFingerprintFilter<W>::RunBatch(std::span<const IdHash> hashes,
       if (run.plane != nullptr) {
         // In a run the only plane is the present's.
         probe = ProbeIn(*run.plane, fields, hashes[i + kPrefetchDistance]);
-        run.plane->Prefetch(probe.buckets);
+        run.plane->template Prefetch<true>(probe.buckets);
       } else {
         probe = ProbeOf(hashes[i + kPrefetchDistance]);
         Prefetch(probe);

@@ -193,7 +193,7 @@ class BasicFingerprintFilter final : public DedupFilter {
   // every turn is copied here, and the counts it keeps are written back
   // (EndFreshRun) before anything else reads them.
   struct FreshRun {
-    Plane* plane = nullptr;  // null: no run (more than one plane)
+    Plane* plane = nullptr;  // null: no run (more than one plane, or a narrow one)
     uint32_t live = 0;       // the plane's live slots
     uint32_t slot = 0;
     uint64_t groups = 0;
