@@ -33,8 +33,9 @@ constexpr double kOverfillBelowFailing = 0.03;
 constexpr double kGrowthBudget = 0.95;
 constexpr double kRateMargin = 1.25;
 constexpr double kShrinkAtMost = 0.75;
-// At an early fill the present's pace is taken to rise once more by what it rose over
-// the present's sizing, at most kGrowthRateMargin times. Each step grows by at least
+// A pace is taken to rise once more by what it rose over the period before (at an
+// early fill without that period, by what it outgrew the present), at most
+// kGrowthRateMargin times. Each step grows by at least
 // 1/kSmallestStep of the size (so that slices of nearly one size do not each open a
 // plane) and at most kMaxGrowth times (a pace measured over a batch at one instant says
 // little). The slices held while a new size fills in are allowed to take the estimate
@@ -591,9 +592,12 @@ void BasicFingerprintFilter<W>::Refresh(Millis at) {
     ResizeAtRefresh(at, present);
   }
   const bool reusable = present.ids == 0 && planes_[present.plane].memory.groups() == next_groups_;
-  if (!reusable) PushSlice(next_groups_);
+  if (reusable) {
+    CompactPlanes();  // the drops may have freed slots of planes not of the size to come
+  } else {
+    PushSlice(next_groups_);  // compacts
+  }
   slices_.front().started = at;
-  CompactPlanes();
 }
 
 template <class W>
