@@ -11,6 +11,26 @@ LineageFollower LineageFollower::Seeking(Epoch epoch, Seq seq, uint64_t claim) {
   return f;
 }
 
+LineageFollower LineageFollower::Resuming(Epoch epoch, Seq seq, uint64_t claim) {
+  LineageFollower f = Seeking(epoch, seq, claim);
+  f.resuming_ = true;
+  return f;
+}
+
+LineageFollower::Step LineageFollower::Resume(const Record& record) {
+  resuming_ = false;
+  const auto* chunk = std::get_if<SnapshotChunk>(&record);
+  if (chunk == nullptr || chunk->epoch != sought_epoch_ || chunk->seq != sought_seq_ ||
+      chunk->claim != sought_claim_ || chunk->index + 1 != chunk->count) {
+    lost_ = true;
+    return Step::kSkip;
+  }
+  claims_ = ClaimRule(sought_epoch_, sought_claim_);
+  applied_ = sought_seq_;
+  seeking_ = false;
+  return Step::kSkip;
+}
+
 // Before the sought batch: the claims and epochs as LineageBuilder tracks them.
 LineageFollower::Step LineageFollower::Seek(const Record& record) {
   if (const auto* claim = std::get_if<ClaimRecord>(&record)) {
@@ -58,6 +78,8 @@ void LineageFollower::SeekChunk(const SnapshotChunk& chunk) {
 }
 
 LineageFollower::Step LineageFollower::Next(const Record& record) {
+  if (lost_) return Step::kSkip;
+  if (resuming_) return Resume(record);
   if (seeking_) return Seek(record);
   if (const auto* batch = std::get_if<BatchRecord>(&record)) return OnBatch(*batch);
   if (const auto* claim = std::get_if<ClaimRecord>(&record)) return OnClaim(*claim);

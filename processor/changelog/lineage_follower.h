@@ -29,6 +29,13 @@
 // is not on the lineage, a zombie's). A read that ends while seeking() never met the
 // batch.
 //
+// A follower made with Resuming() takes a checkpoint whose owner knew that nothing but
+// its own records follow its claim up to the checkpoint's snapshot (OwnedRun, in
+// processor/service/owned_run.h), and is fed the partition from that snapshot's last
+// chunk on: the first record must be that chunk (the checkpoint is of this changelog,
+// not of another cluster or incarnation of the topic), or it stays seeking() for
+// good; after it, the lineage goes on as it would after the snapshot's batch.
+//
 // Thread-safety: one follower per replica, on the replica's owner thread.
 #pragma once
 
@@ -52,6 +59,7 @@ class LineageFollower {
       : claims_(epoch, claim), applied_(applied_seq), hash_key_(hash_key) {}
   // See above.
   static LineageFollower Seeking(Epoch epoch, Seq seq, uint64_t claim);
+  static LineageFollower Resuming(Epoch epoch, Seq seq, uint64_t claim);
 
   Step Next(const Record& record);
 
@@ -69,12 +77,18 @@ class LineageFollower {
   Step OnBatch(const BatchRecord& batch);
   Step OnClaim(const ClaimRecord& claim);
   Step Seek(const Record& record);
+  // A Resuming() follower's first record.
+  Step Resume(const Record& record);
   void SeekChunk(const SnapshotChunk& chunk);
 
   ClaimRule claims_;
   Seq applied_;
   std::optional<uint64_t> hash_key_;
   bool seeking_ = false;
+  // A Resuming() follower that has not read its first record; after a first record
+  // that is not its snapshot's last chunk, it stays seeking() and skips the rest.
+  bool resuming_ = false;
+  bool lost_ = false;
   // What a Seeking() follower looks for.
   Epoch sought_epoch_;
   Seq sought_seq_;

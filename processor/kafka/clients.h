@@ -17,6 +17,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -241,6 +242,15 @@ class GroupConsumer {
   virtual void Close() = 0;
 };
 
+// Where one transaction's records went in one partition. Nothing else was written
+// between its first and last record when last - first + 1 == count.
+struct DeliveredRecords {
+  base::Offset first;
+  base::Offset last;
+  int64_t count = 0;
+  friend bool operator==(const DeliveredRecords&, const DeliveredRecords&) = default;
+};
+
 // The producer of one transactional.id. A call that returns kProducerFenced or
 // kFatal leaves the producer unusable.
 class TransactionalProducer {
@@ -269,9 +279,10 @@ class TransactionalProducer {
   // Serves delivery reports.
   virtual void Poll() = 0;
   // Where the last committed transaction's records went: for each partition of
-  // `topic` it wrote to, the offset of its first record there (from the delivery
-  // reports). Empty until a transaction commits, and after BeginTransaction.
-  virtual std::map<base::Partition, base::Offset> FirstOffsetsOfLastCommit(
+  // `topic` it wrote to, the offsets of its first and last record there and how many
+  // it wrote (from the delivery reports). Empty until a transaction commits, and
+  // after BeginTransaction.
+  virtual std::map<base::Partition, DeliveredRecords> OffsetsOfLastCommit(
       const std::string& topic) = 0;
 };
 
@@ -404,6 +415,23 @@ class Clients {
   // while the answer is outstanding; a cluster that cannot say answers with every
   // field nullopt.
   virtual std::optional<TopicSettings> DescribeTopic(const std::string& topic) = 0;
+
+  // Whether a read of this cluster found an offset that holds nothing a
+  // read_committed reader sees: a transaction's marker (or an aborted record), which
+  // every Kafka broker writes at the end of a transaction in each of its partitions.
+  // The embedded cluster writes no markers and shows aborted records, so its logs
+  // never skip an offset. Until a read finds one, false: a caller that must tell a
+  // marker from another writer's record cannot (see processor/service/owned_run.h).
+  bool WritesTransactionMarkers() const {
+    return writes_transaction_markers_.load(std::memory_order_relaxed);
+  }
+  // Any thread: a reader found a skipped offset between two records.
+  void NoteTransactionMarker() {
+    writes_transaction_markers_.store(true, std::memory_order_relaxed);
+  }
+
+ private:
+  std::atomic<bool> writes_transaction_markers_{false};
 };
 
 // A record the broker refused as larger than the topic (max.message.bytes) or the

@@ -38,6 +38,7 @@ base::Result<std::map<base::Partition, base::Offset>> StreamPartitions(
   std::set<base::Partition> open;
   for (const auto& [p, high] : target) open.insert(p);
   std::map<base::Partition, base::Offset> last_reached = result;
+  std::map<base::Partition, base::Offset> last_record;
   while (!open.empty()) {
     if (clock.SteadyMs() > deadline) {
       const base::Partition p = *open.begin();
@@ -58,6 +59,10 @@ base::Result<std::map<base::Partition, base::Offset>> StreamPartitions(
     base::Offset& next_offset = result[m->partition];
     base::Offset reached;
     if (m->kind == MessageKind::kRecord) {
+      // Two records with an offset between them that holds nothing to read: a marker.
+      const auto [before, first] = last_record.try_emplace(m->partition, m->offset);
+      if (!first && m->offset > before->second.Next()) clients.NoteTransactionMarker();
+      before->second = m->offset;
       if (m->value) sink(m->partition, *m->value);
       next_offset = m->offset.Next();
       reached = next_offset;

@@ -302,9 +302,14 @@ class RdTransactionalProducer final : public TransactionalProducer {
   static void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
     auto* self = static_cast<RdTransactionalProducer*>(opaque);
     if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      const base::Offset offset(m->offset);
       auto [it, first] = self->delivered_[rd_kafka_topic_name(m->rkt)].try_emplace(
-          base::Partition(m->partition), base::Offset(m->offset));
-      if (!first) it->second = std::min(it->second, base::Offset(m->offset));
+          base::Partition(m->partition), DeliveredRecords{offset, offset, 1});
+      if (!first) {
+        it->second.first = std::min(it->second.first, offset);
+        it->second.last = std::max(it->second.last, offset);
+        ++it->second.count;
+      }
       return;
     }
     if (self->delivery_failure_.ok()) {
@@ -378,10 +383,10 @@ class RdTransactionalProducer final : public TransactionalProducer {
     delivered_.clear();
     return e;
   }
-  std::map<base::Partition, base::Offset> FirstOffsetsOfLastCommit(
+  std::map<base::Partition, DeliveredRecords> OffsetsOfLastCommit(
       const std::string& topic) override {
     const auto it = committed_.find(topic);
-    return it == committed_.end() ? std::map<base::Partition, base::Offset>{} : it->second;
+    return it == committed_.end() ? std::map<base::Partition, DeliveredRecords>{} : it->second;
   }
   KafkaError AbortTransaction(std::chrono::milliseconds timeout) override {
     return Txn(rd_kafka_abort_transaction(rk_, static_cast<int>(timeout.count())),
@@ -393,10 +398,10 @@ class RdTransactionalProducer final : public TransactionalProducer {
   std::string id_;
   rd_kafka_t* rk_ = nullptr;
   KafkaError delivery_failure_;
-  // topic → partition → the first offset delivered: in the open transaction, and in
-  // the last committed one.
-  std::map<std::string, std::map<base::Partition, base::Offset>> delivered_;
-  std::map<std::string, std::map<base::Partition, base::Offset>> committed_;
+  // topic → partition → where the records delivered went: in the open transaction,
+  // and in the last committed one.
+  std::map<std::string, std::map<base::Partition, DeliveredRecords>> delivered_;
+  std::map<std::string, std::map<base::Partition, DeliveredRecords>> committed_;
   std::vector<rd_kafka_topic_t*> known_topics_;  // LookUpTopics
 };
 

@@ -17,7 +17,7 @@ namespace oncecount::service {
 namespace {
 
 constexpr char kMagic[4] = {'O', 'C', 'C', 'P'};
-constexpr uint16_t kVersion = 2;  // 1: without the claim offset
+constexpr uint16_t kVersion = 3;  // 1: without the claim offset; 2: without the snapshot end
 constexpr size_t kMaxSnapshotBytes = std::numeric_limits<uint32_t>::max();
 
 std::string Errno(const std::string& what) {
@@ -39,7 +39,7 @@ bool WriteAll(int fd, std::string_view bytes) {
 
 std::string EncodeCheckpoint(const LocalCheckpoint& c) {
   std::string out;
-  out.reserve(4 + 2 + 4 + 8 * 5 + 4 + c.snapshot.size() + 8);
+  out.reserve(4 + 2 + 4 + 8 * 6 + 4 + c.snapshot.size() + 8);
   base::ByteWriter w(out);
   for (char ch : kMagic) w.U8(static_cast<uint8_t>(ch));
   w.U16(kVersion);
@@ -49,6 +49,7 @@ std::string EncodeCheckpoint(const LocalCheckpoint& c) {
   w.U64(c.seq.value());
   w.I64(c.changelog_offset.value());
   w.I64(c.check_from ? c.check_from->value() : -1);
+  w.I64(c.snapshot_end ? c.snapshot_end->value() : -1);
   w.Bytes(c.snapshot);
   w.U64(XXH3_64bits(out.data(), out.size()));
   return out;
@@ -65,7 +66,7 @@ base::Result<LocalCheckpoint> DecodeCheckpoint(std::string_view bytes) {
   }
   base::ByteReader r(covered.substr(4));
   const uint16_t version = r.U16();
-  if (version != 1 && version != kVersion) {
+  if (version == 0 || version > kVersion) {
     return base::Corrupt("local checkpoint: unsupported version " + std::to_string(version));
   }
   LocalCheckpoint c;
@@ -79,10 +80,14 @@ base::Result<LocalCheckpoint> DecodeCheckpoint(std::string_view bytes) {
       c.check_from = check_from;
     }
   }
+  if (version >= 3) {
+    if (const base::Offset end(r.I64()); end != base::Offset(-1)) c.snapshot_end = end;
+  }
   c.snapshot = std::string(r.Bytes(kMaxSnapshotBytes));
   if (!r.done()) return base::Corrupt("local checkpoint: truncated or trailing bytes");
   if (c.partition.value() < 0 || base::IsLogical(c.changelog_offset) || c.seq == base::Seq() ||
-      (c.check_from && (base::IsLogical(*c.check_from) || *c.check_from > c.changelog_offset))) {
+      (c.check_from && (base::IsLogical(*c.check_from) || *c.check_from > c.changelog_offset)) ||
+      (c.snapshot_end && (!c.check_from || *c.snapshot_end < c.changelog_offset))) {
     return base::Corrupt("local checkpoint: impossible position");
   }
   return c;

@@ -4,8 +4,11 @@
 // The shard's worker writes one after each transaction that carried a snapshot of
 // the shard has committed: the snapshot's bytes (shard_state.h), the lineage
 // position they stand for (epoch, claim, last batch), and the changelog offset of
-// the transaction's first record in the shard's partition, from which the tail is
-// read (the batch itself is read again and skipped). ShardLoader uses it only when
+// the transaction's first record in the shard's partition. When its owner knew that
+// the partition held nothing but its own records from its claim to the snapshot
+// (owned_run.h), it also carries the offset of the snapshot's last chunk, from which
+// a restore reads: that chunk (it must be there: the checkpoint is of this changelog)
+// and the tail after it (LineageFollower::Resuming). Otherwise ShardLoader uses it only when
 // the checkpoint's claim and batch are on the changelog's committed lineage as it is
 // now (LineageFollower::Seeking; ShardLoader): read from where the restore that wrote
 // the claim had read to (every claim before it was older), the claim is the first of
@@ -18,10 +21,11 @@
 //
 // File: <dir>/<changelog topic>-<partition>.checkpoint. Layout (little-endian):
 // magic "OCCP", u16 version, u32 partition, u64 epoch, u64 claim, u64 seq, i64
-// changelog offset, [version 2: i64 check-from offset, -1 when unknown], u32-length
-// snapshot, then XXH3-64 of everything before it. Version 1 files (no claim offset)
-// (no check-from offset) still decode; their lineage is checked from the partition's
-// log start. Written to
+// changelog offset, [version 2: i64 check-from offset, -1 when unknown], [version 3:
+// i64 snapshot-end offset, -1 when the run was not known to be the owner's alone],
+// u32-length snapshot, then XXH3-64 of everything before it. Version 1 files (no
+// check-from offset) still decode, their lineage checked from the partition's log
+// start; so do version 2 files (no snapshot end). Written to
 // a temporary file, flushed to the disk, then renamed over the previous one, so a
 // crash leaves the old checkpoint or the new one.
 //
@@ -51,6 +55,10 @@ struct LocalCheckpoint {
   // older and a rival claim of the same epoch comes after it. nullopt: unknown (a
   // version 1 file): the check reads from the log start.
   std::optional<base::Offset> check_from;
+  // The offset of the snapshot's last chunk, when every record from check_from up to
+  // it was the owner's (OwnedRun): a restore reads from there. nullopt: the lineage
+  // check reads from check_from.
+  std::optional<base::Offset> snapshot_end;
   friend bool operator==(const LocalCheckpoint&, const LocalCheckpoint&) = default;
 };
 

@@ -463,9 +463,8 @@ struct Processor::Impl final : kafka::RebalanceListener {
   }
 
   void OnCommitted(std::vector<SealedShard>& sealed) {
-    const std::map<base::Partition, base::Offset> changelog_offsets =
-        producer->FirstOffsetsOfLastCommit(o.changelog_topic);
-    for (ShardWorker* w : router.workers()) w->Committed(changelog_offsets);
+    const ChangelogWritten written = LastCommitWritten();
+    for (ShardWorker* w : router.workers()) w->Committed(written);
     for (SealedShard& s : sealed) {
       ShardSlot& slot = shards[s.partition];
       slot.committed_seq = s.seq;
@@ -474,6 +473,11 @@ struct Processor::Impl final : kafka::RebalanceListener {
       slot.state_view = std::move(s.view);
       Publish(s.partition, slot);
     }
+  }
+
+  ChangelogWritten LastCommitWritten() {
+    return {producer->OffsetsOfLastCommit(o.changelog_topic),
+            o.clients->WritesTransactionMarkers()};
   }
 
   // A transaction (a commit or a claim) of `partitions` failed; see transaction.h.
@@ -698,14 +702,15 @@ struct Processor::Impl final : kafka::RebalanceListener {
     // costs an offset query, which librdkafka retries only after 500 ms while a
     // partition new to it has no leader yet), and so that input retention removes
     // after the claim is counted as lost (OnInputGone), not skipped silently.
+    const ChangelogWritten written = LastCommitWritten();
     for (RestoredShard& r : restored) {
-      if (claimed.count(r.claim.partition) > 0) Adopt(r);
+      if (claimed.count(r.claim.partition) > 0) Adopt(r, written);
     }
     return claimed;
   }
 
-  // Hands a claimed shard to its worker.
-  void Adopt(RestoredShard& r) {
+  // Hands a claimed shard to its worker; `claim_written`: where its claim went.
+  void Adopt(RestoredShard& r, const ChangelogWritten& claim_written) {
     const base::Partition p = r.claim.partition;
     ShardSlot& slot = shards[p];
     Log("shard " + std::to_string(p.value()) + ": " + r.summary);
@@ -719,7 +724,13 @@ struct Processor::Impl final : kafka::RebalanceListener {
     base.target_fpp = o.dedup.target_fpp;
     slot.state_view = r.state->MakeView(std::move(base), clock.WallMs());
     r.state->set_rules(ShardRules());
-    WorkerOf(p).Adopt(std::move(r.state), r.read_to, r.kept);
+    std::optional<OwnedRun> run;
+    if (const auto claim = claim_written.records.find(p);
+        r.read_to && claim != claim_written.records.end()) {
+      run.emplace(*r.read_to);
+      run->Committed(claim->second, claim_written.markers);
+    }
+    WorkerOf(p).Adopt(std::move(r.state), r.read_to, r.kept, run);
     Publish(p, slot);
   }
 

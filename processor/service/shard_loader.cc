@@ -61,10 +61,13 @@ std::map<base::Partition, ShardLoader::CheckpointRead> ShardLoader::UsableCheckp
                "cannot read the changelog's start: " + start.message());
       continue;
     }
-    if (start.value() > checkpoint.changelog_offset) {
+    // Its owner knew nothing but its own records came between its claim and its
+    // snapshot (owned_run.h): the read starts at the snapshot's last chunk.
+    const std::optional<base::Offset> resume_at = checkpoint.snapshot_end;
+    const base::Offset needed = resume_at.value_or(checkpoint.changelog_offset);
+    if (start.value() > needed) {
       PassOver(p, CheckpointFallback::kBeforeLogStart,
-               "written at changelog offset " +
-                   std::to_string(checkpoint.changelog_offset.value()) +
+               "written at changelog offset " + std::to_string(needed.value()) +
                    ", and the changelog keeps records from offset " +
                    std::to_string(start.value().value()) + " on");
       continue;
@@ -72,6 +75,17 @@ std::map<base::Partition, ShardLoader::CheckpointRead> ShardLoader::UsableCheckp
     auto state = shard::ShardState::FromSnapshot(checkpoint.snapshot);
     if (!state) {
       PassOver(p, CheckpointFallback::kUnreadable, "its snapshot: " + state.message());
+      continue;
+    }
+    if (resume_at) {
+      usable.emplace(p, CheckpointRead{std::move(state).value(),
+                                       changelog::LineageFollower::Resuming(
+                                           checkpoint.epoch, checkpoint.seq, checkpoint.claim),
+                                       *resume_at,
+                                       0,
+                                       std::nullopt,
+                                       {checkpoint.snapshot.size(), 0},
+                                       true});
       continue;
     }
     const base::Offset from = checkpoint.check_from && *checkpoint.check_from >= start.value()
@@ -89,9 +103,10 @@ std::map<base::Partition, ShardLoader::CheckpointRead> ShardLoader::UsableCheckp
 }
 
 // Shards from their local checkpoints: each checkpoint's batch looked for on the
-// changelog's lineage from where its claimer's read ended, then the state brought up
-// to the high watermark by the batches after it; streamed, so that nothing but the
-// states is held.
+// changelog's lineage from where its claimer's read ended (or, when its owner knew
+// its records were alone there, only its snapshot's last chunk looked for), then the
+// state brought up to the high watermark by the batches after it; streamed, so that
+// nothing but the states is held.
 std::vector<RestoredShard> ShardLoader::FromCheckpoints(
     const std::vector<base::Partition>& partitions, LoadResult& out_result) {
   std::vector<RestoredShard> out;
@@ -152,8 +167,10 @@ std::vector<RestoredShard> ShardLoader::FromCheckpoints(
                "the changelog does not hold its batch (written against another changelog, "
                "or another incarnation of the topic)");
     } else {
-      auto claimed = ClaimFollowed(p, std::move(c.state), c.follower, c.applied, o_.new_claim(),
-                                   "its local checkpoint");
+      auto claimed =
+          ClaimFollowed(p, std::move(c.state), c.follower, c.applied, o_.new_claim(),
+                        c.from_snapshot_end ? "its local checkpoint (read from its snapshot's end)"
+                                            : "its local checkpoint");
       if (!claimed) {
         PassOver(p, CheckpointFallback::kDiverged, claimed.message());
         continue;

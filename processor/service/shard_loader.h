@@ -2,9 +2,10 @@
 // from their changelog: from the hot replica the replicator hands over when it has
 // one (CatchUp over the changelog's tail after the replica's position), else from
 // its local checkpoint when its claim and batch are on the changelog's lineage
-// (local_checkpoint.h; the changelog read from the claim on, the batches after the
-// checkpoint applied as they come; a checkpoint passed over is logged and counted by
-// reason), else cold
+// (local_checkpoint.h; the changelog read from the claim on, or from the snapshot's
+// last chunk when its owner knew its records were alone since the claim (owned_run.h),
+// the batches after the checkpoint applied as they come; a checkpoint passed over is
+// logged and counted by reason), else cold
 // from the whole partition (RestoreCold), streamed into the lineage record by record
 // so that a restore holds about one snapshot and the batches after it, not the
 // partition. Either read goes up to the high watermark
@@ -113,6 +114,7 @@ class ShardLoader {
     size_t applied = 0;
     std::optional<CheckpointFallback> off_lineage;  // set once the follower said kRebuild
     SnapshotCycleKept kept{};                       // its snapshot, and the batches applied
+    bool from_snapshot_end = false;  // read from its snapshot's last chunk on (Resuming)
   };
   std::vector<RestoredShard> FromCheckpoints(const std::vector<base::Partition>& partitions,
                                              LoadResult& out);

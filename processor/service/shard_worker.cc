@@ -40,8 +40,8 @@ void ShardWorker::Apply(std::vector<InputRun> runs) {
 
 void ShardWorker::Adopt(std::unique_ptr<shard::ShardState> state,
                         std::optional<base::Offset> check_from,
-                        std::optional<SnapshotCycleKept> kept) {
-  Post(AdoptCommand{std::move(state), check_from, kept});
+                        std::optional<SnapshotCycleKept> kept, std::optional<OwnedRun> run) {
+  Post(AdoptCommand{std::move(state), check_from, kept, run});
 }
 
 void ShardWorker::Drop(std::vector<base::Partition> partitions) {
@@ -59,8 +59,8 @@ std::future<std::vector<SealedShard>> ShardWorker::Seal() {
   return result;
 }
 
-void ShardWorker::Committed(std::map<base::Partition, base::Offset> changelog_offsets) {
-  Post(CommittedCommand{std::move(changelog_offsets)});
+void ShardWorker::Committed(ChangelogWritten written) {
+  Post(CommittedCommand{std::move(written)});
 }
 
 std::vector<std::shared_ptr<const shard::ShardView>> ShardWorker::RefreshIdleViews() {
@@ -191,6 +191,7 @@ void ShardWorker::Execute(AdoptCommand& c) {
   shard = Shard{};
   shard.state = std::move(c.state);
   shard.check_from = c.check_from;
+  shard.run = c.run;
   // In the cycle its changelog holds, and part of the way through it (SnapshotPhase),
   // so that shards adopted together snapshot at different commits.
   SnapshotCadence cadence = o_.snapshots;
@@ -258,8 +259,8 @@ SealedShard ShardWorker::SealShard(base::Partition p, Shard& shard, int64_t now)
     shard.last_snapshot_ms = now;
     ReportRetention(p, shard, cadence);
     if (!o_.checkpoint_dir.empty()) {
-      shard.unwritten_checkpoint =
-          LocalCheckpoint{p, epoch, state.claim(), s.seq, base::Offset(0), bytes, shard.check_from};
+      shard.unwritten_checkpoint = LocalCheckpoint{
+          p, epoch, state.claim(), s.seq, base::Offset(0), bytes, shard.check_from, std::nullopt};
     }
   }
   s.dead_letters = std::move(shard.dead_letters);
@@ -272,14 +273,18 @@ void ShardWorker::Execute(CommittedCommand& c) {
   for (auto& [p, shard] : shards_) {
     if (shard.state->has_batch_in_flight()) shard.state->MarkCommitted(shard.state->epoch());
     std::optional<LocalCheckpoint> checkpoint = std::exchange(shard.unwritten_checkpoint, {});
-    const auto offset = c.changelog_offsets.find(p);
-    if (!checkpoint || offset == c.changelog_offsets.end()) continue;
-    checkpoint->changelog_offset = offset->second;
-    if (const base::Status written =
+    const auto written = c.written.records.find(p);
+    if (written == c.written.records.end()) continue;
+    if (shard.run) shard.run->Committed(written->second, c.written.markers);
+    if (!checkpoint) continue;
+    checkpoint->changelog_offset = written->second.first;
+    // The transaction's records in the partition end with the snapshot's chunks.
+    if (shard.run && checkpoint->check_from) checkpoint->snapshot_end = shard.run->last();
+    if (const base::Status stored =
             WriteCheckpoint(o_.checkpoint_dir, o_.changelog_topic, *checkpoint);
-        !written && o_.log) {
+        !stored && o_.log) {
       o_.log.Warn("shard " + std::to_string(p.value()) +
-                  ": no local checkpoint: " + written.message());
+                  ": no local checkpoint: " + stored.message());
     }
   }
 }

@@ -35,6 +35,7 @@
 #include "processor/service/bounded_queue.h"
 #include "processor/service/dead_letter.h"
 #include "processor/service/local_checkpoint.h"
+#include "processor/service/owned_run.h"
 #include "processor/service/snapshot_cadence.h"
 #include "processor/shard/shard_state.h"
 #include "processor/shard/shard_view.h"
@@ -101,9 +102,12 @@ class ShardWorker {
   // local checkpoints carry it, local_checkpoint.h).
   // `kept`: what its changelog partition holds of its snapshot cycle
   // (AdoptedSnapshotCycle; nullopt: not known).
+  // `run`: whether its changelog partition holds only its own records since that
+  // offset (owned_run.h), its claim's transaction counted; nullopt: not known.
   void Adopt(std::unique_ptr<shard::ShardState> state,
              std::optional<base::Offset> check_from = std::nullopt,
-             std::optional<SnapshotCycleKept> kept = SnapshotCycleKept{});
+             std::optional<SnapshotCycleKept> kept = SnapshotCycleKept{},
+             std::optional<OwnedRun> run = std::nullopt);
   // Drops shards (revoked, failed or about to be restored again).
   void Drop(std::vector<base::Partition> partitions);
   void DropAll();
@@ -113,10 +117,10 @@ class ShardWorker {
   // shard has at most one sealed batch: call Committed or drop the shards before the
   // next Seal.
   std::future<std::vector<SealedShard>> Seal();
-  // The batches of the last Seal are committed; `changelog_offsets` (partition →
-  // the offset of the transaction's first changelog record there) place the local
-  // checkpoints of the snapshots it carried.
-  void Committed(std::map<base::Partition, base::Offset> changelog_offsets = {});
+  // The batches of the last Seal are committed; `written` (where the transaction's
+  // changelog records went) places the local checkpoints of the snapshots it carried
+  // and carries each shard's OwnedRun on.
+  void Committed(ChangelogWritten written = {});
   // Views of idle shards (nothing pending or in flight) whose published view is
   // older than their state, with the filter summary and digest computed anew.
   std::vector<std::shared_ptr<const shard::ShardView>> RefreshIdleViews();
@@ -127,6 +131,7 @@ class ShardWorker {
   struct Shard {
     std::unique_ptr<shard::ShardState> state;
     std::optional<base::Offset> check_from;  // see Adopt
+    std::optional<OwnedRun> run;             // see Adopt
     std::vector<DeadLetter> dead_letters;    // of the pending batch
     size_t bytes_since_snapshot = 0;
     size_t last_snapshot_bytes = 0;
@@ -148,6 +153,7 @@ class ShardWorker {
     std::unique_ptr<shard::ShardState> state;
     std::optional<base::Offset> check_from;
     std::optional<SnapshotCycleKept> kept;
+    std::optional<OwnedRun> run;
   };
   struct DropCommand {
     std::vector<base::Partition> partitions;
@@ -157,7 +163,7 @@ class ShardWorker {
     std::promise<std::vector<SealedShard>> done;
   };
   struct CommittedCommand {
-    std::map<base::Partition, base::Offset> changelog_offsets;
+    ChangelogWritten written;
   };
   struct RefreshCommand {
     std::promise<std::vector<std::shared_ptr<const shard::ShardView>>> done;

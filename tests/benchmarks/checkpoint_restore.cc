@@ -81,9 +81,14 @@ int main(int argc, char** argv) {
     auto start = Clock::now();
     snapshot = s->EncodeSnapshot(oncecount::base::Epoch(1));
     encode.push_back(MsSince(start));
-    const LocalCheckpoint checkpoint{base::Partition(0), oncecount::base::Epoch(1), 1,
-                                     s->committed_seq(), base::Offset(0),           snapshot,
-                                     base::Offset(0)};
+    const LocalCheckpoint checkpoint{base::Partition(0),
+                                     oncecount::base::Epoch(1),
+                                     1,
+                                     s->committed_seq(),
+                                     base::Offset(0),
+                                     snapshot,
+                                     base::Offset(0),
+                                     std::nullopt};
     start = Clock::now();
     if (const oncecount::base::Status written =
             oncecount::service::WriteCheckpoint(dir, "events.changelog", checkpoint);

@@ -1,6 +1,6 @@
 // Fuzz target: the local checkpoint decoder (files in state.dir), on the input as
-// written and resealed (resealed.h). A checkpoint it accepts (version 1 or 2) must
-// encode (as version 2) and decode back to itself.
+// written and resealed (resealed.h). A checkpoint it accepts (version 1, 2 or 3) must
+// encode (as version 3) and decode back to itself.
 #include <cstdlib>
 
 #include "processor/service/local_checkpoint.h"

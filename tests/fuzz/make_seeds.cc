@@ -180,9 +180,10 @@ int main(int argc, char** argv) {
   Write(dir, "shard_snapshot_fuzz", {snapshot, Unpacked(snapshot)});
   Write(dir, "local_checkpoint_fuzz",
         {service::EncodeCheckpoint({base::Partition(3), base::Epoch(2), 77, base::Seq(1),
-                                    base::Offset(12345), snapshot, base::Offset(12000)}),
+                                    base::Offset(12345), snapshot, base::Offset(12000),
+                                    base::Offset(12347)}),
          service::EncodeCheckpoint({base::Partition(3), base::Epoch(2), 77, base::Seq(1),
-                                    base::Offset(12345), snapshot, std::nullopt})});
+                                    base::Offset(12345), snapshot, std::nullopt, std::nullopt})});
   Write(dir, "request_fuzz", Requests());
   const std::string config = ReadFile(argv[2]);
   Write(dir, "config_fuzz",

@@ -803,14 +803,14 @@ class StrictTransactionalProducer final : public kafka::TransactionalProducer {
     return Sticky(End(false));
   }
   void Poll() override {}
-  std::map<base::Partition, base::Offset> FirstOffsetsOfLastCommit(
+  std::map<base::Partition, kafka::DeliveredRecords> OffsetsOfLastCommit(
       const std::string& topic) override {
     std::lock_guard lock(id_.cluster->mu);
-    std::map<base::Partition, base::Offset> first;
-    for (const auto& [where, offset] : committed_) {
-      if (where.first == topic) first.emplace(base::Partition(where.second), base::Offset(offset));
+    std::map<base::Partition, kafka::DeliveredRecords> out;
+    for (const auto& [where, delivered] : committed_) {
+      if (where.first == topic) out.emplace(base::Partition(where.second), delivered);
     }
-    return first;
+    return out;
   }
 
  private:
@@ -848,7 +848,7 @@ class StrictTransactionalProducer final : public kafka::TransactionalProducer {
   // Per partition, the bytes of the open transaction's last batch there.
   std::map<TopicPartition, size_t> batches_;
   // Per partition, the first offset the last committed transaction wrote there.
-  std::map<TopicPartition, int64_t> committed_;
+  std::map<TopicPartition, kafka::DeliveredRecords> committed_;
 };
 
 // What every transactional call checks first, in the order a client meets it.
@@ -1001,7 +1001,18 @@ KafkaError StrictTransactionalProducer::End(bool commit) {
          coordinator.ongoing ? coordinator.ongoing->partitions : std::set<TopicPartition>{}) {
       const auto* log = id_.cluster->FindPartition(where.first, where.second);
       const auto first = log->open_transactions.find(transactional_id_);
-      if (first != log->open_transactions.end()) committed_[where] = first->second;
+      if (first == log->open_transactions.end()) continue;
+      kafka::DeliveredRecords& delivered = committed_[where];
+      delivered.first = base::Offset(first->second);
+      for (int64_t offset = std::max(first->second, log->log_start); offset < log->HighWatermark();
+           ++offset) {
+        const StrictCluster::Entry& entry = log->At(offset);
+        if (entry.state != EntryState::kOpen || entry.transactional_id != transactional_id_) {
+          continue;
+        }
+        delivered.last = base::Offset(offset);
+        ++delivered.count;
+      }
     }
   }
   id_.cluster->EndTransaction(transactional_id_, commit);

@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "processor/kafka/partition_reader.h"
 
 namespace oncecount::testing {
 namespace {
@@ -343,6 +346,54 @@ TEST(StrictKafka, ReadCommittedReadersNeverDeliverRecordsOfAbortedTransactions) 
   auto reader = ReaderFrom(*clients, "log", 0);
   EXPECT_EQ(Drain(*reader), (std::vector<std::string>{"0@2 committed", "0@4 end"}));
   EXPECT_EQ(kafka.CommittedValues("log", 0), std::vector<std::string>{"committed"});
+}
+
+// Where a committed transaction's records went, as librdkafka's delivery reports say:
+// first, last and how many, with another producer's record among them.
+TEST(StrictKafka, TellsWhereACommittedTransactionsRecordsWent) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("log", 2).ok());
+  auto clients = kafka.ClientsFor("a");
+  auto producer = Initialized(*clients, "t");
+  ASSERT_TRUE(producer->BeginTransaction().ok());
+  ASSERT_TRUE(producer->Produce(Record("log", 0, "one")).ok());
+  kafka.ProduceForTest("log", 0, std::nullopt, "someone else's");
+  ASSERT_TRUE(producer->Produce(Record("log", 0, "two")).ok());
+  ASSERT_TRUE(producer->Produce(Record("log", 1, "three")).ok());
+  ASSERT_TRUE(producer->CommitTransaction(kTimeout).ok());
+  EXPECT_EQ(producer->OffsetsOfLastCommit("log"),
+            (std::map<base::Partition, kafka::DeliveredRecords>{
+                {base::Partition(0), {base::Offset(0), base::Offset(2), 2}},
+                {base::Partition(1), {base::Offset(0), base::Offset(0), 1}}}));
+  EXPECT_TRUE(producer->OffsetsOfLastCommit("other").empty());
+}
+
+// A read that finds an offset with nothing to read between two records (the double
+// writes a marker at the end of each transaction, as a broker does) tells the clients
+// that the cluster writes markers; one that reads a single transaction cannot tell.
+TEST(StrictKafka, AReadAcrossTwoTransactionsShowsTheClusterWritesMarkers) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("log", 1).ok());
+  auto clients = kafka.ClientsFor("a");
+  auto producer = Initialized(*clients, "t");
+  ASSERT_TRUE(producer->BeginTransaction().ok());
+  ASSERT_TRUE(producer->Produce(Record("log", 0, "first")).ok());
+  ASSERT_TRUE(producer->Produce(Record("log", 0, "second")).ok());
+  ASSERT_TRUE(producer->CommitTransaction(kTimeout).ok());
+  const auto read = [&] {
+    return kafka::ReadPartitions(*clients, kafka.clock(), "log", {base::Partition(0)}, 5s);
+  };
+  ASSERT_TRUE(read().ok());
+  EXPECT_FALSE(clients->WritesTransactionMarkers());
+
+  ASSERT_TRUE(producer->BeginTransaction().ok());
+  ASSERT_TRUE(producer->Produce(Record("log", 0, "third")).ok());
+  ASSERT_TRUE(producer->CommitTransaction(kTimeout).ok());
+  auto records = read();
+  ASSERT_TRUE(records.ok()) << records.error();
+  EXPECT_EQ(records.value()[base::Partition(0)].records.size(), 3u);
+  EXPECT_TRUE(clients->WritesTransactionMarkers());
+  EXPECT_FALSE(kafka.ClientsFor("b")->WritesTransactionMarkers()) << "another process's";
 }
 
 TEST(StrictKafka, PartitionEndComesAtTheLastStableOffsetAndAgainOnlyAfterItMoves) {

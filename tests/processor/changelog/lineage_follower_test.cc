@@ -131,6 +131,44 @@ TEST(LineageFollower, SeekingFindsItsBatchOnTheLineageAndFollowsFromIt) {
   EXPECT_EQ(f.applied_seq().value(), 4u);
 }
 
+// Resuming: a local checkpoint's state after batch (1, 2) of claim 7, whose owner knew
+// its records were alone since its claim, read from its snapshot's last chunk on.
+TEST(LineageFollower, ResumingFindsItsSnapshotsLastChunkAndFollowsFromIt) {
+  LineageFollower f = LineageFollower::Resuming(base::Epoch(1), base::Seq(2), 7);
+  EXPECT_TRUE(f.seeking());
+  EXPECT_EQ(f.Next(SnapshotChunk{kPartition, base::Epoch(1), base::Seq(2), 2, 3, "end", 7}),
+            Step::kSkip);
+  EXPECT_FALSE(f.seeking());
+  EXPECT_EQ(f.Next(Batch(1, 3, 7)), Step::kApply);
+  EXPECT_EQ(f.Next(Batch(1, 3, 9)), Step::kSkip) << "under a refused claim of its epoch";
+  EXPECT_EQ(f.Next(Claim(2, 3, 9)), Step::kSkip) << "a new owner continues from it";
+  EXPECT_EQ(f.Next(Batch(2, 4, 9)), Step::kApply);
+  EXPECT_EQ(f.applied_seq().value(), 4u);
+}
+
+// Anything else at the snapshot's end (another chunk, another claim's, a batch, a
+// claim): the checkpoint is not of this changelog. The follower stays seeking and
+// applies nothing after, whatever comes.
+TEST(LineageFollower, ResumingStaysSeekingWhenTheFirstRecordIsNotItsSnapshotsLastChunk) {
+  const std::vector<Record> wrong = {
+      SnapshotChunk{kPartition, base::Epoch(1), base::Seq(2), 1, 3, "middle", 7},
+      SnapshotChunk{kPartition, base::Epoch(1), base::Seq(2), 2, 3, "end", 8},
+      SnapshotChunk{kPartition, base::Epoch(1), base::Seq(1), 0, 1, "older", 7},
+      SnapshotChunk{kPartition, base::Epoch(2), base::Seq(2), 0, 1, "newer epoch", 7},
+      Batch(1, 2, 7),
+      Claim(1, 0, 7),
+  };
+  for (size_t i = 0; i < wrong.size(); ++i) {
+    LineageFollower f = LineageFollower::Resuming(base::Epoch(1), base::Seq(2), 7);
+    EXPECT_EQ(f.Next(wrong[i]), Step::kSkip) << i;
+    EXPECT_EQ(f.Next(SnapshotChunk{kPartition, base::Epoch(1), base::Seq(2), 2, 3, "end", 7}),
+              Step::kSkip)
+        << i;
+    EXPECT_EQ(f.Next(Batch(1, 3, 7)), Step::kSkip) << i;
+    EXPECT_TRUE(f.seeking()) << i;
+  }
+}
+
 TEST(LineageFollower, SeekingFindsItsBatchWhenItsClaimWasDeleted) {
   LineageFollower f = LineageFollower::Seeking(base::Epoch(3), base::Seq(5), 7);
   EXPECT_EQ(f.Next(Batch(3, 4, 7)), Step::kSkip);  // the read began at the log start

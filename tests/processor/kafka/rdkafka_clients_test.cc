@@ -8,7 +8,9 @@
 #include <memory>
 #include <string>
 
+#include "processor/base/clock.h"
 #include "processor/kafka/embedded_cluster.h"
+#include "processor/kafka/partition_reader.h"
 
 namespace oncecount::kafka {
 namespace {
@@ -49,8 +51,9 @@ TEST_F(RdKafkaClientsTest, TellsWhereTheRecordsOfTheLastCommittedTransactionWent
   ASSERT_FALSE(p->BeginTransaction());
   for (int i = 0; i < 3; ++i) Produce(*p, base::Partition(0), "before");
   ASSERT_FALSE(p->CommitTransaction(30s));
-  EXPECT_EQ(p->FirstOffsetsOfLastCommit("log"),
-            (std::map<base::Partition, base::Offset>{{base::Partition(0), base::Offset(0)}}));
+  EXPECT_EQ(p->OffsetsOfLastCommit("log"),
+            (std::map<base::Partition, DeliveredRecords>{
+                {base::Partition(0), {base::Offset(0), base::Offset(2), 3}}}));
 
   // The next records go to the ends (a real broker's commit marker took an offset
   // after the three records; the embedded cluster writes none).
@@ -58,20 +61,43 @@ TEST_F(RdKafkaClientsTest, TellsWhereTheRecordsOfTheLastCommittedTransactionWent
   ASSERT_TRUE(end0.ok()) << end0.error();
   EXPECT_GE(end0.value(), base::Offset(3));
   ASSERT_FALSE(p->BeginTransaction());
-  EXPECT_TRUE(p->FirstOffsetsOfLastCommit("log").empty()) << "a new transaction clears them";
+  EXPECT_TRUE(p->OffsetsOfLastCommit("log").empty()) << "a new transaction clears them";
   Produce(*p, base::Partition(0), "a");
   Produce(*p, base::Partition(0), "b");
   Produce(*p, base::Partition(1), "c");
   ASSERT_FALSE(p->CommitTransaction(30s));
-  EXPECT_EQ(p->FirstOffsetsOfLastCommit("log"),
-            (std::map<base::Partition, base::Offset>{{base::Partition(0), end0.value()},
-                                                     {base::Partition(1), base::Offset(0)}}));
-  EXPECT_TRUE(p->FirstOffsetsOfLastCommit("other").empty());
+  EXPECT_EQ(p->OffsetsOfLastCommit("log"),
+            (std::map<base::Partition, DeliveredRecords>{
+                {base::Partition(0), {end0.value(), end0.value().Next(), 2}},
+                {base::Partition(1), {base::Offset(0), base::Offset(0), 1}}}));
+  EXPECT_TRUE(p->OffsetsOfLastCommit("other").empty());
 
   ASSERT_FALSE(p->BeginTransaction());
   Produce(*p, base::Partition(1), "aborted");
   ASSERT_FALSE(p->AbortTransaction(30s));
-  EXPECT_TRUE(p->FirstOffsetsOfLastCommit("log").empty()) << "an abort commits nothing";
+  EXPECT_TRUE(p->OffsetsOfLastCommit("log").empty()) << "an abort commits nothing";
+}
+
+// The embedded cluster writes no transaction markers: a read across transactions
+// finds every offset holding a record, and the clients cannot tell a marker from
+// another writer's record (processor/service/owned_run.h).
+TEST_F(RdKafkaClientsTest, AReadOfTheEmbeddedClusterFindsNoTransactionMarkers) {
+  std::unique_ptr<TransactionalProducer> p = Producer();
+  ASSERT_NE(p, nullptr);
+  for (int t = 0; t < 3; ++t) {
+    ASSERT_FALSE(p->BeginTransaction());
+    Produce(*p, base::Partition(0), "a");
+    Produce(*p, base::Partition(0), "b");
+    ASSERT_FALSE(p->CommitTransaction(30s));
+    EXPECT_EQ(p->OffsetsOfLastCommit("log").at(base::Partition(0)),
+              (DeliveredRecords{base::Offset(2 * t), base::Offset(2 * t + 1), 2}))
+        << "each transaction right after the last one's records";
+  }
+  base::SystemClock clock;
+  auto read = ReadPartitions(*clients_, clock, "log", {base::Partition(0)}, 10s);
+  ASSERT_TRUE(read.ok()) << read.error();
+  EXPECT_EQ(read.value()[base::Partition(0)].records.size(), 6u);
+  EXPECT_FALSE(clients_->WritesTransactionMarkers());
 }
 
 TEST_F(RdKafkaClientsTest, AProducerThatLookedUpItsTopicsWritesToThem) {
@@ -81,8 +107,9 @@ TEST_F(RdKafkaClientsTest, AProducerThatLookedUpItsTopicsWritesToThem) {
   ASSERT_FALSE(p->BeginTransaction());
   Produce(*p, base::Partition(1), "after the look-up");
   ASSERT_FALSE(p->CommitTransaction(30s));
-  EXPECT_EQ(p->FirstOffsetsOfLastCommit("log"),
-            (std::map<base::Partition, base::Offset>{{base::Partition(1), base::Offset(0)}}));
+  EXPECT_EQ(p->OffsetsOfLastCommit("log"),
+            (std::map<base::Partition, DeliveredRecords>{
+                {base::Partition(1), {base::Offset(0), base::Offset(0), 1}}}));
 }
 
 TEST_F(RdKafkaClientsTest, TellsAPartitionsStartAndEnd) {

@@ -16,21 +16,23 @@ using testing::Hex;
 using testing::WithField;
 
 LocalCheckpoint Example() {
-  return LocalCheckpoint{base::Partition(3), base::Epoch(7), 0xabcd,           base::Seq(42),
-                         base::Offset(1000), "snap",         base::Offset(900)};
+  return LocalCheckpoint{base::Partition(3), base::Epoch(7),     0xabcd,
+                         base::Seq(42),      base::Offset(1000), "snap",
+                         base::Offset(900),  base::Offset(1003)};
 }
 
 TEST(LocalCheckpoint, PinsItsBytes) {
   const std::string bytes = EncodeCheckpoint(Example());
   EXPECT_EQ(Hex(bytes.substr(0, bytes.size() - 8)),
             "4f434350"          // "OCCP"
-            "0200"              // version 2
+            "0300"              // version 3
             "03000000"          // partition 3
             "0700000000000000"  // epoch 7
             "cdab000000000000"  // claim
             "2a00000000000000"  // seq 42
             "e803000000000000"  // changelog offset 1000
             "8403000000000000"  // check from 900
+            "eb03000000000000"  // snapshot end 1003
             "04000000736e6170"  // "snap"
   );
   EXPECT_EQ(testing::Le(bytes, bytes.size() - 8, 8), XXH3_64bits(bytes.data(), bytes.size() - 8));
@@ -40,9 +42,33 @@ TEST(LocalCheckpoint, PinsItsBytes) {
 
   LocalCheckpoint unknown = Example();
   unknown.check_from.reset();
+  unknown.snapshot_end.reset();
   const std::string unknown_bytes = EncodeCheckpoint(unknown);
-  EXPECT_EQ(Hex(unknown_bytes.substr(4 + 2 + 4 + 8 * 4, 8)), "ffffffffffffffff");
+  EXPECT_EQ(Hex(unknown_bytes.substr(4 + 2 + 4 + 8 * 4, 16)), "ffffffffffffffffffffffffffffffff");
   EXPECT_EQ(DecodeCheckpoint(unknown_bytes).value(), unknown);
+}
+
+// Files written before the snapshot end (version 2) still decode, without it: their
+// lineage is then checked from where the claimer's restore had read to.
+TEST(LocalCheckpoint, DecodesAVersion2FileWithoutASnapshotEnd) {
+  std::string v2 = testing::FromHex(
+      "4f434350"          // "OCCP"
+      "0200"              // version 2
+      "03000000"          // partition 3
+      "0700000000000000"  // epoch 7
+      "cdab000000000000"  // claim
+      "2a00000000000000"  // seq 42
+      "e803000000000000"  // changelog offset 1000
+      "8403000000000000"  // check from 900
+      "04000000736e6170"  // "snap"
+  );
+  const uint64_t sum = XXH3_64bits(v2.data(), v2.size());
+  for (int i = 0; i < 8; ++i) v2.push_back(static_cast<char>(sum >> (8 * i)));
+  auto decoded = DecodeCheckpoint(v2);
+  ASSERT_TRUE(decoded.ok()) << decoded.error();
+  LocalCheckpoint expected = Example();
+  expected.snapshot_end.reset();
+  EXPECT_EQ(decoded.value(), expected);
 }
 
 // Files written before the claim offset (version 1) still decode, without it: their
@@ -64,6 +90,7 @@ TEST(LocalCheckpoint, DecodesAVersion1FileWithoutAClaimOffset) {
   ASSERT_TRUE(decoded.ok()) << decoded.error();
   LocalCheckpoint expected = Example();
   expected.check_from.reset();
+  expected.snapshot_end.reset();
   EXPECT_EQ(decoded.value(), expected);
 }
 
@@ -93,6 +120,15 @@ TEST(LocalCheckpoint, RejectsAnImpossiblePositionEvenWithAGoodChecksum) {
   EXPECT_FALSE(
       DecodeCheckpoint(WithField(good, kClaimOffsetAt, 8, static_cast<uint64_t>(-2))).ok());
   EXPECT_TRUE(DecodeCheckpoint(WithField(good, kClaimOffsetAt, 8, 1000)).ok());
+  constexpr size_t kSnapshotEndAt = kClaimOffsetAt + 8;
+  EXPECT_FALSE(DecodeCheckpoint(WithField(good, kSnapshotEndAt, 8, 999)).ok())
+      << "a snapshot that ends before its own transaction begins";
+  EXPECT_FALSE(
+      DecodeCheckpoint(WithField(WithField(good, kClaimOffsetAt, 8, static_cast<uint64_t>(-1)),
+                                 kSnapshotEndAt, 8, 1003))
+          .ok())
+      << "a run known to be the owner's alone from a claim offset it does not know";
+  EXPECT_TRUE(DecodeCheckpoint(WithField(good, kSnapshotEndAt, 8, static_cast<uint64_t>(-1))).ok());
 }
 
 class CheckpointFiles : public ::testing::Test {

@@ -64,6 +64,33 @@ class LocalCheckpointRestart : public ::testing::Test {
       ASSERT_TRUE(checkpoint.ok() && checkpoint.value()) << p;
       // The restore that claimed read an empty changelog: its check starts at 0.
       EXPECT_EQ(checkpoint.value()->check_from, base::Offset(0)) << p;
+      // Nor did it see a marker: a gap of one offset after its claim could have been
+      // a rival's claim, so the check cannot start at the snapshot.
+      EXPECT_EQ(checkpoint.value()->snapshot_end, std::nullopt) << p;
+    }
+    a.Kill();
+  }
+
+  // A second life of the process after RunAndKill: its restore reads the changelog
+  // (and so sees the cluster's markers), it commits [300, 400) with a snapshot and
+  // [400, 450) after it, then dies.
+  void RunAgainAndKill(StrictKafka& kafka) {
+    Instance a(kafka, Options());
+    ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+    Send(kafka, 300, 400);
+    a.StepAndCommit();
+    kafka.Advance(61s);
+    Send(kafka, 300, 320);  // retries: a commit with a snapshot needs input
+    a.StepAndCommit();
+    Send(kafka, 400, 450);
+    a.StepAndCommit();
+    for (base::Partition p : base::AllPartitions(kPartitions)) {
+      auto checkpoint = ReadCheckpoint(dir_, "events.changelog", p);
+      ASSERT_TRUE(checkpoint.ok() && checkpoint.value()) << p;
+      const LocalCheckpoint& c = *checkpoint.value();
+      ASSERT_TRUE(c.snapshot_end.has_value()) << p << a.log();
+      EXPECT_GT(*c.snapshot_end, c.changelog_offset) << p << ": a batch, then the chunks";
+      EXPECT_GT(c.changelog_offset, *c.check_from) << p;
     }
     a.Kill();
   }
@@ -75,20 +102,20 @@ class LocalCheckpointRestart : public ::testing::Test {
 
   // Starts the process again, sends retries of everything and new events, and
   // checks that every event counts once, in the changelog and in what it serves.
-  Restarted RestartAndCheck(StrictKafka& kafka) {
+  Restarted RestartAndCheck(StrictKafka& kafka, int sent = 300) {
     Instance again(kafka, Options());
     EXPECT_TRUE(RunUntil(kafka, {&again}, [&] { return again.RunsAll(kPartitions); }))
         << again.log();
-    Send(kafka, 0, 300);  // every event retried: the filter must know them all
-    Send(kafka, 300, 350);
+    Send(kafka, 0, sent);  // every event retried: the filter must know them all
+    Send(kafka, sent, sent + 50);
     again.StepAndCommit();
-    ExpectExactlyOnce(kafka, 350);
+    ExpectExactlyOnce(kafka, sent + 50);
     int64_t served = 0;
     for (base::Partition p : base::AllPartitions(kPartitions)) {
       if (again.View(p.value()) != nullptr)
         served += again.View(p.value())->counters->Find("n0").value_or(0);
     }
-    EXPECT_EQ(served, Expected(350)["n0"]) << again.log();
+    EXPECT_EQ(served, Expected(sent + 50)["n0"]) << again.log();
     testing::ExpectEveryClaimTookANewEpoch(kafka);
     return {again.log(), again.metrics().Render()};
   }
@@ -110,6 +137,73 @@ TEST_F(LocalCheckpointRestart, ReadsOnlyTheTailAfterTheCheckpointAndCountsExactl
               std::string::npos)
         << log;
   }
+}
+
+// The second life knew its records were alone from its claim to its snapshot
+// (owned_run.h): the third reads from the snapshot's last chunk, not from the claim.
+TEST_F(LocalCheckpointRestart, ReadsFromTheSnapshotsEndWhenItsOwnerKnewItsRecordsWereAlone) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  RunAndKill(kafka);
+  RunAgainAndKill(kafka);
+  const Restarted r = RestartAndCheck(kafka, 450);
+  for (base::Partition p : base::AllPartitions(kPartitions)) {
+    // The snapshot's last chunk, then the one batch after it.
+    EXPECT_NE(r.log.find("shard " + std::to_string(p.value()) +
+                         ": taken over from its local checkpoint (read from its snapshot's "
+                         "end) at batch 6 (1 batches from the changelog's tail)"),
+              std::string::npos)
+        << r.log;
+  }
+}
+
+// Retention took everything before the snapshot's last chunk, the claim and the
+// snapshot's other records included: a checkpoint read from its snapshot's end does
+// not need them.
+TEST_F(LocalCheckpointRestart, ReadsFromTheSnapshotsEndEvenWhenRetentionTookTheClaim) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  RunAndKill(kafka);
+  RunAgainAndKill(kafka);
+  for (base::Partition p : base::AllPartitions(kPartitions)) {
+    auto checkpoint = ReadCheckpoint(dir_, "events.changelog", p);
+    ASSERT_TRUE(checkpoint.ok() && checkpoint.value());
+    ASSERT_TRUE(kafka
+                    .DeleteRecordsBefore("events.changelog", p.value(),
+                                         checkpoint.value()->snapshot_end->value())
+                    .ok());
+  }
+  const Restarted r = RestartAndCheck(kafka, 450);
+  EXPECT_EQ(r.log.find("passed over"), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("shard 1: taken over from its local checkpoint (read from its snapshot's "
+                       "end)"),
+            std::string::npos)
+      << r.log;
+}
+
+// A checkpoint whose snapshot end holds another record (the topic was deleted and
+// created again, and filled as far): passed over, as one of another changelog.
+TEST_F(LocalCheckpointRestart, PassesOverACheckpointWhoseSnapshotEndHoldsAnotherRecord) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  RunAndKill(kafka);
+  RunAgainAndKill(kafka);
+  auto checkpoint = ReadCheckpoint(dir_, "events.changelog", base::Partition(0));
+  ASSERT_TRUE(checkpoint.ok() && checkpoint.value());
+  LocalCheckpoint moved = *checkpoint.value();
+  *moved.snapshot_end = moved.changelog_offset;  // the transaction's first batch
+  ASSERT_TRUE(WriteCheckpoint(dir_, "events.changelog", moved).ok());
+  const Restarted r = RestartAndCheck(kafka, 450);
+  EXPECT_NE(r.log.find("shard 0: its local checkpoint is passed over (not_in_changelog"),
+            std::string::npos)
+      << r.log;
+  EXPECT_NE(r.log.find("shard 1: taken over from its local checkpoint (read from its snapshot's "
+                       "end)"),
+            std::string::npos)
+      << r.log;
+  EXPECT_NE(r.metrics.find("oncecount_checkpoint_fallbacks_total{reason=\"not_in_changelog\"} 1\n"),
+            std::string::npos)
+      << r.metrics;
 }
 
 TEST_F(LocalCheckpointRestart, PassesOverACorruptCheckpoint) {
@@ -184,54 +278,79 @@ TEST_F(LocalCheckpointRestart, PassesOverACheckpointWrittenAgainstAnotherChangel
 
 // A zombie's checkpoint. a freezes inside the commit that carries its snapshots (its
 // records held in flight), in the regime the start-up check refuses (session 3 s,
-// transaction 10 s): b is given the shards, claims epoch 2 and stays idle; a thaws,
-// and its commit lands after b's claims, unfenced, and a writes checkpoints of it.
-// Those batches are in the changelog but not on its lineage (b's claims superseded
-// them). Taken at face value, a restart would claim epoch 2 a second time — a claim
-// every reader refuses — and serve the zombie's counts.
-TEST_F(LocalCheckpointRestart, PassesOverAZombiesCheckpointWhoseBatchANewerClaimSuperseded) {
+// transaction 10 s): b is given the shards, claims epoch `epoch` + 1 and stays idle; a
+// thaws, and its commit lands after b's claims, unfenced, and a writes checkpoints of
+// it. Those batches are in the changelog but not on its lineage (b's claims superseded
+// them). Taken at face value, a restart would claim b's epoch a second time — a claim
+// every reader refuses — and serve the zombie's counts. Events [from, from + 200).
+class ZombieCheckpoint : public LocalCheckpointRestart {
+ protected:
+  void FreezeThroughItsSnapshotCommit(StrictKafka& kafka, int from, uint64_t epoch) {
+    kafka.set_session_timeout(3s);
+    kafka.set_transaction_abort_interval(10s);
+    testing::StrictInstanceOptions options = Options();
+    options.transaction_timeout = 10s;
+    auto a = std::make_unique<Instance>(kafka, options);
+    ASSERT_TRUE(RunUntil(kafka, {a.get()}, [&] { return a->RunsAll(kPartitions); })) << a->log();
+    Send(kafka, from, from + 100);
+    a->StepAndCommit();
+    kafka.Advance(61s);  // the next commit carries snapshots: checkpoints follow it
+    Send(kafka, from + 100, from + 200);
+    for (int i = 0; i < 3; ++i) a->Step();
+
+    std::unique_ptr<Instance> b;
+    kafka.HoldProduce("a");
+    kafka.ObserveAt(testing::StrictKafka::Call::kCommitTransaction, "a", [&] {
+      kafka.Freeze("a");
+      b = std::make_unique<Instance>(kafka, "b");
+      ASSERT_TRUE(RunUntil(kafka, {b.get()}, [&] { return b->RunsAll(kPartitions); })) << b->log();
+      kafka.Thaw("a");
+    });
+    a->Commit();
+    ASSERT_NE(b, nullptr) << a->log();
+    a->Commit();  // its workers write the checkpoints before they seal again
+    for (base::Partition p : base::AllPartitions(kPartitions)) {
+      auto checkpoint = ReadCheckpoint(dir_, "events.changelog", p);
+      ASSERT_TRUE(checkpoint.ok() && checkpoint.value()) << p << a->log();
+      EXPECT_EQ(checkpoint.value()->epoch, base::Epoch(epoch)) << p;
+      // b's claims came between a's own records: a knew they were not alone.
+      EXPECT_EQ(checkpoint.value()->snapshot_end, std::nullopt) << p;
+      const std::vector<uint64_t> epochs = testing::ClaimEpochs(kafka, p.value());
+      ASSERT_FALSE(epochs.empty());
+      EXPECT_EQ(epochs.back(), epoch + 1) << p;
+    }
+    b->Kill();
+    a->Kill();
+  }
+
+  void ExpectPassedOver(const Restarted& r) {
+    EXPECT_EQ(r.log.find("taken over from its local checkpoint"), std::string::npos) << r.log;
+    EXPECT_NE(
+        r.log.find("(not_on_lineage: its batch is in the changelog, but a newer or rival claim"),
+        std::string::npos)
+        << r.log;
+    EXPECT_NE(r.metrics.find("oncecount_checkpoint_fallbacks_total{reason=\"not_on_lineage\"} 2\n"),
+              std::string::npos)
+        << r.metrics;
+  }
+};
+
+TEST_F(ZombieCheckpoint, IsPassedOverWhenANewerClaimSupersededItsBatch) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
-  kafka.set_session_timeout(3s);
-  kafka.set_transaction_abort_interval(10s);
-  testing::StrictInstanceOptions options = Options();
-  options.transaction_timeout = 10s;
-  auto a = std::make_unique<Instance>(kafka, options);
-  ASSERT_TRUE(RunUntil(kafka, {a.get()}, [&] { return a->RunsAll(kPartitions); })) << a->log();
-  Send(kafka, 0, 200);
-  a->StepAndCommit();
-  kafka.Advance(61s);  // the next commit carries snapshots: checkpoints follow it
-  Send(kafka, 200, 300);
-  for (int i = 0; i < 3; ++i) a->Step();
+  FreezeThroughItsSnapshotCommit(kafka, 0, 1);
+  ExpectPassedOver(RestartAndCheck(kafka));
+}
 
-  std::unique_ptr<Instance> b;
-  kafka.HoldProduce("a");
-  kafka.ObserveAt(testing::StrictKafka::Call::kCommitTransaction, "a", [&] {
-    kafka.Freeze("a");
-    b = std::make_unique<Instance>(kafka, "b");
-    ASSERT_TRUE(RunUntil(kafka, {b.get()}, [&] { return b->RunsAll(kPartitions); })) << b->log();
-    kafka.Thaw("a");
-  });
-  a->Commit();
-  ASSERT_NE(b, nullptr) << a->log();
-  a->Commit();  // its workers write the checkpoints before they seal again
-  for (base::Partition p : base::AllPartitions(kPartitions)) {
-    ASSERT_TRUE(std::filesystem::exists(CheckpointPath(dir_, "events.changelog", p)))
-        << p << a->log();
-    EXPECT_EQ(testing::ClaimEpochs(kafka, p.value()), (std::vector<uint64_t>{1, 2})) << p;
-  }
-  b->Kill();
-  a->Kill();
-
-  const Restarted r = RestartAndCheck(kafka);
-  EXPECT_EQ(r.log.find("taken over from its local checkpoint"), std::string::npos) << r.log;
-  EXPECT_NE(
-      r.log.find("(not_on_lineage: its batch is in the changelog, but a newer or rival claim"),
-      std::string::npos)
-      << r.log;
-  EXPECT_NE(r.metrics.find("oncecount_checkpoint_fallbacks_total{reason=\"not_on_lineage\"} 2\n"),
-            std::string::npos)
-      << r.metrics;
+// The same, by a life of a that had read the changelog and so knew the cluster writes
+// markers: b's claims broke its run of records, so its checkpoints are checked from
+// its claim, which finds them superseded.
+TEST_F(ZombieCheckpoint, IsPassedOverWhenItsOwnerKnewTheClusterWritesMarkers) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  RunAndKill(kafka);
+  FreezeThroughItsSnapshotCommit(kafka, 300, 2);
+  ExpectPassedOver(RestartAndCheck(kafka, 500));
 }
 
 }  // namespace
