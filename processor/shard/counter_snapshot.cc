@@ -38,6 +38,29 @@ CounterSnapshot CounterSnapshot::FromMap(const std::unordered_map<std::string, i
   return From(std::move(all));
 }
 
+bool CounterSnapshot::SortedBuilder::Add(std::string_view name, int64_t value) {
+  if (!pending_.empty() ? !(pending_.back().name < name)
+                        : !out_.chunks_.empty() && !(out_.chunks_.back()->names->back() < name)) {
+    return false;
+  }
+  pending_.push_back({name, value});
+  if (pending_.size() == kChunk) Flush();
+  return true;
+}
+
+void CounterSnapshot::SortedBuilder::Flush() {
+  if (pending_.empty()) return;
+  out_.chunks_.push_back(MakeChunk(pending_.data(), pending_.data() + pending_.size()));
+  out_.base_size_ += pending_.size();
+  pending_.clear();
+}
+
+CounterSnapshot CounterSnapshot::SortedBuilder::Finish() && {
+  Flush();
+  out_.size_ = out_.base_size_;
+  return std::move(out_);
+}
+
 size_t CounterSnapshot::Names::LowerBound(std::string_view name) const {
   size_t lo = 0, hi = size();
   while (lo < hi) {
@@ -94,6 +117,7 @@ void CounterSnapshot::AppendChunks(const std::vector<CounterRef>& sorted) {
     from = to;
   }
   base_size_ += n;
+  copied_ += n;
 }
 
 void CounterSnapshot::AppendUpdated(const ChunkPtr& old, const CounterRef* from,
@@ -114,6 +138,7 @@ void CounterSnapshot::AppendUpdated(const ChunkPtr& old, const CounterRef* from,
     // The common case: known counters changed. Share the names, copy the values.
     updated.names = old->names;
     base_size_ += names.size();
+    copied_ += names.size();
     chunks_.push_back(std::make_shared<const Chunk>(std::move(updated)));
     return;
   }
@@ -145,30 +170,73 @@ CounterSnapshot CounterSnapshot::With(std::vector<CounterRef> updates,
     }
   }
   updates.resize(unique);
-  // The recent run with the updates merged in (they win), and how many names are new.
-  std::vector<CounterRef> run;
-  run.reserve(RecentSize() + updates.size());
-  size_t added = 0;
-  size_t i = 0;
-  for (const CounterRef& u : updates) {
-    for (; i < RecentSize() && RecentName(i) < u.name; ++i) {
-      run.push_back({RecentName(i), recent_->values[i]});
-    }
-    if (i < RecentSize() && RecentName(i) == u.name) {
-      ++i;
-    } else if (!new_names && !BaseHas(u.name)) {
-      ++added;
-    }
-    run.push_back(u);
-  }
-  for (; i < RecentSize(); ++i) run.push_back({RecentName(i), recent_->values[i]});
-  if (run.size() > std::max(kChunk, base_size_ / kFoldFraction)) return Fold(run);
   CounterSnapshot out;
+  if (updates.empty()) {
+    out = *this;
+    out.copied_ = 0;
+    return out;
+  }
+  size_t added = 0;
+  if (new_names) {
+    added = *new_names;
+  } else {
+    for (const CounterRef& u : updates) added += Has(u.name) ? 0 : 1;
+  }
+  // The new run goes down while it holds more than 1/kGrowth of the next: each run
+  // stays at most 1/kGrowth of the one after it, whatever the commits' sizes.
+  std::vector<CounterRef> run = std::move(updates);
+  size_t copied = run.size();
+  size_t next = 0;
+  for (; next < runs_.size() && run.size() * kGrowth > RunSize(next); ++next) {
+    copied += RunSize(next);
+    run = MergeRun(run, next);
+  }
+  size_t run_names = run.size();
+  for (size_t i = next; i < runs_.size(); ++i) run_names += RunSize(i);
+  if (run_names > std::max(kChunk, base_size_ / kFoldFraction) ||
+      runs_.size() - next + 1 > kMaxRuns) {
+    for (; next < runs_.size(); ++next) {
+      copied += RunSize(next);
+      run = MergeRun(run, next);
+    }
+    out = Fold(run);
+    out.copied_ += copied;
+    return out;
+  }
   out.chunks_ = chunks_;
   out.base_size_ = base_size_;
-  if (!run.empty()) out.recent_ = MakeChunk(run.data(), run.data() + run.size());
-  out.size_ = size_ + new_names.value_or(added);
+  out.runs_.reserve(1 + runs_.size() - next);
+  out.runs_.push_back(MakeChunk(run.data(), run.data() + run.size()));
+  out.runs_.insert(out.runs_.end(), runs_.begin() + static_cast<std::ptrdiff_t>(next), runs_.end());
+  out.size_ = size_ + added;
+  out.copied_ = copied;
   return out;
+}
+
+std::vector<CounterRef> CounterSnapshot::MergeRun(const std::vector<CounterRef>& newer,
+                                                  size_t run) const {
+  const Chunk& older = *runs_[run];
+  const size_t n = older.values.size();
+  std::vector<CounterRef> merged;
+  merged.reserve(newer.size() + n);
+  size_t i = 0;
+  for (const CounterRef& u : newer) {
+    for (; i < n && RunName(run, i) < u.name; ++i)
+      merged.push_back({RunName(run, i), older.values[i]});
+    if (i < n && RunName(run, i) == u.name) ++i;  // overridden
+    merged.push_back(u);
+  }
+  for (; i < n; ++i) merged.push_back({RunName(run, i), older.values[i]});
+  return merged;
+}
+
+bool CounterSnapshot::Has(std::string_view name) const {
+  for (size_t r = 0; r < runs_.size(); ++r) {
+    const size_t i = runs_[r]->names->LowerBound(name);
+    if (i < RunSize(r) && RunName(r, i) == name) return true;
+  }
+  const BasePosition p = BaseLowerBound(name);
+  return !BaseAtEnd(p) && BaseName(p) == name;
 }
 
 CounterSnapshot CounterSnapshot::Fold(const std::vector<CounterRef>& sorted) const {
@@ -216,31 +284,46 @@ CounterSnapshot::BasePosition CounterSnapshot::BaseUpperBound(std::string_view n
   return p;
 }
 
-bool CounterSnapshot::BaseHas(std::string_view name) const {
-  const BasePosition p = BaseLowerBound(name);
-  return !BaseAtEnd(p) && BaseName(p) == name;
-}
-
 CounterSnapshot::Cursor CounterSnapshot::Start(std::string_view prefix,
                                                std::optional<std::string_view> after) const {
-  Cursor c{BaseLowerBound(prefix), recent_ ? recent_->names->LowerBound(prefix) : 0};
+  Cursor c;
+  c.base = BaseLowerBound(prefix);
+  for (size_t r = 0; r < runs_.size(); ++r) {
+    c.run[r] = static_cast<uint32_t>(runs_[r]->names->LowerBound(prefix));
+  }
   if (after) {
     const BasePosition past = BaseUpperBound(*after);
     if (std::pair(past.chunk, past.index) > std::pair(c.base.chunk, c.base.index)) c.base = past;
-    if (recent_) c.recent = std::max(c.recent, recent_->names->UpperBound(*after));
+    for (size_t r = 0; r < runs_.size(); ++r) {
+      c.run[r] = std::max(c.run[r], static_cast<uint32_t>(runs_[r]->names->UpperBound(*after)));
+    }
   }
   return c;
 }
 
+bool CounterSnapshot::AtEnd(const Cursor& c) const {
+  if (!BaseAtEnd(c.base)) return false;
+  for (size_t r = 0; r < runs_.size(); ++r) {
+    if (c.run[r] < RunSize(r)) return false;
+  }
+  return true;
+}
+
 std::string_view CounterSnapshot::NameAt(const Cursor& c) const {
-  if (c.recent >= RecentSize()) return BaseName(c.base);
-  if (BaseAtEnd(c.base)) return RecentName(c.recent);
-  return std::min(BaseName(c.base), RecentName(c.recent));
+  std::optional<std::string_view> name;
+  if (!BaseAtEnd(c.base)) name = BaseName(c.base);
+  for (size_t r = 0; r < runs_.size(); ++r) {
+    if (c.run[r] < RunSize(r) && (!name || RunName(r, c.run[r]) < *name)) {
+      name = RunName(r, c.run[r]);
+    }
+  }
+  return *name;
 }
 
 int64_t CounterSnapshot::ValueAt(const Cursor& c) const {
-  if (c.recent < RecentSize() && (BaseAtEnd(c.base) || RecentName(c.recent) <= BaseName(c.base))) {
-    return recent_->values[c.recent];
+  const std::string_view name = NameAt(c);
+  for (size_t r = 0; r < runs_.size(); ++r) {
+    if (c.run[r] < RunSize(r) && RunName(r, c.run[r]) == name) return runs_[r]->values[c.run[r]];
   }
   return chunks_[c.base.chunk]->values[c.base.index];
 }
@@ -252,20 +335,22 @@ void CounterSnapshot::Next(Cursor& c) const {
     ++c.base.chunk;
     c.base.index = 0;
   }
-  if (c.recent < RecentSize() && RecentName(c.recent) == name) ++c.recent;
+  for (size_t r = 0; r < runs_.size(); ++r) {
+    if (c.run[r] < RunSize(r) && RunName(r, c.run[r]) == name) ++c.run[r];
+  }
 }
 
 std::vector<CounterValue> CounterSnapshot::counters() const {
   std::vector<CounterValue> all;
   all.reserve(size_);
-  for (Cursor c; !AtEnd(c); Next(c)) all.push_back({std::string(NameAt(c)), ValueAt(c)});
+  for (Cursor c = First(); !AtEnd(c); Next(c)) all.push_back({std::string(NameAt(c)), ValueAt(c)});
   return all;
 }
 
 std::optional<int64_t> CounterSnapshot::Find(std::string_view name) const {
-  if (recent_) {
-    const size_t i = recent_->names->LowerBound(name);
-    if (i < RecentSize() && RecentName(i) == name) return recent_->values[i];
+  for (size_t r = 0; r < runs_.size(); ++r) {  // the newest run that holds it wins
+    const size_t i = runs_[r]->names->LowerBound(name);
+    if (i < RunSize(r) && RunName(r, i) == name) return runs_[r]->values[i];
   }
   const BasePosition p = BaseLowerBound(name);
   if (BaseAtEnd(p) || BaseName(p) != name) return std::nullopt;
@@ -345,6 +430,26 @@ size_t CounterSnapshot::SharedChunks(const CounterSnapshot& a, const CounterSnap
   return shared;
 }
 
+size_t CounterSnapshot::SharedRuns(const CounterSnapshot& a, const CounterSnapshot& b) {
+  size_t shared = 0;
+  for (const ChunkPtr& run : b.runs_) {
+    shared += static_cast<size_t>(std::count(a.runs_.begin(), a.runs_.end(), run));
+  }
+  return shared;
+}
+
+std::vector<size_t> CounterSnapshot::RunSizes(const CounterSnapshot& s) {
+  std::vector<size_t> sizes;
+  for (size_t r = 0; r < s.runs_.size(); ++r) sizes.push_back(s.RunSize(r));
+  return sizes;
+}
+
+size_t CounterSnapshot::RunNames() const {
+  size_t names = 0;
+  for (size_t r = 0; r < runs_.size(); ++r) names += RunSize(r);
+  return names;
+}
+
 size_t CounterSnapshot::DistinctNames(const std::vector<CountersPtr>& shards) {
   std::vector<const CounterSnapshot*> present;
   for (const CountersPtr& shard : shards) {
@@ -356,11 +461,14 @@ size_t CounterSnapshot::DistinctNames(const std::vector<CountersPtr>& shards) {
   struct Head {
     std::string_view name;
     size_t shard;
-    Cursor at;
   };
   const auto later = [](const Head& a, const Head& b) { return a.name > b.name; };
+  std::vector<Cursor> at(present.size());  // beside the heap: a cursor is large to move
   std::vector<Head> heap;
-  for (size_t i = 0; i < present.size(); ++i) heap.push_back({present[i]->NameAt({}), i, {}});
+  for (size_t i = 0; i < present.size(); ++i) {
+    at[i] = present[i]->First();
+    heap.push_back({present[i]->NameAt(at[i]), i});
+  }
   std::make_heap(heap.begin(), heap.end(), later);
   size_t distinct = 0;
   std::string_view last;
@@ -370,11 +478,12 @@ size_t CounterSnapshot::DistinctNames(const std::vector<CountersPtr>& shards) {
     if (distinct == 0 || head.name != last) ++distinct;
     last = head.name;  // chunks are immutable: it outlives Next
     const CounterSnapshot& shard = *present[head.shard];
-    shard.Next(head.at);
-    if (shard.AtEnd(head.at)) {
+    Cursor& cursor = at[head.shard];
+    shard.Next(cursor);
+    if (shard.AtEnd(cursor)) {
       heap.pop_back();
     } else {
-      head.name = shard.NameAt(head.at);
+      head.name = shard.NameAt(cursor);
       std::push_heap(heap.begin(), heap.end(), later);
     }
   }

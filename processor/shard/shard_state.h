@@ -272,7 +272,8 @@ class ShardState {
   bool forgot_filter_ = false;
 
   // The counters of the last view and the names changed since, from which the next
-  // view is made (CounterView); null: the next view copies every counter. Owner
+  // view is made (CounterView); null: the next view copies every counter. A state
+  // restored from a snapshot starts with the snapshot's counters (FromSnapshot). Owner
   // thread only; MakeView is const for its callers, so these are mutable.
   mutable std::shared_ptr<const CounterSnapshot> view_counters_;
   mutable std::vector<CounterTable::Index> view_dirty_;

@@ -143,9 +143,9 @@ TEST(CounterSnapshot, ChainsOfSmallUpdatesEqualASnapshotBuiltFromScratch) {
       updates.push_back({names[k], value});
       live[names[k]] = value;
     }
-    const size_t recent_before = CounterSnapshot::RecentNames(s);
+    const CounterSnapshot before = s;
     s = s.With(updates);
-    if (CounterSnapshot::RecentNames(s) < recent_before) ++folds;
+    if (CounterSnapshot::SharedChunks(before, s) < CounterSnapshot::ChunkCount(before)) ++folds;
     const CounterSnapshot scratch = CounterSnapshot::FromMap(live);
     ASSERT_EQ(s.counters(), scratch.counters()) << "commit " << commit;
     ASSERT_EQ(s.size(), live.size()) << "commit " << commit;
@@ -154,7 +154,202 @@ TEST(CounterSnapshot, ChainsOfSmallUpdatesEqualASnapshotBuiltFromScratch) {
     ASSERT_EQ(s.List("c001", 7, std::string_view("c0015")).counters,
               scratch.List("c001", 7, std::string_view("c0015")).counters);
   }
-  EXPECT_GE(folds, 3u) << "the chain folded its run into the base several times";
+  EXPECT_GE(folds, 3u) << "the chain folded its runs into the base several times";
+}
+
+std::vector<CounterValue> Values(const std::map<std::string, int64_t>& model) {
+  std::vector<CounterValue> values;
+  for (const auto& [name, value] : model) values.push_back({name, value});
+  return values;
+}
+
+std::string NameOf(int i) {
+  char name[16];
+  std::snprintf(name, sizeof name, "c%06d", i);
+  return name;
+}
+
+// The point of the levels: once a large run has built up, small commits neither copy
+// it nor merge into it; they cost about what they changed.
+TEST(CounterSnapshot, ACommitCopiesInProportionToWhatItChangedNotToTheRecentRuns) {
+  constexpr int kBase = 200'000;
+  constexpr size_t kRun = 20'000;  // under kBase / kFoldFraction: no fold
+  CounterSnapshot s = CounterSnapshot::FromMap(Numbered(kBase));
+  std::vector<std::string> names;
+  for (size_t i = 0; i < kRun; ++i) names.push_back(NameOf(static_cast<int>(i * 10)));
+  std::vector<CounterRef> large;
+  for (const std::string& name : names) large.push_back({name, -1});
+  s = s.With(large, 0);
+  ASSERT_EQ(CounterSnapshot::RunSizes(s), std::vector<size_t>{kRun});
+
+  constexpr size_t kCommit = 10;
+  constexpr int kCommits = 200;
+  std::mt19937 rng(5);
+  size_t copied = 0;
+  size_t most_levels = 0;
+  for (int commit = 0; commit < kCommits; ++commit) {
+    std::vector<CounterRef> updates;
+    for (size_t k = 0; k < kCommit; ++k) {
+      updates.push_back({names[rng() % names.size()], commit});
+    }
+    const CounterSnapshot before = s;
+    s = s.With(updates, 0);
+    const std::vector<size_t> runs = CounterSnapshot::RunSizes(s);
+    ASSERT_EQ(runs.back(), kRun) << "commit " << commit << ": the large run is untouched";
+    ASSERT_EQ(CounterSnapshot::SharedRuns(before, s), runs.size() - 1)
+        << "commit " << commit << ": only the newest run is new";
+    ASSERT_EQ(CounterSnapshot::SharedChunks(before, s), CounterSnapshot::ChunkCount(before));
+    ASSERT_EQ(s.Find(std::string(updates.back().name)), commit);
+    copied += CounterSnapshot::CopiedByWith(s);
+    most_levels = std::max(most_levels, runs.size());
+  }
+  // Each name a commit changes is copied about kGrowth + 1 times per level it goes
+  // down (the levels above the large run hold at most kCommits x kCommit names).
+  const size_t bound = kCommits * kCommit * (CounterSnapshot::kGrowth + 1) * most_levels;
+  EXPECT_LE(copied, bound);
+  EXPECT_LT(copied, kRun) << "200 commits copied less than the large run once";
+  EXPECT_LE(most_levels, 6u);
+}
+
+// Whatever the commits' sizes, each run holds at most 1/kGrowth of the next.
+TEST(CounterSnapshot, KeepsEachRunAFractionOfTheNext) {
+  CounterSnapshot s = CounterSnapshot::FromMap(Numbered(400'000, 4));
+  std::mt19937 rng(9);
+  for (int commit = 0; commit < 300; ++commit) {
+    const size_t k = size_t{1} << (rng() % 11);  // 1 .. 1024 names
+    std::vector<std::string> names;
+    for (size_t i = 0; i < k; ++i) names.push_back(NameOf(static_cast<int>(rng() % 400'000)));
+    std::vector<CounterRef> updates;
+    for (const std::string& name : names) updates.push_back({name, 1});
+    s = s.With(updates);
+    const std::vector<size_t> runs = CounterSnapshot::RunSizes(s);
+    for (size_t i = 0; i + 1 < runs.size(); ++i) {
+      ASSERT_LE(runs[i] * CounterSnapshot::kGrowth, runs[i + 1]) << "commit " << commit;
+    }
+  }
+}
+
+TEST(CounterSnapshot, BuildsFromNamesInOrderAsFromWouldAndRefusesNamesOutOfOrder) {
+  const std::unordered_map<std::string, int64_t> live = Numbered(1000);
+  const CounterSnapshot scratch = CounterSnapshot::FromMap(live);
+  CounterSnapshot::SortedBuilder builder;
+  for (const CounterValue& c : scratch.counters()) ASSERT_TRUE(builder.Add(c.name, c.value));
+  const CounterSnapshot built = std::move(builder).Finish();
+  EXPECT_EQ(built.counters(), scratch.counters());
+  EXPECT_EQ(built.size(), 1000u);
+  EXPECT_EQ(built.Find("c000513"), 513);
+  EXPECT_EQ(CounterSnapshot::ChunkCount(built), 1000 / CounterSnapshot::kChunk + 1);
+
+  CounterSnapshot::SortedBuilder unsorted;
+  EXPECT_TRUE(unsorted.Add("b", 1));
+  EXPECT_FALSE(unsorted.Add("a", 2));
+  EXPECT_FALSE(unsorted.Add("b", 3)) << "a name repeated";
+  EXPECT_TRUE(unsorted.Add("c", 4));
+  EXPECT_EQ(std::move(unsorted).Finish().counters(),
+            (std::vector<CounterValue>{{"b", 1}, {"c", 4}}));
+  std::vector<std::string> names;  // they must outlive the builder's Finish
+  for (int i = 1; i <= static_cast<int>(CounterSnapshot::kChunk); ++i) names.push_back(NameOf(i));
+  CounterSnapshot::SortedBuilder across_chunks;
+  for (const std::string& name : names) ASSERT_TRUE(across_chunks.Add(name, 1));
+  EXPECT_FALSE(across_chunks.Add("c000000", 0)) << "before the last chunk's last name";
+}
+
+// The model: a std::map per shard. Commits of random sizes (1 to a few thousand
+// names, some new, some repeated within a commit) go to random shards, folds
+// included; after each, lookups, pages with prefixes and `after`, sums across shards
+// and the distinct names agree with the maps.
+TEST(CounterSnapshot, AgreesWithAMapOverManyCommitsOfRandomSizes) {
+  constexpr int kShards = 3;
+  constexpr int kNames = 30'000;
+  const std::vector<std::string> prefixes{"", "a", "a/", "a/1", "b/", "b/2", "c", "zz"};
+  std::mt19937 rng(17);
+  const auto random_name = [&] {
+    const int i = static_cast<int>(rng() % kNames);
+    return std::string(i % 3 == 0 ? "a/" : i % 3 == 1 ? "b/" : "c/") + std::to_string(i);
+  };
+  std::vector<std::map<std::string, int64_t>> models(kShards);
+  std::vector<CountersPtr> shards;
+  for (int shard = 0; shard < kShards; ++shard) {
+    std::unordered_map<std::string, int64_t> live;
+    for (int i = 0; i < shard * 4000; ++i) live[random_name()] = i;  // shard 0 starts empty
+    models[shard].insert(live.begin(), live.end());
+    shards.push_back(std::make_shared<const CounterSnapshot>(CounterSnapshot::FromMap(live)));
+  }
+  size_t most_levels = 0;
+  size_t folds = 0;
+  for (int commit = 0; commit < 400; ++commit) {
+    const size_t shard = rng() % kShards;
+    std::map<std::string, int64_t>& model = models[shard];
+    const size_t k = 1 + rng() % (rng() % 8 == 0 ? 4000 : 60);
+    std::vector<std::string> names;
+    for (size_t i = 0; i < k; ++i) names.push_back(random_name());
+    std::vector<CounterRef> updates;
+    size_t new_names = 0;
+    std::set<std::string> seen;
+    for (size_t i = 0; i < names.size(); ++i) {
+      const int64_t value = static_cast<int64_t>(rng() % 1000) - 500;
+      updates.push_back({names[i], value});
+      if (seen.insert(names[i]).second && !model.contains(names[i])) ++new_names;
+    }
+    for (const CounterRef& u : updates) model[std::string(u.name)] = u.value;
+    const CountersPtr previous = shards[shard];
+    const CounterSnapshot& before_view = *previous;
+    shards[shard] = std::make_shared<const CounterSnapshot>(
+        commit % 2 == 0 ? before_view.With(updates) : before_view.With(updates, new_names));
+    const CounterSnapshot& s = *shards[shard];
+    most_levels = std::max(most_levels, CounterSnapshot::RunSizes(s).size());
+    if (CounterSnapshot::SharedChunks(before_view, s) < CounterSnapshot::ChunkCount(before_view) ||
+        CounterSnapshot::ChunkCount(s) > CounterSnapshot::ChunkCount(before_view)) {
+      ++folds;
+    }
+    ASSERT_EQ(s.size(), model.size()) << "commit " << commit;
+    for (int probe = 0; probe < 20; ++probe) {
+      const std::string name = random_name();
+      const auto it = model.find(name);
+      ASSERT_EQ(s.Find(name), it == model.end() ? std::nullopt : std::optional(it->second))
+          << "commit " << commit << ", " << name;
+    }
+    if (commit % 20 != 19) continue;
+    ASSERT_EQ(s.counters(), Values(model));
+    std::map<std::string, int64_t> summed;
+    for (const auto& m : models) {
+      for (const auto& [name, value] : m) summed[name] += value;
+    }
+    ASSERT_EQ(CounterSnapshot::DistinctNames(shards), summed.size()) << "commit " << commit;
+    const std::string some = random_name();
+    ASSERT_EQ(CounterSnapshot::FindSum(shards, some),
+              summed.contains(some) ? std::optional(summed[some]) : std::nullopt);
+    for (int page = 0; page < 10; ++page) {
+      const std::string& prefix = prefixes[rng() % prefixes.size()];
+      const size_t limit = 1 + rng() % 300;
+      std::optional<std::string> after;
+      if (rng() % 2 == 0) after = prefix + std::to_string(rng() % 100);
+      std::vector<CounterValue> expected;
+      auto it = after ? summed.upper_bound(*after) : summed.lower_bound(prefix);
+      for (; it != summed.end() && expected.size() <= limit; ++it) {
+        if (it->first.compare(0, prefix.size(), prefix) == 0) {
+          expected.push_back({it->first, it->second});
+        } else if (it->first > prefix) {
+          break;
+        }
+      }
+      const bool more = expected.size() > limit;
+      if (more) expected.pop_back();
+      const std::optional<std::string_view> from =
+          after ? std::optional<std::string_view>(*after) : std::nullopt;
+      const CounterPage got = CounterSnapshot::ListSum(shards, prefix, limit, from);
+      ASSERT_EQ(got.counters, expected) << "commit " << commit << ", prefix " << prefix;
+      ASSERT_EQ(got.next.has_value(), more);
+      std::vector<CounterValue> alone;
+      for (auto m = model.lower_bound(prefix); m != model.end() && alone.size() < limit; ++m) {
+        if (m->first.compare(0, prefix.size(), prefix) != 0) break;
+        if (!after || m->first > *after) alone.push_back({m->first, m->second});
+      }
+      ASSERT_EQ(s.List(prefix, limit, from).counters, alone) << "commit " << commit;
+    }
+  }
+  EXPECT_GE(most_levels, 3u) << "the commits built several levels";
+  EXPECT_GE(folds, 2u) << "and folded them into the base";
 }
 
 TEST(CounterSnapshot, CountsTheDistinctNamesOfManyShardsAsASetWould) {

@@ -1315,6 +1315,70 @@ TEST(ShardState, PinsTheBytesOfASnapshot) {
             LittleEndian(XXH3_64bits(covered.data(), covered.size()), 8));
 }
 
+// A batch of `counters` at `seq`, as a restore replays it.
+BatchRecord CountersBatch(uint64_t seq, std::vector<changelog::CounterUpdate> counters) {
+  BatchRecord batch;
+  batch.partition = kPartition;
+  batch.seq = base::Seq(seq);
+  batch.input_from = base::Offset(static_cast<int64_t>(seq) - 1);
+  batch.input_to = base::Offset(static_cast<int64_t>(seq));
+  batch.counters = std::move(counters);
+  return batch;
+}
+
+// A restored shard's first view costs the processor thread what the batches replayed
+// after the snapshot changed, not a copy and sort of every counter: the view decoded
+// with the snapshot has the batches' names on top, in a run of their own (a view
+// copied from every counter has no run).
+TEST(ShardState, BuildsARestoredShardsFirstViewFromTheSnapshotsOrderAndTheReplayedBatches) {
+  auto s = NewShard(DedupMode::kNone);
+  std::vector<changelog::CounterUpdate> all;
+  for (int i = 0; i < 5000; ++i) all.push_back({"c" + std::to_string(i), i});
+  s->Replay(CountersBatch(1, all));
+  const std::string snapshot = s->EncodeSnapshot(base::Epoch(1));
+
+  auto fresh = Restored(snapshot);
+  ASSERT_NE(fresh, nullptr);
+  const auto first = fresh->MakeView({}, 0)->counters;
+  EXPECT_EQ(first->counters(), CounterSnapshot::FromMap(Live(*s)).counters());
+  EXPECT_EQ(CounterSnapshot::ChunkCount(*first), 5000 / CounterSnapshot::kChunk + 1);
+
+  auto restored = Restored(snapshot);
+  ASSERT_NE(restored, nullptr);
+  const BatchRecord later = CountersBatch(2, {{"c17", -1}, {"c4242", -2}, {"new", 3}});
+  restored->Replay(later);
+  s->Replay(later);
+  const auto view = restored->MakeView({}, 0)->counters;
+  EXPECT_EQ(view->counters(), CounterSnapshot::FromMap(Live(*s)).counters());
+  EXPECT_EQ(view->size(), 5001u);
+  EXPECT_EQ(CounterSnapshot::RunSizes(*view), std::vector<size_t>{3});
+  EXPECT_EQ(CounterSnapshot::CopiedByWith(*view), 3u);
+}
+
+// No snapshot is written so, but a decoder must not trust its input's order.
+TEST(ShardState, CopiesEveryCounterForTheFirstViewOfASnapshotWhoseCountersAreOutOfOrder) {
+  auto s = NewShard(DedupMode::kNone);
+  std::string filter_state;
+  s->filter().Serialize(filter_state);
+  const std::string body = LittleEndian(kPartition.value(), 4) + LittleEndian(1, 8)  // epoch
+                           + LittleEndian(1, 8)                // committed seq
+                           + LittleEndian(1, 8)                // next input offset
+                           + LittleEndian(0, 8)                // the shard's clock
+                           + LittleEndian(0, 8)                // id hash key
+                           + std::string(3 * 8 + 8 * 8, '\0')  // stats
+                           + LittleEndian(3, 4)                // counters, "b" first:
+                           + LittleEndian(1, 4) + "b" + LittleEndian(5, 8) + LittleEndian(1, 4) +
+                           "a" + LittleEndian(uint64_t(-2), 8) + LittleEndian(1, 4) + "c" +
+                           LittleEndian(7, 8) + LittleEndian(filter_state.size(), 4) + filter_state;
+  auto restored = Restored(
+      Sealed(std::string("OCSS\x04\x00\x01", 7) + LittleEndian(body.size(), 8) + Packed(body)));
+  ASSERT_NE(restored, nullptr);
+  restored->Replay(CountersBatch(2, {{"d", 1}}));
+  const auto view = restored->MakeView({}, 0)->counters;
+  EXPECT_EQ(view->counters(), (std::vector<CounterValue>{{"a", -2}, {"b", 5}, {"c", 7}, {"d", 1}}));
+  EXPECT_TRUE(CounterSnapshot::RunSizes(*view).empty()) << "a copy of every counter";
+}
+
 TEST(ShardState, ReadsSnapshotsOfTheUncompressedFirstVersion) {
   auto s = NewShard();
   Stream stream(11);
