@@ -425,7 +425,8 @@ class Clients {
   bool WritesTransactionMarkers() const {
     return writes_transaction_markers_.load(std::memory_order_relaxed);
   }
-  // Any thread: a reader found a skipped offset between two records.
+  // Any thread: a reader found a skipped offset between two records the partition
+  // still keeps (not a jump over records retention deleted during the read).
   void NoteTransactionMarker() {
     writes_transaction_markers_.store(true, std::memory_order_relaxed);
   }

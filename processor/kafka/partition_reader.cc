@@ -5,6 +5,25 @@
 
 namespace oncecount::kafka {
 
+namespace {
+
+// Two records with offsets between them that hold nothing to read: transaction
+// markers (or aborted records, which only a cluster that writes markers hides) —
+// unless retention deleted them while the read ran and the reader jumped to the new
+// log start. Retention deletes from the front, so offsets after a record the
+// partition still keeps were not deleted.
+void NoteMarkers(Clients& clients, const std::string& topic,
+                 const std::map<base::Partition, base::Offset>& before_skip,
+                 std::chrono::milliseconds timeout) {
+  for (const auto& [p, before] : before_skip) {
+    if (clients.WritesTransactionMarkers()) return;
+    const auto start = clients.LogStart(topic, p, timeout);
+    if (start && start.value() <= before) clients.NoteTransactionMarker();
+  }
+}
+
+}  // namespace
+
 base::Result<std::map<base::Partition, base::Offset>> StreamPartitions(
     Clients& clients, base::Clock& clock, const std::string& topic,
     const std::vector<base::Partition>& partitions, std::chrono::milliseconds wait_limit,
@@ -39,6 +58,8 @@ base::Result<std::map<base::Partition, base::Offset>> StreamPartitions(
   for (const auto& [p, high] : target) open.insert(p);
   std::map<base::Partition, base::Offset> last_reached = result;
   std::map<base::Partition, base::Offset> last_record;
+  // Per partition, the record after which the newest skipped offset was seen.
+  std::map<base::Partition, base::Offset> before_skip;
   while (!open.empty()) {
     if (clock.SteadyMs() > deadline) {
       const base::Partition p = *open.begin();
@@ -59,9 +80,8 @@ base::Result<std::map<base::Partition, base::Offset>> StreamPartitions(
     base::Offset& next_offset = result[m->partition];
     base::Offset reached;
     if (m->kind == MessageKind::kRecord) {
-      // Two records with an offset between them that holds nothing to read: a marker.
       const auto [before, first] = last_record.try_emplace(m->partition, m->offset);
-      if (!first && m->offset > before->second.Next()) clients.NoteTransactionMarker();
+      if (!first && m->offset > before->second.Next()) before_skip[m->partition] = before->second;
       before->second = m->offset;
       if (m->value) sink(m->partition, *m->value);
       next_offset = m->offset.Next();
@@ -81,6 +101,7 @@ base::Result<std::map<base::Partition, base::Offset>> StreamPartitions(
     if (reached >= target[m->partition]) open.erase(m->partition);
   }
   reader.value()->Close();
+  NoteMarkers(clients, topic, before_skip, wait_limit);
   return result;
 }
 

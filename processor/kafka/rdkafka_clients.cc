@@ -379,8 +379,13 @@ class RdTransactionalProducer final : public TransactionalProducer {
       e.message += " (" + delivery_failure_.message + ")";
       e.code = delivery_failure_.code;
     }
-    if (!e) committed_ = std::move(delivered_);
-    delivered_.clear();
+    // A commit that may be retried keeps what was delivered for the retry to report.
+    if (!e) {
+      committed_ = std::move(delivered_);
+      delivered_.clear();
+    } else if (e.kind != ErrorKind::kRetriable) {
+      delivered_.clear();
+    }
     return e;
   }
   std::map<base::Partition, DeliveredRecords> OffsetsOfLastCommit(

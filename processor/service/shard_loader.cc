@@ -77,15 +77,15 @@ std::map<base::Partition, ShardLoader::CheckpointRead> ShardLoader::UsableCheckp
       PassOver(p, CheckpointFallback::kUnreadable, "its snapshot: " + state.message());
       continue;
     }
+    const std::optional<SnapshotCycleKept> snapshot_kept =
+        start.value() <= checkpoint.changelog_offset
+            ? std::optional(SnapshotCycleKept{checkpoint.snapshot.size(), 0})
+            : std::nullopt;
     if (resume_at) {
       usable.emplace(p, CheckpointRead{std::move(state).value(),
                                        changelog::LineageFollower::Resuming(
                                            checkpoint.epoch, checkpoint.seq, checkpoint.claim),
-                                       *resume_at,
-                                       0,
-                                       std::nullopt,
-                                       {checkpoint.snapshot.size(), 0},
-                                       true});
+                                       *resume_at, 0, std::nullopt, snapshot_kept, true});
       continue;
     }
     const base::Offset from = checkpoint.check_from && *checkpoint.check_from >= start.value()
@@ -94,10 +94,7 @@ std::map<base::Partition, ShardLoader::CheckpointRead> ShardLoader::UsableCheckp
     usable.emplace(p, CheckpointRead{std::move(state).value(),
                                      changelog::LineageFollower::Seeking(
                                          checkpoint.epoch, checkpoint.seq, checkpoint.claim),
-                                     from,
-                                     0,
-                                     std::nullopt,
-                                     {checkpoint.snapshot.size(), 0}});
+                                     from, 0, std::nullopt, snapshot_kept});
   }
   return usable;
 }
@@ -135,7 +132,7 @@ std::vector<RestoredShard> ShardLoader::FromCheckpoints(
               return;
             }
             ++c.applied;
-            c.kept.batch_bytes += value.size();
+            if (c.kept) c.kept->batch_bytes += value.size();
             break;
           case changelog::LineageFollower::Step::kRebuild:
             c.off_lineage =

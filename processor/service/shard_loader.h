@@ -113,7 +113,9 @@ class ShardLoader {
     base::Offset from;  // where the read begins
     size_t applied = 0;
     std::optional<CheckpointFallback> off_lineage;  // set once the follower said kRebuild
-    SnapshotCycleKept kept{};                       // its snapshot, and the batches applied
+    // Its snapshot, and the batches applied; nullopt: retention took part of the
+    // snapshot, so the changelog keeps no complete one (AdoptedSnapshotCycle).
+    std::optional<SnapshotCycleKept> kept;
     bool from_snapshot_end = false;  // read from its snapshot's last chunk on (Resuming)
   };
   std::vector<RestoredShard> FromCheckpoints(const std::vector<base::Partition>& partitions,

@@ -44,6 +44,7 @@ class LocalCheckpointRestart : public ::testing::Test {
     testing::StrictInstanceOptions o;
     o.process = "a";
     o.checkpoint_dir = dir_;
+    o.changelog_retention_bytes = changelog_retention_bytes_;
     return o;
   }
 
@@ -121,6 +122,7 @@ class LocalCheckpointRestart : public ::testing::Test {
   }
 
   std::string dir_;
+  size_t changelog_retention_bytes_ = 0;  // what the instances are told the changelog keeps
 };
 
 TEST_F(LocalCheckpointRestart, ReadsOnlyTheTailAfterTheCheckpointAndCountsExactly) {
@@ -146,8 +148,13 @@ TEST_F(LocalCheckpointRestart, ReadsFromTheSnapshotsEndWhenItsOwnerKnewItsRecord
   StrictKafka& kafka = NewCluster(holder);
   RunAndKill(kafka);
   RunAgainAndKill(kafka);
+  changelog_retention_bytes_ = size_t{64} << 20;
   const Restarted r = RestartAndCheck(kafka, 450);
   for (base::Partition p : base::AllPartitions(kPartitions)) {
+    // The changelog keeps the snapshot whole: no new one is due at the first commit.
+    auto checkpoint = ReadCheckpoint(dir_, "events.changelog", p);
+    ASSERT_TRUE(checkpoint.ok() && checkpoint.value());
+    EXPECT_EQ(checkpoint.value()->seq, base::Seq(5)) << p;
     // The snapshot's last chunk, then the one batch after it.
     EXPECT_NE(r.log.find("shard " + std::to_string(p.value()) +
                          ": taken over from its local checkpoint (read from its snapshot's "
@@ -173,12 +180,21 @@ TEST_F(LocalCheckpointRestart, ReadsFromTheSnapshotsEndEvenWhenRetentionTookTheC
                                          checkpoint.value()->snapshot_end->value())
                     .ok());
   }
+  changelog_retention_bytes_ = size_t{64} << 20;  // a known retention: snapshots are due
   const Restarted r = RestartAndCheck(kafka, 450);
   EXPECT_EQ(r.log.find("passed over"), std::string::npos) << r.log;
   EXPECT_NE(r.log.find("shard 1: taken over from its local checkpoint (read from its snapshot's "
                        "end)"),
             std::string::npos)
       << r.log;
+  // The changelog keeps no complete snapshot of the shard any more: its first commit
+  // writes one (and a checkpoint of it), so that a restore from the changelog alone
+  // finds one.
+  for (base::Partition p : base::AllPartitions(kPartitions)) {
+    auto checkpoint = ReadCheckpoint(dir_, "events.changelog", p);
+    ASSERT_TRUE(checkpoint.ok() && checkpoint.value());
+    EXPECT_GT(checkpoint.value()->seq, base::Seq(6)) << p;
+  }
 }
 
 // A checkpoint whose snapshot end holds another record (the topic was deleted and
