@@ -301,15 +301,7 @@ CounterSnapshot::Cursor CounterSnapshot::Start(std::string_view prefix,
   return c;
 }
 
-bool CounterSnapshot::AtEnd(const Cursor& c) const {
-  if (!BaseAtEnd(c.base)) return false;
-  for (size_t r = 0; r < runs_.size(); ++r) {
-    if (c.run[r] < RunSize(r)) return false;
-  }
-  return true;
-}
-
-std::string_view CounterSnapshot::NameAt(const Cursor& c) const {
+std::optional<std::string_view> CounterSnapshot::Peek(const Cursor& c) const {
   std::optional<std::string_view> name;
   if (!BaseAtEnd(c.base)) name = BaseName(c.base);
   for (size_t r = 0; r < runs_.size(); ++r) {
@@ -317,19 +309,17 @@ std::string_view CounterSnapshot::NameAt(const Cursor& c) const {
       name = RunName(r, c.run[r]);
     }
   }
-  return *name;
+  return name;
 }
 
-int64_t CounterSnapshot::ValueAt(const Cursor& c) const {
-  const std::string_view name = NameAt(c);
+int64_t CounterSnapshot::ValueOf(const Cursor& c, std::string_view name) const {
   for (size_t r = 0; r < runs_.size(); ++r) {
     if (c.run[r] < RunSize(r) && RunName(r, c.run[r]) == name) return runs_[r]->values[c.run[r]];
   }
   return chunks_[c.base.chunk]->values[c.base.index];
 }
 
-void CounterSnapshot::Next(Cursor& c) const {
-  const std::string_view name = NameAt(c);
+void CounterSnapshot::Advance(Cursor& c, std::string_view name) const {
   if (!BaseAtEnd(c.base) && BaseName(c.base) == name &&
       ++c.base.index == chunks_[c.base.chunk]->names->size()) {
     ++c.base.chunk;
@@ -343,7 +333,9 @@ void CounterSnapshot::Next(Cursor& c) const {
 std::vector<CounterValue> CounterSnapshot::counters() const {
   std::vector<CounterValue> all;
   all.reserve(size_);
-  for (Cursor c = First(); !AtEnd(c); Next(c)) all.push_back({std::string(NameAt(c)), ValueAt(c)});
+  ForEach([&all](std::string_view name, int64_t value) {
+    all.push_back({std::string(name), value});
+  });
   return all;
 }
 
@@ -386,24 +378,28 @@ CounterPage CounterSnapshot::ListSum(const std::vector<CountersPtr>& shards,
 CounterPage CounterSnapshot::ListAcross(const std::vector<const CounterSnapshot*>& shards,
                                         std::string_view prefix, size_t limit,
                                         std::optional<std::string_view> after) {
+  // Each reader's name is found once per step (a pass over its levels), not at every
+  // comparison.
   struct Reader {
     const CounterSnapshot* snapshot;
     Cursor at;
-    bool Live(std::string_view prefix) const {
-      return !snapshot->AtEnd(at) && HasPrefix(snapshot->NameAt(at), prefix);
+    std::optional<std::string_view> name;  // where it is; nullopt: past the prefix
+    void Settle(std::string_view prefix) {
+      name = snapshot->Peek(at);
+      if (name && !HasPrefix(*name, prefix)) name.reset();
     }
   };
   std::vector<Reader> readers;
-  for (const CounterSnapshot* shard : shards)
-    readers.push_back({shard, shard->Start(prefix, after)});
+  for (const CounterSnapshot* shard : shards) {
+    readers.push_back({shard, shard->Start(prefix, after), std::nullopt});
+    readers.back().Settle(prefix);
+  }
   CounterPage page;
   while (true) {
     // The smallest name any shard is at, summed over the shards that hold it.
     std::optional<std::string_view> smallest;
     for (const Reader& r : readers) {
-      if (r.Live(prefix) && (!smallest || r.snapshot->NameAt(r.at) < *smallest)) {
-        smallest = r.snapshot->NameAt(r.at);
-      }
+      if (r.name && (!smallest || *r.name < *smallest)) smallest = r.name;
     }
     if (!smallest) break;
     if (page.counters.size() == limit) {
@@ -412,9 +408,10 @@ CounterPage CounterSnapshot::ListAcross(const std::vector<const CounterSnapshot*
     }
     CounterValue c{std::string(*smallest), 0};
     for (Reader& r : readers) {
-      if (r.Live(prefix) && r.snapshot->NameAt(r.at) == c.name) {
-        c.value = SaturatingAdd(c.value, r.snapshot->ValueAt(r.at));
-        r.snapshot->Next(r.at);
+      if (r.name && *r.name == c.name) {
+        c.value = SaturatingAdd(c.value, r.snapshot->ValueOf(r.at, c.name));
+        r.snapshot->Advance(r.at, c.name);
+        r.Settle(prefix);
       }
     }
     page.counters.push_back(std::move(c));
@@ -467,7 +464,7 @@ size_t CounterSnapshot::DistinctNames(const std::vector<CountersPtr>& shards) {
   std::vector<Head> heap;
   for (size_t i = 0; i < present.size(); ++i) {
     at[i] = present[i]->First();
-    heap.push_back({present[i]->NameAt(at[i]), i});
+    heap.push_back({*present[i]->Peek(at[i]), i});
   }
   std::make_heap(heap.begin(), heap.end(), later);
   size_t distinct = 0;
@@ -479,12 +476,12 @@ size_t CounterSnapshot::DistinctNames(const std::vector<CountersPtr>& shards) {
     last = head.name;  // chunks are immutable: it outlives Next
     const CounterSnapshot& shard = *present[head.shard];
     Cursor& cursor = at[head.shard];
-    shard.Next(cursor);
-    if (shard.AtEnd(cursor)) {
-      heap.pop_back();
-    } else {
-      head.name = shard.NameAt(cursor);
+    shard.Advance(cursor, head.name);
+    if (const std::optional<std::string_view> next = shard.Peek(cursor)) {
+      head.name = *next;
       std::push_heap(heap.begin(), heap.end(), later);
+    } else {
+      heap.pop_back();
     }
   }
   return distinct;

@@ -102,7 +102,11 @@ class CounterSnapshot {
   // Calls visit(name, value) for every counter, by name.
   template <class Visit>
   void ForEach(Visit&& visit) const {
-    for (Cursor c = First(); !AtEnd(c); Next(c)) visit(NameAt(c), ValueAt(c));
+    Cursor c = First();
+    for (std::optional<std::string_view> name = Peek(c); name; name = Peek(c)) {
+      visit(*name, ValueOf(c, *name));
+      Advance(c, *name);
+    }
   }
 
   // Across shards (null snapshots are skipped), summing per name. A sum that would
@@ -171,10 +175,13 @@ class CounterSnapshot {
   Cursor First() const { return {}; }
   // The first name that starts with `prefix` and sorts after `after`.
   Cursor Start(std::string_view prefix, std::optional<std::string_view> after) const;
-  bool AtEnd(const Cursor& c) const;
-  std::string_view NameAt(const Cursor& c) const;  // not at the end
-  int64_t ValueAt(const Cursor& c) const;          // the newest level's
-  void Next(Cursor& c) const;                      // past NameAt(c) in every level
+  // The smallest name any level is at; nullopt: at the end. A pass over the levels,
+  // so a caller finds it once per step and hands it to ValueOf and Advance.
+  std::optional<std::string_view> Peek(const Cursor& c) const;
+  // The value of `name` (Peek's) from the newest level that is at it.
+  int64_t ValueOf(const Cursor& c, std::string_view name) const;
+  // Past `name` (Peek's) in every level.
+  void Advance(Cursor& c, std::string_view name) const;
   static CounterPage ListAcross(const std::vector<const CounterSnapshot*>& shards,
                                 std::string_view prefix, size_t limit,
                                 std::optional<std::string_view> after);
