@@ -232,8 +232,9 @@ TEST(CounterSnapshot, KeepsEachRunAFractionOfTheNext) {
 TEST(CounterSnapshot, BuildsFromNamesInOrderAsFromWouldAndRefusesNamesOutOfOrder) {
   const std::unordered_map<std::string, int64_t> live = Numbered(1000);
   const CounterSnapshot scratch = CounterSnapshot::FromMap(live);
+  const std::vector<CounterValue> sorted = scratch.counters();  // must outlive Finish
   CounterSnapshot::SortedBuilder builder;
-  for (const CounterValue& c : scratch.counters()) ASSERT_TRUE(builder.Add(c.name, c.value));
+  for (const CounterValue& c : sorted) ASSERT_TRUE(builder.Add(c.name, c.value));
   const CounterSnapshot built = std::move(builder).Finish();
   EXPECT_EQ(built.counters(), scratch.counters());
   EXPECT_EQ(built.size(), 1000u);
