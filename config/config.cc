@@ -148,6 +148,10 @@ const std::vector<Key>& Schema() {
        [](Config& c, const std::string& v) {
          return ParseInt(v, 1, 3600000, c.kafka.transaction_abort_interval_ms);
        }},
+      {"kafka", "static_membership",
+       [](Config& c, const std::string& v) { return ParseBool(v, c.kafka.static_membership); }},
+      {"kafka", "leave_group_on_stop",
+       [](Config& c, const std::string& v) { return ParseBool(v, c.kafka.leave_group_on_stop); }},
       {"processing", "commit_interval_ms",
        [](Config& c, const std::string& v) {
          return ParseInt(v, 1, 60000, c.processing.commit_interval_ms);
@@ -338,6 +342,22 @@ base::Status GroupTiming(const KafkaConfig& k, const std::string& name, int64_t 
   return {};
 }
 
+// Only a static member can stay in the group once it stops (librdkafka closes a
+// dynamic one with a LeaveGroup), and group.instance.id is the service's to set.
+base::Status CheckMembership(const KafkaConfig& k) {
+  if (!k.leave_group_on_stop && !k.static_membership) {
+    return BadConfig("kafka.leave_group_on_stop",
+                     "false needs kafka.static_membership: true (a dynamic member always "
+                     "leaves the group when it stops)");
+  }
+  if (k.properties.contains("group.instance.id")) {
+    return BadConfig("kafka.properties.group.instance.id",
+                     "set by the service from the instance id (--instance-id) when "
+                     "kafka.static_membership is true; remove it");
+  }
+  return {};
+}
+
 // A member frozen (SIGSTOP, a paused VM) in the middle of a commit whose offsets the
 // broker already accepted must be fenced before the group gives its shards to
 // another member: else its queued records and its commit land after the new owner's
@@ -444,6 +464,9 @@ base::Result<Config> Parse(const std::string& yaml, const EnvLookup& env,
   if (base::Status fencing = CheckZombieFencing(config.kafka); !fencing) {
     return std::move(fencing).error();
   }
+  if (base::Status membership = CheckMembership(config.kafka); !membership) {
+    return std::move(membership).error();
+  }
   return config;
 }
 
@@ -494,6 +517,8 @@ std::string RenderConfig(const Config& c) {
   out << YAML::Key << "transaction_timeout_ms" << YAML::Value << c.kafka.transaction_timeout_ms;
   out << YAML::Key << "transaction_abort_interval_ms" << YAML::Value
       << c.kafka.transaction_abort_interval_ms;
+  out << YAML::Key << "static_membership" << YAML::Value << c.kafka.static_membership;
+  out << YAML::Key << "leave_group_on_stop" << YAML::Value << c.kafka.leave_group_on_stop;
   out << YAML::Key << "properties" << YAML::Value << YAML::BeginMap;
   for (const auto& [k, v] : c.kafka.properties) out << YAML::Key << k << YAML::Value << v;
   out << YAML::EndMap << YAML::EndMap;

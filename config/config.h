@@ -36,6 +36,14 @@ struct KafkaConfig {
   // transaction past its timeout is aborted (and its producer fenced) up to this long
   // later. Only read by the start-up check against the session timeout.
   int64_t transaction_abort_interval_ms = 10000;
+  // KIP-345: the group knows each instance by its instance id (group.instance.id), so
+  // an instance that comes back within session.timeout.ms (a crash, a restart) gets
+  // its shards back without a rebalance, and its previous life is fenced.
+  bool static_membership = true;
+  // Whether a stopping instance (SIGTERM) leaves the group, so that its shards move at
+  // once. Only a static member may stay: its shards then wait for it, unread, until
+  // it is back or its session times out (a restart moves nothing).
+  bool leave_group_on_stop = true;
   std::map<std::string, std::string> properties;  // passed to librdkafka as is
 
   std::string EffectiveDlqTopic() const {

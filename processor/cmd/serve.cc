@@ -50,13 +50,15 @@ int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   }
   const std::string instance_id =
       o.instance_id.empty() ? DefaultInstanceId(c.http.listen, RandomSeed()) : o.instance_id;
-  RuntimeOptions ro{c,
-                    bootstrap,
-                    instance_id,
-                    base::Logger(MakeStreamLogSink(err, *level, *format), instance_id),
-                    embedded ? kafka::EmbeddedCluster::kPartitionRetentionBytes : 0,
-                    /*local_checkpoints=*/embedded == nullptr,
-                    /*stop_requested=*/StopSignalPending};
+  RuntimeOptions ro{
+      c,
+      bootstrap,
+      instance_id,
+      base::Logger(MakeStreamLogSink(err, *level, *format), instance_id),
+      embedded ? kafka::EmbeddedCluster::kPartitionRetentionBytes : 0,
+      /*local_checkpoints=*/embedded == nullptr,
+      /*stop_requested=*/StopSignalPending,
+      /*stable_instance_id=*/!o.instance_id.empty() || DefaultInstanceIdIsStable(c.http.listen)};
   auto started = ServiceRuntime::Start(std::move(ro));
   if (!started) {
     err << "serve: " << started.error() << "\n";

@@ -34,6 +34,11 @@ void NameThisThread(const std::string& name) {
 
 }  // namespace
 
+bool DefaultInstanceIdIsStable(const std::string& http_listen) {
+  const size_t colon = http_listen.rfind(':');
+  return colon != std::string::npos && http_listen.substr(colon + 1) != "0";
+}
+
 std::string DefaultInstanceId(const std::string& http_listen, uint64_t random) {
   char host[256] = {0};
   if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
@@ -41,7 +46,7 @@ std::string DefaultInstanceId(const std::string& http_listen, uint64_t random) {
   const size_t colon = http_listen.rfind(':');
   const std::string address = colon == std::string::npos ? "" : http_listen.substr(0, colon);
   const std::string port = colon == std::string::npos ? "0" : http_listen.substr(colon + 1);
-  if (port == "0") {
+  if (!DefaultInstanceIdIsStable(http_listen)) {
     // Any free port: two instances of one host would share "<host>-0". A random
     // suffix keeps them apart (the id is then not stable across restarts).
     char suffix[17];
@@ -93,6 +98,16 @@ base::Result<service::ProcessorOptions> ProcessorOptionsOf(const RuntimeOptions&
   po.changelog_topic = c.kafka.ChangelogTopic();
   po.group_id = c.kafka.group_id;
   po.instance_id = options.instance_id;
+  if (c.kafka.static_membership && options.stable_instance_id) {
+    po.group_instance_id = options.instance_id;
+  } else if (c.kafka.static_membership) {
+    options.log.Warn(
+        "a dynamic member of the group despite kafka.static_membership: the instance id " +
+        options.instance_id +
+        " has a random suffix (http.listen has port 0), so a restart would not be the same "
+        "member; give --instance-id to make it static");
+  }
+  po.leave_group_on_stop = c.kafka.leave_group_on_stop;
   po.commit_interval = std::chrono::milliseconds(c.processing.commit_interval_ms);
   po.dedup = config::DedupSpecOf(c.dedup);
   po.timestamp_tolerance = std::chrono::milliseconds(c.dedup.timestamp_tolerance_ms);

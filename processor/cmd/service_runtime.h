@@ -42,6 +42,9 @@ struct RuntimeOptions {
   bool local_checkpoints = true;
   // Ends the wait for missing topics at start-up (null: wait as long as it takes).
   std::function<bool()> stop_requested;
+  // Whether instance_id names this instance across restarts (given, or the default
+  // without a random suffix): only then is it a static member of the group.
+  bool stable_instance_id = true;
 };
 
 class ServiceRuntime {
@@ -93,6 +96,9 @@ class ServiceRuntime {
 // restarted instance fences its previous life, except with port 0 (any free port),
 // where "<hostname>-<16 hex digits of `random`>" keeps instances apart.
 std::string DefaultInstanceId(const std::string& http_listen, uint64_t random);
+// Whether DefaultInstanceId(http_listen, ...) is the same at every start (a port is
+// given).
+bool DefaultInstanceIdIsStable(const std::string& http_listen);
 
 // Waits until SIGTERM or SIGINT arrives (main keeps them blocked; returns the
 // signal) or `done` turns true (returns 0).

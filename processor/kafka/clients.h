@@ -238,7 +238,8 @@ class GroupConsumer {
   // The partition's oldest offset and end, asked of the broker.
   virtual KafkaError QueryWatermarks(base::Partition partition, base::Offset& low,
                                      base::Offset& high, std::chrono::milliseconds timeout) = 0;
-  // Leaves the group (revocation callbacks run inside).
+  // Revokes the assignment (revocation callbacks run inside) and leaves the group,
+  // except a static member told to stay (GroupConsumerSpec).
   virtual void Close() = 0;
 };
 
@@ -373,6 +374,16 @@ struct GroupConsumerSpec {
   // Where a partition is gone when its position is: kOffsetOutOfRange instead of a
   // silent jump (auto.offset.reset=error).
   bool error_on_lost_position = true;
+  // KIP-345 static membership: the member's group.instance.id (empty: a dynamic
+  // member). A static member that comes back within the session timeout gets its
+  // partitions back without a rebalance, and its previous life is fenced: that
+  // consumer's next call to the group fails with FENCED_INSTANCE_ID (kFatal), and
+  // offsets sent with its metadata are refused (kGroupFenced).
+  std::string group_instance_id = {};
+  // Whether Close leaves the group. A dynamic member always does; a static one sends
+  // no LeaveGroup on close unless asked (librdkafka, KIP-345), so its partitions stay
+  // with it, unread, until it comes back or its session times out.
+  bool static_member_leaves_on_close = true;
 };
 
 // Creates the clients of one instance, all with the same connection settings and

@@ -189,7 +189,8 @@ base::Result<rd_kafka_t*> NewHandle(rd_kafka_type_t type, base::Result<rd_kafka_
 
 class RdGroupConsumer final : public GroupConsumer {
  public:
-  explicit RdGroupConsumer(std::string topic) : topic_(std::move(topic)) {}
+  RdGroupConsumer(std::string topic, bool leave_before_close)
+      : topic_(std::move(topic)), leave_before_close_(leave_before_close) {}
   ~RdGroupConsumer() override {
     if (rk_ != nullptr) rd_kafka_destroy(rk_);
   }
@@ -267,7 +268,10 @@ class RdGroupConsumer final : public GroupConsumer {
     high = base::Offset(end);
     return e;
   }
-  void Close() override { rd_kafka_consumer_close(rk_); }
+  void Close() override {
+    if (leave_before_close_) LeaveBeforeClose();
+    rd_kafka_consumer_close(rk_);
+  }
 
   class RdGroupMetadata final : public GroupMetadata {
    public:
@@ -282,8 +286,30 @@ class RdGroupConsumer final : public GroupConsumer {
   };
 
  private:
+  // librdkafka sends no LeaveGroup for a static member once it is closing
+  // (rd_kafka_cgrp_leave_maybe skips it under RD_KAFKA_CGRP_F_TERMINATE), but it does
+  // when the member unsubscribes. So a static member that is to leave unsubscribes
+  // first and serves the revocation until the leave went out (the leave clears the
+  // member id); the close then waits for the broker's answer. Records polled
+  // meanwhile are dropped: nothing committed them, so the next owner reads them.
+  void LeaveBeforeClose() {
+    if (rd_kafka_unsubscribe(rk_) != RD_KAFKA_RESP_ERR_NO_ERROR) return;
+    const auto deadline = std::chrono::steady_clock::now() + kLeaveTimeout;
+    while (std::chrono::steady_clock::now() < deadline && HasMemberId()) {
+      if (rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_, 50)) rd_kafka_message_destroy(m);
+    }
+  }
+  bool HasMemberId() const {
+    char* id = rd_kafka_memberid(rk_);
+    const bool has = id != nullptr && id[0] != '\0';
+    if (id != nullptr) rd_kafka_mem_free(rk_, id);
+    return has;
+  }
+
+  static constexpr std::chrono::seconds kLeaveTimeout{10};
   rd_kafka_t* rk_ = nullptr;
   std::string topic_;
+  const bool leave_before_close_;
   RebalanceListener* listener_ = nullptr;
 };
 
@@ -509,17 +535,20 @@ class RdKafkaClients final : public Clients {
     // and looks again only about once a second: at the default of 100,000 a backlog
     // was read in bursts with idle seconds between them.
     defaults.push_back({"queued.min.messages", "1000000"});
-    auto made = MakeClientConfig(defaults, properties_,
-                                 {{"group.id", spec.group_id},
-                                  {"partition.assignment.strategy", "cooperative-sticky"},
-                                  {"enable.auto.commit", "false"},
-                                  {"enable.auto.offset.store", "false"},
-                                  {"isolation.level", "read_committed"},
-                                  {"enable.partition.eof", "false"}});
+    Settings required = {{"group.id", spec.group_id},
+                         {"partition.assignment.strategy", "cooperative-sticky"},
+                         {"enable.auto.commit", "false"},
+                         {"enable.auto.offset.store", "false"},
+                         {"isolation.level", "read_committed"},
+                         {"enable.partition.eof", "false"}};
+    const bool is_static = !spec.group_instance_id.empty();
+    if (is_static) required.push_back({"group.instance.id", spec.group_instance_id});
+    auto made = MakeClientConfig(defaults, properties_, required);
     if (!made) return std::move(made).error();
     rd_kafka_conf_t* conf = made.value();
     rd_kafka_conf_set_rebalance_cb(conf, &RdGroupConsumer::OnRebalance);
-    auto consumer = std::make_unique<RdGroupConsumer>(spec.topic);
+    auto consumer = std::make_unique<RdGroupConsumer>(
+        spec.topic, is_static && spec.static_member_leaves_on_close);
     rd_kafka_conf_set_opaque(conf, consumer.get());
     auto rk = NewHandle(RD_KAFKA_CONSUMER, conf, "consumer");
     if (!rk) return rk.error();

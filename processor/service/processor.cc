@@ -236,7 +236,8 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // --- Set-up ----------------------------------------------------------------------
 
   base::Status CreateClients() {
-    auto c = o.clients->NewGroupConsumer({o.input_topic, o.group_id, true});
+    auto c = o.clients->NewGroupConsumer(
+        {o.input_topic, o.group_id, true, o.group_instance_id, o.leave_group_on_stop});
     if (!c) return c.error();
     consumer = std::move(c.value());
     return CreateProducer();
@@ -910,7 +911,8 @@ struct Processor::Impl final : kafka::RebalanceListener {
           OnInputGone(m->partition, m->offset);
           break;
         case kafka::MessageKind::kFatal:
-          fatal = base::KafkaFailure("the consumer hit a fatal error: " + m->error);
+          fatal = base::KafkaFailure("the consumer hit a fatal error: " + m->error +
+                                     FencedInstanceHint(m->error));
           break;
         case kafka::MessageKind::kError:
           Warn("consumer: " + m->error);
@@ -938,10 +940,23 @@ struct Processor::Impl final : kafka::RebalanceListener {
     return fatal.ok();
   }
 
+  // FENCED_INSTANCE_ID (librdkafka: "Static consumer fenced by other consumer with
+  // same group.instance.id"): a newer process took this instance's place in the group.
+  std::string FencedInstanceHint(const std::string& error) const {
+    if (o.group_instance_id.empty() || error.find("enced") == std::string::npos) return "";
+    return " (another process joined the group with this instance id, " + o.group_instance_id +
+           ", and took its shards: this one stops)";
+  }
+
   base::Status Finish() {
     if (fatal.ok()) Commit();
     stopping = true;
     AwaitFirstAssignment();
+    if (!o.group_instance_id.empty() && !o.leave_group_on_stop) {
+      Log("stopping without leaving the group (kafka.leave_group_on_stop: false): its " +
+          std::to_string(shards.size()) + " shards wait for instance " + o.group_instance_id +
+          ", unread, until it is back or its session times out (session.timeout.ms)");
+    }
     consumer->Close();  // revokes our partitions (committing first)
     // Input messages still queued at the workers must be gone before the consumer is.
     for (ShardWorker* w : router.workers()) {

@@ -63,6 +63,12 @@ struct ProcessorOptions {
   std::string changelog_topic = "events.changelog";
   std::string group_id = "oncecount";
   std::string instance_id;  // unique per instance; names its transactional.id
+  // KIP-345: the consumer's group.instance.id (GroupConsumerSpec); empty: a dynamic
+  // member. The service sets it to instance_id (kafka.static_membership).
+  std::string group_instance_id;
+  // Whether Finish leaves the group; a static member may stay, so that a restart
+  // gets its shards back without a rebalance (kafka.leave_group_on_stop).
+  bool leave_group_on_stop = true;
   std::chrono::milliseconds commit_interval{100};
   // The broker aborts a transaction of ours that stays open longer, and a dead
   // owner's open transaction holds up every restore of its shards that long.

@@ -45,6 +45,8 @@ TEST(Config, GivesEveryKeyItsDefaultForAnEmptyFile) {
   EXPECT_EQ(c.kafka.EffectiveDlqTopic(), "events.dlq");
   EXPECT_EQ(c.kafka.group_id, "oncecount");
   EXPECT_EQ(c.kafka.transaction_abort_interval_ms, 10000);
+  EXPECT_TRUE(c.kafka.static_membership);
+  EXPECT_TRUE(c.kafka.leave_group_on_stop);
   EXPECT_TRUE(c.kafka.properties.empty());
   EXPECT_EQ(c.processing.commit_interval_ms, 100);
   EXPECT_EQ(c.processing.standby_replicas, 0);
@@ -113,6 +115,22 @@ kafka:
   EXPECT_EQ(bad.subject(), "kafka.properties.heartbeat.interval.ms");
 }
 
+// A dynamic member always leaves the group when it stops (librdkafka), and the
+// group.instance.id is the instance id's, not a property to set by hand (two
+// instances given one would fence each other's consumers).
+TEST(Config, RefusesStayingInTheGroupWithoutStaticMembershipAndAHandSetInstanceId) {
+  const base::Error stay = Err(
+      ParseConfig("kafka:\n  static_membership: false\n  leave_group_on_stop: false\n", NoEnv()));
+  EXPECT_EQ(stay.subject(), "kafka.leave_group_on_stop");
+  EXPECT_NE(stay.message().find("kafka.static_membership: true"), std::string::npos)
+      << stay.message();
+  EXPECT_TRUE(ParseConfig("kafka:\n  static_membership: false\n", NoEnv()).ok());
+  const base::Error hand_set =
+      Err(ParseConfig("kafka:\n  properties:\n    group.instance.id: pod-0\n", NoEnv()));
+  EXPECT_EQ(hand_set.subject(), "kafka.properties.group.instance.id");
+  EXPECT_NE(hand_set.message().find("--instance-id"), std::string::npos) << hand_set.message();
+}
+
 TEST(Config, SizesTheFilterForTheWindowPlusTheTimestampTolerance) {
   DedupConfig d;
   d.window_ms = 60000;
@@ -140,6 +158,8 @@ kafka:
   input_topic: clicks
   dlq_topic: clicks-dead
   group_id: counters
+  static_membership: true
+  leave_group_on_stop: false
   properties:
     security.protocol: SASL_SSL
     sasl.mechanisms: PLAIN
@@ -166,6 +186,8 @@ state:
   EXPECT_EQ(c.kafka.bootstrap_servers, "k1:9092,k2:9092");
   EXPECT_EQ(c.kafka.EffectiveDlqTopic(), "clicks-dead");
   EXPECT_EQ(c.kafka.group_id, "counters");
+  EXPECT_TRUE(c.kafka.static_membership);
+  EXPECT_FALSE(c.kafka.leave_group_on_stop);
   EXPECT_EQ(c.kafka.properties.at("security.protocol"), "SASL_SSL");
   EXPECT_EQ(c.kafka.properties.at("sasl.mechanisms"), "PLAIN");
   EXPECT_EQ(c.processing.commit_interval_ms, 250);

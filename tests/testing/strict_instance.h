@@ -65,6 +65,11 @@ struct StrictInstanceOptions {
   // ProcessorOptions::commit_interval: a Step commits once this much simulated time
   // passed since the last commit. The default, never, leaves commits to the test.
   std::chrono::milliseconds commit_interval = std::chrono::hours(1);
+  // KIP-345: a static member of the group, its group.instance.id the instance id
+  // (kafka.static_membership), and whether its clean stop leaves the group
+  // (kafka.leave_group_on_stop).
+  bool static_membership = false;
+  bool leave_group_on_stop = true;
   // The processor is expected to refuse to start: its error is kept (refusal()), and
   // a start is a test failure.
   bool expect_refusal = false;

@@ -189,6 +189,10 @@ class StrictCluster {
   struct Member {
     std::string instance;
     int incarnation = 0;
+    std::string group_instance_id;  // KIP-345; empty: a dynamic member
+    // A static member whose consumer closed without leaving: no heartbeats any more,
+    // its partitions wait for its return or its session timeout.
+    bool closed = false;
     int64_t last_heard_ms = 0;   // the last heartbeat (the client's background thread)
     int64_t last_polled_ms = 0;  // the last call of the application
     std::set<int32_t> owned;
@@ -214,6 +218,16 @@ class StrictCluster {
     int32_t generation = 0;
     std::map<std::string, Member> members;  // by member id
     std::map<TopicPartition, int64_t> committed;
+    // Member ids a static member's return replaced: their calls fail with
+    // FENCED_INSTANCE_ID.
+    std::set<std::string> fenced;
+
+    Member* StaticMember(const std::string& group_instance_id) {
+      for (auto& [id, member] : members) {
+        if (member.group_instance_id == group_instance_id) return &member;
+      }
+      return nullptr;
+    }
   };
 
   struct Injection {
@@ -307,7 +321,10 @@ class StrictCluster {
   Transaction& Ongoing(const std::string& transactional_id, std::chrono::milliseconds timeout);
   bool HasPendingOffsets(const std::string& group, const TopicPartition& where) const;
   void EndTransaction(const std::string& transactional_id, bool commit);
-  std::string Join(Group& group, const std::string& instance, int incarnation);
+  std::string Join(Group& group, const std::string& instance, int incarnation,
+                   const std::string& group_instance_id);
+  std::string Rejoin(Group& group, const std::string& instance, int incarnation,
+                     const std::string& group_instance_id);
   void BumpAndRebalance(Group& group);
   void Advance(std::chrono::milliseconds duration);  // takes the mutex
   void ApplyTimeRetention();
@@ -493,14 +510,48 @@ void StrictCluster::Settle(Partition& partition, const std::string& transactiona
   Append(partition, std::move(marker));
 }
 
-std::string StrictCluster::Join(Group& group, const std::string& instance, int incarnation) {
+std::string StrictCluster::Join(Group& group, const std::string& instance, int incarnation,
+                                const std::string& group_instance_id) {
+  if (!group_instance_id.empty() && group.StaticMember(group_instance_id) != nullptr) {
+    return Rejoin(group, instance, incarnation, group_instance_id);
+  }
   std::string id = instance + "#" + std::to_string(++members_joined);
   Member& member = group.members[id];
   member.instance = instance;
   member.incarnation = incarnation;
+  member.group_instance_id = group_instance_id;
   member.last_heard_ms = NowMs();
   member.last_polled_ms = NowMs();
   BumpAndRebalance(group);
+  return id;
+}
+
+// KIP-345: a static member that joins while the group still holds its previous life
+// takes that member's place under a new member id, with the partitions it held
+// (told to it afresh), and no rebalance: the generation stays. The previous life is
+// fenced. A revocation it left unfinished completes with it (those partitions were
+// moving elsewhere), and that one rebalances.
+std::string StrictCluster::Rejoin(Group& group, const std::string& instance, int incarnation,
+                                  const std::string& group_instance_id) {
+  const auto previous =
+      std::find_if(group.members.begin(), group.members.end(),
+                   [&](const auto& m) { return m.second.group_instance_id == group_instance_id; });
+  const Member before = previous->second;
+  group.fenced.insert(previous->first);
+  group.members.erase(previous);
+  std::string id = instance + "#" + std::to_string(++members_joined);
+  Member& member = group.members[id];
+  member.instance = instance;
+  member.incarnation = incarnation;
+  member.group_instance_id = group_instance_id;
+  member.last_heard_ms = NowMs();
+  member.last_polled_ms = NowMs();
+  for (int32_t p : before.owned) {
+    if (before.Revoking(p)) continue;
+    member.owned.insert(p);
+    member.assign_pending.insert(p);
+  }
+  if (!before.revoke_pending.empty() || !before.revoke_told.empty()) BumpAndRebalance(group);
   return id;
 }
 
@@ -626,7 +677,8 @@ void StrictCluster::ExpireTransactions() {
 void StrictCluster::Heartbeat() {
   for (auto& [name, group] : groups) {
     for (auto& [id, member] : group.members) {
-      if (!IsCrashed(member.instance, member.incarnation) && !frozen.contains(member.instance)) {
+      if (!IsCrashed(member.instance, member.incarnation) && !frozen.contains(member.instance) &&
+          !member.closed) {
         member.last_heard_ms = NowMs();
       }
     }
@@ -721,11 +773,15 @@ struct Identity {
 
 class StrictGroupMetadata final : public kafka::GroupMetadata {
  public:
-  StrictGroupMetadata(std::string group, std::string member, int32_t gen)
-      : group_id(std::move(group)), member_id(std::move(member)), generation(gen) {}
+  StrictGroupMetadata(std::string group, std::string member, int32_t gen, std::string instance_id)
+      : group_id(std::move(group)),
+        member_id(std::move(member)),
+        generation(gen),
+        group_instance_id(std::move(instance_id)) {}
   const std::string group_id;
   const std::string member_id;
   const int32_t generation;
+  const std::string group_instance_id;  // empty: a dynamic member
 };
 
 class StrictPlainProducer final : public kafka::PlainProducer {
@@ -971,6 +1027,14 @@ KafkaError StrictTransactionalProducer::AddOffsets(
 // without, so a zombie cannot commit over its successor.
 KafkaError StrictTransactionalProducer::CheckMember(const StrictGroupMetadata& metadata) {
   const auto group = id_.cluster->groups.find(metadata.group_id);
+  if (group != id_.cluster->groups.end() && !metadata.group_instance_id.empty()) {
+    const StrictCluster::Member* current = group->second.StaticMember(metadata.group_instance_id);
+    if (current != nullptr && group->second.members.count(metadata.member_id) == 0) {
+      return Fail(ErrorKind::kGroupFenced, "FENCED_INSTANCE_ID",
+                  "member '" + metadata.member_id + "' of static instance " +
+                      metadata.group_instance_id + " was replaced by a newer one");
+    }
+  }
   if (group == id_.cluster->groups.end() || group->second.members.count(metadata.member_id) == 0) {
     return Fail(ErrorKind::kGroupFenced, "UNKNOWN_MEMBER_ID",
                 "member '" + metadata.member_id + "' is not in group " + metadata.group_id);
@@ -1141,7 +1205,7 @@ class StrictGroupConsumer final : public kafka::GroupConsumer {
   // destroy); a crashed one stays in the group until its session times out.
   ~StrictGroupConsumer() override {
     std::lock_guard lock(id_.cluster->mu);
-    if (!id_.crashed() && !closed_) Leave();
+    if (!id_.crashed() && !closed_) Depart();
   }
 
   KafkaError Subscribe(kafka::RebalanceListener* listener) override;
@@ -1196,7 +1260,11 @@ class StrictGroupConsumer final : public kafka::GroupConsumer {
   Fetch StartFetch(const StrictCluster::Partition& log, base::Offset offset) const;
   bool ResolveCommitted(const StrictCluster::Partition& log, int32_t partition, Fetch& fetch);
   KafkaError SetPaused(const std::vector<base::Partition>& partitions, bool paused);
-  void Leave();
+  bool Replaced() const { return !member_id_.empty() && group().fenced.count(member_id_) > 0; }
+  bool StaysOnClose() const {
+    return !spec_.group_instance_id.empty() && !spec_.static_member_leaves_on_close;
+  }
+  void Depart();
 
   const Identity id_;
   const kafka::GroupConsumerSpec spec_;
@@ -1206,6 +1274,7 @@ class StrictGroupConsumer final : public kafka::GroupConsumer {
   int32_t seen_generation_ = -1;
   bool closed_ = false;
   bool losing_ = false;  // inside OnRevoked(lost=true)
+  bool fenced_ = false;  // told FENCED_INSTANCE_ID: a newer life of its static member took over
   std::map<int32_t, Fetch> assigned_;
   std::optional<int32_t> last_polled_;
 };
@@ -1245,7 +1314,7 @@ KafkaError StrictGroupConsumer::Subscribe(kafka::RebalanceListener* listener) {
                 "group " + spec_.group_id + " consumes " + g.topic);
   }
   listener_ = listener;
-  member_id_ = cluster().Join(g, id_.instance, id_.incarnation);
+  member_id_ = cluster().Join(g, id_.instance, id_.incarnation, spec_.group_instance_id);
   Touch(/*polled=*/true);
   return {};
 }
@@ -1255,8 +1324,19 @@ std::optional<Message> StrictGroupConsumer::Poll(std::chrono::milliseconds) {
     Callback callback;
     {
       std::lock_guard lock(cluster().mu);
-      if (id_.crashed() || closed_ || listener_ == nullptr) return std::nullopt;
+      if (id_.crashed() || closed_ || listener_ == nullptr || fenced_) return std::nullopt;
       Touch(/*polled=*/true);
+      if (Replaced()) {
+        // librdkafka makes FENCED_INSTANCE_ID a fatal error of the consumer, which never
+        // rejoins (a rejoin would fence its successor in turn).
+        fenced_ = true;
+        Message fatal = EventMessage(MessageKind::kFatal, spec_.topic, -1, -1);
+        fatal.error =
+            "FENCED_INSTANCE_ID: static consumer fenced by other consumer with same "
+            "group.instance.id " +
+            spec_.group_instance_id;
+        return fatal;
+      }
       callback = TakeCallback();
       if (callback.kind == Callback::kNone) return NextMessage();
     }
@@ -1336,7 +1416,7 @@ void StrictGroupConsumer::AfterLost() {
   assigned_.clear();
   last_polled_.reset();
   if (id_.crashed() || closed_) return;
-  member_id_ = cluster().Join(group(), id_.instance, id_.incarnation);
+  member_id_ = cluster().Join(group(), id_.instance, id_.incarnation, spec_.group_instance_id);
   Touch(/*polled=*/true);
 }
 
@@ -1501,7 +1581,7 @@ bool StrictGroupConsumer::AssignmentLost() {
   if (id_.crashed()) return false;
   Touch();
   const bool dropped = !member_id_.empty() && member() == nullptr;
-  return losing_ || (dropped && cluster().drop_learned.count(id_.instance) > 0);
+  return losing_ || fenced_ || (dropped && cluster().drop_learned.count(id_.instance) > 0);
 }
 
 // A live member carries the group's current generation (the real client rejoins in
@@ -1510,7 +1590,8 @@ std::unique_ptr<kafka::GroupMetadata> StrictGroupConsumer::Metadata() {
   std::lock_guard lock(cluster().mu);
   if (!id_.crashed()) Touch();
   const int32_t generation = member() != nullptr ? group().generation : seen_generation_;
-  return std::make_unique<StrictGroupMetadata>(spec_.group_id, member_id_, generation);
+  return std::make_unique<StrictGroupMetadata>(spec_.group_id, member_id_, generation,
+                                               spec_.group_instance_id);
 }
 
 base::Offset StrictGroupConsumer::CachedHighWatermark(base::Partition partition) {
@@ -1535,23 +1616,33 @@ KafkaError StrictGroupConsumer::QueryWatermarks(base::Partition partition, base:
 void StrictGroupConsumer::Close() {
   std::vector<base::Partition> held;
   kafka::RebalanceListener* listener = nullptr;
+  bool lost = false;
   {
     std::lock_guard lock(cluster().mu);
     if (id_.crashed() || closed_) return;
     Touch();
     held = Keys(assigned_);
     listener = listener_;
+    lost = fenced_ || Replaced();
   }
-  if (listener != nullptr && !held.empty()) listener->OnRevoked(held, false);
+  if (listener != nullptr && !held.empty()) listener->OnRevoked(held, lost);
   std::lock_guard lock(cluster().mu);
   if (id_.crashed() || closed_) return;
   assigned_.clear();
   closed_ = true;
-  Leave();
+  Depart();
 }
 
-void StrictGroupConsumer::Leave() {
-  if (member() == nullptr) return;
+// A dynamic member, or a static one told to leave, leaves: the group rebalances. A
+// static member that stays keeps its partitions, with no heartbeats, until it comes
+// back or its session times out. A replaced one is no member any more.
+void StrictGroupConsumer::Depart() {
+  StrictCluster::Member* m = member();
+  if (m == nullptr || Replaced()) return;
+  if (StaysOnClose()) {
+    m->closed = true;
+    return;
+  }
   group().members.erase(member_id_);
   cluster().BumpAndRebalance(group());
 }

@@ -33,6 +33,14 @@
 //   leaves after a session timeout without heartbeats (crashed or frozen) or once its
 //   application has not called its consumer for max.poll.interval.ms; either shows
 //   at the next Advance.
+// - Static membership (KIP-345, GroupConsumerSpec::group_instance_id): a consumer
+//   that joins with the group.instance.id of a member still in the group takes its
+//   place under a new member id, with its partitions and no rebalance (the
+//   generation stays). The member it replaced is fenced: its consumer's next Poll
+//   returns one kFatal "FENCED_INSTANCE_ID" message and it never rejoins; offsets
+//   sent with its metadata fail kGroupFenced FENCED_INSTANCE_ID. A static member
+//   closed without leaving (static_member_leaves_on_close false) stops
+//   heartbeating and keeps its partitions until it returns or its session times out.
 // - SendOffsets drops negative offsets, and with none left does nothing (no check of
 //   the group's metadata either), as librdkafka's send_offsets_to_transaction does.
 // - A transaction's timeout runs from its first record or offsets, not from

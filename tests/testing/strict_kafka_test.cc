@@ -754,6 +754,156 @@ TEST(StrictKafka, ACrashedInstancesMemberKeepsItsPartitionsUntilItsSessionTimesO
   EXPECT_EQ(kafka.Owners("counting"), (std::map<int32_t, std::string>{{0, "b"}, {1, "b"}}));
 }
 
+// --- Static membership (KIP-345) ---------------------------------------------------
+
+// A static member: group.instance.id `instance_id`, leaving on close or not.
+Member StaticSubscribed(kafka::Clients& clients, const std::string& instance_id,
+                        bool leaves_on_close = true) {
+  Member member;
+  member.consumer =
+      Take(clients.NewGroupConsumer({.topic = "input",
+                                     .group_id = "counting",
+                                     .group_instance_id = instance_id,
+                                     .static_member_leaves_on_close = leaves_on_close}));
+  member.listener->consumer = member.consumer.get();
+  EXPECT_TRUE(member.consumer->Subscribe(member.listener.get()).ok());
+  return member;
+}
+
+TEST(StrictKafka, AStaticMemberBackWithinItsSessionGetsItsPartitionsWithoutARebalance) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("input", 4).ok());
+  Member a = StaticSubscribed(*kafka.ClientsFor("a"), "a");
+  Drain(*a.consumer);
+  Member b = StaticSubscribed(*kafka.ClientsFor("b"), "b");
+  for (int i = 0; i < 3; ++i) {
+    Drain(*a.consumer);
+    Drain(*b.consumer);
+  }
+  const auto owners = kafka.Owners("counting");
+  const int32_t generation = kafka.Generation("counting");
+  ASSERT_EQ(b.listener->events, std::vector<std::string>{"assigned 2 3"});
+
+  kafka.Crash("a");
+  a.consumer.reset();
+  kafka.Advance(5s);
+  Member back = StaticSubscribed(*kafka.ClientsFor("a"), "a");
+  Drain(*back.consumer);
+  Drain(*b.consumer);
+
+  EXPECT_EQ(back.listener->events, std::vector<std::string>{"assigned 0 1"});
+  EXPECT_EQ(kafka.Generation("counting"), generation) << "no rebalance";
+  EXPECT_EQ(kafka.Owners("counting"), owners);
+  EXPECT_EQ(b.listener->events, std::vector<std::string>{"assigned 2 3"}) << "b is not disturbed";
+  kafka.Advance(20s);
+  EXPECT_EQ(kafka.Members("counting").size(), 2u) << "the previous life is gone, not expired";
+  EXPECT_EQ(kafka.Generation("counting"), generation);
+}
+
+TEST(StrictKafka, AStaticMemberThatNeverComesBackLeavesAfterItsSessionTimeout) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("input", 2).ok());
+  Member a = StaticSubscribed(*kafka.ClientsFor("a"), "a");
+  Drain(*a.consumer);
+  kafka.Crash("a");
+  Member b = StaticSubscribed(*kafka.ClientsFor("b"), "b");
+
+  kafka.Advance(5s);
+  Drain(*b.consumer);
+  EXPECT_TRUE(b.listener->events.empty());
+  kafka.Advance(6s);
+  Drain(*b.consumer);
+  EXPECT_EQ(b.listener->events, std::vector<std::string>{"assigned 0 1"});
+}
+
+TEST(StrictKafka, AStaticMembersPreviousLifeIsFencedAndNeverRejoins) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("input", 1).ok());
+  ASSERT_TRUE(kafka.CreateTopic("out", 1).ok());
+  auto old_clients = kafka.ClientsFor("old");
+  Member old_life = StaticSubscribed(*old_clients, "a");
+  Drain(*old_life.consumer);
+  const auto old_metadata = old_life.consumer->Metadata();
+  kafka.Freeze("old");  // a zombie: paused while its replacement starts
+
+  Member new_life = StaticSubscribed(*kafka.ClientsFor("new"), "a");
+  Drain(*new_life.consumer);
+  kafka.Thaw("old");
+  const std::vector<std::string> seen = Drain(*old_life.consumer);
+
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_NE(seen[0].find("FENCED_INSTANCE_ID"), std::string::npos) << seen[0];
+  EXPECT_TRUE(old_life.consumer->AssignmentLost());
+  EXPECT_TRUE(Drain(*old_life.consumer).empty()) << "one fatal error, then nothing";
+  auto producer = Initialized(*old_clients, "old-producer");
+  ASSERT_TRUE(producer->BeginTransaction().ok());
+  ASSERT_TRUE(producer->Produce(Record("out", 0, "zombie")).ok());
+  const KafkaError refused = producer->SendOffsets("input", {{base::Partition(0), base::Offset(5)}},
+                                                   *old_metadata, kTimeout);
+  EXPECT_EQ(refused.kind, ErrorKind::kGroupFenced);
+  EXPECT_EQ(refused.code, "FENCED_INSTANCE_ID");
+
+  old_life.consumer->Close();
+  EXPECT_EQ(old_life.listener->events, (std::vector<std::string>{"assigned 0", "lost 0"}));
+  EXPECT_EQ(new_life.listener->events, std::vector<std::string>{"assigned 0"});
+  EXPECT_EQ(kafka.Owners("counting"), (std::map<int32_t, std::string>{{0, "new"}}));
+  EXPECT_EQ(kafka.Members("counting").size(), 1u) << "the zombie neither rejoined nor left";
+}
+
+TEST(StrictKafka, AStaticMemberClosedWithoutLeavingKeepsItsPartitionsUntilItComesBack) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("input", 2).ok());
+  auto clients = kafka.ClientsFor("a");
+  Member a = StaticSubscribed(*clients, "a", /*leaves_on_close=*/false);
+  Drain(*a.consumer);
+  Member b = StaticSubscribed(*kafka.ClientsFor("b"), "b");
+  for (int i = 0; i < 3; ++i) {
+    Drain(*a.consumer);
+    Drain(*b.consumer);
+  }
+  const int32_t generation = kafka.Generation("counting");
+  a.consumer->Close();
+  EXPECT_EQ(a.listener->events,
+            (std::vector<std::string>{"assigned 0 1", "revoked 1", "revoked 0"}));
+  EXPECT_EQ(kafka.Members("counting").size(), 2u);
+
+  kafka.Advance(9s);
+  Drain(*b.consumer);
+  EXPECT_EQ(b.listener->events, std::vector<std::string>{"assigned 1"}) << "0 waits for a";
+  Member back = StaticSubscribed(*clients, "a", /*leaves_on_close=*/false);
+  Drain(*back.consumer);
+  EXPECT_EQ(back.listener->events, std::vector<std::string>{"assigned 0"});
+  EXPECT_EQ(kafka.Generation("counting"), generation);
+}
+
+TEST(StrictKafka, AStaticMemberClosedWithoutLeavingThatStaysAwayLosesItsPartitionsAtItsTimeout) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("input", 2).ok());
+  Member a = StaticSubscribed(*kafka.ClientsFor("a"), "a", /*leaves_on_close=*/false);
+  Drain(*a.consumer);
+  Member b = StaticSubscribed(*kafka.ClientsFor("b"), "b");
+  for (int i = 0; i < 3; ++i) {
+    Drain(*a.consumer);
+    Drain(*b.consumer);
+  }
+  a.consumer->Close();
+  kafka.Advance(10s);
+  Drain(*b.consumer);
+  EXPECT_EQ(b.listener->events, std::vector<std::string>{"assigned 1"});
+  kafka.Advance(1ms);
+  Drain(*b.consumer);
+  EXPECT_EQ(b.listener->events, (std::vector<std::string>{"assigned 1", "assigned 0"}));
+}
+
+TEST(StrictKafka, AStaticMemberToldToLeaveOnCloseLeavesAtOnce) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("input", 1).ok());
+  Member a = StaticSubscribed(*kafka.ClientsFor("a"), "a", /*leaves_on_close=*/true);
+  Drain(*a.consumer);
+  a.consumer->Close();
+  EXPECT_TRUE(kafka.Members("counting").empty());
+}
+
 TEST(StrictKafka, RetentionMakesAGroupConsumerReportOffsetOutOfRange) {
   StrictKafka kafka;
   ASSERT_TRUE(kafka.CreateTopic("input", 1).ok());

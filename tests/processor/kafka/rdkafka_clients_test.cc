@@ -3,7 +3,10 @@
 #include "processor/kafka/rdkafka_clients.h"
 
 #include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -157,6 +160,83 @@ TEST_F(RdKafkaClientsTest, APlainProducerSaysWhenItsQueueIsFullInsteadOfWaiting)
   EXPECT_EQ(p.Flush(30s), 0u);
   EXPECT_EQ(p.deliveries().acked, 2u);
 }
+
+// Assigns what the group gives from the start, unassigns what it takes.
+class AssigningListener : public RebalanceListener {
+ public:
+  void OnAssigned(const std::vector<base::Partition>& partitions) override {
+    std::vector<PartitionOffset> from_start;
+    for (base::Partition p : partitions) from_start.push_back({p, kOffsetBeginning});
+    EXPECT_FALSE(consumer->IncrementalAssign(from_start));
+    assigned += static_cast<int>(partitions.size());
+  }
+  void OnRevoked(const std::vector<base::Partition>& partitions, bool) override {
+    EXPECT_FALSE(consumer->IncrementalUnassign(partitions));
+    assigned -= static_cast<int>(partitions.size());
+  }
+  GroupConsumer* consumer = nullptr;
+  int assigned = 0;
+};
+
+// Whether a consumer's Close sent a LeaveGroup: one empty error is stacked on the
+// broker for the next LeaveGroup request, and a request takes it off the stack.
+class LeaveOnClose : public RdKafkaClientsTest,
+                     public ::testing::WithParamInterface<std::tuple<std::string, bool, bool>> {
+ protected:
+  static constexpr int16_t kLeaveGroupApiKey = 13;
+  static constexpr int32_t kBroker = 1;
+
+  size_t StackedLeaveErrors() {
+    size_t count = 0;
+    EXPECT_EQ(
+        rd_kafka_mock_broker_error_stack_cnt(cluster_->mock(), kBroker, kLeaveGroupApiKey, &count),
+        RD_KAFKA_RESP_ERR_NO_ERROR);
+    return count;
+  }
+};
+
+// librdkafka sends no LeaveGroup when a static member closes (KIP-345); the client
+// makes one that is to leave unsubscribe first, which does.
+TEST_P(LeaveOnClose, SendsALeaveGroupUnlessAStaticMemberIsToStay) {
+  const auto& [instance_id, leaves_on_close, leave_expected] = GetParam();
+  auto made = clients_->NewGroupConsumer({.topic = "log",
+                                          .group_id = "leave-on-close",
+                                          .group_instance_id = instance_id,
+                                          .static_member_leaves_on_close = leaves_on_close});
+  ASSERT_TRUE(made.ok()) << made.error();
+  GroupConsumer& consumer = *made.value();
+  AssigningListener listener;
+  listener.consumer = &consumer;
+  ASSERT_FALSE(consumer.Subscribe(&listener));
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (listener.assigned < 2 && std::chrono::steady_clock::now() < deadline) {
+    consumer.Poll(100ms);
+  }
+  ASSERT_EQ(listener.assigned, 2) << "never assigned";
+  ASSERT_EQ(rd_kafka_mock_broker_push_request_error_rtts(
+                cluster_->mock(), kBroker, kLeaveGroupApiKey, 1, RD_KAFKA_RESP_ERR_NO_ERROR, 0),
+            RD_KAFKA_RESP_ERR_NO_ERROR);
+  ASSERT_EQ(StackedLeaveErrors(), 1u);
+
+  consumer.Close();
+
+  EXPECT_EQ(listener.assigned, 0) << "the revocation ran inside Close";
+  EXPECT_EQ(StackedLeaveErrors(), leave_expected ? 0u : 1u);
+}
+
+std::string LeaveOnCloseName(
+    const ::testing::TestParamInfo<std::tuple<std::string, bool, bool>>& param_info) {
+  const bool is_static = !std::get<0>(param_info.param).empty();
+  return std::string(is_static ? "Static" : "Dynamic") +
+         (std::get<1>(param_info.param) ? "ToldToLeave" : "ToldToStay");
+}
+
+INSTANTIATE_TEST_SUITE_P(DynamicOrStatic, LeaveOnClose,
+                         ::testing::Values(std::make_tuple("", true, true),
+                                           std::make_tuple("", false, true),
+                                           std::make_tuple("instance-a", true, true),
+                                           std::make_tuple("instance-a", false, false)),
+                         LeaveOnCloseName);
 
 }  // namespace
 }  // namespace oncecount::kafka
