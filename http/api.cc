@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -203,6 +204,8 @@ class Api {
         return CounterList(r);
       case Endpoint::kStats:
         return Stats();
+      case Endpoint::kHistory:
+        return HistoryResponse(r.since_ms);
       case Endpoint::kShard:
         return ShardDetail(r.partition);
       case Endpoint::kHealthz:
@@ -278,6 +281,75 @@ class Api {
     j.EndArray().Key("totals");
     WriteTotals(j, s);
     j.EndObject();
+    return JsonResponse(j);
+  }
+
+  // Per shard view (partition and role), one array per quantity aligned with
+  // `times`: null where the shard had no view at that sample. Counts are per sample
+  // (since the previous one); phases are indexes into `phases`.
+  Response HistoryResponse(int64_t since_ms) const {
+    const std::vector<HistorySample> samples =
+        options_.history ? options_.history->Since(since_ms) : std::vector<HistorySample>{};
+    json::JsonWriter j;
+    j.BeginObject().Key("instance").String(options_.instance_id);
+    const HistoryOptions defaults;
+    const HistoryOptions& o = options_.history ? options_.history->options() : defaults;
+    j.Key("interval_ms").Int(o.interval.count()).Key("max_samples").Uint(o.max_samples);
+    j.Key("bytes").Uint(options_.history ? options_.history->bytes() : 0);
+    j.Key("target_fpp").Double(options_.target_fpp);
+    j.Key("phases").BeginArray();
+    for (const auto& phase : shard::kShardPhaseNames) j.String(phase.name);
+    j.EndArray().Key("times").BeginArray();
+    for (const HistorySample& sample : samples) j.Int(sample.wall_ms);
+    j.EndArray();
+    // Where each shard view's value sits in each sample (-1: absent).
+    std::map<std::pair<int32_t, shard::ShardRole>, std::vector<int32_t>> at;
+    for (size_t i = 0; i < samples.size(); ++i) {
+      for (size_t k = 0; k < samples[i].shards.size(); ++k) {
+        const ShardSample& s = samples[i].shards[k];
+        auto& index = at[{s.partition, s.role}];
+        index.resize(samples.size(), -1);
+        index[i] = static_cast<int32_t>(k);
+      }
+    }
+    j.Key("shards").BeginArray();
+    for (const auto& [key, index] : at) {
+      j.BeginObject().Key("partition").Int(key.first);
+      j.Key("role").String(shard::ShardRoleName(key.second));
+      const auto column = [&](std::string_view name, auto value_of) {
+        j.Key(name).BeginArray();
+        for (size_t i = 0; i < samples.size(); ++i) {
+          if (index[i] < 0) {
+            j.Null();
+          } else {
+            value_of(samples[i].shards[static_cast<size_t>(index[i])]);
+          }
+        }
+        j.EndArray();
+      };
+      column("phase", [&](const ShardSample& s) { j.Uint(static_cast<uint64_t>(s.phase)); });
+      column("events_applied", [&](const ShardSample& s) { j.Uint(s.events_applied); });
+      column("duplicates_dropped", [&](const ShardSample& s) { j.Uint(s.duplicates_dropped); });
+      column("near_edge_duplicates", [&](const ShardSample& s) { j.Uint(s.near_edge_duplicates); });
+      column("dead_lettered", [&](const ShardSample& s) { j.Uint(s.dead_lettered); });
+      column("late_events", [&](const ShardSample& s) { j.Uint(s.late_events); });
+      column("timestamps_ahead", [&](const ShardSample& s) { j.Uint(s.timestamps_ahead); });
+      column("timestamps_missing", [&](const ShardSample& s) { j.Uint(s.timestamps_missing); });
+      column("lag", [&](const ShardSample& s) { j.Uint(s.lag); });
+      column("replica_lag_ms", [&](const ShardSample& s) {
+        if (s.replica_lag_ms < 0) {
+          j.Null();
+        } else {
+          j.Int(s.replica_lag_ms);
+        }
+      });
+      column("filters", [&](const ShardSample& s) { j.Uint(s.filters); });
+      column("refresh_ms", [&](const ShardSample& s) { j.Uint(s.refresh_ms); });
+      column("window_ms_guaranteed", [&](const ShardSample& s) { j.Uint(s.window_ms_guaranteed); });
+      column("estimated_fpp", [&](const ShardSample& s) { j.Float(s.estimated_fpp); });
+      j.EndObject();
+    }
+    j.EndArray().EndObject();
     return JsonResponse(j);
   }
 

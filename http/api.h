@@ -16,6 +16,7 @@
 #include <functional>
 #include <string>
 
+#include "http/history.h"
 #include "http/server.h"
 #include "processor/base/metrics.h"
 #include "processor/shard/shard_view.h"
@@ -36,6 +37,8 @@ struct ApiOptions {
   // What the instance's components count about themselves, rendered after the
   // per-shard metrics; null: none. Outlives the handler.
   const base::MetricRegistry* metrics = nullptr;
+  // The samples GET /v1/history serves; null: an empty history. Outlives the handler.
+  const History* history = nullptr;
 };
 
 Handler MakeApiHandler(const shard::StateBoard& board, ApiOptions options);

@@ -34,6 +34,8 @@ std::optional<Route> Resolve(const RequestTarget& t) {
     r.endpoint = Endpoint::kMetrics;
   } else if (s.size() == 2 && s[0] == "v1" && s[1] == "stats") {
     r.endpoint = Endpoint::kStats;
+  } else if (s.size() == 2 && s[0] == "v1" && s[1] == "history") {
+    r.endpoint = Endpoint::kHistory;
   } else if (s.size() == 2 && s[0] == "v1" && s[1] == "counters") {
     r.endpoint = Endpoint::kCounterList;
   } else if (s.size() == 3 && s[0] == "v1" && s[1] == "counters" && !s[2].empty()) {
@@ -64,6 +66,22 @@ std::variant<Route, HttpError> MatchRoute(std::string_view method, const Request
           "partition must be an integer in 0..2147483647, got \"" + target.segments[2] + "\""};
     }
     route->partition = base::Partition(static_cast<int32_t>(*partition));
+  }
+  if (route->endpoint == Endpoint::kHistory) {
+    for (const auto& [name, value] : target.query) {
+      const auto since = name == "since" ? ParseNumber(value, 0, INT64_MAX) : std::nullopt;
+      if (name != "since") {
+        return HttpError{400, "bad_request",
+                         "unknown query parameter \"" + name + "\" (expected since)"};
+      }
+      if (!since) {
+        return HttpError{400, "bad_request",
+                         "since must be a time in ms since the epoch, 0..9223372036854775807, "
+                         "got \"" +
+                             value + "\""};
+      }
+      route->since_ms = *since;
+    }
   }
   if (route->endpoint == Endpoint::kCounterList) {
     for (const auto& [name, value] : target.query) {

@@ -4,6 +4,7 @@
 //   GET /v1/counters?prefix=P&limit=L&after=NAME  kCounterList  prefix, limit 1..1000
 //                                                              (default 100), after
 //   GET /v1/stats                                 kStats
+//   GET /v1/history?since=MS                      kHistory      since 0..2^63-1 (default 0)
 //   GET /v1/shards/{partition}                    kShard        partition 0..2^31-1
 //   GET /healthz, /readyz, /metrics, /            kHealthz, kReadyz, kMetrics, kDashboard
 //
@@ -30,6 +31,7 @@ enum class Endpoint : uint8_t {
   kCounter,
   kCounterList,
   kStats,
+  kHistory,
   kShard,
   kHealthz,
   kReadyz,
@@ -47,6 +49,7 @@ struct Route {
   int limit = kDefaultListLimit;     // kCounterList
   std::optional<std::string> after;  // kCounterList
   base::Partition partition;         // kShard
+  int64_t since_ms = 0;              // kHistory: samples after this wall time
 };
 
 std::variant<Route, HttpError> MatchRoute(std::string_view method, const RequestTarget& target);

@@ -176,12 +176,18 @@ base::Status ServiceRuntime::StartHttp(const RuntimeOptions& options) {
   api.input_topic = c.kafka.input_topic;
   api.target_fpp = c.dedup.target_fpp;
   api.metrics = &metrics_;
+  api.history = &history_;
   auto listening =
       http::Server::Listen(http_->io, c.http.listen, http::MakeApiHandler(board_, std::move(api)));
   if (!listening) return std::move(listening).error();
   http_->server = std::move(listening).value();
   const auto endpoint = http_->server->local_endpoint();
   url_ = "http://" + endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
+  history_sampler_ = http::HistorySampler::Start(http_->io, board_, history_, [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  });
   http_thread_ = std::thread([this] {
     NameThisThread("oc-http");
     http_->io.run();
@@ -250,6 +256,7 @@ base::Status ServiceRuntime::Stop() {
   if (replicator_) replicator_->Stop();
   if (replicator_thread_.joinable()) replicator_thread_.join();
   if (http_) {
+    if (history_sampler_) history_sampler_->Stop();
     if (http_->server) http_->server->Stop();
     http_->work.reset();
     http_->io.stop();

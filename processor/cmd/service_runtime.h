@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "http/history.h"
 #include "processor/base/logger.h"
 #include "processor/kafka/clients.h"
 #include "processor/replica/replicator.h"
@@ -80,6 +81,9 @@ class ServiceRuntime {
   std::vector<std::thread> worker_threads_;
   std::unique_ptr<replica::Replicator> replicator_;
   std::unique_ptr<service::Processor> processor_;
+  // The board's recent past for GET /v1/history, sampled on the HTTP thread.
+  http::History history_;
+  std::shared_ptr<http::HistorySampler> history_sampler_;
   std::unique_ptr<Http> http_;
   std::thread processor_thread_;
   std::thread http_thread_;

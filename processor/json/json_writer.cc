@@ -1,5 +1,6 @@
 #include "processor/json/json_writer.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -103,6 +104,15 @@ JsonWriter& JsonWriter::Double(double value) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.17g", value);
   out_ += buf;
+  need_comma_ = true;
+  return *this;
+}
+JsonWriter& JsonWriter::Float(float value) {
+  if (!std::isfinite(value)) return Null();
+  Separate();
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  out_.append(buf, ec == std::errc() ? end : buf);
   need_comma_ = true;
   return *this;
 }

@@ -24,6 +24,8 @@ class JsonWriter {
   JsonWriter& Int(int64_t value);
   JsonWriter& Uint(uint64_t value);
   JsonWriter& Double(double value);
+  // The shortest text that reads back as the same float (for values kept as floats).
+  JsonWriter& Float(float value);
   JsonWriter& Bool(bool value);
   JsonWriter& Null();
   // Inserts already-serialized JSON as one value.

@@ -311,6 +311,62 @@ TEST_F(ApiTest, ReportsEveryShardAndTheirTotalsInStats) {
   EXPECT_EQ(totals["lag"].get_int64().value(), 20);
 }
 
+// GET /v1/history: per shard view, one array per quantity aligned with `times`,
+// null where the view was absent; `since` returns only newer samples.
+TEST_F(ApiTest, ServesTheHistoryColumnsPerShardAlignedWithTheSampleTimes) {
+  History history;
+  ApiOptions o = Options();
+  o.history = &history;
+  const Handler handler = MakeApiHandler(board_, std::move(o));
+  Publish(DetailedView());
+  history.Record(board_.Read(), 1000);
+  ShardView more = DetailedView();
+  more.events_applied += 25;
+  more.late_events = 2;
+  Publish(more);
+  Publish(SecondView());
+  history.Record(board_.Read(), 2000);
+
+  const Response r = handler(Request{"GET", "/v1/history"});
+  ASSERT_EQ(r.status, 200u) << r.body;
+  const auto doc = Json(r);
+  EXPECT_EQ(doc["interval_ms"].get_int64().value(), 1000);
+  EXPECT_EQ(doc["max_samples"].get_uint64().value(), 600u);
+  EXPECT_EQ(doc["bytes"].get_uint64().value(), 3 * sizeof(ShardSample));
+  EXPECT_EQ(doc["phases"].at(1).get_string().value(), "running");
+  ASSERT_EQ(doc["times"].get_array().size(), 2u);
+  EXPECT_EQ(doc["times"].at(1).get_int64().value(), 2000);
+  const auto shards = doc["shards"].get_array();
+  ASSERT_EQ(shards.size(), 2u);
+  const auto first = shards.at(0);
+  EXPECT_EQ(first["partition"].get_int64().value(), 0);
+  EXPECT_EQ(first["role"].get_string().value(), "active");
+  EXPECT_EQ(first["events_applied"].at(1).get_uint64().value(), 25u);
+  EXPECT_EQ(first["late_events"].at(1).get_uint64().value(), 2u);
+  EXPECT_EQ(first["lag"].at(0).get_uint64().value(), 20u);
+  EXPECT_EQ(first["phase"].at(0).get_uint64().value(), 1u);
+  EXPECT_EQ(first["filters"].at(0).get_uint64().value(), 3u);
+  EXPECT_EQ(first["window_ms_guaranteed"].at(0).get_uint64().value(), 3000u);
+  EXPECT_DOUBLE_EQ(first["estimated_fpp"].at(0).get_double().value(), 0.0005);
+  EXPECT_TRUE(first["replica_lag_ms"].at(0).is_null());
+  const auto second = shards.at(1);
+  EXPECT_EQ(second["partition"].get_int64().value(), 1);
+  EXPECT_TRUE(second["events_applied"].at(0).is_null()) << "absent at the first sample";
+  EXPECT_EQ(second["events_applied"].at(1).get_uint64().value(), 0u);
+
+  const Response newer = handler(Request{"GET", "/v1/history?since=1000"});
+  const auto later = Json(newer);
+  ASSERT_EQ(later["times"].get_array().size(), 1u);
+  EXPECT_EQ(later["shards"].at(0)["events_applied"].at(0).get_uint64().value(), 25u);
+}
+
+TEST_F(ApiTest, ServesAnEmptyHistoryWithoutARecorder) {
+  const Response r = Get("/v1/history");
+  ASSERT_EQ(r.status, 200u);
+  EXPECT_EQ(Json(r)["times"].get_array().size(), 0u);
+  EXPECT_EQ(Get("/v1/history?since=x").status, 400u);
+}
+
 TEST_F(ApiTest, NamesDeadLetterReasonsAsTheEventParserDoesInItsOrder) {
   PublishAll();
   const auto reasons = Json(Get("/v1/stats"))["shards"].at(0)["dead_lettered_by_reason"];

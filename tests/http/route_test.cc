@@ -40,6 +40,10 @@ TEST(MatchRoute, FindsEveryEndpointOfTheSpec) {
   const Route shard = Ok("GET", "/v1/shards/7");
   EXPECT_EQ(shard.endpoint, Endpoint::kShard);
   EXPECT_EQ(shard.partition.value(), 7);
+  const Route history = Ok("GET", "/v1/history");
+  EXPECT_EQ(history.endpoint, Endpoint::kHistory);
+  EXPECT_EQ(history.since_ms, 0);
+  EXPECT_EQ(Ok("GET", "/v1/history?since=1700000000000").since_ms, 1'700'000'000'000);
 }
 
 TEST(MatchRoute, ReadsTheCounterListParametersWithDefaults) {
@@ -80,6 +84,12 @@ TEST(MatchRoute, RejectsBadParametersWith400NamingThem) {
     EXPECT_NE(e.message.find("limit"), std::string::npos) << e.message;
   }
   EXPECT_NE(Err("GET", "/v1/counters?sort=desc").message.find("sort"), std::string::npos);
+  for (const char* since : {"-1", "soon", "1e3", "", "9223372036854775808"}) {
+    const HttpError e = Err("GET", std::string("/v1/history?since=") + since);
+    EXPECT_EQ(e.status, 400) << since;
+    EXPECT_NE(e.message.find("since"), std::string::npos) << e.message;
+  }
+  EXPECT_NE(Err("GET", "/v1/history?from=1").message.find("from"), std::string::npos);
   for (const char* p : {"-1", "x", "2147483648", "1.5"}) {
     const HttpError e = Err("GET", std::string("/v1/shards/") + p);
     EXPECT_EQ(e.status, 400) << p;

@@ -43,6 +43,12 @@ TEST(JsonWriter, WritesDoublesRoundTripAndNonFiniteAsNull) {
   EXPECT_EQ(j.str(), "[0.10000000000000001,9.9999999999999995e-07,null,null]");
 }
 
+TEST(JsonWriter, WritesFloatsInTheirShortestRoundTripTextAndNonFiniteAsNull) {
+  JsonWriter j;
+  j.BeginArray().Float(0.1f).Float(1.2345678e-7f).Float(0).Float(std::nanf("")).EndArray();
+  EXPECT_EQ(j.str(), "[0.1,1.2345678e-07,0,null]");
+}
+
 TEST(JsonWriter, InsertsRawJsonAsOneValue) {
   JsonWriter j;
   j.BeginObject().Key("x").Raw("[1,2]").Key("y").Int(3).EndObject();
