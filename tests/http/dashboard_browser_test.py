@@ -4,13 +4,21 @@
 
 The demo sends a finite stream (--events) and says when its counters equal what it
 sent; from then on nothing changes, so the page and the API must agree exactly. The
-test also loads a search (#search=prefix), checks that every plot has a line per
-shard, saves a screenshot (dashboard.png in the output directory), and stops the
-demo with SIGINT, which must exit cleanly.
+page is rendered with less virtual time than one poll interval, so what it plots is
+what it got at load: every plot must already have a line of several points per
+shard, from the instance's history (GET /v1/history). Every request goes through a
+recording proxy, and none may be refused (status 400 or more). The health strip must
+show every check, all well on the healthy demo; then the proxy marks one shard
+failed in /v1/stats (a failure the API's own tests cover) and the strip must show
+it, with its reason. The test also loads a search (#search=prefix), saves the two
+screenshots (dashboard-healthy.png and dashboard-failed-shard.png in the output
+directory; scripts/dashboard-screenshots regenerates docs/images from them), and
+stops the demo with SIGINT, which must exit cleanly.
 
 usage: dashboard_browser_test.py ONCECOUNT_BINARY OUTPUT_DIR
 """
 import html.parser
+import http.server
 import json
 import os
 import signal
@@ -18,10 +26,16 @@ import socket
 import subprocess
 import sys
 import threading
+import urllib.error
 import urllib.request
 
 CHROMIUM = os.environ.get("ONCECOUNT_CHROMIUM", "/usr/bin/chromium")
-CHARTS = ["fpp", "filters", "refresh_s", "dup_share", "near_edge_per_s", "replica_lag_ms"]
+CHARTS = ["events_per_s", "fpp", "filters", "refresh_s", "dup_share", "near_edge_per_s", "lag",
+          "replica_lag_ms"]
+# The plots every active shard has a line in from its first sample on.
+PLOTTED_AT_LOAD = ["events_per_s", "filters", "refresh_s", "dup_share", "lag"]
+CHECKS = ["shards", "fpp", "window", "time", "replicas", "transaction"]
+FAILURE = "the shard ran out of memory (restoring in 2000 ms)"
 
 
 class Page(html.parser.HTMLParser):
@@ -34,6 +48,8 @@ class Page(html.parser.HTMLParser):
         self.counters = {}  # name -> value (data-value)
         self.shards = {}  # (partition, role) -> {field: text}
         self.polylines = {}  # chart -> [point count per line]
+        self.checks = {}  # health check -> {"level", "text"}
+        self._check = None
         self._open = []  # stack of (tag, id or None)
         self._shard = None
         self._field = None
@@ -54,6 +70,10 @@ class Page(html.parser.HTMLParser):
         if tag == "div" and "data-chart" in a:
             self._chart = a["data-chart"]
             self.polylines[self._chart] = []
+        if tag == "div" and "data-check" in a:
+            self._check = a["data-check"]
+            self._check_depth = len(self._open)
+            self.checks[self._check] = {"level": a.get("data-level"), "text": ""}
         if tag == "polyline" and self._chart is not None:
             points = a.get("points", "").split()
             self.polylines[self._chart].append(len(points))
@@ -65,8 +85,12 @@ class Page(html.parser.HTMLParser):
                 break
         if tag == "td":
             self._field = None
+        if self._check is not None and len(self._open) < self._check_depth:
+            self._check = None
 
     def handle_data(self, data):
+        if self._check is not None:
+            self.checks[self._check]["text"] += data
         for _, element_id in reversed(self._open):
             if element_id:
                 self.text_by_id[element_id] = self.text_by_id.get(element_id, "") + data
@@ -91,6 +115,50 @@ def get_json(url):
         return json.load(r)
 
 
+class RecordingProxy:
+    """Forwards the browser's requests to the instance and records each path with the
+    status the instance answered; with `failed_partition` set, marks that shard failed
+    in /v1/stats, as the API reports a shard that ran out of memory."""
+
+    def __init__(self, upstream):
+        self.upstream = upstream
+        self.requests = []  # (path, status)
+        self.failed_partition = None
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                try:
+                    with urllib.request.urlopen(proxy.upstream + self.path, timeout=10) as r:
+                        status, body, kind = r.status, r.read(), r.headers["Content-Type"]
+                except urllib.error.HTTPError as e:
+                    status, body, kind = e.code, e.read(), e.headers["Content-Type"]
+                proxy.requests.append((self.path, status))
+                if self.path == "/v1/stats" and proxy.failed_partition is not None:
+                    stats = json.loads(body)
+                    for shard in stats["shards"]:
+                        if shard["partition"] == proxy.failed_partition and shard["role"] == "active":
+                            shard["phase"] = "failed"
+                            shard["failure"] = FAILURE
+                    stats["ready"] = False
+                    body = json.dumps(stats).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", kind or "application/octet-stream")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+
+
 def chromium(args, timeout=120):
     base = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
             "--disable-dev-shm-usage", "--user-data-dir=" + PROFILE]
@@ -100,10 +168,10 @@ def chromium(args, timeout=120):
     return r.stdout
 
 
-def render(url):
-    # Virtual time lets the page's timers run (several polls of /v1/stats) without
-    # the test waiting for them in real time.
-    dom = chromium(["--virtual-time-budget=6000", "--dump-dom", url])
+def render(url, budget_ms=900):
+    # Less virtual time than one poll interval (1 s): the page shows what it got at
+    # load, its history included.
+    dom = chromium(["--virtual-time-budget=%d" % budget_ms, "--dump-dom", url])
     page = Page()
     page.feed(dom)
     return page
@@ -150,11 +218,12 @@ def main():
             fail("the demo did not print the URL to open: " + "".join(lines))
 
         counters = {c["counter"]: c["value"] for c in get_json(base + "/v1/counters?limit=1000")["counters"]}
+        proxy = RecordingProxy(base)
         # Retries the demo sent late still arrive after its counters are exact: the
         # totals only grow, so the page must show numbers between the API's answers
         # just before and just after it rendered.
         stats = get_json(base + "/v1/stats")
-        page = render(base + "/")
+        page = render(proxy.url + "/")
         after = get_json(base + "/v1/stats")
 
         if page.counters != counters:
@@ -171,6 +240,9 @@ def main():
             fail("the demo's stream dropped no duplicates: nothing for the page to show")
         if "ready" not in page.text_by_id.get("status", "") or "complete" not in page.text_by_id["status"]:
             fail("status line: %r" % page.text_by_id.get("status"))
+        for tile in ("rate-events", "rate-duplicates"):
+            if page.text_by_id.get(tile, "–").strip() in ("", "–"):
+                fail("%s shows no rate at load" % tile)
         api_shards = {(s["partition"], s["role"]): s for s in stats["shards"]}
         api_shards_after = {(s["partition"], s["role"]): s for s in after["shards"]}
         if set(page.shards) != set(api_shards):
@@ -182,24 +254,54 @@ def main():
                     fail("shard %s %s: page %s, API %d before and %d after" %
                          (key, field, fields[field], low, high))
         actives = sum(1 for s in stats["shards"] if s["role"] == "active")
-        for chart in CHARTS[:4]:
-            lines_drawn = [n for n in page.polylines.get(chart, []) if n >= 2]
+        history = get_json(base + "/v1/history")
+        for chart in PLOTTED_AT_LOAD:
+            lines_drawn = [n for n in page.polylines.get(chart, []) if n >= 3]
             if len(lines_drawn) < actives:
-                fail("chart %s draws %d lines of 2+ points for %d shards" % (chart, len(lines_drawn), actives))
+                fail("chart %s draws %d lines of 3+ points at load for %d shards (history: %d samples)" %
+                     (chart, len(lines_drawn), actives, len(history["times"])))
         missing = [c for c in CHARTS if c not in page.polylines]
         if missing:
             fail("charts missing: %s" % missing)
+        if sorted(page.checks) != sorted(CHECKS):
+            fail("health checks %s, expected %s" % (sorted(page.checks), sorted(CHECKS)))
+        bad = {c: v for c, v in page.checks.items() if v["level"] == "bad"}
+        if bad or page.checks["shards"]["level"] != "ok":
+            fail("the healthy demo's health strip: %s" % page.checks)
+        for check, v in page.checks.items():
+            if "oncecount_" not in v["text"] or "docs/operations.md#" not in v["text"]:
+                fail("health check %s names no metric or runbook: %r" % (check, v["text"]))
 
-        searched = render(base + "/#search=counter-1")
+        searched = render(proxy.url + "/#search=counter-1")
         expected = {n: v for n, v in counters.items() if n.startswith("counter-1")}
         if not expected or searched.counters != expected:
             fail("search counter-1 shows %s, expected %s" % (searched.counters, expected))
 
-        screenshot = os.path.join(out_dir, "dashboard.png")
-        chromium(["--virtual-time-budget=6000", "--window-size=1400,1000",
-                  "--screenshot=" + screenshot, base + "/"])
-        if not os.path.exists(screenshot) or os.path.getsize(screenshot) < 10000:
-            fail("no screenshot at " + screenshot)
+        healthy = os.path.join(out_dir, "dashboard-healthy.png")
+        chromium(["--virtual-time-budget=900", "--window-size=1280,1000",
+                  "--screenshot=" + healthy, proxy.url + "/"])
+
+        proxy.failed_partition = stats["shards"][0]["partition"]
+        failing = render(proxy.url + "/")
+        shards_check = failing.checks.get("shards", {})
+        if shards_check.get("level") != "bad" or FAILURE not in shards_check.get("text", "") or \
+                ("partition %d" % proxy.failed_partition) not in shards_check.get("text", ""):
+            fail("a failed shard is not in the health strip with its reason: %s" % shards_check)
+        failed_shot = os.path.join(out_dir, "dashboard-failed-shard.png")
+        chromium(["--virtual-time-budget=900", "--window-size=1280,1000",
+                  "--screenshot=" + failed_shot, proxy.url + "/"])
+        for shot in (healthy, failed_shot):
+            if not os.path.exists(shot) or os.path.getsize(shot) < 10000:
+                fail("no screenshot at " + shot)
+
+        refused = [(path, status) for path, status in proxy.requests if status >= 400]
+        if refused:
+            fail("the page made requests the API refused: %s" % refused)
+        asked = {path.split("?")[0] for path, _ in proxy.requests}
+        for needed in ("/", "/v1/stats", "/v1/history", "/v1/counters", "/metrics"):
+            if needed not in asked:
+                fail("the page never asked for %s (asked: %s)" % (needed, sorted(asked)))
+        proxy.close()
 
         demo.send_signal(signal.SIGINT)
         code = demo.wait(60)
@@ -207,8 +309,8 @@ def main():
         stderr_reader.join(5)
         if code != 0 or not any("stopped cleanly" in line for line in stderr_lines):
             fail("Ctrl-C: exit %d, stderr tail:\n%s" % (code, "".join(stderr_lines[-20:])))
-        print("dashboard matches the API: %d counters, %d shards; screenshot %s" %
-              (len(counters), len(api_shards), screenshot))
+        print("dashboard matches the API: %d counters, %d shards, %d requests; screenshots in %s" %
+              (len(counters), len(api_shards), len(proxy.requests), out_dir))
     finally:
         if demo.poll() is None:
             demo.kill()
