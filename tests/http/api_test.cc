@@ -498,11 +498,16 @@ TEST_F(ApiTest, ServesTheBuiltInDashboardWholeAndWithoutExternalAssets) {
   EXPECT_EQ(r.content_type, "text/html; charset=utf-8");
   EXPECT_EQ(r.body.rfind("<!doctype html>", 0), 0u);
   EXPECT_NE(r.body.find("</html>"), std::string::npos);
-  EXPECT_NE(r.body.find("fetch('/v1/stats'"), std::string::npos);
-  EXPECT_NE(r.body.find("fetch('/v1/counters"), std::string::npos);
-  for (const char* external : {"<link", "<script src", "src=\"http", "href=\"http", "@import"}) {
+  for (const char* endpoint :
+       {"getJson('/v1/stats')", "getJson('/v1/history'", "getJson('/v1/counters", "'/metrics'"}) {
+    EXPECT_NE(r.body.find(endpoint), std::string::npos) << endpoint;
+  }
+  for (const char* external :
+       {"<link rel=\"stylesheet", "<script src", "src=\"http", "href=\"http", "@import"}) {
     EXPECT_EQ(r.body.find(external), std::string::npos) << external;
   }
+  // Its icon is inline, so the browser asks for no /favicon.ico (a 404).
+  EXPECT_NE(r.body.find("<link rel=\"icon\" href=\"data:,\">"), std::string::npos);
 }
 
 TEST_F(ApiTest, ServesTheConfiguredDashboard) {

@@ -325,6 +325,9 @@ class StrictCluster {
                    const std::string& group_instance_id);
   std::string Rejoin(Group& group, const std::string& instance, int incarnation,
                      const std::string& group_instance_id);
+  // A new member, heard from now; no rebalance yet.
+  std::string AddMember(Group& group, const std::string& instance, int incarnation,
+                        const std::string& group_instance_id);
   void BumpAndRebalance(Group& group);
   void Advance(std::chrono::milliseconds duration);  // takes the mutex
   void ApplyTimeRetention();
@@ -515,6 +518,13 @@ std::string StrictCluster::Join(Group& group, const std::string& instance, int i
   if (!group_instance_id.empty() && group.StaticMember(group_instance_id) != nullptr) {
     return Rejoin(group, instance, incarnation, group_instance_id);
   }
+  const std::string id = AddMember(group, instance, incarnation, group_instance_id);
+  BumpAndRebalance(group);
+  return id;
+}
+
+std::string StrictCluster::AddMember(Group& group, const std::string& instance, int incarnation,
+                                     const std::string& group_instance_id) {
   std::string id = instance + "#" + std::to_string(++members_joined);
   Member& member = group.members[id];
   member.instance = instance;
@@ -522,7 +532,6 @@ std::string StrictCluster::Join(Group& group, const std::string& instance, int i
   member.group_instance_id = group_instance_id;
   member.last_heard_ms = NowMs();
   member.last_polled_ms = NowMs();
-  BumpAndRebalance(group);
   return id;
 }
 
@@ -539,13 +548,8 @@ std::string StrictCluster::Rejoin(Group& group, const std::string& instance, int
   const Member before = previous->second;
   group.fenced.insert(previous->first);
   group.members.erase(previous);
-  std::string id = instance + "#" + std::to_string(++members_joined);
-  Member& member = group.members[id];
-  member.instance = instance;
-  member.incarnation = incarnation;
-  member.group_instance_id = group_instance_id;
-  member.last_heard_ms = NowMs();
-  member.last_polled_ms = NowMs();
+  const std::string id = AddMember(group, instance, incarnation, group_instance_id);
+  Member& member = group.members.at(id);
   for (int32_t p : before.owned) {
     if (before.Revoking(p)) continue;
     member.owned.insert(p);

@@ -46,7 +46,7 @@ TEST(JsonWriter, WritesDoublesRoundTripAndNonFiniteAsNull) {
 TEST(JsonWriter, WritesFloatsInTheirShortestRoundTripTextAndNonFiniteAsNull) {
   JsonWriter j;
   j.BeginArray().Float(0.1f).Float(1.2345678e-7f).Float(0).Float(std::nanf("")).EndArray();
-  EXPECT_EQ(j.str(), "[0.1,1.2345678e-07,0,null]");
+  EXPECT_EQ(j.str(), "[0.1,1.2345679e-07,0,null]");
 }
 
 TEST(JsonWriter, InsertsRawJsonAsOneValue) {

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "processor/service/processor.h"
@@ -50,6 +51,19 @@ std::vector<int32_t> ShardsOf(const Instance& instance) {
   return runs;
 }
 
+// a starts alone and runs every shard; then b joins, and each ends with one.
+std::pair<std::unique_ptr<Instance>, std::unique_ptr<Instance>> WithAShardEach(
+    StrictKafka& kafka, const testing::StrictInstanceOptions& a_options,
+    const testing::StrictInstanceOptions& b_options) {
+  auto a = std::make_unique<Instance>(kafka, a_options);
+  EXPECT_TRUE(RunUntil(kafka, {a.get()}, [&] { return a->RunsAll(kPartitions); })) << a->log();
+  auto b = std::make_unique<Instance>(kafka, b_options);
+  EXPECT_TRUE(RunUntil(kafka, {a.get(), b.get()},
+                       [&] { return ShardsOf(*a).size() == 1 && ShardsOf(*b).size() == 1; }))
+      << a->log() << b->log();
+  return {std::move(a), std::move(b)};
+}
+
 // --- Back after SIGKILL ------------------------------------------------------------
 
 class RestartAfterSigkill : public ::testing::TestWithParam<bool> {};
@@ -69,12 +83,9 @@ TEST_P(RestartAfterSigkill, IsReadyAfterItsRestoreAsAStaticMemberAndAfterTheSess
     o.static_membership = is_static;
     return o;
   };
-  auto a = std::make_unique<Instance>(kafka, options("a"));
-  ASSERT_TRUE(RunUntil(kafka, {a.get()}, [&] { return a->RunsAll(kPartitions); })) << a->log();
-  Instance b(kafka, options("b"));
-  ASSERT_TRUE(RunUntil(kafka, {a.get(), &b},
-                       [&] { return ShardsOf(*a).size() == 1 && ShardsOf(b).size() == 1; }))
-      << a->log() << b.log();
+  auto [a, b_owned] = WithAShardEach(kafka, options("a"), options("b"));
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  Instance& b = *b_owned;
   const int32_t a_shard = ShardsOf(*a)[0];
   Send(kafka, 0, 100);
   a->CommitAndDieAt(Call::kCommitTransaction);
@@ -154,12 +165,10 @@ TEST(StaticMembership, AFrozenPreviousLifeIsFencedStopsWithAClearErrorAndCountsN
 TEST(StaticMembership, AnInstanceStoppedWithoutLeavingGetsItsShardsBackWithoutARebalance) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
-  auto a = std::make_unique<Instance>(kafka, Static("a", /*leave_group_on_stop=*/false));
-  ASSERT_TRUE(RunUntil(kafka, {a.get()}, [&] { return a->RunsAll(kPartitions); })) << a->log();
-  Instance b(kafka, Static("b"));
-  ASSERT_TRUE(RunUntil(kafka, {a.get(), &b},
-                       [&] { return ShardsOf(*a).size() == 1 && ShardsOf(b).size() == 1; }))
-      << a->log() << b.log();
+  auto [a, b_owned] =
+      WithAShardEach(kafka, Static("a", /*leave_group_on_stop=*/false), Static("b"));
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  Instance& b = *b_owned;
   const int32_t a_shard = ShardsOf(*a)[0];
   const int32_t generation = kafka.Generation("oncecount");
   Send(kafka, 0, 40);
@@ -185,12 +194,10 @@ TEST(StaticMembership, AnInstanceStoppedWithoutLeavingGetsItsShardsBackWithoutAR
 TEST(StaticMembership, AnInstanceStoppedWithoutLeavingThatNeverReturnsLosesItsShardsAtItsTimeout) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
-  auto a = std::make_unique<Instance>(kafka, Static("a", /*leave_group_on_stop=*/false));
-  ASSERT_TRUE(RunUntil(kafka, {a.get()}, [&] { return a->RunsAll(kPartitions); })) << a->log();
-  Instance b(kafka, Static("b"));
-  ASSERT_TRUE(RunUntil(kafka, {a.get(), &b},
-                       [&] { return ShardsOf(*a).size() == 1 && ShardsOf(b).size() == 1; }))
-      << a->log() << b.log();
+  auto [a, b_owned] =
+      WithAShardEach(kafka, Static("a", /*leave_group_on_stop=*/false), Static("b"));
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  Instance& b = *b_owned;
   Send(kafka, 0, 40);
   ASSERT_TRUE(a->Finish().ok());
   a.reset();
