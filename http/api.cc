@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -235,6 +236,7 @@ class Api {
   }
 
   Response CounterList(const Route& r) {
+    if (r.order == CounterOrder::kRecent) return RecentCounters(r);
     const Snapshot s = board_.Read();
     const shard::CounterPage page = CounterSnapshot::ListSum(
         CountersOf(s), r.prefix, static_cast<size_t>(r.limit),
@@ -250,6 +252,37 @@ class Api {
     } else {
       j.Null();
     }
+    j.Key("complete").Bool(s.complete()).Key("staleness_ms").Int(StalenessMs(s)).EndObject();
+    return JsonResponse(j);
+  }
+
+  // The shards' recently changed counters, taken rank by rank (each shard's newest,
+  // then each one's second newest, ...), each name once, with its value summed over
+  // the shards: the cost depends on the shards and the limit, not on how many
+  // counters there are.
+  Response RecentCounters(const Route& r) {
+    const Snapshot s = board_.Read();
+    const std::vector<CountersPtr> shards = CountersOf(s);
+    std::vector<std::string_view> names;
+    std::unordered_set<std::string_view> seen;
+    const auto limit = static_cast<size_t>(r.limit);
+    for (size_t rank = 0; rank < shard::kRecentCounters && names.size() < limit; ++rank) {
+      for (const auto& v : s.shards) {
+        if (!v->recent_counters || rank >= v->recent_counters->size()) continue;
+        const std::string_view name = (*v->recent_counters)[rank];
+        if (!name.starts_with(r.prefix) || !seen.insert(name).second) continue;
+        names.push_back(name);
+        if (names.size() == limit) break;
+      }
+    }
+    json::JsonWriter j;
+    j.BeginObject().Key("counters").BeginArray();
+    for (const std::string_view name : names) {
+      const auto value = CounterSnapshot::FindSum(shards, name);
+      if (!value) continue;
+      j.BeginObject().Key("counter").String(name).Key("value").Int(*value).EndObject();
+    }
+    j.EndArray().Key("next").Null();
     j.Key("complete").Bool(s.complete()).Key("staleness_ms").Int(StalenessMs(s)).EndObject();
     return JsonResponse(j);
   }

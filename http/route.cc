@@ -89,6 +89,12 @@ std::variant<Route, HttpError> MatchRoute(std::string_view method, const Request
         route->prefix = value;
       } else if (name == "after") {
         route->after = value;
+      } else if (name == "order") {
+        if (value != "name" && value != "recent") {
+          return HttpError{400, "bad_request",
+                           "order must be name or recent, got \"" + value + "\""};
+        }
+        route->order = value == "recent" ? CounterOrder::kRecent : CounterOrder::kName;
       } else if (name == "limit") {
         const auto limit = ParseNumber(value, 1, kMaxListLimit);
         if (!limit) {
@@ -99,8 +105,12 @@ std::variant<Route, HttpError> MatchRoute(std::string_view method, const Request
       } else {
         return HttpError{
             400, "bad_request",
-            "unknown query parameter \"" + name + "\" (expected prefix, limit, after)"};
+            "unknown query parameter \"" + name + "\" (expected prefix, limit, after, order)"};
       }
+    }
+    if (route->order == CounterOrder::kRecent && route->after) {
+      return HttpError{400, "bad_request",
+                       "after pages the name order only; order=recent is a single page"};
     }
   }
   return *route;

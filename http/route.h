@@ -2,7 +2,8 @@
 //
 //   GET /v1/counters/{name}                       kCounter      name (decoded)
 //   GET /v1/counters?prefix=P&limit=L&after=NAME  kCounterList  prefix, limit 1..1000
-//                                                              (default 100), after
+//                  &order=name|recent                          (default 100), after,
+//                                                              order (recent: no after)
 //   GET /v1/stats                                 kStats
 //   GET /v1/history?since=MS                      kHistory      since 0..2^63-1 (default 0)
 //   GET /v1/shards/{partition}                    kShard        partition 0..2^31-1
@@ -39,17 +40,22 @@ enum class Endpoint : uint8_t {
   kDashboard,
 };
 
+// kName: byte order, paged with `after`. kRecent: the counters that changed most
+// recently on each shard, newest first (ShardView::recent_counters), one page.
+enum class CounterOrder : uint8_t { kName, kRecent };
+
 inline constexpr int kMaxListLimit = 1000;
 inline constexpr int kDefaultListLimit = 100;
 
 struct Route {
   Endpoint endpoint = Endpoint::kHealthz;
-  std::string name;                  // kCounter
-  std::string prefix;                // kCounterList
-  int limit = kDefaultListLimit;     // kCounterList
-  std::optional<std::string> after;  // kCounterList
-  base::Partition partition;         // kShard
-  int64_t since_ms = 0;              // kHistory: samples after this wall time
+  std::string name;                          // kCounter
+  std::string prefix;                        // kCounterList
+  int limit = kDefaultListLimit;             // kCounterList
+  std::optional<std::string> after;          // kCounterList
+  CounterOrder order = CounterOrder::kName;  // kCounterList
+  base::Partition partition;                 // kShard
+  int64_t since_ms = 0;                      // kHistory: samples after this wall time
 };
 
 std::variant<Route, HttpError> MatchRoute(std::string_view method, const RequestTarget& target);

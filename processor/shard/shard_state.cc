@@ -138,6 +138,20 @@ void ShardState::NoteChanged(CounterTable::Index counter) {
   view_dirty_.push_back(counter);
 }
 
+void ShardState::NoteRecent(std::span<const CounterTable::Index> changed) {
+  if (changed.empty()) return;
+  const size_t from = changed.size() > kRecentCounters ? changed.size() - kRecentCounters : 0;
+  for (size_t k = from; k < changed.size(); ++k) {
+    const CounterTable::Index i = changed[k];
+    if (const auto it = std::find(recent_.begin(), recent_.end(), i); it != recent_.end()) {
+      recent_.erase(it);
+    }
+    recent_.push_front(i);
+  }
+  while (recent_.size() > kRecentCounters) recent_.pop_back();
+  recent_changed_ = true;
+}
+
 std::shared_ptr<const CounterSnapshot> ShardState::CounterView() const {
   if (!view_counters_) {
     std::vector<CounterRef> all;
@@ -163,6 +177,7 @@ void ShardState::CutBatch() {
   if (!has_pending_) return;
   closed_batches_.push_back(OpenBatch());
   for (const CounterTable::Index i : pending_counters_) NoteChanged(i);
+  NoteRecent(pending_counters_);
   if (view_counters_) view_new_names_ += pending_new_names_;
   pending_new_names_ = 0;
   pending_segments_.clear();
@@ -356,11 +371,16 @@ void ShardState::Replay(const changelog::BatchRecord& batch) {
     scratch_verdicts_.resize(segment.hashes.size());
     filter_->TestAndInsertBatch(scratch_hashes_, scratch_verdicts_);
   }
-  for (const changelog::CounterUpdate& c : batch.counters) {
-    const auto [i, inserted] = counters_.Assign(c.name, c.value);
+  const size_t recent_from =
+      batch.counters.size() > kRecentCounters ? batch.counters.size() - kRecentCounters : 0;
+  scratch_recent_.clear();
+  for (size_t k = 0; k < batch.counters.size(); ++k) {
+    const auto [i, inserted] = counters_.Assign(batch.counters[k].name, batch.counters[k].value);
     if (inserted && view_counters_) ++view_new_names_;
     NoteChanged(i);
+    if (k >= recent_from) scratch_recent_.push_back(i);
   }
+  NoteRecent(scratch_recent_);
   stats_.Add(batch.stats);
   position_ = batch.input_to;
   epoch_ = std::max(epoch_, batch.epoch);
@@ -529,6 +549,14 @@ std::shared_ptr<const ShardView> ShardState::MakeView(ShardView base, int64_t no
     base.digest_seq = sealed_seq();
   }
   base.counters = CounterView();
+  if (recent_changed_) {
+    auto names = std::make_shared<std::vector<std::string>>();
+    names->reserve(recent_.size());
+    for (const CounterTable::Index i : recent_) names->emplace_back(counters_[i].name);
+    recent_view_ = std::move(names);
+    recent_changed_ = false;
+  }
+  base.recent_counters = recent_view_;
   base.published_at_ms = now_ms;
   return std::make_shared<const ShardView>(std::move(base));
 }

@@ -34,6 +34,7 @@
 // other threads.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
@@ -226,6 +227,9 @@ class ShardState {
   changelog::ShardStats PendingStats() const;
   // Remembers that a counter changed since the last view.
   void NoteChanged(CounterTable::Index counter);
+  // Puts the last kRecentCounters of `changed` (a batch's counters, in order) at the
+  // front of the recently changed counters.
+  void NoteRecent(std::span<const CounterTable::Index> changed);
   std::shared_ptr<const CounterSnapshot> CounterView() const;
   // Applies messages that fit in the open batch.
   void ApplyFitting(std::span<const InputMessage> messages, filter::Millis wall,
@@ -278,10 +282,16 @@ class ShardState {
   mutable std::shared_ptr<const CounterSnapshot> view_counters_;
   mutable std::vector<CounterTable::Index> view_dirty_;
   mutable size_t view_new_names_ = 0;  // how many of view_dirty_ the last view lacks
+  // The counters changed most recently (newest first, each once, at most
+  // kRecentCounters) and the names the last view got of them.
+  std::deque<CounterTable::Index> recent_;
+  mutable bool recent_changed_ = false;
+  mutable std::shared_ptr<const std::vector<std::string>> recent_view_;
 
   // ApplyAll's scratch space, kept between calls.
   std::vector<event::IncrementEvent> scratch_events_;
   std::vector<filter::IdHash> scratch_hashes_;
+  std::vector<CounterTable::Index> scratch_recent_;  // Replay's last counters
   std::vector<filter::Millis> scratch_times_;
   std::vector<filter::Verdict> scratch_verdicts_;
   std::vector<size_t> scratch_index_;

@@ -54,6 +54,9 @@ inline const char* ShardPhaseName(ShardPhase phase) {
   return base::NameOf(kShardPhaseNames, phase);
 }
 
+// How many recently changed counters a view names (ShardView::recent_counters).
+inline constexpr size_t kRecentCounters = 100;
+
 struct ShardView {
   base::Partition partition;
   ShardRole role = ShardRole::kActive;
@@ -104,7 +107,11 @@ struct ShardView {
   base::Seq digest_seq;
 
   std::shared_ptr<const CounterSnapshot> counters;  // never null once published
-  int64_t published_at_ms = 0;                      // wall clock (ms since the epoch)
+  // The names of the counters that changed most recently, newest first, each once, at
+  // most kRecentCounters (null: none yet). Shared between views until a
+  // batch changes it.
+  std::shared_ptr<const std::vector<std::string>> recent_counters;
+  int64_t published_at_ms = 0;  // wall clock (ms since the epoch)
 
   int64_t lag() const { return std::max<int64_t>(0, high_watermark.Since(input_offset)); }
 };

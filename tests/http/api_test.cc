@@ -208,6 +208,36 @@ TEST_F(ApiTest, PagesThroughTheListingWithPrefixLimitAndAfter) {
       << prefixed.body;
 }
 
+// order=recent: each shard's recently changed counters rank by rank, each name once,
+// with its value summed over every shard that holds it.
+TEST_F(ApiTest, ListsTheCountersChangedMostRecentlyAcrossTheShards) {
+  ShardView zero = View(base::Partition(0), {{"likes", 3}, {"clicks", 1}, {"views", 4}}, 9'000);
+  zero.recent_counters =
+      std::make_shared<const std::vector<std::string>>(std::vector<std::string>{"views", "likes"});
+  ShardView one = View(base::Partition(1), {{"likes", 10}, {"shares", 2}}, 9'000);
+  one.recent_counters =
+      std::make_shared<const std::vector<std::string>>(std::vector<std::string>{"shares", "likes"});
+  Publish(zero);
+  Publish(one);
+  Publish(View(base::Partition(2), {{"other", 1}}, 9'000));  // no recent list yet
+
+  const Response r = Get("/v1/counters?order=recent");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  std::vector<std::pair<std::string, int64_t>> listed;
+  for (auto c : Json(r)["counters"].get_array()) {
+    listed.emplace_back(std::string(c["counter"].get_string().value()),
+                        c["value"].get_int64().value());
+  }
+  EXPECT_EQ(listed, (std::vector<std::pair<std::string, int64_t>>{
+                        {"views", 4}, {"shares", 2}, {"likes", 13}}));
+  const auto limited = Json(Get("/v1/counters?order=recent&limit=2"))["counters"];
+  EXPECT_EQ(limited.get_array().size(), 2u);
+  const auto prefixed = Json(Get("/v1/counters?order=recent&prefix=li"))["counters"];
+  ASSERT_EQ(prefixed.get_array().size(), 1u);
+  EXPECT_EQ(prefixed.at(0)["counter"].get_string().value(), "likes");
+  EXPECT_EQ(Get("/v1/counters?order=recent&after=likes").status, 400u);
+}
+
 TEST_F(ApiTest, RejectsALimitOutsideOneToAThousandAndBadPercentEncoding) {
   PublishAll();
   for (const char* target : {"/v1/counters?limit=0", "/v1/counters?limit=1001", "/v1/counters/%G1",

@@ -277,6 +277,10 @@ def main():
         if not expected or searched.counters != expected:
             fail("search counter-1 shows %s, expected %s" % (searched.counters, expected))
 
+        recent = render(proxy.url + "/#order=recent")
+        if not recent.counters or any(counters.get(n) != v for n, v in recent.counters.items()):
+            fail("the recently changed counters %s are not the API's %s" % (recent.counters, counters))
+
         healthy = os.path.join(out_dir, "dashboard-healthy.png")
         chromium(["--virtual-time-budget=900", "--window-size=1280,1000",
                   "--screenshot=" + healthy, proxy.url + "/"])

@@ -56,6 +56,9 @@ TEST(MatchRoute, ReadsTheCounterListParametersWithDefaults) {
   EXPECT_EQ(page.prefix, "likes:");
   EXPECT_EQ(page.limit, 1000);
   EXPECT_EQ(page.after, "likes:9");
+  EXPECT_EQ(all.order, CounterOrder::kName);
+  EXPECT_EQ(Ok("GET", "/v1/counters?order=recent&limit=20").order, CounterOrder::kRecent);
+  EXPECT_EQ(Ok("GET", "/v1/counters?order=name").order, CounterOrder::kName);
 }
 
 TEST(MatchRoute, AnswersUnknownPathsWith404) {
@@ -84,6 +87,9 @@ TEST(MatchRoute, RejectsBadParametersWith400NamingThem) {
     EXPECT_NE(e.message.find("limit"), std::string::npos) << e.message;
   }
   EXPECT_NE(Err("GET", "/v1/counters?sort=desc").message.find("sort"), std::string::npos);
+  EXPECT_NE(Err("GET", "/v1/counters?order=largest").message.find("order"), std::string::npos);
+  EXPECT_NE(Err("GET", "/v1/counters?order=recent&after=x").message.find("after"),
+            std::string::npos);
   for (const char* since : {"-1", "soon", "1e3", "", "9223372036854775808"}) {
     const HttpError e = Err("GET", std::string("/v1/history?since=") + since);
     EXPECT_EQ(e.status, 400) << since;

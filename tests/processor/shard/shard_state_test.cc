@@ -822,6 +822,48 @@ TEST(ShardState, MakeViewReflectsTheCommittedCountersAndStats) {
   EXPECT_EQ(s->MakeView(base, 123457)->counters->Find("a"), 8);
 }
 
+// A view names the counters changed most recently (GET /v1/counters?order=recent):
+// newest first, each once, at most kRecentCounters; a replica replaying the batches
+// names the same.
+TEST(ShardState, NamesTheCountersChangedMostRecentlyNewestFirstEachOnce) {
+  auto s = NewShard();
+  int64_t offset = 0;
+  std::vector<BatchRecord> batches;
+  auto apply = [&](const std::string& counter) {
+    const std::string key = "k" + std::to_string(offset);
+    EXPECT_EQ(s->Apply({base::Offset(offset++), key, Event(counter, 1)}, At(0)).outcome,
+              Outcome::kApplied);
+  };
+  auto commit = [&] {
+    for (BatchRecord& b : s->PendingBatches(base::Epoch(1))) batches.push_back(std::move(b));
+    s->MarkCommitted(base::Epoch(1));
+  };
+  EXPECT_EQ(s->MakeView({}, 0)->recent_counters, nullptr);
+  apply("a");
+  apply("b");
+  commit();
+  apply("c");
+  apply("a");
+  apply("c");
+  commit();
+  const auto view = s->MakeView({}, 0);
+  ASSERT_NE(view->recent_counters, nullptr);
+  EXPECT_EQ(*view->recent_counters, (std::vector<std::string>{"a", "c", "b"}));
+  EXPECT_EQ(s->MakeView({}, 0)->recent_counters, view->recent_counters)
+      << "shared until it changes";
+
+  for (int i = 0; i < 150; ++i) apply("n" + std::to_string(i));
+  commit();
+  const auto many = s->MakeView({}, 0)->recent_counters;
+  ASSERT_EQ(many->size(), kRecentCounters);
+  EXPECT_EQ(many->front(), "n149");
+  EXPECT_EQ(many->back(), "n50");
+
+  auto replica = NewShard();
+  for (const BatchRecord& b : batches) replica->Replay(b);
+  EXPECT_EQ(*replica->MakeView({}, 0)->recent_counters, *many);
+}
+
 // --- Batches bounded in bytes ---------------------------------------------------------
 
 // A counter name of `bytes` bytes, distinct per `i`.
