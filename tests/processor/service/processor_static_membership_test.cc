@@ -64,6 +64,19 @@ std::pair<std::unique_ptr<Instance>, std::unique_ptr<Instance>> WithAShardEach(
   return {std::move(a), std::move(b)};
 }
 
+// Sends events [from, n) (with from 0, the earlier ones again: retries of what may or
+// may not have counted), runs `instances` until the changelog counts [0, n), commits.
+void ExpectEveryEventCountedOnce(StrictKafka& kafka, int from, int n,
+                                 const std::vector<Instance*>& instances) {
+  Send(kafka, from, n);
+  std::string logs;
+  for (Instance* instance : instances) logs += instance->log();
+  ASSERT_TRUE(RunUntil(kafka, instances, [&] { return CountsInChangelog(kafka) == Expected(n); }))
+      << logs;
+  for (Instance* instance : instances) instance->Commit();
+  ExpectExactlyOnce(kafka, n);
+}
+
 // --- Back after SIGKILL ------------------------------------------------------------
 
 class RestartAfterSigkill : public ::testing::TestWithParam<bool> {};
@@ -103,13 +116,7 @@ TEST_P(RestartAfterSigkill, IsReadyAfterItsRestoreAsAStaticMemberAndAfterTheSess
   } else {
     EXPECT_GE(dark_ms, 45000);
   }
-  Send(kafka, 0, 150);  // 0..99 again: retries of what may or may not have counted
-  ASSERT_TRUE(
-      RunUntil(kafka, {&again, &b}, [&] { return CountsInChangelog(kafka) == Expected(150); }))
-      << again.log() << b.log();
-  again.Commit();
-  b.Commit();
-  ExpectExactlyOnce(kafka, 150);
+  ExpectEveryEventCountedOnce(kafka, 0, 150, {&again, &b});
 }
 
 INSTANTIATE_TEST_SUITE_P(StaticOrDynamic, RestartAfterSigkill, ::testing::Bool(),
@@ -152,12 +159,7 @@ TEST(StaticMembership, AFrozenPreviousLifeIsFencedStopsWithAClearErrorAndCountsN
   EXPECT_NE(finished.message().find("with this instance id, a,"), std::string::npos)
       << finished.message();
 
-  Send(kafka, 0, 100);
-  ASSERT_TRUE(RunUntil(kafka, {&new_life}, [&] {
-    return CountsInChangelog(kafka) == Expected(100);
-  })) << new_life.log();
-  new_life.Commit();
-  ExpectExactlyOnce(kafka, 100);
+  ExpectEveryEventCountedOnce(kafka, 0, 100, {&new_life});
 }
 
 // --- Stopped without leaving (kafka.leave_group_on_stop: false) -----------------
@@ -183,12 +185,7 @@ TEST(StaticMembership, AnInstanceStoppedWithoutLeavingGetsItsShardsBackWithoutAR
       kafka, {&again, &b}, [&] { return again.Runs(a_shard); }, 2s))
       << again.log();
   EXPECT_EQ(kafka.Generation("oncecount"), generation) << "no rebalance";
-  Send(kafka, 40, 100);
-  ASSERT_TRUE(
-      RunUntil(kafka, {&again, &b}, [&] { return CountsInChangelog(kafka) == Expected(100); }));
-  again.Commit();
-  b.Commit();
-  ExpectExactlyOnce(kafka, 100);
+  ExpectEveryEventCountedOnce(kafka, 40, 100, {&again, &b});
 }
 
 TEST(StaticMembership, AnInstanceStoppedWithoutLeavingThatNeverReturnsLosesItsShardsAtItsTimeout) {
@@ -207,10 +204,7 @@ TEST(StaticMembership, AnInstanceStoppedWithoutLeavingThatNeverReturnsLosesItsSh
   const int64_t dark_ms = kafka.clock().SteadyMs() - stopped_ms;
   EXPECT_GE(dark_ms, 10000) << "the double's session timeout";
   EXPECT_LE(dark_ms, 11000);
-  Send(kafka, 40, 100);
-  ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return CountsInChangelog(kafka) == Expected(100); }));
-  b.Commit();
-  ExpectExactlyOnce(kafka, 100);
+  ExpectEveryEventCountedOnce(kafka, 40, 100, {&b});
 }
 
 // --- A rolling restart ------------------------------------------------------------
