@@ -23,6 +23,9 @@ struct ServiceRuntime::Http {
   boost::asio::io_context io{1};
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work{io.get_executor()};
   std::shared_ptr<http::Server> server;
+  // After the io_context, so destroyed before it: its timer must not outlive the
+  // io_context's services (the io_context's destruction drops the handlers' copies).
+  std::shared_ptr<http::HistorySampler> history_sampler;
 };
 
 namespace {
@@ -183,7 +186,7 @@ base::Status ServiceRuntime::StartHttp(const RuntimeOptions& options) {
   http_->server = std::move(listening).value();
   const auto endpoint = http_->server->local_endpoint();
   url_ = "http://" + endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
-  history_sampler_ = http::HistorySampler::Start(http_->io, board_, history_, [] {
+  http_->history_sampler = http::HistorySampler::Start(http_->io, board_, history_, [] {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::system_clock::now().time_since_epoch())
         .count();
@@ -256,7 +259,7 @@ base::Status ServiceRuntime::Stop() {
   if (replicator_) replicator_->Stop();
   if (replicator_thread_.joinable()) replicator_thread_.join();
   if (http_) {
-    if (history_sampler_) history_sampler_->Stop();
+    if (http_->history_sampler) http_->history_sampler->Stop();
     if (http_->server) http_->server->Stop();
     http_->work.reset();
     http_->io.stop();

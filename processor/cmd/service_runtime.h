@@ -81,9 +81,9 @@ class ServiceRuntime {
   std::vector<std::thread> worker_threads_;
   std::unique_ptr<replica::Replicator> replicator_;
   std::unique_ptr<service::Processor> processor_;
-  // The board's recent past for GET /v1/history, sampled on the HTTP thread.
+  // The board's recent past for GET /v1/history, sampled on the HTTP thread (the
+  // sampler lives in Http, beside the io_context it runs on).
   http::History history_;
-  std::shared_ptr<http::HistorySampler> history_sampler_;
   std::unique_ptr<Http> http_;
   std::thread processor_thread_;
   std::thread http_thread_;
