@@ -346,7 +346,10 @@ class Api {
       }
     }
     j.Key("shards").BeginArray();
-    for (const auto& [key, index] : at) {
+    for (const auto& shard_columns : at) {
+      // Named, not a structured binding: clang 14 (the fuzz build) cannot capture one.
+      const std::pair<int32_t, shard::ShardRole>& key = shard_columns.first;
+      const std::vector<int32_t>& index = shard_columns.second;
       j.BeginObject().Key("partition").Int(key.first);
       j.Key("role").String(shard::ShardRoleName(key.second));
       const auto column = [&](std::string_view name, auto value_of) {
