@@ -90,20 +90,20 @@ std::shared_ptr<HistorySampler> HistorySampler::Start(boost::asio::io_context& i
                                                       std::function<int64_t()> now_ms) {
   std::shared_ptr<HistorySampler> sampler(
       new HistorySampler(io, board, history, std::move(now_ms)));
-  boost::asio::post(io, [sampler] {
-    sampler->history_.Record(sampler->board_.Read(), sampler->now_ms_());
-    sampler->Arm();
-  });
+  boost::asio::post(io, [sampler] { sampler->Tick(); });
   return sampler;
+}
+
+void HistorySampler::Tick() {
+  history_.Record(board_.Read(), now_ms_());
+  Arm();
 }
 
 void HistorySampler::Arm() {
   if (stopped_) return;
   timer_.expires_after(history_.options().interval);
   timer_.async_wait([self = shared_from_this()](const boost::system::error_code& error) {
-    if (error || self->stopped_) return;
-    self->history_.Record(self->board_.Read(), self->now_ms_());
-    self->Arm();
+    if (!error && !self->stopped_) self->Tick();
   });
 }
 

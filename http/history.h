@@ -106,6 +106,7 @@ class HistorySampler : public std::enable_shared_from_this<HistorySampler> {
   HistorySampler(boost::asio::io_context& io, const shard::StateBoard& board, History& history,
                  std::function<int64_t()> now_ms)
       : timer_(io), board_(board), history_(history), now_ms_(std::move(now_ms)) {}
+  void Tick();  // records a sample and arms the timer for the next
   void Arm();
 
   boost::asio::steady_timer timer_;

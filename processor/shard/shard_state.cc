@@ -371,14 +371,12 @@ void ShardState::Replay(const changelog::BatchRecord& batch) {
     scratch_verdicts_.resize(segment.hashes.size());
     filter_->TestAndInsertBatch(scratch_hashes_, scratch_verdicts_);
   }
-  const size_t recent_from =
-      batch.counters.size() > kRecentCounters ? batch.counters.size() - kRecentCounters : 0;
   scratch_recent_.clear();
-  for (size_t k = 0; k < batch.counters.size(); ++k) {
-    const auto [i, inserted] = counters_.Assign(batch.counters[k].name, batch.counters[k].value);
+  for (const changelog::CounterUpdate& c : batch.counters) {
+    const auto [i, inserted] = counters_.Assign(c.name, c.value);
     if (inserted && view_counters_) ++view_new_names_;
     NoteChanged(i);
-    if (k >= recent_from) scratch_recent_.push_back(i);
+    scratch_recent_.push_back(i);
   }
   NoteRecent(scratch_recent_);
   stats_.Add(batch.stats);

@@ -291,7 +291,7 @@ class ShardState {
   // ApplyAll's scratch space, kept between calls.
   std::vector<event::IncrementEvent> scratch_events_;
   std::vector<filter::IdHash> scratch_hashes_;
-  std::vector<CounterTable::Index> scratch_recent_;  // Replay's last counters
+  std::vector<CounterTable::Index> scratch_recent_;  // Replay's counters, for NoteRecent
   std::vector<filter::Millis> scratch_times_;
   std::vector<filter::Verdict> scratch_verdicts_;
   std::vector<size_t> scratch_index_;
