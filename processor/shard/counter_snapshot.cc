@@ -4,11 +4,13 @@
 #include <limits>
 #include <unordered_set>
 
+#include "processor/shard/name_order.h"
+
 namespace oncecount::shard {
 namespace {
 
 bool ByName(const CounterRef& a, const CounterRef& b) {
-  return a.name < b.name;
+  return NameLess(a.name, b.name);
 }
 
 int64_t SaturatingAdd(int64_t a, int64_t b) {
@@ -146,7 +148,7 @@ void CounterSnapshot::AppendUpdated(const ChunkPtr& old, const CounterRef* from,
   merged.reserve(names.size() + static_cast<size_t>(to - from));
   size_t i = 0;
   for (const CounterRef* u = from; u != to; ++u) {
-    while (i < names.size() && names[i] < u->name) {
+    while (i < names.size() && NameLess(names[i], u->name)) {
       merged.push_back({names[i], old->values[i]});
       ++i;
     }
@@ -221,7 +223,7 @@ std::vector<CounterRef> CounterSnapshot::MergeRun(const std::vector<CounterRef>&
   merged.reserve(newer.size() + n);
   size_t i = 0;
   for (const CounterRef& u : newer) {
-    for (; i < n && RunName(run, i) < u.name; ++i)
+    for (; i < n && NameLess(RunName(run, i), u.name); ++i)
       merged.push_back({RunName(run, i), older.values[i]});
     if (i < n && RunName(run, i) == u.name) ++i;  // overridden
     merged.push_back(u);

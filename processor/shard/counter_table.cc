@@ -9,11 +9,11 @@ namespace {
 
 constexpr size_t kMinSlots = 16;
 
-uint64_t HashOf(std::string_view name) {
+}  // namespace
+
+uint64_t CounterTable::Hash(std::string_view name) {
   return XXH3_64bits(name.data(), name.size());
 }
-
-}  // namespace
 
 size_t CounterTable::Probe(std::string_view name, uint64_t hash) const {
   const size_t mask = slots_.size() - 1;
@@ -26,14 +26,13 @@ size_t CounterTable::Probe(std::string_view name, uint64_t hash) const {
 
 std::optional<CounterTable::Index> CounterTable::Find(std::string_view name) const {
   if (slots_.empty()) return std::nullopt;
-  const uint64_t slot = slots_[Probe(name, HashOf(name))];
+  const uint64_t slot = slots_[Probe(name, Hash(name))];
   if (slot == 0) return std::nullopt;
   return EntryOf(slot);
 }
 
-std::pair<CounterTable::Index, bool> CounterTable::FindOrInsert(std::string&& name) {
+std::pair<CounterTable::Index, bool> CounterTable::FindOrInsert(std::string&& name, uint64_t hash) {
   if (2 * (entries_.size() + 1) > slots_.size()) Grow(2 * (entries_.size() + 1));
-  const uint64_t hash = HashOf(name);
   const size_t s = Probe(name, hash);
   if (slots_[s] != 0) return {EntryOf(slots_[s]), false};
   return {Append(std::move(name), s, hash), true};
@@ -41,7 +40,7 @@ std::pair<CounterTable::Index, bool> CounterTable::FindOrInsert(std::string&& na
 
 std::pair<CounterTable::Index, bool> CounterTable::Assign(std::string_view name, int64_t value) {
   if (2 * (entries_.size() + 1) > slots_.size()) Grow(2 * (entries_.size() + 1));
-  const uint64_t hash = HashOf(name);
+  const uint64_t hash = Hash(name);
   const size_t s = Probe(name, hash);
   const bool inserted = slots_[s] == 0;
   const Index i = inserted ? Append(std::string(name), s, hash) : EntryOf(slots_[s]);
@@ -78,7 +77,7 @@ void CounterTable::Grow(size_t min_slots) {
   slots_.assign(n, 0);
   const size_t mask = n - 1;
   for (Index i = 0; i < entries_.size(); ++i) {
-    const uint64_t hash = HashOf(entries_[i].name);
+    const uint64_t hash = Hash(entries_[i].name);
     size_t s = hash & mask;
     while (slots_[s] != 0) s = (s + 1) & mask;
     slots_[s] = Slot(hash, i);

@@ -232,7 +232,8 @@ std::optional<filter::IdHash> ShardState::Admit(const InputMessage& message,
   return filter::HashIdempotencyId(*message.key, *hash_key_);
 }
 
-Decision ShardState::Conclude(event::IncrementEvent& event, filter::Verdict verdict) {
+Decision ShardState::Conclude(event::IncrementEvent& event, uint64_t counter_hash,
+                              filter::Verdict verdict) {
   ++pending_events_;
   if (filter::IsDuplicate(verdict)) {
     ++pending_stats_.duplicates;
@@ -240,7 +241,7 @@ Decision ShardState::Conclude(event::IncrementEvent& event, filter::Verdict verd
     return {Outcome::kDuplicate, {}};
   }
   // A new counter starts at 0, which no delta overflows: an overflow leaves no entry.
-  const auto [i, inserted] = counters_.FindOrInsert(std::move(event.counter));
+  const auto [i, inserted] = counters_.FindOrInsert(std::move(event.counter), counter_hash);
   if (inserted) ++pending_new_names_;
   CounterTable::Entry& counter = counters_[i];
   const std::optional<int64_t> sum = event::AddWithoutOverflow(counter.value, event.delta);
@@ -270,7 +271,7 @@ Decision ShardState::Apply(const InputMessage& message, filter::Millis wall) {
   const filter::Verdict verdict = filter_->TestAndInsert(*hash);
   pending_segments_.back().hashes.push_back(hash->value);
   pending_bytes_ += changelog::kHashBytes;
-  return Conclude(event, verdict);
+  return Conclude(event, CounterTable::Hash(event.counter), verdict);
 }
 
 void ShardState::ApplyAll(std::span<const InputMessage> messages, filter::Millis wall,
@@ -286,6 +287,7 @@ void ShardState::ApplyAll(std::span<const InputMessage> messages, filter::Millis
 void ShardState::ApplyFitting(std::span<const InputMessage> messages, filter::Millis wall,
                               std::span<Decision> decisions) {
   scratch_events_.resize(messages.size());
+  scratch_counter_hashes_.resize(messages.size());
   scratch_hashes_.clear();
   scratch_index_.clear();
   scratch_times_.clear();
@@ -298,6 +300,10 @@ void ShardState::ApplyFitting(std::span<const InputMessage> messages, filter::Mi
       decisions[i] = *refused;
       continue;
     }
+    // With many counters most lookups miss the caches: the slots are asked for now,
+    // to arrive while the filter works, and each entry a few events ahead below.
+    scratch_counter_hashes_[i] = CounterTable::Hash(scratch_events_[i].counter);
+    counters_.PrefetchSlot(scratch_counter_hashes_[i]);
     scratch_hashes_.push_back(*hash);
     scratch_index_.push_back(i);
     scratch_times_.push_back(at.time);
@@ -315,9 +321,17 @@ void ShardState::ApplyFitting(std::span<const InputMessage> messages, filter::Mi
     pending_bytes_ += changelog::kHashBytes * hashes.size();
     from = to;
   }
-  for (size_t j = 0; j < scratch_hashes_.size(); ++j) {
+  constexpr size_t kEntriesAhead = 8;
+  const size_t admitted = scratch_index_.size();
+  for (size_t j = 0; j < std::min(kEntriesAhead, admitted); ++j) {
+    counters_.PrefetchEntry(scratch_counter_hashes_[scratch_index_[j]]);
+  }
+  for (size_t j = 0; j < admitted; ++j) {
+    if (j + kEntriesAhead < admitted) {
+      counters_.PrefetchEntry(scratch_counter_hashes_[scratch_index_[j + kEntriesAhead]]);
+    }
     const size_t i = scratch_index_[j];
-    decisions[i] = Conclude(scratch_events_[i], scratch_verdicts_[j]);
+    decisions[i] = Conclude(scratch_events_[i], scratch_counter_hashes_[i], scratch_verdicts_[j]);
   }
 }
 

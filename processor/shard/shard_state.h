@@ -239,7 +239,8 @@ class ShardState {
   std::optional<filter::IdHash> Admit(const InputMessage& message, event::IncrementEvent& event,
                                       Decision& decision);
   // The last steps: statistics and the counter, given the filter's verdict.
-  Decision Conclude(event::IncrementEvent& event, filter::Verdict verdict);
+  // `counter_hash`: CounterTable::Hash of the event's counter name.
+  Decision Conclude(event::IncrementEvent& event, uint64_t counter_hash, filter::Verdict verdict);
 
   base::Partition partition_;
   std::unique_ptr<filter::DedupFilter> filter_;
@@ -291,6 +292,7 @@ class ShardState {
   // ApplyAll's scratch space, kept between calls.
   std::vector<event::IncrementEvent> scratch_events_;
   std::vector<filter::IdHash> scratch_hashes_;
+  std::vector<uint64_t> scratch_counter_hashes_;     // by message, as scratch_events_
   std::vector<CounterTable::Index> scratch_recent_;  // Replay's counters, for NoteRecent
   std::vector<filter::Millis> scratch_times_;
   std::vector<filter::Verdict> scratch_verdicts_;

@@ -96,5 +96,27 @@ TEST(CounterTable, ReservingKeepsWhatItHolds) {
   EXPECT_EQ(t.at("kept"), 11);
 }
 
+TEST(CounterTable, ALookupWithAHashTakenAheadAndPrefetchedFindsWhatAPlainOneFinds) {
+  CounterTable ahead;
+  CounterTable plain;
+  ahead.PrefetchSlot(CounterTable::Hash("before any slot exists"));  // a hint: no effect
+  ahead.PrefetchEntry(CounterTable::Hash("before any slot exists"));
+  std::mt19937 rng(9);
+  for (int i = 0; i < 5000; ++i) {
+    std::string name = "counter-" + std::to_string(rng() % 3000);
+    const uint64_t hash = CounterTable::Hash(name);
+    ahead.PrefetchSlot(hash);
+    ahead.PrefetchEntry(hash);
+    const auto [a, a_inserted] = ahead.FindOrInsert(std::string(name), hash);
+    const auto [p, p_inserted] = plain.FindOrInsert(std::move(name));
+    ASSERT_EQ(a, p);
+    ASSERT_EQ(a_inserted, p_inserted);
+    ++ahead[a].value;
+    ++plain[p].value;
+  }
+  EXPECT_GT(ahead.size(), 2000u);
+  EXPECT_TRUE(ahead == plain);
+}
+
 }  // namespace
 }  // namespace oncecount::shard
