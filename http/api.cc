@@ -488,11 +488,13 @@ class Api {
 
   // --- pieces ---
 
-  // How old the oldest shard's view is: a merged answer is at most this stale.
+  // How old the oldest shard's counters are: a merged answer is at most this stale.
   int64_t StalenessMs(const Snapshot& s) const {
     if (s.shards.empty()) return 0;
-    int64_t oldest = s.shards.front()->published_at_ms;
-    for (const auto& v : s.shards) oldest = std::min(oldest, v->published_at_ms);
+    int64_t oldest = std::numeric_limits<int64_t>::max();
+    for (const auto& v : s.shards) {
+      oldest = std::min(oldest, v->published_at_ms - v->counters_behind_ms);
+    }
     return std::max<int64_t>(0, options_.now_ms() - oldest);
   }
 
@@ -555,6 +557,7 @@ class Api {
     j.Key("timestamps_missing").Uint(v.timestamps_missing);
     j.Key("hash_keyed").Bool(v.hash_keyed);
     j.Key("published_at_ms").Int(v.published_at_ms);
+    j.Key("counters_behind_ms").Int(v.counters_behind_ms);
     j.Key("replica_lag_ms");
     if (v.replica_lag_ms < 0) {
       j.Null();  // an active shard

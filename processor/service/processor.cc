@@ -384,9 +384,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
 
   // --- Commits ---------------------------------------------------------------------------
 
-  std::vector<SealedShard> SealAll() {
+  std::vector<SealedShard> SealAll(bool backlog) {
     std::vector<std::future<std::vector<SealedShard>>> parts;
-    for (ShardWorker* w : router.workers()) parts.push_back(w->Seal());
+    for (ShardWorker* w : router.workers()) parts.push_back(w->Seal(backlog));
     std::vector<SealedShard> sealed;
     for (auto& part : parts) {
       for (SealedShard& s : part.get()) sealed.push_back(std::move(s));
@@ -395,14 +395,15 @@ struct Processor::Impl final : kafka::RebalanceListener {
   }
 
   // Seals every shard's batch on its worker and commits them, with their dead
-  // letters and input offsets, in one transaction.
-  void Commit() {
+  // letters and input offsets, in one transaction. `backlog`: the input was not
+  // drained (ShardWorker::Seal).
+  void Commit(bool backlog = false) {
     if (!fatal.ok() || consumer->AssignmentLost()) return;  // the revocation drops the work
     router.HandOverAll();
     last_commit_ms = clock.SteadyMs();
     last_commit_was_burst = router.routed_since_commit() >= kDrainedCommitEvents;
     router.Sealed();
-    std::vector<SealedShard> sealed = SealAll();
+    std::vector<SealedShard> sealed = SealAll(backlog);
     // A shard that failed on its worker commits nothing (its input offsets stay
     // where its last commit left them); the others go on without it.
     std::erase_if(sealed, [this](const SealedShard& s) {
@@ -930,7 +931,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
          (drained &&
           (last_commit_was_burst || router.routed_since_commit() >= kDrainedCommitEvents) &&
           now - last_commit_ms >= o.commit_interval.count() / 5))) {
-      Commit();
+      Commit(!drained);
     }
     RestoreDue();
     if (now >= next_refresh_ms) {

@@ -52,8 +52,9 @@ void ShardWorker::DropAll() {
   Post(DropCommand{{}, true});
 }
 
-std::future<std::vector<SealedShard>> ShardWorker::Seal() {
+std::future<std::vector<SealedShard>> ShardWorker::Seal(bool backlog) {
   SealCommand command;
+  command.backlog = backlog;
   auto result = command.done.get_future();
   Post(std::move(command));
   return result;
@@ -217,7 +218,7 @@ void ShardWorker::Execute(SealCommand& c) {
     SealedShard s;
     if (!shard.failure) {
       try {
-        s = SealShard(p, shard, now);
+        s = SealShard(p, shard, now, c.backlog);
       } catch (const std::exception& e) {
         Fail(p, shard, "sealing its batch", e);
       }
@@ -233,7 +234,7 @@ void ShardWorker::Execute(SealCommand& c) {
 }
 
 // Seals the shard's pending batches (no batches: nothing was applied).
-SealedShard ShardWorker::SealShard(base::Partition p, Shard& shard, int64_t now) {
+SealedShard ShardWorker::SealShard(base::Partition p, Shard& shard, int64_t now, bool backlog) {
   SealedShard s;
   s.partition = p;
   shard::ShardState& state = *shard.state;
@@ -265,7 +266,7 @@ SealedShard ShardWorker::SealShard(base::Partition p, Shard& shard, int64_t now)
   }
   s.dead_letters = std::move(shard.dead_letters);
   shard.dead_letters.clear();
-  s.view = MakeView(shard, false);
+  s.view = MakeView(shard, false, backlog);
   return s;
 }
 
@@ -304,7 +305,8 @@ void ShardWorker::Execute(SyncCommand& c) {
   c.done.set_value();
 }
 
-std::shared_ptr<const shard::ShardView> ShardWorker::MakeView(Shard& shard, bool force_detail) {
+std::shared_ptr<const shard::ShardView> ShardWorker::MakeView(Shard& shard, bool force_detail,
+                                                              bool backlog) {
   shard::ShardView base;
   base.role = shard::ShardRole::kActive;
   base.phase = shard::ShardPhase::kRunning;
@@ -320,7 +322,16 @@ std::shared_ptr<const shard::ShardView> ShardWorker::MakeView(Shard& shard, bool
   } else {
     shard.last_filter_detail_ms = now;
   }
-  shard.last_view = shard.state->MakeView(std::move(base), now, detail);
+  auto counters = shard::ShardState::CounterDetail::kRefresh;
+  if (backlog && shard.last_view && now - shard.last_counters_ms < kBacklogCountersEveryMs) {
+    counters = shard::ShardState::CounterDetail::kReuse;
+    base.counters = shard.last_view->counters;
+    base.recent_counters = shard.last_view->recent_counters;
+    base.counters_behind_ms = now - shard.last_counters_ms;
+  } else {
+    shard.last_counters_ms = now;
+  }
+  shard.last_view = shard.state->MakeView(std::move(base), now, detail, counters);
   if (detail == shard::ShardState::FilterDetail::kRefresh) {
     ReportEarlyForgetting(shard.state->partition(), shard, *shard.last_view);
   }

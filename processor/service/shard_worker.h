@@ -116,7 +116,13 @@ class ShardWorker {
   // (the result comes once the worker has run every command posted before). Each
   // shard has at most one sealed batch: call Committed or drop the shards before the
   // next Seal.
-  std::future<std::vector<SealedShard>> Seal();
+  // `backlog`: the input was not drained when the commit was called. The views of a
+  // shard working through a backlog then carry its counters as they were up to
+  // kBacklogCountersEveryMs before (counters_behind_ms says how old): rebuilding a
+  // view of many counters after every commit would cost the shard a large share of
+  // its time while nobody can see it catch up anyway.
+  static constexpr int64_t kBacklogCountersEveryMs = 1000;
+  std::future<std::vector<SealedShard>> Seal(bool backlog = false);
   // The batches of the last Seal are committed; `written` (where the transaction's
   // changelog records went) places the local checkpoints of the snapshots it carried
   // and carries each shard's OwnedRun on.
@@ -144,6 +150,7 @@ class ShardWorker {
     std::optional<LocalCheckpoint> unwritten_checkpoint;
     std::shared_ptr<const shard::ShardView> last_view;
     int64_t last_filter_detail_ms = 0;
+    int64_t last_counters_ms = 0;  // when last_view's counters were brought up to date
   };
 
   struct ApplyCommand {
@@ -161,6 +168,7 @@ class ShardWorker {
   };
   struct SealCommand {
     std::promise<std::vector<SealedShard>> done;
+    bool backlog = false;
   };
   struct CommittedCommand {
     ChangelogWritten written;
@@ -190,11 +198,12 @@ class ShardWorker {
 
   // Applies one shard's run; `wall` bounds their timestamps.
   void ApplyRun(Shard& shard, const std::vector<kafka::Message>& messages, filter::Millis wall);
-  SealedShard SealShard(base::Partition p, Shard& shard, int64_t now);
+  SealedShard SealShard(base::Partition p, Shard& shard, int64_t now, bool backlog);
   // The shard's state threw (the worker is the module's edge): it is lost from here on.
   void Fail(base::Partition p, Shard& shard, const std::string& doing, const std::exception& e);
   DeadLetter MakeDeadLetter(const kafka::Message& m, event::DlqReason reason) const;
-  std::shared_ptr<const shard::ShardView> MakeView(Shard& shard, bool force_detail);
+  std::shared_ptr<const shard::ShardView> MakeView(Shard& shard, bool force_detail,
+                                                   bool backlog = false);
 
   WorkerOptions o_;
   BoundedQueue<Command> mailbox_;

@@ -538,7 +538,8 @@ base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshotBody(std::stri
 }
 
 std::shared_ptr<const ShardView> ShardState::MakeView(ShardView base, int64_t now_ms,
-                                                      FilterDetail detail) const {
+                                                      FilterDetail detail,
+                                                      CounterDetail counters) const {
   base.partition = partition_;
   base.input_offset = position_;
   base.epoch = epoch_;
@@ -560,7 +561,12 @@ std::shared_ptr<const ShardView> ShardState::MakeView(ShardView base, int64_t no
     base.digest = filter_->Digest();
     base.digest_seq = sealed_seq();
   }
+  base.published_at_ms = now_ms;
+  if (counters == CounterDetail::kReuse && base.counters) {
+    return std::make_shared<const ShardView>(std::move(base));
+  }
   base.counters = CounterView();
+  base.counters_behind_ms = 0;
   if (recent_changed_) {
     auto names = std::make_shared<std::vector<std::string>>();
     names->reserve(recent_.size());
@@ -569,7 +575,6 @@ std::shared_ptr<const ShardView> ShardState::MakeView(ShardView base, int64_t no
     recent_changed_ = false;
   }
   base.recent_counters = recent_view_;
-  base.published_at_ms = now_ms;
   return std::make_shared<const ShardView>(std::move(base));
 }
 

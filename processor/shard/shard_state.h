@@ -196,8 +196,12 @@ class ShardState {
   // counts, target FPP). kReuse keeps base's filter summary, digest and digest_seq
   // instead of computing them again (a pass over every filter bit).
   enum class FilterDetail : uint8_t { kRefresh, kReuse };
+  // kReuse: `base` carries the counters, recent counters and counters_behind_ms of an
+  // earlier view of this shard, and the changes since stay noted for the next kRefresh.
+  enum class CounterDetail : uint8_t { kRefresh, kReuse };
   std::shared_ptr<const ShardView> MakeView(ShardView base, int64_t now_ms,
-                                            FilterDetail detail = FilterDetail::kRefresh) const;
+                                            FilterDetail detail = FilterDetail::kRefresh,
+                                            CounterDetail counters = CounterDetail::kRefresh) const;
 
  private:
   // The body of a snapshot, after its envelope (magic, version, codec, checksum).

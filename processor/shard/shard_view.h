@@ -112,6 +112,10 @@ struct ShardView {
   // batch changes it.
   std::shared_ptr<const std::vector<std::string>> recent_counters;
   int64_t published_at_ms = 0;  // wall clock (ms since the epoch)
+  // How long before published_at_ms `counters` and `recent_counters` were last brought
+  // up to date: 0 but while the shard works through a backlog, when its owner
+  // rebuilds them at most about once a second (ShardWorker).
+  int64_t counters_behind_ms = 0;
 
   int64_t lag() const { return std::max<int64_t>(0, high_watermark.Since(input_offset)); }
 };

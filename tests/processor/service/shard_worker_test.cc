@@ -184,6 +184,46 @@ TEST(ShardWorker, AppliesHandedOverMessagesAndSealsThemIntoOneChangelogBatch) {
   EXPECT_FALSE(s.view->digest.empty());
 }
 
+// While the input is backlogged, the counters of a shard's views are rebuilt at most
+// once per kBacklogCountersEveryMs, and the view says how far behind they are; the
+// commit that finds the input drained brings them up to date whatever their age.
+TEST(ShardWorker, ViewsOfABackloggedShardRebuildItsCountersAtMostOnceASecond) {
+  Feed feed;
+  std::atomic<int64_t> now_ms{kNowMs};
+  WorkerOptions options = Options();
+  options.now_ms = [&now_ms] { return now_ms.load(); };
+  RunningWorker worker(options);
+  worker->Adopt(FreshShard(base::Partition(0)));
+  auto seal = [&](const std::string& id, bool backlog) {
+    worker->Apply(feed.RoundTrip(base::Partition(0), {{id, Event("likes", 1), {}}}));
+    std::vector<SealedShard> sealed = worker->Seal(backlog).get();
+    EXPECT_EQ(sealed.size(), 1u);
+    worker->Committed();
+    return sealed.empty() ? nullptr : sealed[0].view;
+  };
+  const auto first = seal("c/1", true);  // no earlier view: built
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(CounterIn(*first, "likes"), 1);
+  EXPECT_EQ(first->counters_behind_ms, 0);
+
+  now_ms += 400;
+  const auto kept = seal("c/2", true);
+  EXPECT_EQ(kept->counters, first->counters);  // shared, not rebuilt
+  EXPECT_EQ(CounterIn(*kept, "likes"), 1);
+  EXPECT_EQ(kept->counters_behind_ms, 400);
+  EXPECT_EQ(kept->events_applied, 2u);  // everything else is up to date
+
+  now_ms += ShardWorker::kBacklogCountersEveryMs - 400;
+  const auto rebuilt = seal("c/3", true);
+  EXPECT_EQ(CounterIn(*rebuilt, "likes"), 3);
+  EXPECT_EQ(rebuilt->counters_behind_ms, 0);
+
+  now_ms += 10;
+  const auto drained = seal("c/4", false);
+  EXPECT_EQ(CounterIn(*drained, "likes"), 4);
+  EXPECT_EQ(drained->counters_behind_ms, 0);
+}
+
 // A filter at its memory bound drops ids of its window (SPEC §2.1): the metric and
 // /readyz say so, and the log says it once, with the window the filter still holds.
 TEST(ShardWorker, SaysOnceInTheLogWhenAShardsFilterForgetsIdsOfItsWindowEarly) {
