@@ -174,6 +174,17 @@ TEST_F(ApiTest, IsIncompleteUntilEveryPartitionHasARunningView) {
   EXPECT_TRUE(Json(Get("/v1/counters/likes"))["complete"].get_bool().value());
 }
 
+TEST_F(ApiTest, CountsTheAgeOfCountersKeptFromAnEarlierViewInTheStaleness) {
+  PublishAll();
+  ShardView backlogged = SecondView();  // published at 9,500 with counters from 7,500
+  backlogged.counters_behind_ms = 2'000;
+  Publish(backlogged);
+  now_ = 12'345;
+  EXPECT_EQ(Json(Get("/v1/counters/clicks"))["staleness_ms"].get_int64().value(), 4'845);
+  EXPECT_EQ(Json(Get("/v1/counters"))["staleness_ms"].get_int64().value(), 4'845);
+  EXPECT_EQ(Json(Get("/v1/shards/1"))["counters_behind_ms"].get_int64().value(), 2'000);
+}
+
 TEST_F(ApiTest, MeasuresStalenessFromTheOldestViewWithTheInjectedClock) {
   EXPECT_EQ(Json(Get("/v1/counters"))["staleness_ms"].get_int64().value(), 0);  // no views
   PublishAll();
