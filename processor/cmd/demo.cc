@@ -61,7 +61,7 @@ void Count(const WorkloadMessage& m, GeneratorCounts& counts) {
 // has no room for is offered again, so the workload's truth stays what was sent.
 void Generate(const std::string& bootstrap, const std::string& topic, const DemoOptions& o,
               const std::atomic<bool>& stop, GeneratorCounts& counts) {
-  auto producer = WorkloadProducer::Create(bootstrap);
+  auto producer = WorkloadProducer::Create(bootstrap, Pacing::kPaced);
   if (!producer) {
     counts.failed = true;
     return;

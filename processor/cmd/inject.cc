@@ -99,7 +99,8 @@ int RunInject(const InjectOptions& o, std::ostream& err) {
     return base::ExitCodeFor(e.code());
   };
   if (const base::Status valid = Validate(o); !valid) return fail(valid.error());
-  auto producer = WorkloadProducer::Create(o.bootstrap);
+  auto producer =
+      WorkloadProducer::Create(o.bootstrap, o.rate > 0 ? Pacing::kPaced : Pacing::kUnpaced);
   if (!producer) return fail(producer.error());
   InjectWorkload workload(o.workload);
   if (const base::Status sent = SendWorkload(o, workload, **producer, err); !sent) {

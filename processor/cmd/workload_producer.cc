@@ -6,14 +6,18 @@
 
 namespace oncecount::cmd {
 
-base::Result<std::unique_ptr<WorkloadProducer>> WorkloadProducer::Create(
-    const std::string& bootstrap) {
-  const std::unique_ptr<kafka::Clients> clients = kafka::MakeRdKafkaClients(bootstrap, {});
+kafka::PlainProducerSpec WorkloadProducerSpec(Pacing pacing) {
   kafka::PlainProducerSpec spec;
   spec.max_in_flight = 1;
-  spec.linger = std::chrono::milliseconds(5);
+  spec.linger = pacing == Pacing::kPaced ? std::chrono::milliseconds(5) : kUnpacedLinger;
   spec.max_queued = 1'000'000;
-  auto producer = clients->NewPlainProducer(spec);
+  return spec;
+}
+
+base::Result<std::unique_ptr<WorkloadProducer>> WorkloadProducer::Create(
+    const std::string& bootstrap, Pacing pacing) {
+  const std::unique_ptr<kafka::Clients> clients = kafka::MakeRdKafkaClients(bootstrap, {});
+  auto producer = clients->NewPlainProducer(WorkloadProducerSpec(pacing));
   if (!producer) {
     // The only client setting inject and demo take is the bootstrap list.
     return base::Error(producer.code(), producer.message(), "--bootstrap");

@@ -21,10 +21,24 @@
 
 namespace oncecount::cmd {
 
+// How a workload is sent: paced at a rate (its records' latency is what someone
+// measures), or as fast as possible (a bulk load, written before anything reads it).
+enum class Pacing { kPaced, kUnpaced };
+
+// The producer settings for a workload sent so. A paced load lingers 5 ms. An unpaced
+// one lingers kUnpacedLinger, so that its batches fill whatever the rate the workload
+// is generated at: the embedded cluster answers a fetch with one batch per partition
+// and finds it by walking the partition's batches from the first, so an input written
+// in batches of a few records costs every reader of it O(batches^2), and a slower
+// generator (one with more counters to keep the truth of) would write a slower input.
+kafka::PlainProducerSpec WorkloadProducerSpec(Pacing pacing);
+inline constexpr std::chrono::milliseconds kUnpacedLinger{100};
+
 class WorkloadProducer {
  public:
   // A bootstrap list librdkafka refuses is a configuration error.
-  static base::Result<std::unique_ptr<WorkloadProducer>> Create(const std::string& bootstrap);
+  static base::Result<std::unique_ptr<WorkloadProducer>> Create(const std::string& bootstrap,
+                                                                Pacing pacing);
 
   // Queues a copy of `m`, waiting while the local queue is full; kStopped when `stop`
   // (if given) is set while it waits.
