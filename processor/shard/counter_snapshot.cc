@@ -9,10 +9,6 @@
 namespace oncecount::shard {
 namespace {
 
-bool ByName(const CounterRef& a, const CounterRef& b) {
-  return NameLess(a.name, b.name);
-}
-
 int64_t SaturatingAdd(int64_t a, int64_t b) {
   int64_t sum = 0;
   if (!__builtin_add_overflow(a, b, &sum)) return sum;
@@ -23,10 +19,58 @@ bool HasPrefix(std::string_view name, std::string_view prefix) {
   return name.substr(0, prefix.size()) == prefix;
 }
 
+// How many of the first `limit` bytes of `a` and `b` are equal.
+size_t CommonPrefix(std::string_view a, std::string_view b, size_t limit) {
+  limit = std::min({limit, a.size(), b.size()});
+  size_t i = 0;
+  while (i < limit && a[i] == b[i]) ++i;
+  return i;
+}
+
+// The eight bytes of `name` from `from` on as a big-endian word, zeros past its end:
+// a name whose word is smaller sorts first (equal words say nothing).
+uint64_t WordAt(std::string_view name, size_t from) {
+  char bytes[8] = {};
+  if (from < name.size()) name.copy(bytes, sizeof bytes, from);
+  return name_order_detail::BigEndianWord(bytes);
+}
+
+// Sorts by name; equal names keep their order. The names a commit changed tend to
+// share a long prefix ("campaign-0001..."), which a comparison of their bytes reads
+// again each time, through a pointer to wherever the name lives. This sorts (word,
+// position) pairs instead, the word being the eight bytes after the prefix all the
+// names share: most comparisons are one of two integers held side by side, and only
+// names whose words tie compare their bytes.
+void SortByName(std::vector<CounterRef>& refs) {
+  const size_t n = refs.size();
+  if (n < 2) return;
+  size_t shared = refs[0].name.size();
+  for (size_t i = 1; i < n && shared > 0; ++i) {
+    shared = CommonPrefix(refs[0].name, refs[i].name, shared);
+  }
+  struct Keyed {
+    uint64_t word;
+    size_t at;
+  };
+  std::vector<Keyed> keyed(n);
+  for (size_t i = 0; i < n; ++i) keyed[i] = {WordAt(refs[i].name, shared), i};
+  std::sort(keyed.begin(), keyed.end(), [&refs](const Keyed& a, const Keyed& b) {
+    if (a.word != b.word) return a.word < b.word;
+    const std::string_view x = refs[a.at].name;
+    const std::string_view y = refs[b.at].name;
+    if (x != y) return NameLess(x, y);
+    return a.at < b.at;
+  });
+  std::vector<CounterRef> sorted;
+  sorted.reserve(n);
+  for (const Keyed& k : keyed) sorted.push_back(refs[k.at]);
+  refs.swap(sorted);
+}
+
 }  // namespace
 
 CounterSnapshot CounterSnapshot::From(std::vector<CounterRef> counters) {
-  std::sort(counters.begin(), counters.end(), ByName);
+  SortByName(counters);
   CounterSnapshot out;
   out.AppendChunks(counters);
   out.size_ = out.base_size_;
@@ -67,7 +111,7 @@ size_t CounterSnapshot::Names::LowerBound(std::string_view name) const {
   size_t lo = 0, hi = size();
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
-    if ((*this)[mid] < name) {
+    if (NameLess((*this)[mid], name)) {
       lo = mid + 1;
     } else {
       hi = mid;
@@ -80,7 +124,7 @@ size_t CounterSnapshot::Names::UpperBound(std::string_view name) const {
   size_t lo = 0, hi = size();
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
-    if ((*this)[mid] <= name) {
+    if (!NameLess(name, (*this)[mid])) {
       lo = mid + 1;
     } else {
       hi = mid;
@@ -161,7 +205,7 @@ void CounterSnapshot::AppendUpdated(const ChunkPtr& old, const CounterRef* from,
 
 CounterSnapshot CounterSnapshot::With(std::vector<CounterRef> updates,
                                       std::optional<size_t> new_names) const {
-  std::stable_sort(updates.begin(), updates.end(), ByName);
+  SortByName(updates);
   // A name given twice keeps its last value.
   size_t unique = 0;
   for (const CounterRef& u : updates) {
@@ -256,7 +300,8 @@ CounterSnapshot CounterSnapshot::Fold(const std::vector<CounterRef>& sorted) con
     const CounterRef* stop = end;
     if (i + 1 < chunks_.size()) {
       const std::string_view last = chunks_[i]->names->back();
-      stop = std::partition_point(u, end, [&](const CounterRef& c) { return c.name <= last; });
+      stop = std::partition_point(u, end,
+                                  [&](const CounterRef& c) { return !NameLess(last, c.name); });
     }
     if (stop == u) {
       out.chunks_.push_back(chunks_[i]);

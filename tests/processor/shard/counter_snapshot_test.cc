@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -29,6 +30,50 @@ TEST(CounterSnapshot, SortsByNameAndFindsExactNames) {
   EXPECT_EQ(s.Find("a/x"), -3);
   EXPECT_EQ(s.Find("a/"), std::nullopt);
   EXPECT_EQ(s.Find("c"), std::nullopt);
+}
+
+// The sort compares the eight bytes after the prefix every name shares first: names
+// that end inside those bytes, zero bytes where a shorter name ends, bytes above 0x7f
+// and names the prefix is all of must still come out in byte order.
+TEST(CounterSnapshot, SortsNamesSharingALongPrefixInByteOrder) {
+  const std::string p = "campaign-0001/";
+  std::vector<std::string> names = {p + "b",
+                                    p,
+                                    p + "a",
+                                    p + std::string("a\0", 2),
+                                    p + std::string("a\0\0", 3),
+                                    p + "\xff",
+                                    p + "\x7f",
+                                    p + "abcdefgh",
+                                    p + "abcdefgh0",
+                                    p + "abcdefgg~~~~",
+                                    p + "abcdefghi",
+                                    p + "abcdefgh" + std::string(1, '\0'),
+                                    "campaign-0001",
+                                    "campaign-0002/a"};
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 20; ++round) {
+    std::shuffle(names.begin(), names.end(), rng);
+    std::vector<CounterRef> refs;
+    for (size_t i = 0; i < names.size(); ++i) refs.push_back({names[i], static_cast<int64_t>(i)});
+    std::vector<std::string> expected = names;
+    std::sort(expected.begin(), expected.end());
+    std::vector<std::string> got;
+    for (const CounterValue& c : CounterSnapshot::From(refs).counters()) got.push_back(c.name);
+    EXPECT_EQ(got, expected);
+    got.clear();
+    for (const CounterValue& c : CounterSnapshot().With(refs).counters()) got.push_back(c.name);
+    EXPECT_EQ(got, expected);
+  }
+}
+
+TEST(CounterSnapshot, KeepsTheLastValueOfANameAnUpdateGivesMoreThanOnce) {
+  std::vector<CounterRef> updates;
+  for (int64_t i = 0; i < 100; ++i) updates.push_back({i % 2 == 0 ? "clicks/x" : "clicks/y", i});
+  const CounterSnapshot s = CounterSnapshot::FromMap({{"clicks/x", -1}}).With(updates);
+  EXPECT_EQ(s.Find("clicks/x"), 98);
+  EXPECT_EQ(s.Find("clicks/y"), 99);
+  EXPECT_EQ(s.size(), 2u);
 }
 
 TEST(CounterSnapshot, SumsShardsPerNameWhenFindingAndListing) {
