@@ -4,7 +4,11 @@
 // It speaks the real protocol over TCP, so any Kafka client can use its bootstrap
 // servers. Its limits (DESIGN-NOTES §4): everything lives in this process's memory,
 // a partition keeps only its newest ~100k messages or 5 MB, and transactions are
-// accepted but barely enforced. Never use it for data you want to keep. Its brokers'
+// accepted but barely enforced. A fetch gets one record batch per partition, found by
+// walking the partition's batches from its oldest (librdkafka 2.0.2's
+// rd_kafka_mock_msgset_find has no index): reading a partition written in n batches
+// costs O(n^2), so bulk loads are written in full batches (cmd/workload_producer.h).
+// Never use it for data you want to keep. Its brokers'
 // connections have Nagle's algorithm off, as real brokers' do (the mock leaves it on,
 // which made every transaction commit wait ~40 ms for a delayed ACK).
 //
