@@ -80,7 +80,9 @@ void AddInject(CLI::App& app, oncecount::cmd::InjectOptions& o) {
       ->capture_default_str();
   inj->add_option("--counters", o.workload.counters, "distinct counters")->capture_default_str();
   inj->add_option("--clients", o.workload.clients, "distinct client ids")->capture_default_str();
-  inj->add_option("--rate", o.rate, "events per second (0: as fast as possible)")
+  inj->add_option(
+         "--rate", o.rate,
+         "events per second (0: as fast as possible, in full batches that wait up to 100 ms)")
       ->capture_default_str();
   inj->add_option("--max-retry-delay-ms", o.workload.max_retry_delay_ms,
                   "a retry follows its event after up to this long")
