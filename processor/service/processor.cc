@@ -59,6 +59,16 @@ struct ShardSlot {
   std::shared_ptr<const shard::ShardView> state_view;
 };
 
+// 64 bits from the kernel's generator (std::random_device), never 0. A single draw of
+// random_device is 32 bits: a generator seeded with one would give every instance's
+// claims one of only 2^32 sequences.
+uint64_t KernelRandomNonZero() {
+  std::random_device device;
+  uint64_t value = 0;
+  while (value == 0) value = (uint64_t{device()} << 32) ^ device();
+  return value;
+}
+
 }  // namespace
 
 struct Processor::Impl final : kafka::RebalanceListener {
@@ -76,8 +86,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
   int64_t last_commit_ms = 0;
   bool last_commit_was_burst = false;  // it carried kDrainedCommitEvents or more
   int64_t next_refresh_ms = 0;
+  // Seeded runs only (claim_seed); others draw from the kernel (KernelRandomNonZero).
   std::mt19937_64 claim_ids;
-  std::mt19937_64 hash_keys;  // seeded claims only (NewHashKey)
+  std::mt19937_64 hash_keys;
   ShardLoader loader;
   std::array<base::Counter*, kCheckpointFallbackNames.size()> checkpoint_fallbacks{};
   // The largest record we write; halved whenever a broker refuses one as too large
@@ -107,7 +118,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
         board(b),
         replicator(r),
         router(std::move(w), o.max_batch_events),
-        claim_ids(o.claim_seed != 0 ? o.claim_seed : std::random_device{}()),
+        claim_ids(o.claim_seed),
         hash_keys(o.claim_seed ^ 0x6B65797365656421ULL),
         loader(LoaderOptions()) {
     last_commit_ms = clock.SteadyMs();
@@ -204,27 +215,22 @@ struct Processor::Impl final : kafka::RebalanceListener {
   }
 
   // A claim's id: random, so that two claims of one epoch (which reading the
-  // changelog to its high watermark rules out) could still be told apart.
+  // changelog to its high watermark rules out) could still be told apart, whichever
+  // instances made them.
   uint64_t NewClaimId() {
+    if (o.claim_seed == 0) return KernelRandomNonZero();
     uint64_t id = 0;
     while (id == 0) id = claim_ids();
     return id;
   }
 
-  // A shard's id hash key, used if the claim is its first: from std::random_device
-  // (the kernel's generator). Keys must not follow from claim ids, which every
-  // changelog record shows; only a seeded run (claim_seed, for tests that want to be
-  // repeatable) draws both from one seed.
+  // A shard's id hash key, used if the claim is its first. Keys must not follow from
+  // claim ids, which every changelog record shows; only a seeded run (claim_seed, for
+  // tests that want to be repeatable) draws both from one seed.
   filter::IdHashKey NewHashKey() {
+    if (o.claim_seed == 0) return filter::IdHashKey{KernelRandomNonZero()};
     uint64_t key = 0;
-    while (key == 0) {
-      if (o.claim_seed != 0) {
-        key = hash_keys();
-      } else {
-        std::random_device device;
-        key = (uint64_t{device()} << 32) ^ device();
-      }
-    }
+    while (key == 0) key = hash_keys();
     return filter::IdHashKey{key};
   }
 

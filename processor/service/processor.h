@@ -102,7 +102,8 @@ struct ProcessorOptions {
   std::chrono::milliseconds restore_backoff{1000};
   std::chrono::milliseconds restore_backoff_max{30000};
   // Seeds the random ids of this instance's claims and the hash keys of the shards
-  // it claims first (0: from std::random_device; tests seed them to be repeatable).
+  // it claims first (0: each drawn from the kernel, 64 bits; tests seed them to be
+  // repeatable).
   uint64_t claim_seed = 0;
   // One line per notable event (assignment, restore, abort); may be empty.
   base::Logger log;
