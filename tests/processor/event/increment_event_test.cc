@@ -84,6 +84,43 @@ TEST(EventParser, IgnoresNumbersBeyondInt64AndDoubleInOtherFields) {
   EXPECT_EQ(Rejected(p, "c/1", R"({"ts": 123456789012345678901234567890})"), "missing_counter");
 }
 
+// Regression: the parser reports a number that breaks JSON's grammar as it reports
+// one too large to hold, and the path for large numbers skipped what it did not read:
+// these were counted.
+TEST(EventParser, RejectsANumberThatBreaksJsonsGrammarAsInvalidJson) {
+  EventParser p;
+  for (const char* bad : {"01", "-", "1.", "2x", "0x1F", "-Infinity", "NaN", "1e", "1e+", ".5",
+                          "+1", "1.5.2", "--1"}) {
+    for (const std::string& value : {std::string(R"({"counter":"x","f":)") + bad + "}",
+                                     std::string(R"({"counter":"x","f":1e400,"g":)") + bad + "}",
+                                     std::string(R"({"counter":"x","delta":)") + bad + "}"}) {
+      EXPECT_EQ(Rejected(p, "c/1", value), "invalid_json") << value;
+    }
+  }
+  // Past a number too large to hold, the rest is checked as closely as before it.
+  for (const char* value :
+       {R"({"counter":"x","f":1e400,"g":nul})", R"({"counter":"x","f":1e400,"g":[1,]})",
+        R"({"counter":"x","f":1e400} trailing)",
+        "{\"counter\":\"x\",\"f\":1e400,\"g\":\"\xff\"}"}) {
+    EXPECT_EQ(Rejected(p, "c/1", value), "invalid_json") << value;
+  }
+}
+
+TEST(EventParser, ReadsAnEventTheSameWayWhateverLargeNumbersItHolds) {
+  EventParser p;
+  for (const char* tail : {"", R"(,"f":1e400)", R"(,"f":123456789012345678901234567890)"}) {
+    const std::string twice = std::string(R"({"counter":"x","delta":1,"delta":2)") + tail + "}";
+    EXPECT_EQ(Parsed(p, "c/1", twice).delta, 1) << twice;
+    const std::string in_string =
+        std::string(R"({"counter":"say \"1e400\" 01","delta":-4)") + tail + "}";
+    const IncrementEvent e = Parsed(p, "c/1", in_string);
+    EXPECT_EQ(e.counter, "say \"1e400\" 01") << in_string;
+    EXPECT_EQ(e.delta, -4) << in_string;
+  }
+  EXPECT_EQ(Rejected(p, "c/1", R"({"counter":"x","delta":1e400})"), "invalid_delta");
+  EXPECT_EQ(Rejected(p, "c/1", R"({"counter":1e400})"), "invalid_counter");
+}
+
 TEST(EventParser, RejectsAnObjectWithoutCounterAsMissingCounter) {
   EventParser p;
   EXPECT_EQ(Rejected(p, "c/1", R"({"delta": 1})"), "missing_counter");
