@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -406,8 +407,15 @@ base::Result<Config> Parse(const std::string& yaml, const EnvLookup& env,
   }
   if (root && !root.IsNull()) {
     if (!root.IsMap()) return BadConfig("", source + ": expected a mapping of sections");
+    // yaml-cpp keeps every entry of a key given twice; applied in turn, the last would
+    // win without a word, though YAML requires keys to be unique.
+    std::set<std::string> given;
+    const auto given_twice = [&given](const std::string& dotted) {
+      return !given.insert(dotted).second;
+    };
     for (const auto& section : root) {
       const std::string name = section.first.as<std::string>();
+      if (given_twice(name)) return BadConfig(name, "section given twice");
       if (!KnownSection(name)) {
         return BadConfig(name,
                          "unknown section (expected kafka, processing, dedup, http or state)");
@@ -417,6 +425,7 @@ base::Result<Config> Parse(const std::string& yaml, const EnvLookup& env,
       for (const auto& entry : section.second) {
         const std::string key = entry.first.as<std::string>();
         const std::string dotted = name + "." + key;
+        if (given_twice(dotted)) return BadConfig(dotted, "key given twice");
         if (name == "kafka" && key == "properties") {
           if (entry.second.IsNull()) continue;
           if (!entry.second.IsMap()) return BadConfig(dotted, "expected a mapping of strings");
@@ -427,6 +436,9 @@ base::Result<Config> Parse(const std::string& yaml, const EnvLookup& env,
                                "expected librdkafka property names (1 to 128 of a-z, A-Z, 0-9, "
                                "'.', '_', '-'), got one of " +
                                    std::to_string(property_name.size()) + " bytes");
+            }
+            if (given_twice(dotted + "." + property_name)) {
+              return BadConfig(dotted + "." + property_name, "property given twice");
             }
             if (!property.second.IsScalar()) {
               return BadConfig(dotted + "." + property_name, "expected a string");

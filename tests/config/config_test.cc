@@ -227,6 +227,23 @@ TEST(Config, RejectsAnUnknownKeyNamingIt) {
   EXPECT_EQ(Err(ParseConfig("dedupe:\n  window_ms: 5\n", NoEnv())).subject(), "dedupe");
 }
 
+// Regression: yaml-cpp keeps both entries of a key given twice, and the last won
+// silently (a 600 s window written again as 60 ms was read as 60 ms).
+TEST(Config, RejectsAKeySectionOrPropertyGivenTwiceNamingIt) {
+  const auto twice = [](const std::string& yaml) { return Err(ParseConfig(yaml, NoEnv())); };
+  const auto key = twice("dedup:\n  window_ms: 600000\n  window_ms: 60\n");
+  EXPECT_EQ(key.subject(), "dedup.window_ms");
+  EXPECT_NE(key.message().find("given twice"), std::string::npos) << key.message();
+  EXPECT_EQ(twice("dedup:\n  window_ms: 600000\nhttp: {}\ndedup:\n  target_fpp: 0.01\n").subject(),
+            "dedup");
+  EXPECT_EQ(twice("kafka:\n  properties:\n    acks: all\n    acks: \"1\"\n").subject(),
+            "kafka.properties.acks");
+  EXPECT_EQ(twice("kafka:\n  properties: {}\n  properties: {}\n").subject(), "kafka.properties");
+  EXPECT_TRUE(
+      ParseConfig("dedup:\n  window_ms: 600000\nhttp:\n  listen: 127.0.0.1:0\n", NoEnv()).ok())
+      << "the same key in two sections is two keys";
+}
+
 TEST(Config, RejectsWrongTypesNamingTheKeyAndWhatWasExpected) {
   struct Case {
     std::string yaml;
