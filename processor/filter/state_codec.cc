@@ -251,8 +251,9 @@ base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeWith(std::string
   base::ByteReader r(payload);
   base::Result<FbfConfig> config = ReadConfig(r, version, params);
   if (!config) return config.error();
-  const Millis now_read_later{0};
-  auto created = BasicForgetfulFilter<C>::Create(config.value(), now_read_later);
+  // Not Create: it would allocate the configured ring, which a state may declare far
+  // larger than the filters its bytes hold.
+  auto created = BasicForgetfulFilter<C>::CreateForDecode(config.value());
   if (!created) return CorruptState(created.message());
   BasicForgetfulFilter<C> f = std::move(created).value();
   uint32_t slots = 0;

@@ -131,20 +131,26 @@ base::Status CheckAdaptation(const FbfConfig& config) {
 }  // namespace
 
 template <class C>
-base::Result<BasicForgetfulFilter<C>> BasicForgetfulFilter<C>::Create(const FbfConfig& config,
-                                                                      Millis start) {
-  if (base::Status s = CheckShape(config); !s) return std::move(s).error();
-  if (base::Status s = CheckAdaptation(config); !s) return std::move(s).error();
+base::Status CheckConfig(const FbfConfig& config, Millis start) {
+  if (base::Status s = CheckShape(config); !s) return s;
+  if (base::Status s = CheckAdaptation(config); !s) return s;
   FbfConfig probe_config = config;
   probe_config.bits_per_filter = 1;
   auto probe = MakeConstituent(Tag<C>{}, probe_config, 0);
   if (!probe) return probe.error();
-  if (base::Status s = CheckSize(Tag<C>{}, config); !s) return std::move(s).error();
+  if (base::Status s = CheckSize(Tag<C>{}, config); !s) return s;
   if (start > kMaxFilterTime || start < -kMaxFilterTime) {
     return base::InvalidArgument("start time must be within +-2^61 ms");
   }
+  return {};
+}
+
+template <class C>
+base::Result<BasicForgetfulFilter<C>> BasicForgetfulFilter<C>::Create(const FbfConfig& config,
+                                                                      Millis start) {
+  if (base::Status s = CheckConfig<C>(config, start); !s) return std::move(s).error();
   try {
-    BasicForgetfulFilter filter(config, start);
+    BasicForgetfulFilter filter(config, start, std::nullopt);
     if (filter.ring_bound_ < filter.target_filters_) {
       return base::InvalidArgument("a memory bound of " +
                                    Str(static_cast<int64_t>(config.memory_limit_bytes)) +
@@ -161,7 +167,23 @@ base::Result<BasicForgetfulFilter<C>> BasicForgetfulFilter<C>::Create(const FbfC
 }
 
 template <class C>
-BasicForgetfulFilter<C>::BasicForgetfulFilter(FbfConfig config, Millis start)
+base::Result<BasicForgetfulFilter<C>> BasicForgetfulFilter<C>::CreateForDecode(
+    const FbfConfig& config) {
+  const Millis start{0};  // the state's clock is read after
+  if (base::Status s = CheckConfig<C>(config, start); !s) return std::move(s).error();
+  try {
+    auto one = MakeConstituent(Tag<C>{}, config, 0);
+    if (!one) return one.error();
+    return BasicForgetfulFilter(config, start, one->bits());
+  } catch (const std::bad_alloc&) {
+    return base::InvalidArgument("cannot allocate a filter of " +
+                                 Str(static_cast<int64_t>(config.bits_per_filter)) + " bits");
+  }
+}
+
+template <class C>
+BasicForgetfulFilter<C>::BasicForgetfulFilter(FbfConfig config, Millis start,
+                                              std::optional<uint64_t> ring_filter_bits)
     : config_(config),
       window_(config.window.count() > 0 ? config.window
                                         : (config.past_filters + 1) * config.refresh),
@@ -172,8 +194,11 @@ BasicForgetfulFilter<C>::BasicForgetfulFilter(FbfConfig config, Millis start)
       now_(start),
       next_refresh_(start + config.refresh),
       next_adapt_(start + config.adapt_every) {
-  TurnOver(start);
-  const uint64_t filter_bytes = std::max<uint64_t>(1, slots_[0].bloom.bits() / 8);
+  if (!ring_filter_bits) {
+    TurnOver(start);
+    ring_filter_bits = slots_[0].bloom.bits();
+  }
+  const uint64_t filter_bytes = std::max<uint64_t>(1, *ring_filter_bits / 8);
   ring_bound_ = config.memory_limit_bytes == 0
                     ? UINT32_MAX
                     : static_cast<uint32_t>(std::min<uint64_t>(

@@ -53,6 +53,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -162,7 +163,15 @@ class BasicForgetfulFilter final : public DedupFilter {
     mutable double fpp_cached = 0;
   };
 
-  BasicForgetfulFilter(FbfConfig config, Millis start);
+  // With `ring_filter_bits` nullopt, a ring of target_filters empty filters (Create);
+  // else no filter at all, the ring bound reckoned for filters of that many bits:
+  // for the decoder, which reads the filters a state holds and must allocate no more
+  // than its bytes hold (CreateForDecode).
+  BasicForgetfulFilter(FbfConfig config, Millis start, std::optional<uint64_t> ring_filter_bits);
+  // The configuration checked as Create checks it, and no filter allocated but one, to
+  // learn a filter's size: a state's configured ring may be far larger than the
+  // filters it holds.
+  static base::Result<BasicForgetfulFilter> CreateForDecode(const FbfConfig& config);
   uint32_t non_past_filters() const;
   uint64_t NextSeed();
   Slot NewSlot();

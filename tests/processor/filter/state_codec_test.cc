@@ -1,10 +1,15 @@
 #include "processor/filter/state_codec.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include <bit>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <initializer_list>
 #include <limits>
 #include <memory>
@@ -680,6 +685,49 @@ TEST(StateCodec, RejectsFbfFieldsOutOfRangeBehindAValidChecksum) {
       << "accepted a time forgotten early before every filter clock";
   EXPECT_TRUE(DecodeDedupFilter(WithField(with_ids, kLostUntil, 8, 5)).ok())
       << "refused a time forgotten early within the clock's range";
+}
+
+// In a death test's child: decodes `state` with `headroom` bytes of address space
+// beyond what the process has, and exits 0 if the decoder refused it without running
+// out (1 if it decoded it or could not allocate).
+[[noreturn]] void DecodeUnderAnAddressLimit(const std::string& state, size_t headroom) {
+  long pages = 0;
+  std::ifstream("/proc/self/statm") >> pages;
+  const rlim_t limit = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) +
+                       static_cast<rlim_t>(headroom);
+  const rlimit address_space{limit, limit};
+  setrlimit(RLIMIT_AS, &address_space);
+  auto decoded = DecodeDedupFilter(state);
+  const std::string said = decoded.ok() ? "decoded" : decoded.message();
+  std::fprintf(stderr, "%s\n", said.c_str());
+  std::_Exit(!decoded.ok() && said.find("allocate") == std::string::npos ? 0 : 1);
+}
+
+// Regression: the decoder built the ring the state's configuration names (past
+// filters + 3 of bits_per_filter each) before reading the filters its bytes hold. A
+// state of 1 MiB declaring 4,093 past filters of 1 MiB asked for 4 GiB, ~4,000 times
+// its size, before any check could refuse it. Run in a child under an address-space
+// limit of 1 GiB more than it has, the decode must fail on the state's own bytes, not
+// on an allocation. (Sanitizers reserve address space and cannot run under the limit.)
+TEST(StateCodec, AllocatesNoMoreForAnFbfStateThanItsBytesHold) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "an address-space limit cannot hold a sanitizer's reservations";
+#else
+  using namespace fbf_at;  // NOLINT(google-build-using-namespace)
+  std::string state = MakeSmallStates().fbf;
+  constexpr uint64_t kFilterBits = uint64_t{8} << 20;  // 1 MiB a filter
+  PutLe(state, kBits, 8, kFilterBits);
+  PutLe(state, kPastFilters, 4, 4093);
+  PutLe(state, kMaxFilters, 4, 4096);
+  PutLe(state, kMemoryLimit, 8, 0);
+  // Bytes enough that one filter of the declared size passes the payload check.
+  const size_t padding = kFilterBits / 8;
+  state.insert(state.size() - 8, padding, '\0');
+  PutLe(state, 8, 8, Le(state, 8, 8) + padding);
+  Reseal(state);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(DecodeUnderAnAddressLimit(state, size_t{1} << 30), ::testing::ExitedWithCode(0), "");
+#endif
 }
 
 TEST(StateCodec, RejectsBloomFieldsOutOfRangeBehindAValidChecksum) {
