@@ -17,6 +17,7 @@
 #include "processor/base/enum_names.h"
 #include "processor/filter/bloom/sizing.h"
 #include "processor/filter/fingerprint/fingerprint_sizing.h"
+#include "processor/kafka/service_owned_properties.h"
 
 namespace oncecount::config {
 namespace {
@@ -329,7 +330,8 @@ bool HasControlCharacter(std::string_view value) {
   });
 }
 
-// A group timing from kafka.properties (librdkafka's default when absent).
+// A group timing from kafka.properties (librdkafka's default when absent), within
+// librdkafka's range for both (1 ms to an hour): the sum it goes into cannot overflow.
 base::Status GroupTiming(const KafkaConfig& k, const std::string& name, int64_t fallback,
                          int64_t& value) {
   const auto it = k.properties.find(name);
@@ -337,7 +339,7 @@ base::Status GroupTiming(const KafkaConfig& k, const std::string& name, int64_t 
     value = fallback;
     return {};
   }
-  if (base::Status s = ParseInt(it->second, 1, std::numeric_limits<int64_t>::max(), value); !s) {
+  if (base::Status s = ParseInt(it->second, 1, 3'600'000, value); !s) {
     return BadConfig("kafka.properties." + name, s.message());
   }
   return {};
@@ -355,6 +357,13 @@ base::Status CheckMembership(const KafkaConfig& k) {
     return BadConfig("kafka.properties.group.instance.id",
                      "set by the service from the instance id (--instance-id) when "
                      "kafka.static_membership is true; remove it");
+  }
+  for (const auto& [name, value] : k.properties) {
+    if (kafka::IsServiceOwnedProperty(name)) {
+      return BadConfig("kafka.properties." + name,
+                       "set by the service (exactly-once depends on it, or a key of the "
+                       "service's sets it); remove it");
+    }
   }
   return {};
 }

@@ -2,11 +2,27 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include "processor/kafka/service_owned_properties.h"
+
 namespace oncecount::kafka {
 
 base::Result<rd_kafka_conf_s*> MakeClientConfig(const Settings& defaults,
                                                 const std::map<std::string, std::string>& user,
                                                 const Settings& pinned) {
+  for (const auto& [name, value] : pinned) {
+    if (!IsServiceOwnedProperty(name)) {
+      return base::Error(base::Errc::kInternal,
+                         "pinned property " + name + " is not in kServiceOwnedProperties",
+                         "kafka.properties");
+    }
+  }
+  for (const auto& [name, value] : user) {
+    if (IsServiceOwnedProperty(name)) {
+      return base::Error(base::Errc::kBadConfig,
+                         name + " is set by the service (exactly-once depends on it); remove it",
+                         "kafka.properties." + name);
+    }
+  }
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   char error[512];
   auto set = [&](const std::string& name, const std::string& value) {

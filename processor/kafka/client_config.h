@@ -1,6 +1,6 @@
 // Building librdkafka configurations: the service's own settings first, then the
 // user's `kafka.properties` (security.protocol, sasl.*, ssl.* ...), which may
-// override anything except the settings exactly-once depends on.
+// override anything except the settings exactly-once depends on (refused by name).
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -19,8 +19,9 @@ namespace oncecount::kafka {
 using Settings = std::vector<std::pair<std::string, std::string>>;
 
 // A new rd_kafka_conf_t (the caller owns it), or a kBadConfig error (subject
-// "kafka.properties") naming the property. `pinned` are applied after `user` so that
-// the user cannot turn them off.
+// "kafka.properties") naming the property. `pinned` are applied last; `user` may not
+// name any service-owned property (service_owned_properties.h), and `pinned` only
+// those (kInternal otherwise).
 base::Result<rd_kafka_conf_s*> MakeClientConfig(const Settings& defaults,
                                                 const std::map<std::string, std::string>& user,
                                                 const Settings& pinned);

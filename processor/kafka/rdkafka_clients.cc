@@ -527,7 +527,6 @@ class RdKafkaClients final : public Clients {
   base::Result<std::unique_ptr<GroupConsumer>> NewGroupConsumer(
       const GroupConsumerSpec& spec) override {
     Settings defaults = connection_;
-    defaults.push_back({"auto.offset.reset", spec.error_on_lost_position ? "error" : "earliest"});
     // A fetch returns as soon as data is there on a real broker, but the embedded
     // cluster holds every fetch for the full wait: keep it short for latency.
     defaults.push_back({"fetch.wait.max.ms", "20"});
@@ -540,7 +539,8 @@ class RdKafkaClients final : public Clients {
                          {"enable.auto.commit", "false"},
                          {"enable.auto.offset.store", "false"},
                          {"isolation.level", "read_committed"},
-                         {"enable.partition.eof", "false"}};
+                         {"enable.partition.eof", "false"},
+                         {"auto.offset.reset", spec.error_on_lost_position ? "error" : "earliest"}};
     const bool is_static = !spec.group_instance_id.empty();
     if (is_static) required.push_back({"group.instance.id", spec.group_instance_id});
     auto made = MakeClientConfig(defaults, properties_, required);
@@ -584,7 +584,6 @@ class RdKafkaClients final : public Clients {
   base::Result<std::unique_ptr<PartitionReader>> NewPartitionReader(
       const std::string& name) override {
     Settings defaults = connection_;
-    defaults.push_back({"auto.offset.reset", "earliest"});
     defaults.push_back({"fetch.wait.max.ms", "20"});
     defaults.push_back({"queued.min.messages", "1000000"});
     defaults.push_back({"client.id", "oncecount-" + name});
@@ -594,7 +593,8 @@ class RdKafkaClients final : public Clients {
                                   {"enable.auto.commit", "false"},
                                   {"enable.auto.offset.store", "false"},
                                   {"enable.partition.eof", "true"},
-                                  {"isolation.level", "read_committed"}});
+                                  {"isolation.level", "read_committed"},
+                                  {"auto.offset.reset", "earliest"}});
     auto rk = NewHandle(RD_KAFKA_CONSUMER, std::move(made), "reader " + name);
     if (!rk) return rk.error();
     rd_kafka_poll_set_consumer(rk.value());

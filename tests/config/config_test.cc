@@ -5,6 +5,8 @@
 #include <fstream>
 #include <map>
 
+#include "processor/kafka/service_owned_properties.h"
+
 namespace oncecount::config {
 namespace {
 
@@ -113,6 +115,13 @@ kafka:
   const base::Error bad =
       Err(ParseConfig("kafka:\n  properties:\n    heartbeat.interval.ms: soon\n", NoEnv()));
   EXPECT_EQ(bad.subject(), "kafka.properties.heartbeat.interval.ms");
+  // Regression: a heartbeat near int64's top wrapped the sum below the session timeout,
+  // and the check passed (librdkafka's range is 1 ms to an hour).
+  EXPECT_EQ(Err(ParseConfig("kafka:\n  properties:\n    heartbeat.interval.ms: "
+                            "\"9223372036854775807\"\n",
+                            NoEnv()))
+                .subject(),
+            "kafka.properties.heartbeat.interval.ms");
 }
 
 // A dynamic member always leaves the group when it stops (librdkafka), and the
@@ -129,6 +138,18 @@ TEST(Config, RefusesStayingInTheGroupWithoutStaticMembershipAndAHandSetInstanceI
       Err(ParseConfig("kafka:\n  properties:\n    group.instance.id: pod-0\n", NoEnv()));
   EXPECT_EQ(hand_set.subject(), "kafka.properties.group.instance.id");
   EXPECT_NE(hand_set.message().find("--instance-id"), std::string::npos) << hand_set.message();
+}
+
+// Regression: auto.offset.reset was only a default of the consumer's: "earliest" in
+// kafka.properties hid input that retention removed, "latest" skipped the backlog.
+TEST(Config, RefusesEveryServiceOwnedKafkaPropertyNamingIt) {
+  for (std::string_view name : kafka::kServiceOwnedProperties) {
+    const base::Error e =
+        Err(ParseConfig("kafka:\n  properties:\n    " + std::string(name) + ": \"x\"\n", NoEnv()));
+    EXPECT_EQ(e.subject(), "kafka.properties." + std::string(name));
+    EXPECT_NE(e.message().find("remove it"), std::string::npos) << e.message();
+  }
+  EXPECT_TRUE(ParseConfig("kafka:\n  properties:\n    fetch.wait.max.ms: \"10\"\n", NoEnv()).ok());
 }
 
 TEST(Config, SizesTheFilterForTheWindowPlusTheTimestampTolerance) {

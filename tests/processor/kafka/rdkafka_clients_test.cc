@@ -129,6 +129,43 @@ TEST_F(RdKafkaClientsTest, TellsAPartitionsStartAndEnd) {
   EXPECT_GE(end.value(), base::Offset(1));  // the record (and on a real broker, the commit marker)
 }
 
+// Regression: a service-owned setting in kafka.properties was overridden on some
+// clients and not on others: auto.offset.reset was only a default, so "earliest"
+// hid a position retention removed (nothing counted as lost) and "latest" skipped the
+// retained backlog. Every client now refuses one, naming it.
+TEST_F(RdKafkaClientsTest, EveryClientRefusesAServiceOwnedPropertyNamingIt) {
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"auto.offset.reset", "earliest"},
+           {"isolation.level", "read_uncommitted"},
+           {"max.in.flight.requests.per.connection", "5"}}) {
+    SCOPED_TRACE(name);
+    auto clients = MakeRdKafkaClients(cluster_->bootstrap_servers(), {{name, value}});
+    const auto refused = [&name](const base::Error& e) {
+      EXPECT_EQ(e.code(), base::Errc::kBadConfig) << e;
+      EXPECT_EQ(e.subject(), "kafka.properties." + name) << e;
+    };
+    auto consumer = clients->NewGroupConsumer({"log", "owned-properties-test"});
+    ASSERT_FALSE(consumer.ok());
+    refused(consumer.error());
+    auto reader = clients->NewPartitionReader("owned-properties-test");
+    ASSERT_FALSE(reader.ok());
+    refused(reader.error());
+    auto producer = clients->NewTransactionalProducer({"owned-properties-test", 10s});
+    ASSERT_FALSE(producer.ok());
+    refused(producer.error());
+    auto plain = clients->NewPlainProducer({});
+    ASSERT_FALSE(plain.ok());
+    refused(plain.error());
+    auto end = clients->HighWatermark("log", base::Partition(0), 10s);
+    ASSERT_FALSE(end.ok());
+    refused(end.error());
+  }
+  // A property of the user's own (TLS, SASL, tuning) is passed on.
+  auto clients = MakeRdKafkaClients(cluster_->bootstrap_servers(), {{"fetch.wait.max.ms", "10"}});
+  EXPECT_TRUE(clients->NewGroupConsumer({"log", "owned-properties-test"}).ok());
+  EXPECT_TRUE(clients->NewPlainProducer({}).ok());
+}
+
 TEST_F(RdKafkaClientsTest, APlainProducerCountsItsDeliveryReports) {
   auto made = clients_->NewPlainProducer({});
   ASSERT_TRUE(made.ok()) << made.error();
