@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "processor/base/enum_names.h"
+#include "processor/base/listen_address.h"
 #include "processor/filter/bloom/sizing.h"
 #include "processor/filter/fingerprint/fingerprint_sizing.h"
 #include "processor/kafka/service_owned_properties.h"
@@ -118,16 +119,10 @@ base::Status TopicName(const std::string& v, bool allow_empty, std::string& out)
   return {};
 }
 
-// host:port or [ipv6]:port, port 0..65535 (0: any free port).
+// base::ParseListenAddress's: what the HTTP server can bind.
 base::Status ListenAddress(const std::string& v, std::string& out) {
-  const size_t colon = v.rfind(':');
-  const std::string host = colon == std::string::npos ? "" : v.substr(0, colon);
-  int64_t port = -1;
-  const bool host_ok = !host.empty() && (host.front() != '[' || host.back() == ']');
-  if (colon == std::string::npos || !host_ok ||
-      !ParseInt(v.substr(colon + 1), 0, 65535, port).ok()) {
-    return Refused("expected host:port with a port in 0..65535, got \"" + v + "\"");
-  }
+  base::Result<base::ListenAddress> parsed = base::ParseListenAddress(v);
+  if (!parsed) return Refused(parsed.message());
   out = v;
   return {};
 }

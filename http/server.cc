@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "http/http_error.h"
+#include "processor/base/listen_address.h"
 
 namespace oncecount::http {
 
@@ -188,23 +189,12 @@ base::Result<tcp::endpoint> ParseEndpoint(const std::string& address) {
   const auto bad = [&address](const std::string& why) {
     return base::Error(base::Errc::kBadConfig, address + ": " + why, "http.listen");
   };
-  const size_t colon = address.rfind(':');
-  if (colon == std::string::npos) return bad("expected host:port");
-  std::string host = address.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  if (host == "localhost") host = "127.0.0.1";
+  base::Result<base::ListenAddress> parsed = base::ParseListenAddress(address);
+  if (!parsed) return bad(parsed.message());
   beast::error_code ec;
-  const auto ip = net::ip::make_address(host, ec);
-  if (ec) return bad("\"" + host + "\" is not an IP address");
-  unsigned long port = 0;
-  try {
-    port = std::stoul(address.substr(colon + 1));
-  } catch (const std::exception&) {
-    port = 65536;
-  }
-  if (port > 65535) return bad("the port must be in 0..65535");
-  return tcp::endpoint(ip, static_cast<unsigned short>(port));
+  const auto ip = net::ip::make_address(parsed->ip, ec);
+  if (ec) return bad("\"" + parsed->ip + "\" is not an IP address");
+  return tcp::endpoint(ip, parsed->port);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "processor/base/listen_address.h"
 #include "processor/cmd/inject_workload.h"
 #include "processor/cmd/log_sink.h"
 #include "processor/cmd/service_runtime.h"
@@ -106,6 +107,9 @@ base::Status CheckDemoOptions(const DemoOptions& o) {
   if (o.rate <= 0 || o.rate > 1e6) return base::UsageError("--rate must be in (0, 1000000]");
   if (o.partitions < 1 || o.partitions > 64) {
     return base::UsageError("--partitions must be in 1..64");
+  }
+  if (auto http = base::ParseListenAddress(o.http); !http) {
+    return base::UsageError("--http: " + http.message());
   }
   return {};
 }

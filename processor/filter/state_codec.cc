@@ -398,8 +398,11 @@ base::Result<std::unique_ptr<DedupFilter>> ExactStateCodec::Decode(std::string_v
     const uint64_t key = r.U64();
     const Millis at = r.Ms();
     if (key == 0 || f.Find(key)) return CorruptState("bad or repeated key in exact state");
-    if (at > now || (!f.fifo_.empty() && at < f.fifo_.back().at)) {
-      return CorruptState("exact entries out of time order");
+    // Bounded below as the clock is: an entry forgotten at the memory bound becomes
+    // the time forgotten until, which the early-forgetting reader bounds so (a state
+    // this filter would write and then refuse), and which a window is taken from.
+    if (at > now || at < -kMaxFilterTime || (!f.fifo_.empty() && at < f.fifo_.back().at)) {
+      return CorruptState("exact entries out of time order or range");
     }
     f.Add(key);
     f.fifo_.push_back({key, at});

@@ -293,6 +293,9 @@ TEST(Config, RejectsWrongTypesNamingTheKeyAndWhatWasExpected) {
        "control characters"},
       {"http:\n  listen: 8080\n", "http.listen", "host:port"},
       {"http:\n  listen: localhost:70000\n", "http.listen", "0..65535"},
+      // Regression: any host passed check-config, then serve could not bind a name.
+      {"http:\n  listen: my-host:8080\n", "http.listen", "a name is not resolved"},
+      {"http:\n  listen: 127.0.0.1:80abc\n", "http.listen", "0..65535"},
       {"kafka:\n  input_topic: \"bad topic\"\n", "kafka.input_topic", "topic name"},
       {"kafka:\n  group_id: \"\"\n", "kafka.group_id", "non-empty"},
   };

@@ -268,6 +268,8 @@ TEST(ServerListen, NamesTheAddressWhenItCannotListen) {
   EXPECT_EQ(bad.error().subject(), "http.listen");
   EXPECT_NE(bad.message().find("not-an-ip"), std::string::npos);
   EXPECT_FALSE(Server::Listen(io, "127.0.0.1:99999", Echo()).ok());
+  // Regression: the port was read with stoul, which stopped at the first non-digit.
+  EXPECT_FALSE(Server::Listen(io, "127.0.0.1:80abc", Echo()).ok());
 }
 
 }  // namespace

@@ -768,6 +768,14 @@ TEST(StateCodec, RejectsExactFieldsOutOfRangeBehindAValidChecksum) {
   EXPECT_FALSE(DecodeDedupFilter(WithField(state, kFirstKey, 8, 0)).ok()) << "zero key";
   EXPECT_FALSE(DecodeDedupFilter(WithField(state, kFirstKey, 8, Le(state, kSecondKey, 8))).ok())
       << "repeated key";
+  // Regression: an entry at INT64_MIN was accepted; forgotten at the memory bound, it
+  // became a time forgotten until that the filter wrote and then refused to read.
+  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kFirstTime, 8, uint64_t{1} << 63)).ok())
+      << "an entry before the clock's range";
+  EXPECT_FALSE(DecodeDedupFilter(WithField(state, kFirstTime, 8,
+                                           static_cast<uint64_t>(-kMaxFilterTime.count() - 1)))
+                   .ok())
+      << "an entry just before the clock's range";
 }
 
 TEST(StateCodec, RejectsANoneStateWithAPayloadOfTheWrongSize) {
