@@ -5,10 +5,18 @@
 
 namespace oncecount::changelog {
 
+std::string UnreadableRecordsWarning(uint64_t unreadable_records) {
+  return std::to_string(unreadable_records) +
+         " changelog record(s) could not be read (a bad checksum, truncated bytes, or a "
+         "format newer than this release's) and were skipped: the state is the newest the "
+         "readable records hold, and the input after it is counted again";
+}
+
 void LineageBuilder::Add(std::string_view encoded) {
   base::Result<Record> decoded = DecodeRecord(encoded);
   if (!decoded) {
     ++ignored_;
+    ++unreadable_;
     return;
   }
   Add(std::move(decoded.value()));
@@ -48,7 +56,7 @@ void LineageBuilder::LetGoBeforeNewestSnapshot() {
 // they belong to an epoch older than `older_than_epoch`.
 void LineageBuilder::DropAfter(Seq seq, Epoch older_than_epoch) {
   // Cutting back before the kept snapshot needs what was let go of.
-  if (seq < kept_snapshot_seq_ && kept_snapshot_epoch_ < older_than_epoch) needs_full_read_ = true;
+  if (CutsBackBeforeKeptSnapshot(seq, older_than_epoch)) needs_full_read_ = true;
   // Before a snapshot that stood for its deleted batch: what it stood for is gone
   // (Finish then names the first batch it lacks).
   if (seq < head_snapshot_seq_ && head_snapshot_epoch_ < older_than_epoch) {
@@ -148,6 +156,7 @@ base::Result<RestorePlan> LineageBuilder::Finish() && {
   plan.claim = claims_.claim();
   plan.hash_key = hash_key_;
   plan.ignored_records = ignored_;
+  plan.unreadable_records = unreadable_;
   plan.last_seq = last_seq();
   for (auto it = snapshots_.rbegin(); it != snapshots_.rend(); ++it) {
     if (!it->usable || !it->complete() || it->seq > plan.last_seq) continue;

@@ -60,11 +60,21 @@ struct RestorePlan {
   Seq snapshot_seq;
   std::vector<BatchRecord> batches;  // snapshot_seq + 1 .. last_seq, in order
   uint64_t ignored_records = 0;      // zombie, superseded or undecodable records
+  // Of those, the records that did not decode (a bad checksum, a format newer than
+  // this release's, truncated bytes): unlike a zombie's, they may have held the
+  // lineage's newest batches, so a restorer says so.
+  uint64_t unreadable_records = 0;
   // The id hash key of the last claim that counted (every claim of a shard carries
   // the same); nullopt when it holds none. A restore adds its own claim before
   // Finish, so it asks LineageBuilder::hash_key() first.
   std::optional<uint64_t> hash_key;
 };
+
+// What a restorer logs when a plan skipped unreadable records (a warning: the
+// state may be older than the changelog's newest batches, and the input is counted
+// again from the state's position, so counts stay exact; dead letters may be
+// written again).
+std::string UnreadableRecordsWarning(uint64_t unreadable_records);
 
 class LineageBuilder {
  public:
@@ -87,6 +97,12 @@ class LineageBuilder {
 
   // See "Memory" above.
   bool needs_full_read() const { return needs_full_read_; }
+  // Whether a new claim continuing from `base` (the next epoch's, added after every
+  // record read) would turn needs_full_read() true: a restorer that claims from its
+  // own last commit (after its aborted attempt) asks before it stops reading.
+  bool ClaimWouldNeedFullRead(Seq base) const {
+    return CutsBackBeforeKeptSnapshot(base, claims_.epoch().Next());
+  }
   size_t held_batches() const { return chain_.size(); }
   size_t held_snapshots() const { return snapshots_.size(); }
 
@@ -109,6 +125,9 @@ class LineageBuilder {
   void OnClaim(const ClaimRecord& claim);
   void OnChunk(SnapshotChunk chunk);
   void DropAfter(Seq seq, Epoch older_than_epoch);
+  bool CutsBackBeforeKeptSnapshot(Seq seq, Epoch older_than_epoch) const {
+    return seq < kept_snapshot_seq_ && kept_snapshot_epoch_ < older_than_epoch;
+  }
   void LetGoBeforeNewestSnapshot();
 
   Keep keep_;
@@ -125,6 +144,7 @@ class LineageBuilder {
   std::map<Seq, BatchRecord> chain_;  // by seq
   std::vector<Snapshot> snapshots_;   // in log order; the last may be partial
   uint64_t ignored_ = 0;
+  uint64_t unreadable_ = 0;
 };
 
 }  // namespace oncecount::changelog

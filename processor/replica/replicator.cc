@@ -22,6 +22,8 @@ constexpr int64_t kRepublishEveryMs = 1000;
 constexpr int64_t kFilterDetailEveryMs = 1000;
 // A replica that failed (its changelog lacks batches) tries again after this long.
 constexpr int64_t kRetryFailedAfterMs = 10000;
+// How long a built replica waits to learn where its changelog partition begins.
+constexpr std::chrono::milliseconds kLogStartWait{10000};
 
 struct Replica {
   enum class Mode : uint8_t { kCollecting, kFollowing, kFailed };
@@ -260,6 +262,17 @@ struct Replicator::Impl {
       return Rebuild(p, r, "its lineage was cut back before the snapshot it kept",
                      /*keep_everything=*/true);
     }
+    // A partition whose every record was deleted (time retention of an idle shard,
+    // DeleteRecords) reads as a new shard's: a replica built from it would stand by,
+    // and take over, at zero. Asked after the read, as a cold restore asks: records
+    // deleted while it ran are deleted all the same.
+    auto start = o.clients->LogStart(o.changelog_topic, p, kLogStartWait);
+    if (!start) {
+      return Fail(p, r, "cannot tell where the changelog partition begins: " + start.message());
+    }
+    if (base::Status s = r.collecting->CheckStart(start.value()); !s) {
+      return Fail(p, r, s.message());
+    }
     base::Result<changelog::RestorePlan> plan = std::move(*r.collecting).Finish();
     r.collecting.reset();
     if (!plan) return Fail(p, r, plan.message());
@@ -276,10 +289,16 @@ struct Replicator::Impl {
     r.follower.emplace(plan->epoch, plan->last_seq, plan->claim, plan->hash_key);
     AdoptClaimsKey(r);
     r.mode = Replica::Mode::kFollowing;
-    Log("replica " + std::to_string(p.value()) + (r.hot ? " (standby)" : " (counters only)") +
+    const std::string built =
+        "replica " + std::to_string(p.value()) + (r.hot ? " (standby)" : " (counters only)") +
         ": built from " + std::to_string(plan->batches.size()) + " batches" +
         (plan->snapshot ? " after snapshot " + std::to_string(plan->snapshot_seq.value()) : "") +
-        " in " + std::to_string(clock.SteadyMs() - start_ms) + " ms");
+        " in " + std::to_string(clock.SteadyMs() - start_ms) + " ms";
+    if (plan->unreadable_records > 0) {
+      Warn(built + "; " + changelog::UnreadableRecordsWarning(plan->unreadable_records));
+    } else {
+      Log(built);
+    }
   }
 
   void Fail(base::Partition p, Replica& r, const std::string& why) {

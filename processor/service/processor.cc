@@ -721,7 +721,11 @@ struct Processor::Impl final : kafka::RebalanceListener {
   void Adopt(RestoredShard& r, const ChangelogWritten& claim_written) {
     const base::Partition p = r.claim.partition;
     ShardSlot& slot = shards[p];
-    Log("shard " + std::to_string(p.value()) + ": " + r.summary);
+    if (r.unreadable_records > 0) {
+      Warn("shard " + std::to_string(p.value()) + ": " + r.summary);
+    } else {
+      Log("shard " + std::to_string(p.value()) + ": " + r.summary);
+    }
     slot.phase = shard::ShardPhase::kRunning;
     slot.failure.clear();
     slot.restore_failures = 0;
@@ -847,6 +851,19 @@ struct Processor::Impl final : kafka::RebalanceListener {
     if (kafka::KafkaError e = consumer->QueryWatermarks(p, low, high, kCallTimeout)) {
       return RestoreFailed(
           p, "its input position is gone and the partition's start is unknown: " + e.ToString());
+    }
+    // A log that ends before the position: the input is not the one the state
+    // counted (a topic deleted and recreated, a log truncated by an unclean leader
+    // election, a changelog mirrored from another cluster). Its new records would
+    // sit below the position, where the worker skips what it already applied: none
+    // would be counted, and none reported lost. Nothing can be counted exactly here.
+    if (!base::IsLogical(from) && !base::IsLogical(high) && high < from) {
+      return RestoreFailed(
+          p, "its input partition ends at offset " + std::to_string(high.value()) +
+                 ", before the offset " + std::to_string(from.value()) +
+                 " its state has counted up to: the input topic was recreated or truncated, "
+                 "and its records would be skipped as counted already (docs/operations.md, "
+                 "\"A shard's input is behind its state\")");
     }
     const uint64_t lost =
         !base::IsLogical(from) && low > from ? static_cast<uint64_t>(low.Since(from)) : 0;

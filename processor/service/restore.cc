@@ -62,16 +62,24 @@ base::Result<RestoredShard> RestoreCold(base::Partition p, changelog::LineageBui
       (plan->snapshot ? " after snapshot " + std::to_string(plan->snapshot_seq.value()) : "") +
       ", epoch " + std::to_string(claim.epoch.value()) + ", input offset " +
       std::to_string(state.value()->position().value());
-  return RestoredShard{std::move(state).value(), claim, std::move(summary), std::nullopt, kept};
+  if (plan->unreadable_records > 0) {
+    summary += "; " + changelog::UnreadableRecordsWarning(plan->unreadable_records);
+  }
+  return RestoredShard{std::move(state).value(), claim, std::move(summary), std::nullopt, kept,
+                       plan->unreadable_records};
 }
 
 std::optional<RestoredShard> CatchUp(base::Partition p, replica::Handoff h,
                                      const std::vector<std::string>& tail, ClaimDraw draw,
                                      std::string_view source) {
   size_t applied = 0;
+  uint64_t unreadable = 0;
   for (const std::string& bytes : tail) {
     auto record = changelog::DecodeRecord(bytes);
-    if (!record) continue;
+    if (!record) {
+      ++unreadable;
+      continue;
+    }
     const auto step = h.follower.Next(record.value());
     if (step == changelog::LineageFollower::Step::kApply) {
       h.state->Replay(std::get<changelog::BatchRecord>(record.value()));
@@ -82,6 +90,10 @@ std::optional<RestoredShard> CatchUp(base::Partition p, replica::Handoff h,
   }
   auto claimed = ClaimFollowed(p, std::move(h.state), h.follower, applied, draw, source);
   if (!claimed) return std::nullopt;  // a cold restore reports it
+  if (unreadable > 0) {
+    claimed->unreadable_records = unreadable;
+    claimed->summary += "; " + changelog::UnreadableRecordsWarning(unreadable);
+  }
   return std::move(claimed).value();
 }
 

@@ -62,6 +62,8 @@ struct RestoredShard {
   // What the changelog partition holds of the shard's snapshot cycle (the snapshot
   // the restore began from, the batches after it); nullopt: not known.
   std::optional<SnapshotCycleKept> kept = std::nullopt;
+  // Changelog records that did not decode and were skipped (RestorePlan's).
+  uint64_t unreadable_records = 0;
 };
 
 // The epoch this instance held and the batch it last committed, for a restore

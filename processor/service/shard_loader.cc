@@ -255,7 +255,14 @@ void ShardLoader::RestoreCold(const std::vector<base::Partition>& partitions,
   }
   std::vector<base::Partition> again;
   for (const auto& [p, lineage] : lineages) {
-    if (lineage.needs_full_read()) again.push_back(p);
+    // After its own aborted attempt, a restorer's claim continues from its last
+    // commit (service::RestoreCold) and cuts back a snapshot of the attempt that a
+    // reader could see (the embedded cluster shows aborted records): had the stream let
+    // go of what came before that snapshot, every retry would fail the same way.
+    const auto mine = own.find(p);
+    const bool own_claim_cuts_back = mine != own.end() && lineage.epoch() == mine->second.epoch &&
+                                     lineage.ClaimWouldNeedFullRead(mine->second.seq);
+    if (lineage.needs_full_read() || own_claim_cuts_back) again.push_back(p);
   }
   if (!again.empty()) {
     o_.log.Info("reading the changelog again, keeping every record, for " +

@@ -135,6 +135,48 @@ TEST(Replicator, CountsEveryRebuildOfAReplica) {
   }
 }
 
+// Regression: a replica built from a changelog partition whose every record was
+// deleted (time retention of an idle shard, DeleteRecords) read it as a new shard's
+// and stood by at zero: served as complete, and on a failover taken over at zero,
+// with no word. Only a cold restore asked where the partition begins. A replica now
+// asks too, and fails as the cold restore does.
+TEST(Replicator,
+     AReplicaOfAChangelogPartitionWhoseRecordsWereAllDeletedFailsInsteadOfStandingByAtZero) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Pair pair = StartPair(kafka);
+  StrictInstance& a = *pair.a;
+  StrictInstance& b = *pair.b;
+  const int32_t p = pair.p;
+  ASSERT_GE(p, 0) << a.log() << b.log();
+  Send(kafka, 0, 100);
+  a.StepAndCommit();
+  b.StepAndCommit();
+  ASSERT_TRUE(RunUntil(
+      kafka, {&a, &b}, [&] { return CaughtUp(b, a, p); }, 10s))
+      << b.log();
+  const std::string changelog = "events.changelog";
+  const int64_t end = kafka.HighWatermark(changelog, p);
+  ASSERT_GT(end, 0);
+  ASSERT_TRUE(kafka.DeleteRecordsBefore(changelog, p, end).ok());
+
+  // A third instance joins: the group's two shards stay where they are
+  // (cooperative-sticky), and it builds replicas of both from their changelogs.
+  StrictInstance c(kafka, WithStandby("c"));
+  ASSERT_TRUE(RunUntil(kafka, {&a, &b, &c}, [&] {
+    auto view = c.View(p);
+    return view && view->phase != shard::ShardPhase::kRestoring;
+  })) << c.log();
+  const auto view = c.View(p);
+  EXPECT_NE(view->role, shard::ShardRole::kActive) << "the group moved the shard; nothing proven";
+  EXPECT_EQ(view->phase, shard::ShardPhase::kFailed)
+      << "a replica of a deleted state stands by with " << view->counters->size() << " counters";
+  EXPECT_NE(view->failure.find("reset its counters to zero"), std::string::npos) << view->failure;
+  EXPECT_EQ(kafka.HighWatermark(changelog, p), end);
+  EXPECT_GT(CounterIn(a, p, "n0") + CounterIn(a, p, "n1") + CounterIn(a, p, "n2"), 0)
+      << "the active shard keeps its state";
+}
+
 // The processor publishes a shard it is given as restoring, then takes it from the
 // replicator, which drops its replica: the instance must not look ready (GET /readyz)
 // while it claims the shard. It did, with no view of the shard at all, when the

@@ -551,6 +551,57 @@ TEST(Processor, InputRemovedBetweenAFreshShardsClaimAndItsFirstFetchIsCountedAsL
       << a.log();
 }
 
+// Regression: an input that ends before the shard's position (a topic deleted and
+// recreated, a log truncated by an unclean leader election, or, as here, a changelog
+// mirrored to a cluster whose input holds fewer records) was taken for retention with
+// 0 messages lost: the shard went on from the log's start, and the worker skipped
+// every new record below its position as counted already. The shard now fails,
+// naming why, and counts nothing from an input that is not the one it counted.
+TEST(Processor, AnInputThatEndsBeforeTheShardsPositionFailsTheShardInsteadOfSkippingIt) {
+  const std::string changelog = "events.changelog";
+  std::unique_ptr<StrictKafka> first_holder;
+  StrictKafka& first = NewCluster(first_holder);
+  {
+    Instance a(first, "a");
+    ASSERT_TRUE(RunUntil(first, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+    Send(first, 0, 100);
+    a.StepAndCommit();
+    ExpectExactlyOnce(first, 100);
+    EXPECT_TRUE(a.Finish().ok());
+  }
+  std::unique_ptr<StrictKafka> second_holder;
+  StrictKafka& second = NewCluster(second_holder);
+  {
+    auto mirror = second.ClientsFor("mirror")->NewPlainProducer({});
+    ASSERT_TRUE(mirror.ok()) << mirror.error();
+    for (int32_t p = 0; p < kPartitions; ++p) {
+      for (const StrictKafka::StoredEntry& e : first.Entries(changelog, p)) {
+        if (e.state != StrictKafka::StoredEntry::kCommitted) continue;
+        const std::optional<std::string_view> key =
+            e.key ? std::optional<std::string_view>(*e.key) : std::nullopt;
+        ASSERT_FALSE(mirror.value()->Produce({changelog, base::Partition(p), key, e.value, {}}));
+      }
+    }
+    ASSERT_EQ(mirror.value()->Flush(10s), 0u);
+  }
+  Send(second, 0, 10);  // 5 records a partition, below the 50 each shard counted
+  Instance b(second, "b");
+  const auto failed_for_its_input = [&](int32_t p) {
+    auto view = b.View(p);
+    return view && view->phase != shard::ShardPhase::kRunning &&
+           view->failure.find("input partition ends at offset 5, before the offset 50") !=
+               std::string::npos;
+  };
+  ASSERT_TRUE(RunUntil(second, {&b}, [&] {
+    for (int32_t p = 0; p < kPartitions; ++p) {
+      if (!failed_for_its_input(p)) return false;
+    }
+    return true;
+  })) << b.log();
+  EXPECT_EQ(b.log().find("removed by retention"), std::string::npos) << b.log();
+  EXPECT_FALSE(b.Ready());
+}
+
 TEST(Processor, AnAbortedCommitRestoresTheShardsAndCountsTheirInputOnce) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);

@@ -96,6 +96,28 @@ TEST(Restore, FromASnapshotTakesItsKeyAndCatchesRetries) {
 
 // A shard from before keys existed: its claims and batches (format 4) decode with
 // key 0, and its batches hold unkeyed hashes, so the new owner keeps hashing unkeyed.
+// Regression: records that did not decode were counted in the plan and reported
+// nowhere: a bad record at the lineage's tail made a restore go on from an earlier
+// batch without a word. The summary now says so (the processor logs it as a warning).
+TEST(Restore, SaysHowManyUnreadableRecordsItSkipped) {
+  std::vector<std::string> records = FirstOwnersChangelog(kShardKey);
+  std::string corrupt = records.back();
+  corrupt[corrupt.size() / 2] = static_cast<char>(corrupt[corrupt.size() / 2] ^ 1);
+  records.push_back(corrupt);
+  auto restored = RestoreCold(kPartition, records, testing::TestDedup(), kDraw);
+  ASSERT_TRUE(restored.ok()) << restored.error();
+  EXPECT_EQ(restored.value().unreadable_records, 1u);
+  EXPECT_NE(restored.value().summary.find("1 changelog record(s) could not be read"),
+            std::string::npos)
+      << restored.value().summary;
+
+  auto clean =
+      RestoreCold(kPartition, FirstOwnersChangelog(kShardKey), testing::TestDedup(), kDraw);
+  ASSERT_TRUE(clean.ok()) << clean.error();
+  EXPECT_EQ(clean.value().unreadable_records, 0u);
+  EXPECT_EQ(clean.value().summary.find("could not be read"), std::string::npos);
+}
+
 TEST(Restore, AShardFromBeforeKeysKeepsHashingUnkeyed) {
   std::vector<std::string> records = FirstOwnersChangelog(filter::kUnkeyed);
   for (std::string& r : records) r = AsFormat4(r);

@@ -301,5 +301,38 @@ TEST_F(ShardLoaderTest, ReadsTheChangelogAgainWhenAClaimCutsBackBeforeTheSnapsho
   EXPECT_NE(log.find("reading the changelog again"), std::string::npos) << log;
 }
 
+// Regression: after its own aborted attempt that a reader could see (the embedded
+// cluster shows aborted records), a restorer claims from its last commit, which cuts
+// back the attempt's snapshot. The streamed read had let go of what came before that
+// snapshot, and the loader asked whether to read again before the claim joined the
+// lineage: the restore failed, and every retry failed the same way.
+TEST_F(ShardLoaderTest, AfterItsOwnAbortReadsAgainWhenItsClaimCutsBackASnapshotOfTheAttempt) {
+  filter::DedupSpec dedup;
+  dedup.expected_rate = 1000;
+  dedup.window = filter::Millis{60'000};
+  auto made = shard::ShardState::Create(base::Partition(0), dedup, filter::Millis{0});
+  ASSERT_TRUE(made.ok()) << made.error();
+  shard::ShardState& state = *made.value();
+  state.Replay(Batch(1, 1, 11, 5));
+  state.Replay(Batch(1, 2, 11, 6));
+  Owner owner(kafka_, "owner", 10s);
+  // Batch 2 and its snapshot stand for the aborted attempt a reader still sees.
+  owner.Write({changelog::ClaimRecord{base::Partition(0), base::Epoch(1), base::Seq(0), 11},
+               Batch(1, 1, 11, 5), Batch(1, 2, 11, 6),
+               changelog::SnapshotChunk{base::Partition(0), base::Epoch(1), base::Seq(2), 0, 1,
+                                        state.EncodeSnapshot(base::Epoch(1)), 11}});
+
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    LoadResult loaded = Loader(5s).Load(
+        {base::Partition(0)}, {{base::Partition(0), OwnCommit{base::Epoch(1), base::Seq(1)}}});
+    ASSERT_EQ(loaded.restored.size(), 1u)
+        << (loaded.failed.empty() ? "" : loaded.failed.at(base::Partition(0)));
+    EXPECT_EQ(loaded.restored[0].claim.epoch.value(), 2u);
+    EXPECT_EQ(loaded.restored[0].claim.base_seq.value(), 1u);
+    EXPECT_EQ(loaded.restored[0].state->counters().at("n"), 5) << "the attempt's batch is cut";
+    EXPECT_EQ(loaded.restored[0].state->position().value(), 10);
+  }
+}
+
 }  // namespace
 }  // namespace oncecount::service
