@@ -225,7 +225,8 @@ class Api {
 
   Response Counter(const std::string& name) {
     const Snapshot s = board_.Read();
-    const auto value = CounterSnapshot::FindSum(CountersOf(s), name);
+    bool saturated = false;
+    const auto value = CounterSnapshot::FindSum(CountersOf(s), name, &saturated);
     if (!value) {
       return ErrorResponse(
           {404, "not_found",
@@ -233,6 +234,7 @@ class Api {
     }
     json::JsonWriter j;
     j.BeginObject().Key("counter").String(name).Key("value").Int(*value);
+    if (saturated) j.Key("saturated").Bool(true);
     j.Key("complete").Bool(s.complete()).Key("staleness_ms").Int(StalenessMs(s)).EndObject();
     return JsonResponse(j);
   }
@@ -246,7 +248,9 @@ class Api {
     json::JsonWriter j;
     j.BeginObject().Key("counters").BeginArray();
     for (const auto& c : page.counters) {
-      j.BeginObject().Key("counter").String(c.name).Key("value").Int(c.value).EndObject();
+      j.BeginObject().Key("counter").String(c.name).Key("value").Int(c.value);
+      if (c.saturated) j.Key("saturated").Bool(true);
+      j.EndObject();
     }
     j.EndArray().Key("next");
     if (page.next) {
@@ -280,9 +284,12 @@ class Api {
     json::JsonWriter j;
     j.BeginObject().Key("counters").BeginArray();
     for (const std::string_view name : names) {
-      const auto value = CounterSnapshot::FindSum(shards, name);
+      bool saturated = false;
+      const auto value = CounterSnapshot::FindSum(shards, name, &saturated);
       if (!value) continue;
-      j.BeginObject().Key("counter").String(name).Key("value").Int(*value).EndObject();
+      j.BeginObject().Key("counter").String(name).Key("value").Int(*value);
+      if (saturated) j.Key("saturated").Bool(true);
+      j.EndObject();
     }
     j.EndArray().Key("next").Null();
     j.Key("complete").Bool(s.complete()).Key("staleness_ms").Int(StalenessMs(s)).EndObject();

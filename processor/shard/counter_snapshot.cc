@@ -9,10 +9,16 @@
 namespace oncecount::shard {
 namespace {
 
-int64_t SaturatingAdd(int64_t a, int64_t b) {
-  int64_t sum = 0;
-  if (!__builtin_add_overflow(a, b, &sum)) return sum;
-  return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+// Shards' parts of one counter are added up exactly (2^16 shards of int64 parts fit
+// in 128 bits), then capped at int64's ends if the sum left them: a capped sum is
+// reported as such, and parts of both signs never make a wrong one by their order.
+__extension__ using WideSum = __int128;
+
+int64_t Capped(WideSum sum, bool& saturated) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  saturated = sum > kMax || sum < kMin;
+  return sum > kMax ? kMax : sum < kMin ? kMin : static_cast<int64_t>(sum);
 }
 
 bool HasPrefix(std::string_view name, std::string_view prefix) {
@@ -402,14 +408,21 @@ CounterPage CounterSnapshot::List(std::string_view prefix, size_t limit,
 }
 
 std::optional<int64_t> CounterSnapshot::FindSum(const std::vector<CountersPtr>& shards,
-                                                std::string_view name) {
-  std::optional<int64_t> sum;
+                                                std::string_view name, bool* saturated) {
+  WideSum sum = 0;
+  bool found = false;
   for (const CountersPtr& shard : shards) {
     if (!shard) continue;
-    if (const std::optional<int64_t> v = shard->Find(name))
-      sum = SaturatingAdd(sum.value_or(0), *v);
+    if (const std::optional<int64_t> v = shard->Find(name)) {
+      sum += *v;
+      found = true;
+    }
   }
-  return sum;
+  if (!found) return std::nullopt;
+  bool capped = false;
+  const int64_t value = Capped(sum, capped);
+  if (saturated != nullptr) *saturated = capped;
+  return value;
 }
 
 CounterPage CounterSnapshot::ListSum(const std::vector<CountersPtr>& shards,
@@ -454,13 +467,15 @@ CounterPage CounterSnapshot::ListAcross(const std::vector<const CounterSnapshot*
       break;
     }
     CounterValue c{std::string(*smallest), 0};
+    WideSum sum = 0;
     for (Reader& r : readers) {
       if (r.name && *r.name == c.name) {
-        c.value = SaturatingAdd(c.value, r.snapshot->ValueOf(r.at, c.name));
+        sum += r.snapshot->ValueOf(r.at, c.name);
         r.snapshot->Advance(r.at, c.name);
         r.Settle(prefix);
       }
     }
+    c.value = Capped(sum, c.saturated);
     page.counters.push_back(std::move(c));
   }
   return page;

@@ -48,6 +48,10 @@ namespace oncecount::shard {
 struct CounterValue {
   std::string name;
   int64_t value = 0;
+  // A sum over shards (ListSum) that left int64 and was capped at its end: each shard
+  // refuses an update that overflows its own part (SPEC §1's overflow), but the
+  // shards' parts of one counter are not added up until a reader asks.
+  bool saturated = false;
   friend bool operator==(const CounterValue&, const CounterValue&) = default;
 };
 
@@ -112,8 +116,9 @@ class CounterSnapshot {
   // Across shards (null snapshots are skipped), summing per name. A sum that would
   // leave int64 saturates (shards reject updates that overflow their own counter,
   // but their sum can still exceed the type).
+  // `saturated`, when given, tells whether the sum left int64 and was capped.
   static std::optional<int64_t> FindSum(const std::vector<CountersPtr>& shards,
-                                        std::string_view name);
+                                        std::string_view name, bool* saturated = nullptr);
   static CounterPage ListSum(const std::vector<CountersPtr>& shards, std::string_view prefix,
                              size_t limit, std::optional<std::string_view> after);
   // How many distinct names the shards hold together (a pass over all of them).

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <string>
@@ -141,6 +142,35 @@ TEST_F(ApiTest, SumsACounterOverEveryShard) {
   EXPECT_EQ(r.status, 200u);
   EXPECT_EQ(r.content_type, "application/json");
   EXPECT_EQ(r.body, R"({"counter":"likes","value":7,"complete":true,"staleness_ms":1000})");
+}
+
+// Regression: each shard refuses an update that overflows its own part (the
+// overflow dead letter), but two shards' parts of one counter could sum past int64,
+// and the answer was the capped value, complete, with nothing to say it was capped.
+TEST_F(ApiTest, SaysWhenACountersSumOverTheShardsLeftInt64) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  ShardView zero = View(base::Partition(0), {{"huge", kMax}, {"fine", kMax}}, 9'000);
+  zero.recent_counters =
+      std::make_shared<const std::vector<std::string>>(std::vector<std::string>{"huge"});
+  Publish(zero);
+  Publish(View(base::Partition(1), {{"huge", 1}, {"fine", -1}}, 9'000));
+  Publish(ThirdView());
+  EXPECT_EQ(Get("/v1/counters/huge").body,
+            R"({"counter":"huge","value":9223372036854775807,"saturated":true,)"
+            R"("complete":true,"staleness_ms":1000})");
+  EXPECT_EQ(Get("/v1/counters/fine").body,
+            R"({"counter":"fine","value":9223372036854775806,"complete":true,)"
+            R"("staleness_ms":1000})");
+  const Response list = Get("/v1/counters?prefix=f");
+  EXPECT_NE(list.body.find(R"({"counter":"fine","value":9223372036854775806})"), std::string::npos)
+      << list.body;
+  EXPECT_NE(Get("/v1/counters?prefix=h")
+                .body.find(R"({"counter":"huge","value":9223372036854775807,"saturated":true})"),
+            std::string::npos);
+  EXPECT_NE(Get("/v1/counters?order=recent")
+                .body.find(R"({"counter":"huge","value":9223372036854775807,"saturated":true})"),
+            std::string::npos)
+      << Get("/v1/counters?order=recent").body;
 }
 
 TEST_F(ApiTest, AnswersNotFoundForACounterNoShardHasSeen) {

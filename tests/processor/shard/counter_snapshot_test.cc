@@ -87,15 +87,24 @@ TEST(CounterSnapshot, SumsShardsPerNameWhenFindingAndListing) {
   EXPECT_EQ(CounterSnapshot::DistinctNames(shards), 3u);
 }
 
-TEST(CounterSnapshot, SaturatesASumThatWouldLeaveInt64) {
+TEST(CounterSnapshot, CapsASumThatWouldLeaveInt64AndSaysSo) {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
-  const std::vector<CountersPtr> shards{Shard({{"up", kMax}, {"down", kMin}}),
-                                        Shard({{"up", 5}, {"down", -5}})};
-  EXPECT_EQ(CounterSnapshot::FindSum(shards, "up"), kMax);
-  EXPECT_EQ(CounterSnapshot::FindSum(shards, "down"), kMin);
+  const std::vector<CountersPtr> shards{Shard({{"up", kMax}, {"down", kMin}, {"fits", kMax}}),
+                                        Shard({{"up", 5}, {"down", -5}, {"fits", 5}}),
+                                        Shard({{"fits", -10}})};
+  bool saturated = false;
+  EXPECT_EQ(CounterSnapshot::FindSum(shards, "up", &saturated), kMax);
+  EXPECT_TRUE(saturated);
+  EXPECT_EQ(CounterSnapshot::FindSum(shards, "down", &saturated), kMin);
+  EXPECT_TRUE(saturated);
+  // Regression: parts were added in turn, capped on the way: kMax + 5 - 10 gave
+  // kMax - 10, though the sum, kMax - 5, fits.
+  EXPECT_EQ(CounterSnapshot::FindSum(shards, "fits", &saturated), kMax - 5);
+  EXPECT_FALSE(saturated);
   EXPECT_EQ(CounterSnapshot::ListSum(shards, "", 10, std::nullopt).counters,
-            (std::vector<CounterValue>{{"down", kMin}, {"up", kMax}}));
+            (std::vector<CounterValue>{
+                {"down", kMin, true}, {"fits", kMax - 5, false}, {"up", kMax, true}}));
 }
 
 // Names "c000000".."c<n-1>", in order, with value i.
