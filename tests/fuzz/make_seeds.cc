@@ -144,7 +144,9 @@ std::vector<std::string> Requests() {
   for (const char* target :
        {"/v1/counters/likes%3Apost%2F42", "/v1/counters?prefix=ad+clicks%2F&limit=5&after=ad",
         "/v1/stats", "/v1/shards/3", "/healthz", "/readyz", "/metrics", "/",
-        "/v1/counters/z%C3%A4hler"}) {
+        "/v1/counters/z%C3%A4hler", "/v1/counters/a%22b%5Cc", "/v1/counters/likes",
+        "/v1/counters?order=recent&limit=3", "/v1/counters?prefix=%01", "/v1/history?since=0",
+        "/v1/shards/1"}) {
     seeds.push_back(Prefixed("GET") + target);
   }
   seeds.push_back(Prefixed("HEAD") + "/v1/stats");
