@@ -36,6 +36,13 @@ CHANGELOG_SEGMENT_BYTES="${CHANGELOG_SEGMENT_BYTES:-33554432}"
 KAFKA_TOPICS="${KAFKA_TOPICS:-kafka-topics.sh}"
 COMMAND_CONFIG="${COMMAND_CONFIG:-}"
 
+# Kafka accepts a min.insync.replicas above the replication factor, and then refuses
+# every acks=all write: every transaction of the service would abort.
+if [ "$MIN_INSYNC_REPLICAS" -gt "$REPLICATION_FACTOR" ]; then
+  echo "create-topics: MIN_INSYNC_REPLICAS ($MIN_INSYNC_REPLICAS) is above REPLICATION_FACTOR ($REPLICATION_FACTOR): every transactional write would fail (NOT_ENOUGH_REPLICAS)" >&2
+  exit 2
+fi
+
 topics() {
   if [ -n "$COMMAND_CONFIG" ]; then
     "$KAFKA_TOPICS" --bootstrap-server "$BOOTSTRAP" --command-config "$COMMAND_CONFIG" "$@"
@@ -115,6 +122,6 @@ if [ "$n" != "1" ]; then
   status=1
 fi
 if [ "$status" -eq 0 ]; then
-  echo "create-topics: $INPUT_TOPIC and $CHANGELOG_TOPIC ($shards partitions each), $DLQ_TOPIC and $MEMBERS_TOPIC (1) are ready"
+  echo "create-topics: $INPUT_TOPIC and $CHANGELOG_TOPIC ($shards partitions each), $DLQ_TOPIC, and $MEMBERS_TOPIC (1 partition) are ready"
 fi
 exit "$status"

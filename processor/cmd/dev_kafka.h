@@ -16,7 +16,7 @@ namespace oncecount::cmd {
 struct DevKafkaOptions {
   int brokers = 1;
   int partitions = 8;
-  std::vector<std::string> topics;  // empty: "events", "events.dlq", "events.changelog"
+  std::vector<std::string> topics;  // empty: the service's four (service_topics.h)
   std::string bootstrap_file;
 };
 

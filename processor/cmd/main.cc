@@ -66,7 +66,8 @@ void AddDevKafka(CLI::App& app, oncecount::cmd::DevKafkaOptions& o) {
   dev->add_option("--brokers", o.brokers, "brokers, 1..16")->capture_default_str();
   dev->add_option("--partitions", o.partitions, "partitions per topic")->capture_default_str();
   dev->add_option("--topic", o.topics,
-                  "a topic to create (repeatable; default events, events.dlq)");
+                  "a topic to create (repeatable; default the service's four: events, events.dlq, "
+                  "events.changelog, events.members)");
   dev->add_option("--bootstrap-file", o.bootstrap_file, "also write the bootstrap servers here");
 }
 

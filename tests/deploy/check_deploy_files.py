@@ -148,7 +148,8 @@ def exposed_metrics():
 
 
 def check_promtool(exposition=None):
-    """Prometheus's own linter accepts what GET /metrics serves."""
+    """Prometheus's own linter accepts what GET /metrics serves and the alert rules, and
+    the rules pass their unit tests (tests/deploy/alerts_test.yml)."""
     promtool = shutil.which("promtool")
     if promtool is None:
         return ["promtool is not installed (scripts/setup installs Debian's prometheus for it)"]
@@ -159,7 +160,14 @@ def check_promtool(exposition=None):
                        text=True, timeout=60)
     if r.returncode != 0:
         return ["promtool check metrics: " + (r.stdout + r.stderr).strip()]
-    return []
+    problems = []
+    for command in (["check", "rules", src("deploy", "prometheus", "alerts.yml")],
+                    ["test", "rules", src("tests", "deploy", "alerts_test.yml")]):
+        r = subprocess.run([promtool] + command, capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            problems.append("promtool " + " ".join(command[:2]) + ": " +
+                            (r.stdout + r.stderr).strip())
+    return problems
 
 
 def metric_names(text):
@@ -431,6 +439,14 @@ def check_topics(script_text=None, compose=None, k8s=None, config_map_script=Non
     if code != 0:
         problems.append(f"create-topics.sh failed on an empty cluster: {out}")
     problems += topic_problems("empty cluster", topics, service_topics(defaults), 6)
+
+    # Regression: a min.insync.replicas above the replication factor was created and
+    # reported ready; every acks=all write then fails.
+    code, out, topics = run_topics_script(script_text, {"BOOTSTRAP": "k:9092", "INPUT_TOPIC": "orders",
+                                                        "REPLICATION_FACTOR": "1",
+                                                        "MIN_INSYNC_REPLICAS": "2"})
+    if code == 0 or topics:
+        problems.append("create-topics.sh accepted MIN_INSYNC_REPLICAS 2 with REPLICATION_FACTOR 1")
 
     # An input topic that exists: the others follow its partition count.
     existing = {"orders": {"partitions": 3, "replication_factor": 3, "configs": {}}}
