@@ -372,6 +372,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     // SPEC §2.1: the guarantee covers a retry only while the shard's clock is at most
     // the tolerance past its timestamp; the filter keeps window + tolerance.
     rules.late_after = o.timestamp_tolerance;
+    rules.record_window = o.dedup.window - o.timestamp_tolerance;
     rules.late_records = o.late_records;
     rules.changelog_retention_bytes =
         o.clients->RetentionBytes(o.changelog_topic).value_or(o.changelog_retention_bytes);
@@ -735,7 +736,18 @@ struct Processor::Impl final : kafka::RebalanceListener {
     shard::ShardView base;
     base.target_fpp = o.dedup.target_fpp;
     slot.state_view = r.state->MakeView(std::move(base), clock.WallMs());
-    r.state->set_rules(ShardRules());
+    const shard::ShardRules rules = ShardRules();
+    r.state->set_rules(rules);
+    if (r.state->rules().late_after < rules.late_after) {
+      Warn("shard " + std::to_string(p.value()) +
+           ": its filter, restored from a state made under " +
+           "a smaller dedup.timestamp_tolerance_ms or dedup.window_ms, holds " +
+           std::to_string(r.state->rules().late_after->count()) +
+           " ms beyond the window, not the configured tolerance's " +
+           std::to_string(rules.late_after->count()) +
+           " ms: records later than that are late (dedup.late_records) until the shard starts "
+           "from an empty changelog (docs/operations.md, \"Time is the records' time\")");
+    }
     std::optional<OwnedRun> run;
     if (const auto claim = claim_written.records.find(p);
         r.read_to && claim != claim_written.records.end()) {

@@ -87,6 +87,17 @@ void ShardState::set_rules(const ShardRules& rules) {
   rules_ = rules;
   rules_.max_record_bytes =
       std::clamp(rules.max_record_bytes, changelog::kMinRecordBytes, changelog::kMaxRecordBytes);
+  // SPEC §2.1 needs the filter to hold the window plus the tolerance. A filter made
+  // under a smaller tolerance (or window) holds less, and only a new filter could hold
+  // more: until then a record later than what it holds is late, whatever the
+  // configured tolerance, or the first copy of its retry may be forgotten already.
+  if (rules_.late_after && rules_.record_window) {
+    const int64_t held = filter_->Summary().window_ms_configured;  // -1: forever
+    if (held >= 0) {
+      const filter::Millis covers{std::max<int64_t>(0, held - rules_.record_window->count())};
+      rules_.late_after = std::min(*rules_.late_after, covers);
+    }
+  }
 }
 
 ShardState::EventClock ShardState::EventTime(int64_t timestamp_ms, filter::Millis wall) {
@@ -95,13 +106,17 @@ ShardState::EventClock ShardState::EventTime(int64_t timestamp_ms, filter::Milli
     return {filter::Millis{clock_.clock_ms}};
   }
   int64_t t = timestamp_ms;
+  // Lateness is judged against the shard's clock, whatever the wall clock says: a
+  // record late and also ahead of a wall clock that stepped back (NTP, a failover to
+  // an instance whose clock is behind) is late all the same.
   bool late = false;
+  if (rules_.late_after && clock_.clock_ms - t > rules_.late_after->count()) {
+    ++clock_.late;
+    late = true;
+  }
   if (t - wall.count() > rules_.max_clock_ahead.count()) {
     ++clock_.ahead_of_wall;
     t = clock_.clock_ms;
-  } else if (rules_.late_after && clock_.clock_ms - t > rules_.late_after->count()) {
-    ++clock_.late;
-    late = true;
   }
   clock_.clock_ms = std::max(clock_.clock_ms, t);
   return {filter::Millis{clock_.clock_ms}, late};

@@ -69,6 +69,11 @@ struct ShardRules {
   filter::Millis max_clock_ahead{1000};
   // Lateness past which a record is counted as late; none: never counted.
   std::optional<filter::Millis> late_after{};
+  // dedup.window_ms, the window in record time. With late_after, the filter must hold
+  // this plus late_after; set_rules lowers late_after to what the shard's filter holds
+  // beyond it (a filter restored from a state made under a smaller tolerance or
+  // window). None: late_after is taken as given.
+  std::optional<filter::Millis> record_window{};
   LatePolicy late_records = LatePolicy::kApply;
   // How many bytes a changelog partition keeps (0: unknown or unbounded); the owner
   // times its snapshots by it (snapshot_cadence.h).

@@ -1228,6 +1228,60 @@ TEST(ShardState, AStepOfTheHostClockChangesNothingButTheBoundOnTimestamps) {
   EXPECT_EQ(s->clock().clock_ms, kT0 + 3000);
 }
 
+// Regression: a record ahead of the wall clock was never judged late. After the host
+// clock stepped back (NTP, a failover to an instance whose clock is behind), a late
+// retry whose first copy was forgotten skipped dead_letter and was counted again.
+TEST(ShardState, ARecordLateAndAheadOfAWallClockThatSteppedBackIsLate) {
+  auto s = NewShard(DedupMode::kExact);  // window 10 s
+  ShardRules rules;
+  rules.late_after = Millis{1000};
+  rules.late_records = LatePolicy::kDeadLetter;
+  s->set_rules(rules);
+  const std::string e = Event("a", 1);
+  ASSERT_EQ(s->Apply(Stamped(base::Offset(0), "k1", e, 0), At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply(Stamped(base::Offset(1), "k2", e, 100'000), At(100'000)).outcome,
+            Outcome::kApplied);
+  // The wall clock steps back to the start; k1's retry, stamped 50 s, is 50 s late.
+  const Decision retry = s->Apply(Stamped(base::Offset(2), "k1", e, 50'000), At(0));
+  EXPECT_EQ(retry.outcome, Outcome::kDeadLetter);
+  EXPECT_EQ(retry.reason, DlqReason::kLate);
+  EXPECT_EQ(CounterOf(*s, "a"), 2);
+  EXPECT_EQ(s->clock().late, 1u);
+  EXPECT_EQ(s->clock().ahead_of_wall, 1u);
+}
+
+// Regression: the tolerance reached the late check from the configuration, but a
+// filter restored from a state made under a smaller tolerance keeps the window it
+// was made with. A retry later than that filter holds, and not later than the new
+// tolerance, was neither late nor caught: counted twice, with nothing said.
+TEST(ShardState, ALateBoundBeyondWhatItsFilterHoldsIsLoweredToIt) {
+  auto s = NewShard(DedupMode::kExact);
+  const int64_t held = s->filter().Summary().window_ms_configured;
+  ASSERT_GE(held, 2000);
+  ShardRules rules;
+  rules.late_after = Millis{5000};            // the configured tolerance, raised
+  rules.record_window = Millis{held - 1000};  // the filter was made for a 1 s one
+  rules.late_records = LatePolicy::kDeadLetter;
+  s->set_rules(rules);
+  EXPECT_EQ(s->rules().late_after, Millis{1000});
+  const std::string e = Event("a", 1);
+  ASSERT_EQ(s->Apply(Stamped(base::Offset(0), "k1", e, 0), At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply(Stamped(base::Offset(1), "k2", e, held + 2000), At(held + 2000)).outcome,
+            Outcome::kApplied);
+  // Inside the record window of k1's first copy, 3.5 s behind the clock: within the
+  // configured 5 s, but k1 is past what the filter holds.
+  const Decision retry = s->Apply(Stamped(base::Offset(2), "k1", e, held - 1500), At(held + 2000));
+  EXPECT_EQ(retry.outcome, Outcome::kDeadLetter);
+  EXPECT_EQ(retry.reason, DlqReason::kLate);
+  EXPECT_EQ(CounterOf(*s, "a"), 2);
+
+  // A filter that holds the whole tolerance keeps it.
+  auto fresh = NewShard(DedupMode::kExact);
+  rules.record_window = Millis{held - 5000};
+  fresh->set_rules(rules);
+  EXPECT_EQ(fresh->rules().late_after, Millis{5000});
+}
+
 TEST(ShardState, RecordsTheClockOfEveryFilterCallSoThatReplaysReachTheSameFilter) {
   auto active = NewShard();
   const std::string e = Event("a", 1);
