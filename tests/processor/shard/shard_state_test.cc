@@ -241,6 +241,24 @@ TEST(ShardState, DeadLettersAnIncrementThatWouldOverflowTheCounter) {
   EXPECT_EQ(s->stats(), expected);
 }
 
+// An overflow is found after the filter call (it depends on what the events before it
+// in the batch did to the counter), so the id of an overflow dead letter is
+// remembered for the window, as an applied event's is: sent again under the same id
+// it is a duplicate, even once the counter has room (docs/operations.md, "Metrics").
+// Events dead-lettered for any other reason are not remembered.
+TEST(ShardState, RemembersTheIdOfAnOverflowDeadLetterForTheWindow) {
+  auto s = NewShard();
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  ASSERT_EQ(s->Apply({base::Offset(0), "k1", Event("big", max)}, At(0)).outcome, Outcome::kApplied);
+  ASSERT_EQ(s->Apply({base::Offset(1), "k2", Event("big", 1)}, At(0)).reason, DlqReason::kOverflow);
+  ASSERT_EQ(s->Apply({base::Offset(2), "k3", Event("big", -10)}, At(0)).outcome, Outcome::kApplied);
+  EXPECT_EQ(s->Apply({base::Offset(3), "k2", Event("big", 1)}, At(0)).outcome, Outcome::kDuplicate);
+  EXPECT_EQ(s->Apply({base::Offset(4), "k2-corrected", Event("big", 1)}, At(0)).outcome,
+            Outcome::kApplied)
+      << "sent again under a new id, it counts";
+  EXPECT_EQ(CounterOf(*s, "big"), max - 9);
+}
+
 TEST(ShardState, DeadLettersAnIncrementThatWouldUnderflowTheCounter) {
   auto s = NewShard();
   const int64_t min = std::numeric_limits<int64_t>::min();
