@@ -78,6 +78,13 @@ class ShardLoaderTest : public ::testing::Test {
     return o;
   }
 
+  // A shard state as the loader's restores make them, to write snapshots of.
+  std::unique_ptr<shard::ShardState> NewState() {
+    auto made = shard::ShardState::Create(base::Partition(0), Options(1s).dedup, filter::Millis{0});
+    EXPECT_TRUE(made.ok()) << made.error();
+    return made.ok() ? std::move(made).value() : nullptr;
+  }
+
   StrictKafka kafka_;
   std::unique_ptr<kafka::Clients> clients_ = kafka_.ClientsFor("loader");
   uint64_t claim_ids_ = 100;
@@ -263,12 +270,9 @@ TEST_F(ShardLoaderTest, ReadsTheChangelogAgainWhenAClaimCutsBackBeforeTheSnapsho
   // Snapshots after batch 1 and after batch 2; then a claim that continues from batch
   // 1 (as a recovery claim does after an aborted attempt that readers could see). The
   // streamed read let go of the first snapshot when the second came in, and needs it.
-  filter::DedupSpec dedup;
-  dedup.expected_rate = 1000;
-  dedup.window = filter::Millis{60'000};
-  auto made = shard::ShardState::Create(base::Partition(0), dedup, filter::Millis{0});
-  ASSERT_TRUE(made.ok()) << made.error();
-  shard::ShardState& state = *made.value();
+  const std::unique_ptr<shard::ShardState> made = NewState();
+  ASSERT_NE(made, nullptr);
+  shard::ShardState& state = *made;
   const auto snapshot = [&](uint64_t seq) {
     return changelog::SnapshotChunk{base::Partition(0),
                                     base::Epoch(1),
@@ -307,12 +311,9 @@ TEST_F(ShardLoaderTest, ReadsTheChangelogAgainWhenAClaimCutsBackBeforeTheSnapsho
 // snapshot, and the loader asked whether to read again before the claim joined the
 // lineage: the restore failed, and every retry failed the same way.
 TEST_F(ShardLoaderTest, AfterItsOwnAbortReadsAgainWhenItsClaimCutsBackASnapshotOfTheAttempt) {
-  filter::DedupSpec dedup;
-  dedup.expected_rate = 1000;
-  dedup.window = filter::Millis{60'000};
-  auto made = shard::ShardState::Create(base::Partition(0), dedup, filter::Millis{0});
-  ASSERT_TRUE(made.ok()) << made.error();
-  shard::ShardState& state = *made.value();
+  const std::unique_ptr<shard::ShardState> made = NewState();
+  ASSERT_NE(made, nullptr);
+  shard::ShardState& state = *made;
   state.Replay(Batch(1, 1, 11, 5));
   state.Replay(Batch(1, 2, 11, 6));
   Owner owner(kafka_, "owner", 10s);
