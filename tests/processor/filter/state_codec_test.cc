@@ -690,7 +690,8 @@ TEST(StateCodec, RejectsFbfFieldsOutOfRangeBehindAValidChecksum) {
 // In a death test's child: decodes `state` with `headroom` bytes of address space
 // beyond what the process has, and exits 0 if the decoder refused it without running
 // out (1 if it decoded it or could not allocate).
-[[noreturn]] void DecodeUnderAnAddressLimit(const std::string& state, size_t headroom) {
+[[noreturn, maybe_unused]] void DecodeUnderAnAddressLimit(const std::string& state,
+                                                          size_t headroom) {
   long pages = 0;
   std::ifstream("/proc/self/statm") >> pages;
   const rlim_t limit = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) +
