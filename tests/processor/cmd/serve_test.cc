@@ -400,6 +400,15 @@ double GaugeValue(const std::string& exposition, const std::string& name) {
 TEST_F(ServeFaultTest, ShowsTheAgeOfATransactionTheBrokersHoldOpen) {
   const std::string kAge = "oncecount_open_transaction_age_seconds";
   auto [serve, url] = Serve("a");
+  // The brokers are slowed once the shards are restored: the commits are what this is
+  // about. Slowed from the start, the restore took 50 s of the minute the age is
+  // awaited (a request every 1.5 s), and under the sanitizers all of it.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto got = http::HttpGet(url, "/readyz", 5s);
+        return got.ok() && got.value().status == 200;
+      },
+      120s));
   EXPECT_EQ(GaugeValue(Get(url, "/metrics"), kAge), 0) << "no transaction open while idle";
   const std::string truth = dir_ + "/truth.json";
   const uint64_t events = Scaled(6000);
