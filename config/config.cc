@@ -1,5 +1,6 @@
 #include "config/config.h"
 
+#include <unistd.h>  // environ
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "processor/base/enum_names.h"
@@ -214,6 +216,22 @@ const Key* FindKey(const std::string& section, const std::string& name) {
     if (k.section == section && k.name == name) return &k;
   }
   return nullptr;
+}
+
+// Levenshtein's distance, for naming the key a misspelt override meant.
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t substituted = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      diagonal = row[j];
+      row[j] = std::min({substituted, row[j] + 1, row[j - 1] + 1});
+    }
+  }
+  return row[b.size()];
 }
 
 bool KnownSection(const std::string& section) {
@@ -520,6 +538,51 @@ base::Result<Config> LoadConfigFile(const std::string& path, const EnvLookup& en
   std::ostringstream text;
   text << in.rdbuf();
   return ParseConfig(text.str(), env, path);
+}
+
+base::Status CheckOverrideNames(const std::vector<std::string>& variable_names) {
+  static constexpr std::string_view kPrefix = "ONCECOUNT_";
+  for (const std::string& variable : variable_names) {
+    if (!variable.starts_with(kPrefix)) continue;
+    const Key* nearest = nullptr;  // of the keys in the section the variable names
+    size_t nearest_distance = 0;
+    bool is_key = false;
+    for (const Key& k : Schema()) {
+      const std::string env = k.env();
+      if (env == variable) {
+        is_key = true;
+        break;
+      }
+      const std::string section_prefix = env.substr(0, kPrefix.size() + k.section.size() + 1);
+      if (!variable.starts_with(section_prefix)) continue;
+      const size_t distance = EditDistance(env, variable);
+      if (nearest == nullptr || distance < nearest_distance) {
+        nearest = &k;
+        nearest_distance = distance;
+      }
+    }
+    if (is_key || nearest == nullptr) continue;
+    return BadConfig(variable, "names no key of the " + nearest->section +
+                                   " section (did you mean " + nearest->env() +
+                                   "? kafka.properties are set in the file only)");
+  }
+  return {};
+}
+
+std::vector<std::string> ProcessEnvironmentNames() {
+  std::vector<std::string> names;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    names.emplace_back(text.substr(0, text.find('=')));
+  }
+  return names;
+}
+
+base::Result<Config> LoadConfigFileWithProcessEnvironment(const std::string& path) {
+  if (base::Status names = CheckOverrideNames(ProcessEnvironmentNames()); !names) {
+    return std::move(names).error();
+  }
+  return LoadConfigFile(path, ProcessEnvironment());
 }
 
 std::string RenderConfig(const Config& c) {

@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "processor/base/result.h"
 #include "processor/filter/bloom/membership_check.h"
@@ -115,6 +116,19 @@ EnvLookup ProcessEnvironment();
 base::Result<Config> ParseConfig(const std::string& yaml, const EnvLookup& env,
                                  const std::string& source = "config");
 base::Result<Config> LoadConfigFile(const std::string& path, const EnvLookup& env);
+
+// An ONCECOUNT_<SECTION>_... variable (SECTION one of the file's sections) that names
+// no key of it, such as ONCECOUNT_DEDUP_WINDOWMS: an override misspelt, or one the
+// environment cannot give (kafka.properties), would otherwise be ignored and the
+// file's value used without a word. The error's subject is the variable. Other
+// ONCECOUNT_ variables (the scripts' and the tests', such as ONCECOUNT_BIN) are not
+// overrides and pass.
+base::Status CheckOverrideNames(const std::vector<std::string>& variable_names);
+// The names of the process's environment variables.
+std::vector<std::string> ProcessEnvironmentNames();
+// What `serve` and `check-config` load: `path` with the process's environment, its
+// override names checked first.
+base::Result<Config> LoadConfigFileWithProcessEnvironment(const std::string& path);
 
 // The effective configuration as YAML, every key spelled out.
 std::string RenderConfig(const Config& config);

@@ -144,8 +144,7 @@ void AddDemo(CLI::App& app, oncecount::cmd::DemoOptions& o) {
 // `oncecount check-config FILE`: validate, then print the effective configuration
 // (defaults, file and environment overrides applied).
 int RunCheckConfig(const std::string& path) {
-  const auto loaded =
-      oncecount::config::LoadConfigFile(path, oncecount::config::ProcessEnvironment());
+  const auto loaded = oncecount::config::LoadConfigFileWithProcessEnvironment(path);
   if (!loaded) {
     std::cerr << "check-config: " << loaded.error() << "\n";
     return oncecount::base::ExitCodeFor(loaded.code());

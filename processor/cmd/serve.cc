@@ -29,7 +29,7 @@ int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
     err << "serve: --log-format: " << base::ExpectedOneOf(kLogFormatNames, o.log_format) << "\n";
     return 2;
   }
-  const auto loaded = config::LoadConfigFile(o.config_file, config::ProcessEnvironment());
+  const auto loaded = config::LoadConfigFileWithProcessEnvironment(o.config_file);
   if (!loaded) {
     err << "serve: " << loaded.error() << "\n";
     return base::ExitCodeFor(loaded.code());

@@ -1,7 +1,9 @@
 #include "config/config.h"
 
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <fstream>
 #include <map>
 
@@ -241,6 +243,42 @@ TEST(Config, NamesTheKeyAndTheVariableOfABadEnvironmentValue) {
   EXPECT_EQ(e.subject(), "processing.threads");
   EXPECT_NE(e.message().find("ONCECOUNT_PROCESSING_THREADS"), std::string::npos) << e.message();
   EXPECT_NE(e.message().find("0..256"), std::string::npos) << e.message();
+}
+
+// Regression: a misspelt override was ignored, and the file's value used.
+TEST(Config, RefusesAnOverrideThatNamesNoKeyOfItsSectionNamingTheVariable) {
+  for (const std::string variable :
+       {"ONCECOUNT_DEDUP_WINDOWMS", "ONCECOUNT_KAFKA_PROPERTIES_SECURITY_PROTOCOL",
+        "ONCECOUNT_HTTP_LISTEN_ADDRESS", "ONCECOUNT_STATE_", "ONCECOUNT_PROCESSING_THREAD"}) {
+    const base::Status checked = CheckOverrideNames({"PATH", variable});
+    ASSERT_FALSE(checked.ok()) << variable;
+    EXPECT_EQ(checked.error().subject(), variable);
+    EXPECT_EQ(checked.error().code(), base::Errc::kBadConfig);
+  }
+  const base::Status checked = CheckOverrideNames({"ONCECOUNT_DEDUP_WINDOWMS"});
+  ASSERT_FALSE(checked.ok());
+  EXPECT_NE(checked.error().message().find("did you mean ONCECOUNT_DEDUP_WINDOW_MS?"),
+            std::string::npos)
+      << checked.error().message();
+}
+
+TEST(Config, AcceptsEveryKeysOverrideAndVariablesThatAreNotOverrides) {
+  std::vector<std::string> names = {"PATH", "ONCECOUNT_BIN", "ONCECOUNT_TEST_SCALE", "ONCECOUNT_",
+                                    "DEDUP_WINDOWMS"};
+  const Config defaults = Ok(ParseConfig("", NoEnv()));
+  const YAML::Node rendered = YAML::Load(RenderConfig(defaults));
+  for (const auto& section : rendered) {
+    for (const auto& key : section.second) {
+      if (key.first.as<std::string>() == "properties") continue;
+      std::string variable =
+          "ONCECOUNT_" + section.first.as<std::string>() + "_" + key.first.as<std::string>();
+      for (char& c : variable) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      names.push_back(variable);
+    }
+  }
+  ASSERT_GT(names.size(), 25u);
+  const base::Status checked = CheckOverrideNames(names);
+  EXPECT_TRUE(checked.ok()) << (checked.ok() ? "" : checked.error().subject());
 }
 
 TEST(Config, RejectsAnUnknownKeyNamingIt) {

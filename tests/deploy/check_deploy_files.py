@@ -275,6 +275,8 @@ def check_configs(compose=None, k8s=None, image_config=None):
     # A check-config that accepts anything proves nothing.
     if check_config("dedup: {windw_ms: 1000}\n")[0] is not None:
         problems.append("check-config accepted an unknown key")
+    if check_config("{}\n", {"ONCECOUNT_DEDUP_WINDOWMS": "1000"})[0] is not None:
+        problems.append("check-config accepted a misspelt environment override")
 
     effective, message = check_config(image_config)
     if effective is None:
