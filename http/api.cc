@@ -557,6 +557,7 @@ class Api {
     j.Key("transactions_committed").Uint(v.transactions_committed);
     j.Key("transactions_aborted").Uint(v.transactions_aborted);
     j.Key("input_lost").Uint(v.input_lost);
+    j.Key("changelog_unreadable_records").Uint(v.changelog_unreadable_records);
     j.Key("restore_retries").Uint(v.restore_retries);
     j.Key("event_clock_ms").Int(v.event_clock_ms);
     j.Key("timestamps_ahead").Uint(v.timestamps_ahead);
@@ -667,6 +668,10 @@ class Api {
                "Input messages that retention removed before the shard applied them (lost "
                "events; alert on any increase).",
                [](const ShardView& v) { return MetricValue(v.input_lost); });
+    e.PerShard(s, "oncecount_changelog_unreadable_records", "gauge",
+               "Changelog records the restore that gave this instance the shard could not "
+               "read and skipped: its state is the newest the readable records hold.",
+               [](const ShardView& v) { return MetricValue(v.changelog_unreadable_records); });
     e.PerShard(s, "oncecount_restore_retries_total", "counter",
                "Failed restores of the shard on this instance, each retried with back-off "
                "(the reason is the shard's failure in /v1/stats and /readyz).",

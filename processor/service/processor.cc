@@ -47,6 +47,7 @@ struct ShardSlot {
   uint64_t transactions_committed = 0;
   uint64_t transactions_aborted = 0;
   uint64_t input_lost = 0;  // input messages retention removed before they were applied
+  uint64_t changelog_unreadable_records = 0;  // skipped by the restore that adopted it
   // Restores: failed attempts in a row, when the next may start (steady clock), and
   // whether it continues from our own last commit (after our abort).
   uint64_t restore_failures = 0;
@@ -729,6 +730,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     }
     slot.phase = shard::ShardPhase::kRunning;
     slot.failure.clear();
+    slot.changelog_unreadable_records = r.unreadable_records;
     slot.restore_failures = 0;
     slot.after_abort = false;
     slot.epoch = r.claim.epoch;
@@ -845,6 +847,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     view->transactions_committed = slot.transactions_committed;
     view->transactions_aborted = slot.transactions_aborted;
     view->input_lost = slot.input_lost;
+    view->changelog_unreadable_records = slot.changelog_unreadable_records;
     view->restore_retries = slot.restore_retries;
     view->target_fpp = o.dedup.target_fpp;
     if (!view->counters) view->counters = std::make_shared<const shard::CounterSnapshot>();

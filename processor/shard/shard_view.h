@@ -79,6 +79,10 @@ struct ShardView {
   // Input messages that retention removed before they were applied (lost events):
   // nonzero means the shard was down or behind longer than the input topic keeps data.
   uint64_t input_lost = 0;
+  // Changelog records the restore that gave this instance the shard could not read
+  // and skipped (a bad checksum, truncated bytes, a newer format): its state is the
+  // newest the readable records hold.
+  uint64_t changelog_unreadable_records = 0;
   // Failed restore attempts of this shard on this instance (each is retried with
   // back-off; the latest reason is in `failure`).
   uint64_t restore_retries = 0;

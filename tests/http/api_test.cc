@@ -56,6 +56,7 @@ ShardView DetailedView() {
   v.transactions_committed = 12;
   v.transactions_aborted = 1;
   v.input_lost = 9;
+  v.changelog_unreadable_records = 2;
   v.hash_keyed = true;
   v.filter.mode = filter::DedupMode::kFbf;
   v.filter.constituent = filter::Constituent::kFingerprint;
@@ -348,6 +349,7 @@ TEST_F(ApiTest, ReportsEveryShardAndTheirTotalsInStats) {
   EXPECT_EQ(s0["transactions_committed"].get_uint64().value(), 12u);
   EXPECT_EQ(s0["transactions_aborted"].get_uint64().value(), 1u);
   EXPECT_EQ(s0["input_lost"].get_uint64().value(), 9u);
+  EXPECT_EQ(s0["changelog_unreadable_records"].get_uint64().value(), 2u);
   EXPECT_TRUE(s0["hash_keyed"].get_bool().value());
   EXPECT_EQ(s0["digest"].get_string().value(), "00112233aabbccdd");
   EXPECT_TRUE(s0["replica_lag_ms"].is_null()) << "an active shard has no replica lag";
@@ -618,6 +620,8 @@ TEST_F(ApiTest, ExposesPrometheusMetricsPerPartition) {
            "oncecount_transactions_aborted_total{partition=\"0\"} 1",
            "# TYPE oncecount_input_lost_messages_total counter",
            "oncecount_input_lost_messages_total{partition=\"0\"} 9",
+           "# TYPE oncecount_changelog_unreadable_records gauge",
+           "oncecount_changelog_unreadable_records{partition=\"0\"} 2",
            "# TYPE oncecount_input_lag_messages gauge",
            "oncecount_input_lag_messages{partition=\"0\"} 20",
            "oncecount_input_lag_messages{partition=\"1\"} 0",

@@ -602,6 +602,39 @@ TEST(Processor, AnInputThatEndsBeforeTheShardsPositionFailsTheShardInsteadOfSkip
   EXPECT_FALSE(b.Ready());
 }
 
+// Regression: the number of changelog records a restore could not read went to a log
+// line only; a shard restored past a damaged record looked like any other.
+TEST(Processor, ShowsHowManyChangelogRecordsAShardsRestoreCouldNotRead) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  {
+    Instance a(kafka, "a");
+    ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+    Send(kafka, 0, 100);
+    a.StepAndCommit();
+    EXPECT_TRUE(a.Finish().ok());
+  }
+  {
+    auto writer = kafka.ClientsFor("writer")->NewPlainProducer({});
+    ASSERT_TRUE(writer.ok()) << writer.error();
+    ASSERT_FALSE(writer.value()->Produce(
+        {"events.changelog", base::Partition(1), std::nullopt, "not a changelog record", {}}));
+    ASSERT_EQ(writer.value()->Flush(10s), 0u);
+  }
+  Send(kafka, 100, 120);
+  Instance b(kafka, "b");
+  ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return b.RunsAll(kPartitions); })) << b.log();
+  b.StepAndCommit();
+  // Every event once (ExpectExactlyOnce would refuse the record that does not decode).
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(120));
+  ExpectAllInputCommitted(kafka);
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    EXPECT_EQ(b.View(p)->changelog_unreadable_records, p == 1 ? 1u : 0u) << "partition " << p;
+  }
+  EXPECT_NE(b.log().find("shard 1: "), std::string::npos) << b.log();
+  EXPECT_NE(b.log().find("1 changelog record(s) could not be read"), std::string::npos) << b.log();
+}
+
 TEST(Processor, AnAbortedCommitRestoresTheShardsAndCountsTheirInputOnce) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
