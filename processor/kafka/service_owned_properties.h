@@ -13,7 +13,11 @@
 
 namespace oncecount::kafka {
 
-inline constexpr std::array<std::string_view, 14> kServiceOwnedProperties = {
+inline constexpr std::array<std::string_view, 16> kServiceOwnedProperties = {
+    // kafka.bootstrap_servers: given here as well, it would win over the key (and its
+    // ONCECOUNT_ variable), while "embedded" still started an in-process cluster.
+    "bootstrap.servers",
+    "metadata.broker.list",  // librdkafka's other name for it
     "group.id",
     "group.instance.id",  // kafka.static_membership and --instance-id
     "transactional.id",
