@@ -455,9 +455,19 @@ class Api {
   }
 
   // Ready, but with a guarantee that does not hold in full right now: each active
-  // shard whose filter holds less than its configured window (SPEC §2.1).
+  // shard whose filter holds less than its configured window (SPEC §2.1), and each
+  // standby that failed (a failover to this instance would restore cold, §2.4).
   static void WriteDegraded(json::JsonWriter& j, const Snapshot& s) {
     j.Key("degraded").BeginArray();
+    for (const auto& v : s.shards) {
+      if (v->role == shard::ShardRole::kStandby && v->phase == shard::ShardPhase::kFailed) {
+        j.BeginObject().Key("partition").Int(v->partition.value());
+        j.Key("reason").String("its standby failed (" + v->failure +
+                               "): it is retried; until then a failover of the shard to this "
+                               "instance restores it from the changelog");
+        j.EndObject();
+      }
+    }
     for (const auto& v : s.shards) {
       const filter::FilterSummary& f = v->filter;
       if (v->role != shard::ShardRole::kActive || !f.HoldsLessThanItsWindow()) continue;
@@ -640,9 +650,10 @@ class Api {
                MetricValue(by_role[static_cast<size_t>(role)]));
     }
     e.Family("oncecount_replica_lag_seconds", "gauge",
-             "How far a replica is behind its shard's changelog (0 while caught up).");
+             "How far a replica is behind its shard's changelog (0 while caught up; a replica "
+             "being built or failed is behind since it began or failed).");
     for (const auto& v : s.shards) {
-      if (v->role == shard::ShardRole::kActive || v->phase != shard::ShardPhase::kRunning) continue;
+      if (v->role == shard::ShardRole::kActive) continue;
       e.Sample("oncecount_replica_lag_seconds",
                "{partition=\"" + std::to_string(v->partition.value()) + "\",role=\"" +
                    shard::ShardRoleName(v->role) + "\"}",

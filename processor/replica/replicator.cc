@@ -305,6 +305,7 @@ struct Replicator::Impl {
     r.mode = Replica::Mode::kFailed;
     r.failure = why;
     r.state.reset();
+    r.at_end = false;  // behind from now on: its lag grows until a retry catches up
     r.since_ms = Now();
     r.dirty = true;
     assignment_changed = true;  // stop reading it until the retry

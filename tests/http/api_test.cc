@@ -559,6 +559,33 @@ TEST_F(ApiTest, ReadinessNamesTheShardsWhoseFilterHoldsLessThanItsWindow) {
   EXPECT_NE(stats.find("\"window_ms_configured\":3000"), std::string::npos) << stats;
 }
 
+// Regression: a standby that failed was left out of /readyz's details and of the lag
+// gauge, so an instance whose failover promise no longer held looked healthy.
+TEST_F(ApiTest, ReadinessNamesAFailedStandbyAndTheLagGaugeShowsIt) {
+  board_.SetAssignmentKnown(true);
+  Publish(DetailedView());
+  ShardView standby = SecondView();
+  standby.role = ShardRole::kStandby;
+  standby.phase = shard::ShardPhase::kFailed;
+  standby.failure = "out of memory replaying its changelog";
+  standby.replica_lag_ms = 4'000;
+  Publish(standby);
+  const Response r = Get("/readyz");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  auto degraded = Json(r)["degraded"].get_array().value();
+  ASSERT_EQ(degraded.size(), 1u) << r.body;
+  EXPECT_EQ(degraded.at(0)["partition"].get_int64().value(), 1);
+  const std::string reason(degraded.at(0)["reason"].get_string().value());
+  EXPECT_NE(reason.find("its standby failed (out of memory replaying its changelog)"),
+            std::string::npos)
+      << reason;
+  EXPECT_EQ(Json(Get("/readyz"))["max_replica_lag_ms"].get_int64().value(), 4'000);
+  const std::string m = Get("/metrics").body;
+  EXPECT_NE(m.find("oncecount_replica_lag_seconds{partition=\"1\",role=\"standby\"} 4\n"),
+            std::string::npos)
+      << m;
+}
+
 TEST_F(ApiTest, IsHealthyWhileItRuns) {
   const Response r = Get("/healthz");
   EXPECT_EQ(r.status, 200u);

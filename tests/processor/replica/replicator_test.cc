@@ -172,6 +172,9 @@ TEST(Replicator,
   EXPECT_EQ(view->phase, shard::ShardPhase::kFailed)
       << "a replica of a deleted state stands by with " << view->counters->size() << " counters";
   EXPECT_NE(view->failure.find("reset its counters to zero"), std::string::npos) << view->failure;
+  // A failed replica is behind, and says so (it read 0 ms, as if caught up).
+  EXPECT_TRUE(RunUntil(kafka, {&a, &b, &c}, [&] { return c.View(p)->replica_lag_ms > 0; }))
+      << "lag " << c.View(p)->replica_lag_ms;
   EXPECT_EQ(kafka.HighWatermark(changelog, p), end);
   EXPECT_GT(CounterIn(a, p, "n0") + CounterIn(a, p, "n1") + CounterIn(a, p, "n2"), 0)
       << "the active shard keeps its state";
