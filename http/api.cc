@@ -171,6 +171,19 @@ class Exposition {
       }
     }
   }
+  // The same, for what a shard's state holds: left out while the shard is restoring
+  // or failed, whose view holds no state. Its counts would read 0 and then jump back,
+  // which Prometheus takes for a reset followed by as many new events.
+  template <typename ValueOf>
+  void PerRunningShard(const Snapshot& s, std::string_view name, std::string_view type,
+                       std::string_view help, ValueOf value_of) {
+    Family(name, type, help);
+    for (const auto& v : s.shards) {
+      if (v->role == shard::ShardRole::kActive && v->phase == shard::ShardPhase::kRunning) {
+        Sample(name, PartitionLabel(v->partition), value_of(*v));
+      }
+    }
+  }
   static std::string PartitionLabel(base::Partition partition) {
     return "{partition=\"" + std::to_string(partition.value()) + "\"}";
   }
@@ -662,14 +675,14 @@ class Api {
   }
 
   static void WriteShardMetrics(Exposition& e, const Snapshot& s) {
-    e.PerShard(s, "oncecount_events_applied_total", "counter", "Events applied to counters.",
-               [](const ShardView& v) { return MetricValue(v.events_applied); });
-    e.PerShard(s, "oncecount_duplicates_dropped_total", "counter",
-               "Events dropped as retries of an applied event (false positives included).",
-               [](const ShardView& v) { return MetricValue(v.duplicates_dropped); });
-    e.PerShard(s, "oncecount_near_edge_duplicates_total", "counter",
-               "Duplicates that only the oldest filters still remembered.",
-               [](const ShardView& v) { return MetricValue(v.near_edge_duplicates); });
+    e.PerRunningShard(s, "oncecount_events_applied_total", "counter", "Events applied to counters.",
+                      [](const ShardView& v) { return MetricValue(v.events_applied); });
+    e.PerRunningShard(s, "oncecount_duplicates_dropped_total", "counter",
+                      "Events dropped as retries of an applied event (false positives included).",
+                      [](const ShardView& v) { return MetricValue(v.duplicates_dropped); });
+    e.PerRunningShard(s, "oncecount_near_edge_duplicates_total", "counter",
+                      "Duplicates that only the oldest filters still remembered.",
+                      [](const ShardView& v) { return MetricValue(v.near_edge_duplicates); });
     WriteDeadLetterMetrics(e, s);
     e.PerShard(s, "oncecount_transactions_committed_total", "counter", "Transactions committed.",
                [](const ShardView& v) { return MetricValue(v.transactions_committed); });
@@ -687,34 +700,38 @@ class Api {
                "Failed restores of the shard on this instance, each retried with back-off "
                "(the reason is the shard's failure in /v1/stats and /readyz).",
                [](const ShardView& v) { return MetricValue(v.restore_retries); });
-    e.PerShard(s, "oncecount_timestamps_ahead_total", "counter",
-               "Records whose timestamp was further ahead of the wall clock than "
-               "dedup.timestamp_tolerance_ms: they did not move the shard's clock (a producer "
-               "with a skewed clock). Counted by the active owner since it took the shard.",
-               [](const ShardView& v) { return MetricValue(v.timestamps_ahead); });
-    e.PerShard(s, "oncecount_timestamps_missing_total", "counter",
-               "Records without a timestamp (a producer that sets none, CreateTime -1): they "
-               "took the shard's clock as it was, so a retry of one is caught only while a "
-               "retry stamped by its own clock would be. Counted by the active owner since it "
-               "took the shard.",
-               [](const ShardView& v) { return MetricValue(v.timestamps_missing); });
-    e.PerShard(s, "oncecount_late_events_total", "counter",
-               "Late records: applied while the shard's clock was more than "
-               "dedup.timestamp_tolerance_ms past their timestamp, outside the no-double-count "
-               "guarantee (a retry of one may be counted again). Counted by the active owner "
-               "since it took the shard.",
-               [](const ShardView& v) { return MetricValue(v.late_events); });
-    e.PerShard(s, "oncecount_event_clock_seconds", "gauge",
-               "The shard's clock: the largest record timestamp applied (seconds since the "
-               "epoch).",
-               [](const ShardView& v) {
-                 return MetricValue(static_cast<double>(v.event_clock_ms) / 1000.0);
-               });
-    e.PerShard(s, "oncecount_input_lag_messages", "gauge",
-               "Input messages not yet applied: high watermark minus input offset.",
-               [](const ShardView& v) { return MetricValue(v.lag()); });
-    e.PerShard(s, "oncecount_input_offset", "gauge", "The next input offset the shard applies.",
-               [](const ShardView& v) { return MetricValue(v.input_offset.value()); });
+    e.PerRunningShard(
+        s, "oncecount_timestamps_ahead_total", "counter",
+        "Records whose timestamp was further ahead of the wall clock than "
+        "dedup.timestamp_tolerance_ms: they did not move the shard's clock (a producer "
+        "with a skewed clock). Counted by the active owner since it took the shard.",
+        [](const ShardView& v) { return MetricValue(v.timestamps_ahead); });
+    e.PerRunningShard(
+        s, "oncecount_timestamps_missing_total", "counter",
+        "Records without a timestamp (a producer that sets none, CreateTime -1): they "
+        "took the shard's clock as it was, so a retry of one is caught only while a "
+        "retry stamped by its own clock would be. Counted by the active owner since it "
+        "took the shard.",
+        [](const ShardView& v) { return MetricValue(v.timestamps_missing); });
+    e.PerRunningShard(
+        s, "oncecount_late_events_total", "counter",
+        "Late records: applied while the shard's clock was more than "
+        "dedup.timestamp_tolerance_ms past their timestamp, outside the no-double-count "
+        "guarantee (a retry of one may be counted again). Counted by the active owner "
+        "since it took the shard.",
+        [](const ShardView& v) { return MetricValue(v.late_events); });
+    e.PerRunningShard(s, "oncecount_event_clock_seconds", "gauge",
+                      "The shard's clock: the largest record timestamp applied (seconds since the "
+                      "epoch).",
+                      [](const ShardView& v) {
+                        return MetricValue(static_cast<double>(v.event_clock_ms) / 1000.0);
+                      });
+    e.PerRunningShard(s, "oncecount_input_lag_messages", "gauge",
+                      "Input messages not yet applied: high watermark minus input offset.",
+                      [](const ShardView& v) { return MetricValue(v.lag()); });
+    e.PerRunningShard(s, "oncecount_input_offset", "gauge",
+                      "The next input offset the shard applies.",
+                      [](const ShardView& v) { return MetricValue(v.input_offset.value()); });
   }
 
   static void WriteDeadLetterMetrics(Exposition& e, const Snapshot& s) {
@@ -722,8 +739,9 @@ class Api {
     e.Family(kName, "counter", "Events sent to the dead-letter topic, by reason.");
     for (const auto& v : s.shards) {
       // Replicas carry the active's figures: exported once, by the active, so that a
-      // sum over the instances counts every dead letter once.
-      if (v->role != shard::ShardRole::kActive) continue;
+      // sum over the instances counts every dead letter once (and, as PerRunningShard,
+      // only while the active runs).
+      if (v->role != shard::ShardRole::kActive || v->phase != shard::ShardPhase::kRunning) continue;
       for (size_t i = 0; i < shard::kDlqReasonCount; ++i) {
         e.Sample(kName,
                  "{partition=\"" + std::to_string(v->partition.value()) + "\",reason=\"" +

@@ -37,6 +37,10 @@ void History::Record(const shard::StateBoard::Snapshot& board, int64_t wall_ms) 
     const auto key = std::make_pair(v.partition.value(), v.role);
     const auto before = last_.find(key);
     const Cumulative b = before == last_.end() ? c : before->second;
+    // A shard restoring or failed has no state and reads 0: its counts stay those it
+    // had (or none), or its return would show everything it ever counted as one
+    // sample's.
+    const bool stateless = v.phase != shard::ShardPhase::kRunning;
     ShardSample s;
     s.partition = v.partition.value();
     s.role = v.role;
@@ -58,7 +62,11 @@ void History::Record(const shard::StateBoard::Snapshot& board, int64_t wall_ms) 
     s.window_ms_guaranteed = Saturated(v.filter.window_ms_guaranteed);
     s.estimated_fpp = static_cast<float>(v.filter.estimated_fpp);
     sample.shards.push_back(s);
-    now.emplace(key, c);
+    if (!stateless) {
+      now.emplace(key, c);
+    } else if (before != last_.end()) {
+      now.emplace(key, b);
+    }  // else its first running sample is its first, as at a start
   }
   last_ = std::move(now);
   shard_samples_ += sample.shards.size();

@@ -802,12 +802,25 @@ TEST_F(ApiTest, AppendsWhatTheComponentsCountToTheMetrics) {
   EXPECT_LT(m.find("oncecount_events_applied_total"), m.find("oncecount_replica_rebuilds_total"));
 }
 
-TEST_F(ApiTest, MarksARestoringShardUnreadyInMetrics) {
+// Regression (the second half): a restoring shard's counts read 0 and then jumped
+// back, which Prometheus takes for a reset followed by that many new events.
+TEST_F(ApiTest, MarksARestoringShardUnreadyInMetricsAndLeavesOutTheCountsItsStateHolds) {
   ShardView restoring = SecondView();
   restoring.phase = ShardPhase::kRestoring;
+  restoring.transactions_aborted = 1;
   Publish(restoring);
-  EXPECT_NE(Get("/metrics").body.find("oncecount_shard_ready{partition=\"1\"} 0\n"),
-            std::string::npos);
+  const std::string m = Get("/metrics").body;
+  EXPECT_NE(m.find("oncecount_shard_ready{partition=\"1\"} 0\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("oncecount_transactions_aborted_total{partition=\"1\"} 1\n"), std::string::npos)
+      << m;
+  for (const char* family :
+       {"oncecount_events_applied_total{", "oncecount_duplicates_dropped_total{",
+        "oncecount_near_edge_duplicates_total{", "oncecount_dead_lettered_total{",
+        "oncecount_late_events_total{", "oncecount_input_offset{",
+        "oncecount_input_lag_messages{"}) {
+    EXPECT_EQ(m.find(family), std::string::npos) << family << " in:\n" << m;
+  }
+  EXPECT_NE(m.find("# TYPE oncecount_events_applied_total counter"), std::string::npos) << m;
 }
 
 TEST_F(ApiTest, AnswersConsistentlyWhileShardsPublishConcurrently) {

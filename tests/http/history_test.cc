@@ -82,6 +82,26 @@ TEST(History, StartsADeltaAgainWhenAShardsCountsGoDownOrItsRoleChanges) {
   EXPECT_EQ(samples[3].shards[0].events_applied, 50u);
 }
 
+// Regression: a restoring shard's view holds no state and reads 0, so the sample
+// after its restore showed everything it ever counted as done in one interval.
+TEST(History, AShardThatRestoresKeepsItsCountsInsteadOfShowingThemAllAgain) {
+  History history;
+  history.Record(Board({View(0, 0, ShardRole::kActive, ShardPhase::kRestoring)}), 1000);
+  history.Record(Board({View(0, 5000, ShardRole::kActive)}), 2000);  // restored at start
+  history.Record(Board({View(0, 5100, ShardRole::kActive)}), 3000);
+  history.Record(Board({View(0, 0, ShardRole::kActive, ShardPhase::kRestoring)}), 4000);
+  history.Record(Board({View(0, 0, ShardRole::kActive, ShardPhase::kFailed)}), 5000);
+  history.Record(Board({View(0, 5120, ShardRole::kActive)}), 6000);  // after an abort
+  const auto samples = history.Since(0);
+  ASSERT_EQ(samples.size(), 6u);
+  EXPECT_EQ(samples[1].shards[0].events_applied, 0u) << "its first running sample";
+  EXPECT_EQ(samples[2].shards[0].events_applied, 100u);
+  EXPECT_EQ(samples[3].shards[0].events_applied, 0u);
+  EXPECT_EQ(samples[3].shards[0].phase, ShardPhase::kRestoring);
+  EXPECT_EQ(samples[4].shards[0].events_applied, 0u);
+  EXPECT_EQ(samples[5].shards[0].events_applied, 20u);
+}
+
 TEST(History, ServesOnlyTheSamplesAfterTheGivenTime) {
   History history;
   for (int64_t t = 1000; t <= 5000; t += 1000)
