@@ -240,10 +240,17 @@ class Api {
     const Snapshot s = board_.Read();
     bool saturated = false;
     const auto value = CounterSnapshot::FindSum(CountersOf(s), name, &saturated);
+    if (!value && !s.complete()) {
+      // SPEC §4 keeps 404 for a counter no shard has seen; one of the shards not held
+      // yet may have.
+      return ErrorResponse({503, "incomplete",
+                            "counter \"" + name +
+                                "\" is on none of the shards this instance holds, and it does "
+                                "not hold every shard yet (restoring, or not assigned): retry, "
+                                "or ask an instance that is ready"});
+    }
     if (!value) {
-      return ErrorResponse(
-          {404, "not_found",
-           "no shard on this instance has seen counter \"" + name + "\"" + IncompleteNote(s)});
+      return ErrorResponse({404, "not_found", "no shard has seen counter \"" + name + "\""});
     }
     json::JsonWriter j;
     j.BeginObject().Key("counter").String(name).Key("value").Int(*value);
@@ -529,12 +536,6 @@ class Api {
   }
 
   // A 404 on an incomplete instance may be a counter that lives on a missing shard.
-  static std::string IncompleteNote(const Snapshot& s) {
-    if (s.complete()) return "";
-    return " (this instance does not hold every shard yet; the counter may live on a missing "
-           "one)";
-  }
-
   static std::string NotReadyReason(const Snapshot& s) {
     if (!s.assignment_known) {
       return "no partition assignment yet: the processor has not joined its consumer group";

@@ -182,6 +182,25 @@ TEST_F(ApiTest, AnswersNotFoundForACounterNoShardHasSeen) {
   EXPECT_NE(r.body.find("nobody"), std::string::npos);
 }
 
+// Regression: an instance still restoring answered 404 for a counter that lives on a
+// shard it did not hold yet; SPEC §4 keeps 404 for a counter no shard has seen.
+TEST_F(ApiTest, AnswersIncompleteForAnUnseenCounterWhileItDoesNotHoldEveryShard) {
+  Publish(DetailedView());
+  Publish(SecondView());
+  ShardView restoring = ThirdView();
+  restoring.phase = ShardPhase::kRestoring;
+  Publish(restoring);
+  Response r = Get("/v1/counters/nobody");
+  EXPECT_EQ(r.status, 503u) << r.body;
+  EXPECT_EQ(ErrorCode(r), "incomplete");
+  EXPECT_NE(r.body.find("nobody"), std::string::npos) << r.body;
+  EXPECT_EQ(Get("/v1/counters/likes").status, 200u) << "a counter it holds is answered";
+  Publish(ThirdView());
+  r = Get("/v1/counters/nobody");
+  EXPECT_EQ(r.status, 404u) << r.body;
+  EXPECT_EQ(ErrorCode(r), "not_found");
+}
+
 TEST_F(ApiTest, DecodesPercentEncodedCounterNames) {
   PublishAll();
   const Response slash = Get("/v1/counters/a%2Fb");
@@ -317,7 +336,8 @@ TEST_F(ApiTest, SeesANewlyPublishedViewAfterAMergeWasCached) {
   EXPECT_EQ(Json(Get("/v1/counters/likes"))["value"].get_int64().value(), 17);
   board_.Remove(base::Partition(1));
   EXPECT_EQ(Json(Get("/v1/counters/likes"))["value"].get_int64().value(), 13);
-  EXPECT_EQ(Get("/v1/counters/views").status, 404u);
+  // "views" lived on the shard removed: this instance cannot say no shard has seen it.
+  EXPECT_EQ(Get("/v1/counters/views").status, 503u);
 }
 
 TEST_F(ApiTest, ReportsEveryShardAndTheirTotalsInStats) {
