@@ -931,7 +931,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
   bool Step(std::chrono::milliseconds poll_timeout) {
     if (fatal.ok() && clock.SteadyMs() >= next_settings_ms) {
       next_settings_ms = clock.SteadyMs() + kViewRefreshMs;
-      if (base::Status s = ApplyTopicSettings(); !s) fatal = std::move(s).error();
+      if (base::Status s = ApplyTopicSettings(); !s) {
+        fatal = std::move(s).error();
+        return false;  // its producer may be gone (CreateProducer failed to make another)
+      }
     }
     std::chrono::milliseconds timeout = poll_timeout;
     bool drained = false;

@@ -272,21 +272,30 @@ SealedShard ShardWorker::SealShard(base::Partition p, Shard& shard, int64_t now,
 
 void ShardWorker::Execute(CommittedCommand& c) {
   for (auto& [p, shard] : shards_) {
-    if (shard.state->has_batch_in_flight()) shard.state->MarkCommitted(shard.state->epoch());
-    std::optional<LocalCheckpoint> checkpoint = std::exchange(shard.unwritten_checkpoint, {});
-    const auto written = c.written.records.find(p);
-    if (written == c.written.records.end()) continue;
-    if (shard.run) shard.run->Committed(written->second, c.written.markers);
-    if (!checkpoint) continue;
-    checkpoint->changelog_offset = written->second.first;
-    // The transaction's records in the partition end with the snapshot's chunks.
-    if (shard.run && checkpoint->check_from) checkpoint->snapshot_end = shard.run->last();
-    if (const base::Status stored =
-            WriteCheckpoint(o_.checkpoint_dir, o_.changelog_topic, *checkpoint);
-        !stored && o_.log) {
-      o_.log.Warn("shard " + std::to_string(p.value()) +
-                  ": no local checkpoint: " + stored.message());
+    if (shard.failure) continue;
+    try {
+      MarkCommitted(p, shard, c.written);
+    } catch (const std::exception& e) {
+      Fail(p, shard, "marking its commit", e);
     }
+  }
+}
+
+void ShardWorker::MarkCommitted(base::Partition p, Shard& shard, const ChangelogWritten& c) {
+  if (shard.state->has_batch_in_flight()) shard.state->MarkCommitted(shard.state->epoch());
+  std::optional<LocalCheckpoint> checkpoint = std::exchange(shard.unwritten_checkpoint, {});
+  const auto written = c.records.find(p);
+  if (written == c.records.end()) return;
+  if (shard.run) shard.run->Committed(written->second, c.markers);
+  if (!checkpoint) return;
+  checkpoint->changelog_offset = written->second.first;
+  // The transaction's records in the partition end with the snapshot's chunks.
+  if (shard.run && checkpoint->check_from) checkpoint->snapshot_end = shard.run->last();
+  if (const base::Status stored =
+          WriteCheckpoint(o_.checkpoint_dir, o_.changelog_topic, *checkpoint);
+      !stored && o_.log) {
+    o_.log.Warn("shard " + std::to_string(p.value()) +
+                ": no local checkpoint: " + stored.message());
   }
 }
 
@@ -296,7 +305,11 @@ void ShardWorker::Execute(RefreshCommand& c) {
     const shard::ShardState& state = *shard.state;
     if (shard.failure || state.pending_events() > 0 || state.has_batch_in_flight()) continue;
     if (shard.last_view && shard.last_view->digest_seq == state.committed_seq()) continue;
-    views.push_back(MakeView(shard, true));
+    try {
+      views.push_back(MakeView(shard, true));
+    } catch (const std::exception& e) {
+      Fail(p, shard, "publishing its view", e);  // its next seal reports it
+    }
   }
   c.done.set_value(std::move(views));
 }

@@ -194,6 +194,8 @@ class ShardWorker {
   void Execute(SealCommand& c);
   void Execute(CommittedCommand& c);
   void Execute(RefreshCommand& c);
+  // After a commit: the shard's batch is committed, its run and checkpoint advance.
+  void MarkCommitted(base::Partition p, Shard& shard, const ChangelogWritten& written);
   void Execute(SyncCommand& c);
 
   // Applies one shard's run; `wall` bounds their timestamps.

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 #include <thread>
@@ -404,6 +405,36 @@ TEST(ShardWorker, BuildsTheNextBatchWhileOneIsInFlightAndCommitsInOrder) {
   EXPECT_EQ(views[0]->digest_seq.value(), 2u);
   EXPECT_EQ(views[0]->events_applied, 2u);
   EXPECT_TRUE(worker->RefreshIdleViews().empty()) << "nothing changed since";
+}
+
+// A filter that cannot get the memory to describe itself.
+class SummaryOutOfMemory final : public filter::DedupFilter {
+ public:
+  filter::DedupMode mode() const override { return filter::DedupMode::kNone; }
+  void AdvanceTo(filter::Millis) override {}
+  bool Contains(filter::IdHash) const override { return false; }
+  filter::Verdict TestAndInsert(filter::IdHash) override { return filter::Verdict::kNew; }
+  filter::FilterSummary Summary() const override { throw std::bad_alloc(); }
+  void Serialize(std::string& out) const override { filter::NoDedup().Serialize(out); }
+};
+
+// Regression: only applying and sealing caught a shard's exceptions; one from a view
+// refresh left the worker's thread and ended the process, every shard with it.
+TEST(ShardWorker, AShardWhoseViewRefreshThrowsFailsAlone) {
+  RunningWorker worker(Options());
+  auto failing =
+      shard::ShardState::WithFilter(base::Partition(0), std::make_unique<SummaryOutOfMemory>());
+  failing->SetClaim(base::Epoch(1), 0xc1, filter::IdHashKey{0x5eed});
+  worker->Adopt(std::move(failing));
+  worker->Adopt(FreshShard(base::Partition(1)));
+  const std::vector<std::shared_ptr<const shard::ShardView>> views = worker->RefreshIdleViews();
+  ASSERT_EQ(views.size(), 1u);
+  EXPECT_EQ(views[0]->partition, base::Partition(1));
+  const std::vector<SealedShard> sealed = worker->Seal().get();
+  ASSERT_EQ(sealed.size(), 1u);
+  EXPECT_EQ(sealed[0].partition, base::Partition(0));
+  ASSERT_TRUE(sealed[0].failure.has_value());
+  EXPECT_EQ(*sealed[0].failure, "publishing its view failed: out of memory");
 }
 
 TEST(ShardWorker, AddsASnapshotOfTheSealedStateWhenOneIsDue) {
