@@ -54,6 +54,8 @@ struct ShardSlot {
   uint64_t restore_retries = 0;  // all failed attempts, for the metric
   // Failures while running (ShardWorker::Fail) since the shard last committed.
   uint64_t run_failures = 0;
+  // Our own transactions with it that aborted since it last committed.
+  uint64_t aborts_in_a_row = 0;
   int64_t next_restore_ms = 0;
   bool after_abort = false;
   // The state as of the last commit, without what only the processor knows.
@@ -479,6 +481,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
       ShardSlot& slot = shards[s.partition];
       slot.committed_seq = s.seq;
       slot.run_failures = 0;
+      slot.aborts_in_a_row = 0;
       ++slot.transactions_committed;
       slot.state_view = std::move(s.view);
       Publish(s.partition, slot);
@@ -529,11 +532,28 @@ struct Processor::Impl final : kafka::RebalanceListener {
       ++it->second.transactions_aborted;
       // After our own abort the claim continues from our last commit; when the group
       // moved on, someone else may own the shard already: cut nothing of theirs.
+      if (gone) {
+        Suspend(p,
+                "the group moved on without this instance (" + result.error.code +
+                    "); waiting for it to give the shard back",
+                /*after_abort=*/false, o.restore_backoff);
+        continue;
+      }
+      // A one-off abort restores at once. One that comes back at every commit (a
+      // record the broker always refuses, a permission missing) would restore every
+      // shard again and again, reading their changelogs, while nothing commits: it
+      // backs off, and the shards show failed with the error until one commits.
+      const uint64_t aborts = ++it->second.aborts_in_a_row;
+      if (aborts == 1) {
+        Suspend(p, "", /*after_abort=*/true, std::chrono::milliseconds(0));
+        continue;
+      }
+      const int64_t backoff = BackoffMs(aborts - 1);
       Suspend(p,
-              gone ? "the group moved on without this instance (" + result.error.code +
-                         "); waiting for it to give the shard back"
-                   : "",
-              /*after_abort=*/!gone, gone ? o.restore_backoff : std::chrono::milliseconds(0));
+              what + " aborted " + std::to_string(aborts) +
+                  " times in a row since the shard last committed (last: " +
+                  result.error.ToString() + "); restoring it in " + std::to_string(backoff) + " ms",
+              /*after_abort=*/true, std::chrono::milliseconds(backoff));
     }
   }
 

@@ -656,6 +656,53 @@ TEST(Processor, AnAbortedCommitRestoresTheShardsAndCountsTheirInputOnce) {
   ExpectExactlyOnce(kafka, 220);
 }
 
+// Regression: an abort that came back at every commit (a dead letter the broker always
+// refuses, a permission missing) restored every shard at once, again and again, with
+// no back-off, while /readyz went back to 200 between the rounds and nothing said the
+// instance was stuck.
+TEST(Processor, AbortsThatComeBackAtEveryCommitBackOffAndShowTheShardsFailed) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  Send(kafka, 0, 100);
+  a.StepAndCommit();
+  Send(kafka, 100, 200);
+  for (int round = 1; round <= 3; ++round) {
+    for (int i = 0; i < 3; ++i) a.Step();
+    kafka.InjectError(Call::kCommitTransaction,
+                      {kafka::ErrorKind::kAbortable, "TOPIC_AUTHORIZATION_FAILED", "injected"});
+    a.Commit();
+    ASSERT_FALSE(a.Runs(0)) << "round " << round;
+    const auto view = a.View(0);
+    EXPECT_EQ(view->transactions_aborted, static_cast<uint64_t>(round));
+    if (round == 1) {
+      EXPECT_EQ(view->phase, shard::ShardPhase::kRestoring) << "a one-off abort restores at once";
+      EXPECT_EQ(view->failure, "");
+    } else {
+      EXPECT_EQ(view->phase, shard::ShardPhase::kFailed) << "round " << round;
+      EXPECT_NE(view->failure.find("aborted " + std::to_string(round) + " times in a row"),
+                std::string::npos)
+          << view->failure;
+      EXPECT_NE(view->failure.find("TOPIC_AUTHORIZATION_FAILED"), std::string::npos)
+          << view->failure;
+      EXPECT_FALSE(a.Ready());
+      a.Step();
+      EXPECT_FALSE(a.Runs(0)) << "round " << round << ": restored before its back-off";
+    }
+    ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  }
+  a.StepAndCommit();
+  ExpectExactlyOnce(kafka, 200);
+  // Committed: the next abort is a one-off again.
+  Send(kafka, 200, 210);
+  for (int i = 0; i < 3; ++i) a.Step();
+  kafka.InjectError(Call::kCommitTransaction,
+                    {kafka::ErrorKind::kAbortable, "TOPIC_AUTHORIZATION_FAILED", "injected"});
+  a.Commit();
+  EXPECT_EQ(a.View(0)->phase, shard::ShardPhase::kRestoring);
+}
+
 // The line of a Prometheus exposition that starts with `prefix`, or "".
 std::string MetricLine(const std::string& exposition, const std::string& prefix) {
   const size_t at = exposition.find("\n" + prefix);
