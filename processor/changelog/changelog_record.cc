@@ -155,6 +155,28 @@ void EncodeRecord(const Record& record, std::string& out) {
   w.U64(XXH3_64bits(out.data() + start, out.size() - start));
 }
 
+std::optional<uint16_t> NewerFormatOf(std::string_view bytes) {
+  // Any format begins with the magic and the version, and ends with the checksum.
+  if (bytes.size() < 4 + 2 + kChecksumBytes || bytes.substr(0, 4) != std::string_view(kMagic, 4)) {
+    return std::nullopt;
+  }
+  const std::string_view covered = bytes.substr(0, bytes.size() - kChecksumBytes);
+  ByteReader tail(bytes.substr(covered.size()));
+  if (tail.U64() != XXH3_64bits(covered.data(), covered.size())) return std::nullopt;
+  ByteReader r(covered.substr(4));
+  const uint16_t version = r.U16();
+  if (!r.ok() || version <= kChangelogFormatVersion) return std::nullopt;
+  return version;
+}
+
+std::string NewerFormatError(uint16_t format) {
+  return "the changelog holds records of format " + std::to_string(format) +
+         ", which a newer release wrote; this release reads formats up to " +
+         std::to_string(kChangelogFormatVersion) +
+         ": run the newer release (going back to an older one is not supported once a newer "
+         "one has written)";
+}
+
 base::Result<Record> DecodeRecord(std::string_view bytes) {
   if (bytes.size() < kFormat2HeaderBytes + kChecksumBytes) {
     return base::Corrupt("changelog record: too short");

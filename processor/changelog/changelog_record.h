@@ -56,6 +56,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -180,6 +181,11 @@ constexpr size_t SnapshotChunkPayload(size_t record_bytes) {
 
 void EncodeRecord(const Record& record, std::string& out);
 base::Result<Record> DecodeRecord(std::string_view bytes);
+// The format version of a record that is whole (its magic and checksum hold) but
+// newer than this release reads: a newer release wrote it. nullopt otherwise.
+std::optional<uint16_t> NewerFormatOf(std::string_view bytes);
+// Why a shard cannot be restored or followed past a record of `format`.
+std::string NewerFormatError(uint16_t format);
 
 // A shard's snapshot `bytes` (its state after batch `seq`) as snapshot chunk records of
 // at most `max_record_bytes` each, in order.

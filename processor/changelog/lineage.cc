@@ -17,6 +17,7 @@ void LineageBuilder::Add(std::string_view encoded) {
   if (!decoded) {
     ++ignored_;
     ++unreadable_;
+    if (!newer_format_) newer_format_ = NewerFormatOf(encoded);
     return;
   }
   Add(std::move(decoded.value()));
@@ -145,6 +146,9 @@ base::Status LineageBuilder::CheckStart(base::Offset log_start) const {
 }
 
 base::Result<RestorePlan> LineageBuilder::Finish() && {
+  // Its records may hold the lineage's newest claims and batches: skipped, a restore
+  // would go on from an older state and claim an epoch the newer release used.
+  if (newer_format_) return base::Corrupt(NewerFormatError(*newer_format_));
   if (needs_full_read_) {
     return base::Corrupt("the changelog's lineage was cut back to before snapshot " +
                          std::to_string(kept_snapshot_seq_.value()) +

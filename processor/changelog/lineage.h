@@ -145,6 +145,7 @@ class LineageBuilder {
   std::vector<Snapshot> snapshots_;   // in log order; the last may be partial
   uint64_t ignored_ = 0;
   uint64_t unreadable_ = 0;
+  std::optional<uint16_t> newer_format_;  // of a record a newer release wrote
 };
 
 }  // namespace oncecount::changelog

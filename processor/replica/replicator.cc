@@ -222,7 +222,16 @@ struct Replicator::Impl {
     }
     if (r.mode != Replica::Mode::kFollowing) return;
     base::Result<changelog::Record> record = changelog::DecodeRecord(bytes);
-    if (!record) return;  // counted as ignored by a restore, too
+    if (!record) {
+      // Skipped, it might have held the newest batches: the replica would stand by
+      // behind its active and say it was caught up. A rebuild (the retry) skips a
+      // damaged record with a warning, and refuses a newer release's format.
+      const std::optional<uint16_t> newer = changelog::NewerFormatOf(bytes);
+      return Fail(p, r,
+                  newer ? changelog::NewerFormatError(*newer)
+                        : "the changelog record at offset " + std::to_string(m.offset.value()) +
+                              " could not be read (" + record.message() + ")");
+    }
     switch (r.follower->Next(record.value())) {
       case changelog::LineageFollower::Step::kApply:
         try {

@@ -6,11 +6,13 @@
 #include "processor/replica/replicator.h"
 
 #include <gtest/gtest.h>
+#include <xxhash.h>
 
 #include <map>
 #include <memory>
 #include <string>
 
+#include "processor/changelog/changelog_record.h"
 #include "tests/testing/strict_instance.h"
 
 namespace oncecount::replica {
@@ -178,6 +180,42 @@ TEST(Replicator,
   EXPECT_EQ(kafka.HighWatermark(changelog, p), end);
   EXPECT_GT(CounterIn(a, p, "n0") + CounterIn(a, p, "n1") + CounterIn(a, p, "n2"), 0)
       << "the active shard keeps its state";
+}
+
+// Regression: a replica following its changelog skipped a record it could not read
+// without a word (here a newer release's, as a rolling upgrade's new owner writes
+// it), and stood by as caught up while its active moved on.
+TEST(Replicator, AReplicaFailsOnAChangelogRecordANewerReleaseWroteInsteadOfSkippingIt) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Pair pair = StartPair(kafka);
+  StrictInstance& a = *pair.a;
+  StrictInstance& b = *pair.b;
+  const int32_t p = pair.p;
+  ASSERT_GE(p, 0) << a.log() << b.log();
+  Send(kafka, 0, 100);
+  a.StepAndCommit();
+  b.StepAndCommit();
+  ASSERT_TRUE(RunUntil(
+      kafka, {&a, &b}, [&] { return CaughtUp(b, a, p); }, 10s))
+      << b.log();
+  std::string record = kafka.CommittedValues("events.changelog", p).back();
+  record.erase(record.size() - 8);
+  record[4] = static_cast<char>(changelog::kChangelogFormatVersion + 1);
+  const uint64_t sum = XXH3_64bits(record.data(), record.size());
+  for (int i = 0; i < 8; ++i) record.push_back(static_cast<char>(sum >> (8 * i)));
+  auto writer = kafka.ClientsFor("newer-release")->NewPlainProducer({});
+  ASSERT_TRUE(writer.ok()) << writer.error();
+  ASSERT_FALSE(
+      writer.value()->Produce({"events.changelog", base::Partition(p), std::nullopt, record, {}}));
+  ASSERT_EQ(writer.value()->Flush(10s), 0u);
+  ASSERT_TRUE(RunUntil(kafka, {&a, &b}, [&] {
+    auto view = b.View(p);
+    return view && view->phase == shard::ShardPhase::kFailed;
+  })) << b.log();
+  EXPECT_NE(b.View(p)->failure.find("which a newer release wrote"), std::string::npos)
+      << b.View(p)->failure;
+  EXPECT_NE(b.log().find("which a newer release wrote"), std::string::npos) << b.log();
 }
 
 // The processor publishes a shard it is given as restoring, then takes it from the
