@@ -238,6 +238,10 @@ class GroupConsumer {
   // The partition's oldest offset and end, asked of the broker.
   virtual KafkaError QueryWatermarks(base::Partition partition, base::Offset& low,
                                      base::Offset& high, std::chrono::milliseconds timeout) = 0;
+  // The group's committed offset of the partition (nullopt: none), asked of the broker.
+  virtual KafkaError CommittedOffset(base::Partition partition,
+                                     std::optional<base::Offset>& committed,
+                                     std::chrono::milliseconds timeout) = 0;
   // Revokes the assignment (revocation callbacks run inside) and leaves the group,
   // except a static member told to stay (GroupConsumerSpec).
   virtual void Close() = 0;

@@ -268,6 +268,23 @@ class RdGroupConsumer final : public GroupConsumer {
     high = base::Offset(end);
     return e;
   }
+  KafkaError CommittedOffset(base::Partition partition, std::optional<base::Offset>& committed,
+                             std::chrono::milliseconds timeout) override {
+    committed.reset();
+    std::unique_ptr<rd_kafka_topic_partition_list_t, void (*)(rd_kafka_topic_partition_list_t*)>
+        list(rd_kafka_topic_partition_list_new(1), rd_kafka_topic_partition_list_destroy);
+    rd_kafka_topic_partition_list_add(list.get(), topic_.c_str(), partition.value());
+    const std::string what = "cannot read the group's committed offset of " + topic_ + "/" +
+                             std::to_string(partition.value());
+    if (KafkaError e =
+            Failed(rd_kafka_committed(rk_, list.get(), static_cast<int>(timeout.count())), what)) {
+      return e;
+    }
+    const rd_kafka_topic_partition_t& answer = list->elems[0];
+    if (KafkaError e = Failed(answer.err, what)) return e;
+    if (answer.offset >= 0) committed = base::Offset(answer.offset);
+    return {};
+  }
   void Close() override {
     if (leave_before_close_) LeaveBeforeClose();
     rd_kafka_consumer_close(rk_);

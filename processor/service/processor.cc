@@ -694,6 +694,28 @@ struct Processor::Impl final : kafka::RebalanceListener {
     return low;
   }
 
+  // Why a shard's first claim in its changelog partition would reset it to zero: the
+  // partition holds no claim (a new shard, or every record of it gone: the changelog
+  // topic deleted and created again, a cluster it was not copied to) while the group
+  // has committed input offsets for it, which only a claim or a commit writes. nullopt:
+  // not a first claim, or a new shard.
+  std::optional<std::string> StateGoneWithItsChangelog(const RestoredShard& r) {
+    if (r.claim.epoch != base::Epoch(1)) return std::nullopt;
+    std::optional<base::Offset> committed;
+    if (kafka::KafkaError e =
+            consumer->CommittedOffset(r.claim.partition, committed, kCallTimeout)) {
+      return "cannot tell whether the shard counted before (" + e.ToString() + ")";
+    }
+    if (!committed) return std::nullopt;
+    return "its changelog partition holds no record of the shard, yet group " + o.group_id +
+           " has committed input offset " + std::to_string(committed->value()) +
+           " for it: the shard's state is gone (the changelog topic deleted and created "
+           "again, or a cluster it was not copied to), and claiming it would restart its "
+           "counters at zero with the events before that offset uncounted. To start over at "
+           "zero on purpose, delete the group's committed offsets of the input topic "
+           "(docs/operations.md, \"A shard's changelog lost its state\")";
+  }
+
   // Writes the claims with the shards' input positions and the group's metadata, so
   // that a broker refuses the claim of a member the group has left behind.
   std::map<base::Partition, base::Offset> Claim(std::vector<RestoredShard>& restored) {
@@ -703,6 +725,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
     std::map<base::Partition, base::Offset> claimed;  // where each claimed shard's input starts
     for (size_t i = 0; i < restored.size(); ++i) {
       const base::Partition p = restored[i].claim.partition;
+      if (const std::optional<std::string> gone = StateGoneWithItsChangelog(restored[i])) {
+        RestoreFailed(p, *gone);
+        continue;
+      }
       const std::optional<base::Offset> offset = ClaimOffset(restored[i]);
       if (!offset) {
         RestoreFailed(p, "the start of its input partition is unknown");

@@ -1228,6 +1228,8 @@ class StrictGroupConsumer final : public kafka::GroupConsumer {
   base::Offset CachedHighWatermark(base::Partition partition) override;
   KafkaError QueryWatermarks(base::Partition partition, base::Offset& low, base::Offset& high,
                              std::chrono::milliseconds) override;
+  KafkaError CommittedOffset(base::Partition partition, std::optional<base::Offset>& committed,
+                             std::chrono::milliseconds) override;
   void Close() override;
 
  private:
@@ -1617,6 +1619,19 @@ KafkaError StrictGroupConsumer::QueryWatermarks(base::Partition partition, base:
   return {};
 }
 
+KafkaError StrictGroupConsumer::CommittedOffset(base::Partition partition,
+                                                std::optional<base::Offset>& committed,
+                                                std::chrono::milliseconds) {
+  std::lock_guard lock(cluster().mu);
+  if (auto error = Usable()) return error;
+  committed.reset();
+  const auto group = cluster().groups.find(spec_.group_id);
+  if (group == cluster().groups.end()) return {};
+  const auto it = group->second.committed.find({spec_.topic, partition.value()});
+  if (it != group->second.committed.end()) committed = base::Offset(it->second);
+  return {};
+}
+
 void StrictGroupConsumer::Close() {
   std::vector<base::Partition> held;
   kafka::RebalanceListener* listener = nullptr;
@@ -1829,6 +1844,14 @@ KafkaError StrictKafka::CreateTopic(const std::string& name, int partitions) {
   // Groups waiting for the topic see it in their next metadata refresh.
   for (auto& [id, group] : cluster_->groups) {
     if (group.topic == name && !group.members.empty()) cluster_->BumpAndRebalance(group);
+  }
+  return {};
+}
+
+KafkaError StrictKafka::DeleteTopic(const std::string& name) {
+  std::lock_guard lock(cluster_->mu);
+  if (cluster_->topics.erase(name) == 0) {
+    return Fail(ErrorKind::kFailed, "UNKNOWN_TOPIC_OR_PARTITION", name);
   }
   return {};
 }

@@ -98,6 +98,45 @@ TEST(ChangelogLoss, AnIdleShardWhoseRecordsTimeRetentionDeletedFailsInsteadOfSta
   EXPECT_EQ(CommittedInput(kafka), committed) << "input consumed again from a zeroed shard";
 }
 
+// Regression: a changelog topic deleted and created again (or a cluster the changelog
+// was not copied to) holds no record and starts at offset 0, so nothing looked lost:
+// the shards were claimed afresh and counted from zero, their past uncounted, with
+// the group's committed input offsets there to say they had counted before.
+TEST(ChangelogLoss,
+     AChangelogCreatedAgainFailsTheShardsTheGroupHadCommittedForInsteadOfZeroingThem) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  {
+    Instance a(kafka, "a");
+    ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+    Send(kafka, 0, 30);
+    a.StepAndCommit();
+    ExpectExactlyOnce(kafka, 30);
+  }
+  const std::vector<std::optional<int64_t>> committed = CommittedInput(kafka);
+  for (const auto& offset : committed) ASSERT_TRUE(offset.has_value());
+  ASSERT_TRUE(kafka.DeleteTopic(kChangelog).ok());
+  ASSERT_TRUE(kafka.CreateTopic(kChangelog, kPartitions).ok());
+  Send(kafka, 30, 40);
+
+  Instance b(kafka, "b");
+  const auto refused = [&](int32_t p) {
+    const auto view = b.View(p);
+    return view != nullptr && view->phase == shard::ShardPhase::kFailed &&
+           view->failure.find(
+               "holds no record of the shard, yet group oncecount has committed "
+               "input offset " +
+               std::to_string(*committed[static_cast<size_t>(p)])) != std::string::npos &&
+           view->restore_retries >= 2;
+  };
+  ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return refused(0) && refused(1); })) << b.log();
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    EXPECT_EQ(kafka.HighWatermark(kChangelog, p), 0) << "shard " << p << " was claimed";
+  }
+  EXPECT_FALSE(b.Ready());
+  EXPECT_EQ(CommittedInput(kafka), committed) << "input consumed from a zeroed shard";
+}
+
 // DeleteRecords up to the high watermark of one partition (an operator's mistake, a
 // tool's): that shard fails; the other restores and goes on counting exactly.
 TEST(ChangelogLoss, APartitionDeletedUpToItsHighWatermarkFailsOnlyItsShard) {
