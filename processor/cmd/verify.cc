@@ -20,20 +20,30 @@ namespace {
 
 using Counters = std::map<std::string, int64_t>;
 
+struct Truth {
+  Counters counters;
+  // The messages inject wrote (events, retries and malformed ones), when the file says:
+  // the service has caught up once it has processed as many.
+  std::optional<uint64_t> messages;
+};
+
 // A truth file that cannot be read or parsed is a usage error (kUsage): it is what
 // --truth names.
-base::Result<Counters> ReadTruth(const std::string& path) {
+base::Result<Truth> ReadTruth(const std::string& path) {
   std::ifstream in(path);
   if (!in) return base::Error(base::Errc::kUsage, "cannot read " + path, "--truth");
   std::ostringstream text;
   text << in.rdbuf();
+  const std::string body = text.str();
   simdjson::dom::parser parser;
+  simdjson::dom::element doc;
   simdjson::dom::object counters;
-  if (parser.parse(text.str()).at_key("counters").get_object().get(counters) != simdjson::SUCCESS) {
+  if (parser.parse(body).get(doc) != simdjson::SUCCESS ||
+      doc["counters"].get_object().get(counters) != simdjson::SUCCESS) {
     return base::Error(base::Errc::kUsage,
                        path + " is not a truth file (expected {\"counters\": {...}})", "--truth");
   }
-  Counters truth;
+  Truth truth;
   for (auto [name, value] : counters) {
     int64_t v = 0;
     if (value.get_int64().get(v) != simdjson::SUCCESS) {
@@ -41,9 +51,43 @@ base::Result<Counters> ReadTruth(const std::string& path) {
                          "the value of counter \"" + std::string(name) + "\" is not an integer",
                          "--truth");
     }
-    truth[std::string(name)] = v;
+    truth.counters[std::string(name)] = v;
+  }
+  uint64_t events = 0, duplicates = 0, malformed = 0;
+  if (doc["events"].get_uint64().get(events) == simdjson::SUCCESS &&
+      doc["duplicates"].get_uint64().get(duplicates) == simdjson::SUCCESS) {
+    if (doc["malformed"].get_uint64().get(malformed) != simdjson::SUCCESS) malformed = 0;
+    truth.messages = events + duplicates + malformed;
   }
   return truth;
+}
+
+// How far the service is: whether it holds every shard, and how many input messages
+// its shards have processed (applied, dropped as duplicates, or dead-lettered).
+struct Progress {
+  bool complete = false;
+  uint64_t processed = 0;
+};
+
+base::Result<Progress> ReadProgress(const std::string& api) {
+  auto got = http::HttpGet(api, "/v1/stats", std::chrono::seconds(10));
+  if (!got) return std::move(got).error();
+  if (got.value().status != 200) {
+    return base::IoFailure("GET /v1/stats answered " + std::to_string(got.value().status));
+  }
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  Progress p;
+  uint64_t applied = 0, dropped = 0, dead = 0;
+  if (parser.parse(got.value().body).get(doc) != simdjson::SUCCESS ||
+      doc["complete"].get_bool().get(p.complete) != simdjson::SUCCESS ||
+      doc["totals"]["events_applied"].get_uint64().get(applied) != simdjson::SUCCESS ||
+      doc["totals"]["duplicates_dropped"].get_uint64().get(dropped) != simdjson::SUCCESS ||
+      doc["totals"]["dead_lettered"].get_uint64().get(dead) != simdjson::SUCCESS) {
+    return base::Corrupt("GET /v1/stats did not answer its totals");
+  }
+  p.processed = applied + dropped + dead;
+  return p;
 }
 
 // %-encodes everything but unreserved characters, for a query value.
@@ -174,7 +218,7 @@ int RunVerify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
     err << "verify: --timeout-s must be positive\n";
     return 2;
   }
-  const base::Result<Counters> truth = ReadTruth(o.truth_file);
+  const base::Result<Truth> truth = ReadTruth(o.truth_file);
   if (!truth) {
     err << "verify: " << truth.error() << "\n";
     return base::ExitCodeFor(truth.code());
@@ -182,11 +226,26 @@ int RunVerify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(static_cast<int64_t>(o.timeout_s * 1000));
   std::optional<Report> last;
+  // Counters can match before the service has read everything (retries come last, and
+  // a double count of one shows only once it is read): compare once it has caught up.
+  std::optional<Progress> progress;
+  const auto caught_up = [&] {
+    return !truth->messages ||
+           (progress && progress->complete && progress->processed >= *truth->messages);
+  };
   while (true) {
+    if (truth->messages) {
+      base::Result<Progress> read = ReadProgress(o.api_url);
+      if (read) {
+        progress = *read;
+      } else {
+        err << "verify: " << read.error() << "\n";
+      }
+    }
     const base::Result<Counters> served = ReadService(o.api_url);
     if (served) {
-      last = Compare(*truth, *served);
-      if (last->all_exact()) break;
+      last = Compare(truth->counters, *served);
+      if (last->all_exact() && caught_up()) break;
     } else {
       err << "verify: " << served.error() << "\n";
     }
@@ -198,6 +257,13 @@ int RunVerify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
     return 1;
   }
   Print(*last, out);
+  if (!caught_up()) {
+    err << "verify: the service had not caught up by the deadline: "
+        << (progress ? std::to_string(progress->processed) : std::string("an unknown number of"))
+        << " of " << *truth->messages << " messages processed"
+        << (progress && !progress->complete ? ", and it does not hold every shard" : "") << "\n";
+    return 1;
+  }
   return last->all_exact() ? 0 : 1;
 }
 
