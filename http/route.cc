@@ -58,6 +58,14 @@ std::variant<Route, HttpError> MatchRoute(std::string_view method, const Request
     return HttpError{405, "method_not_allowed",
                      "this resource accepts GET and HEAD, not " + std::string(method), "GET, HEAD"};
   }
+  // Only the list and the history take parameters: elsewhere one would be ignored, and
+  // a caller who meant it (/v1/stats?partition=3) would get an answer it did not ask for.
+  if (!target.query.empty() && route->endpoint != Endpoint::kCounterList &&
+      route->endpoint != Endpoint::kHistory) {
+    return HttpError{400, "bad_request",
+                     "unknown query parameter \"" + target.query.begin()->first +
+                         "\" (this resource takes none)"};
+  }
   if (route->endpoint == Endpoint::kShard) {
     const auto partition = ParseNumber(target.segments[2], 0, INT32_MAX);
     if (!partition) {

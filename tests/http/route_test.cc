@@ -103,6 +103,19 @@ TEST(MatchRoute, RejectsBadParametersWith400NamingThem) {
   }
 }
 
+// Regression: the resources without parameters ignored any, so /v1/stats?partition=3
+// answered for every shard.
+TEST(MatchRoute, RejectsAParameterOnAResourceThatTakesNone) {
+  for (const char* target :
+       {"/v1/stats?partition=3", "/v1/counters/likes?limit=5", "/v1/shards/1?verbose",
+        "/readyz?verbose=1", "/healthz?x=1", "/metrics?name=oncecount_up", "/?theme=dark"}) {
+    const HttpError e = Err("GET", target);
+    EXPECT_EQ(e.status, 400) << target;
+    EXPECT_NE(e.message.find("takes none"), std::string::npos) << target << ": " << e.message;
+  }
+  EXPECT_EQ(Ok("GET", "/v1/stats").endpoint, Endpoint::kStats);
+}
+
 TEST(ErrorBody, IsTheSpecsJsonErrorObject) {
   EXPECT_EQ(ErrorBody({404, "not_found", "no such counter: \"a\""}),
             R"({"error":"not_found","message":"no such counter: \"a\""})");
