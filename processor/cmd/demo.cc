@@ -105,6 +105,9 @@ bool CountersEqual(const shard::StateBoard& board, const std::map<std::string, i
 
 base::Status CheckDemoOptions(const DemoOptions& o) {
   if (o.rate <= 0 || o.rate > 1e6) return base::UsageError("--rate must be in (0, 1000000]");
+  if (!(o.duplicate_rate >= 0 && o.duplicate_rate < 1)) {
+    return base::UsageError("--duplicate-rate must be in [0, 1)");
+  }
   if (o.partitions < 1 || o.partitions > 64) {
     return base::UsageError("--partitions must be in 1..64");
   }
