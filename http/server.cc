@@ -1,5 +1,6 @@
 #include "http/server.h"
 
+#include <array>
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/strand.hpp>
@@ -164,9 +165,31 @@ class Session : public std::enable_shared_from_this<Session> {
     stream_.expires_after(shared_->limits.write_timeout);
     bhttp::async_write(stream_, *res,
                        [self = shared_from_this(), res, keep_alive](beast::error_code ec, size_t) {
-                         if (ec || !keep_alive) return self->Close();
+                         if (ec) return self->Close();
+                         if (!keep_alive) return self->CloseAfterAnswer();
                          self->Read();
                        });
+  }
+
+  // An answer that ends the connection may come before the client has sent all of its
+  // request (a 413 after the headers, a 503 to a connection over the limit). Closing
+  // with its bytes unread makes the kernel send a reset, which can reach the client
+  // before the answer: it would see a reset, not the 413 or 503. So stop sending
+  // (the client reads the answer, then end of stream), read and discard what it still
+  // sends, within a bound of time and bytes, and close.
+  void CloseAfterAnswer() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(kLingerTime);
+    Discard();
+  }
+  void Discard() {
+    stream_.async_read_some(net::buffer(discard_),
+                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                              self->discarded_ += n;
+                              if (ec || self->discarded_ >= kLingerBytes) return self->Close();
+                              self->Discard();
+                            });
   }
 
   void Close() {
@@ -175,8 +198,13 @@ class Session : public std::enable_shared_from_this<Session> {
     stream_.socket().close(ignored);
   }
 
+  static constexpr std::chrono::seconds kLingerTime{2};
+  static constexpr size_t kLingerBytes = size_t{64} << 20;
+
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
+  std::array<char, 16384> discard_;  // what a closing connection still receives
+  size_t discarded_ = 0;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::shared_ptr<Server::Shared> shared_;
   bool over_limit_;

@@ -138,6 +138,26 @@ TEST_F(ServerFixture, Answers413ToOversizedBodies) {
   EXPECT_NE(r.body().find("\"error\":\"body_too_large\""), std::string::npos) << r.body();
 }
 
+// Regression: the server closed with the rest of the body unread, so the kernel reset
+// the connection, and a client still sending saw the reset instead of the 413.
+TEST_F(ServerFixture, AClientStillSendingABodyTooLargeReadsThe413) {
+  ServerLimits limits;
+  limits.body_limit = 100;
+  StartServer(Echo(), limits);
+  tcp::socket s = Connect();
+  const std::string body(8 << 20, 'b');  // far more than the socket buffers hold
+  const std::string head =
+      "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+  beast::error_code ec;
+  net::write(s, net::buffer(head), ec);
+  ASSERT_FALSE(ec) << ec.message();
+  net::write(s, net::buffer(body), ec);
+  EXPECT_FALSE(ec) << "the server reset the connection while the body was sent: " << ec.message();
+  const auto r = ReadResponse(s);
+  EXPECT_EQ(r.result_int(), 413u);
+  EXPECT_TRUE(ClosedWithin(s, 5s));
+}
+
 TEST_F(ServerFixture, Answers400ToMalformedHttp) {
   StartServer(Echo());
   for (const char* raw :
