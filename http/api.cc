@@ -535,7 +535,6 @@ class Api {
     return std::max<int64_t>(0, options_.now_ms() - oldest);
   }
 
-  // A 404 on an incomplete instance may be a counter that lives on a missing shard.
   static std::string NotReadyReason(const Snapshot& s) {
     if (!s.assignment_known) {
       return "no partition assignment yet: the processor has not joined its consumer group";

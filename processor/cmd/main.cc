@@ -103,7 +103,8 @@ void AddFilterEval(CLI::App& app, oncecount::cmd::FilterEvalOptions& o) {
   cmd->add_option("--policy", o.policy, "resizing: guarded | paper (Algorithm 3 as published)")
       ->capture_default_str();
   cmd->add_option("--cell-bits", o.cell_bits,
-                  "bits per cell (gaussian): 4, 8 or 64 (double)->check(WholeNumber()); default 8");
+                  "bits per cell (gaussian): 4, 8 or 64 (double); default 8")
+      ->check(WholeNumber());
   cmd->add_option("--filter", o.filter, "fbf constituent filters: bloom | gaussian | fingerprint")
       ->capture_default_str();
   cmd->add_option("--exp", o.exp, "gaussian kernel exponential: fast | exact")
@@ -158,9 +159,10 @@ void AddInject(CLI::App& app, oncecount::cmd::InjectOptions& o) {
       ->check(WholeNumber());
   inj->add_option("--first-seq", o.workload.first_seq,
                   "first sequence number of the events' ids (runs with disjoint ranges send "
-                  "events new to each other->check(WholeNumber()); the same seed and range sends "
+                  "events new to each other; the same seed and range sends "
                   "the same events)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(WholeNumber());
   inj->add_option("--truth", o.truth_file, "write the expected counters here (JSON)");
   inj->add_option("--timeline", o.timeline_file,
                   "write the expected sum of all counters every 100 ms here (CSV)");

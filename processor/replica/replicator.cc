@@ -21,7 +21,8 @@ constexpr int64_t kRepublishEveryMs = 1000;
 // A replica recomputes its filter's summary and digest at most this often.
 constexpr int64_t kFilterDetailEveryMs = 1000;
 // A replica that failed (its changelog lacks batches) tries again after this long.
-constexpr int64_t kRetryFailedAfterMs = 10000;
+constexpr int64_t kRetryFailedAfterMs = 10000;    // doubling while it keeps failing,
+constexpr int64_t kRetryFailedAtMostMs = 300000;  // up to this
 // How long a built replica waits to learn where its changelog partition begins.
 constexpr std::chrono::milliseconds kLogStartWait{10000};
 
@@ -38,6 +39,10 @@ struct Replica {
   base::Offset next_offset = kafka::kOffsetBeginning;
   bool at_end = false;
   int64_t since_ms = 0;  // when the current build began, or when it last caught up
+  // Failures in a row, across the retries' rebuilds, until it catches up: the first one's
+  // time (-1: none), for its lag, and their number, for the retries' back-off.
+  int64_t failed_since_ms = -1;
+  uint32_t failures = 0;
   std::string failure;
   bool dirty = true;
   int64_t last_publish_ms = 0;
@@ -263,6 +268,10 @@ struct Replicator::Impl {
     r.since_ms = Now();
     r.dirty = true;
     if (r.mode == Replica::Mode::kCollecting) FinishCollecting(p, r);
+    if (r.mode == Replica::Mode::kFollowing) {  // caught up
+      r.failed_since_ms = -1;
+      r.failures = 0;
+    }
   }
 
   void FinishCollecting(base::Partition p, Replica& r) {
@@ -316,6 +325,8 @@ struct Replicator::Impl {
     r.state.reset();
     r.at_end = false;  // behind from now on: its lag grows until a retry catches up
     r.since_ms = Now();
+    if (r.failed_since_ms < 0) r.failed_since_ms = r.since_ms;
+    ++r.failures;
     r.dirty = true;
     assignment_changed = true;  // stop reading it until the retry
     Warn("replica " + std::to_string(p.value()) + " failed: " + why);
@@ -388,7 +399,8 @@ struct Replicator::Impl {
     base.partition = p;
     base.role = r.hot ? shard::ShardRole::kStandby : shard::ShardRole::kReplica;
     base.target_fpp = o.dedup.target_fpp;
-    base.replica_lag_ms = r.at_end ? 0 : now - r.since_ms;
+    base.replica_lag_ms =
+        r.at_end ? 0 : now - (r.failed_since_ms >= 0 ? r.failed_since_ms : r.since_ms);
     std::shared_ptr<const shard::ShardView> view;
     if (r.mode == Replica::Mode::kFollowing) {
       base.phase = shard::ShardPhase::kRunning;
@@ -494,8 +506,14 @@ struct Replicator::Impl {
 
   void RetryFailed(int64_t now) {
     for (auto& [p, r] : replicas) {
-      if (r.mode == Replica::Mode::kFailed && now - r.since_ms >= kRetryFailedAfterMs) {
+      const int64_t after = std::min(kRetryFailedAtMostMs,
+                                     kRetryFailedAfterMs << std::min<uint32_t>(r.failures - 1, 8));
+      if (r.mode == Replica::Mode::kFailed && now - r.since_ms >= after) {
+        const int64_t failed_since_ms = r.failed_since_ms;
+        const uint32_t failures = r.failures;
         StartCollecting(p, r.hot);
+        r.failed_since_ms = failed_since_ms;
+        r.failures = failures;
         assignment_changed = true;
       }
     }

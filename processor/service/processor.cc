@@ -477,11 +477,13 @@ struct Processor::Impl final : kafka::RebalanceListener {
   void OnCommitted(std::vector<SealedShard>& sealed) {
     const ChangelogWritten written = LastCommitWritten();
     for (ShardWorker* w : router.workers()) w->Committed(written);
+    // The instance's transactions go through again: an abort a shard had no batch in
+    // (an idle one) does not count against it either.
+    for (auto& [p, slot] : shards) slot.aborts_in_a_row = 0;
     for (SealedShard& s : sealed) {
       ShardSlot& slot = shards[s.partition];
       slot.committed_seq = s.seq;
       slot.run_failures = 0;
-      slot.aborts_in_a_row = 0;
       ++slot.transactions_committed;
       slot.state_view = std::move(s.view);
       Publish(s.partition, slot);
@@ -1011,6 +1013,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
       if (router.commit_due()) break;
     }
     router.HandOverAll();
+    // A commit inside the poll (a rebalance's) may have ended the processor, and with
+    // it the producer (CreateProducer failed to make another).
+    if (!fatal.ok()) return false;
     producer->Poll();
     const int64_t now = clock.SteadyMs();
     if (router.routed_since_commit() > 0 &&

@@ -37,6 +37,8 @@ TEST(CommandLine, RefusesNumbersThatAreNotPlainDecimalOrNotFinite) {
       {"inject", "--bootstrap", "127.0.0.1:1", "--events", "010"},
       {"inject", "--bootstrap", "127.0.0.1:1", "--events", "0x10"},
       {"inject", "--bootstrap", "127.0.0.1:1", "--events", "5", "--rate", "nan"},
+      {"inject", "--bootstrap", "127.0.0.1:1", "--events", "5", "--first-seq", "-1"},
+      {"filter-eval", "--cell-bits", "010", "--rate", "1000", "--window-ms", "1000"},
       {"demo", "--events", "-5"},
       {"demo", "--duplicate-rate", "inf"},
       {"filter-eval", "--queries", "-1", "--rate", "1000", "--window-ms", "1000"},

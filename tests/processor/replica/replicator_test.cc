@@ -221,6 +221,19 @@ TEST(Replicator, AReplicaFailsOnAChangelogRecordANewerReleaseWroteInsteadOfSkipp
   EXPECT_NE(b.View(p)->failure.find("which a newer release wrote"), std::string::npos)
       << b.View(p)->failure;
   EXPECT_NE(b.log().find("which a newer release wrote"), std::string::npos) << b.log();
+  // Its retries fail too: it stays behind since its first failure (the lag read 10 s
+  // at most, each retry starting it again), and they come less and less often.
+  RunFor(kafka, {&a, &b}, 70s);
+  EXPECT_EQ(b.View(p)->phase, shard::ShardPhase::kFailed);
+  EXPECT_GE(b.View(p)->replica_lag_ms, 60'000);  // published about once a second
+  size_t rebuilds = 0;
+  for (size_t at = b.log().find("replica " + std::to_string(p) + " failed");
+       at != std::string::npos;
+       at = b.log().find("replica " + std::to_string(p) + " failed", at + 1)) {
+    ++rebuilds;
+  }
+  EXPECT_GE(rebuilds, 3u) << b.log();  // at 0 s, 10 s, 30 s: then 70 s
+  EXPECT_LE(rebuilds, 4u) << b.log();
 }
 
 // The processor publishes a shard it is given as restoring, then takes it from the
