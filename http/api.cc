@@ -164,12 +164,7 @@ class Exposition {
   template <typename ValueOf>
   void PerShard(const Snapshot& s, std::string_view name, std::string_view type,
                 std::string_view help, ValueOf value_of) {
-    Family(name, type, help);
-    for (const auto& v : s.shards) {
-      if (v->role == shard::ShardRole::kActive) {
-        Sample(name, PartitionLabel(v->partition), value_of(*v));
-      }
-    }
+    PerShardWhere(s, name, type, help, value_of, [](const ShardView&) { return true; });
   }
   // The same, for what a shard's state holds: left out while the shard is restoring
   // or failed, whose view holds no state. Its counts would read 0 and then jump back,
@@ -177,19 +172,25 @@ class Exposition {
   template <typename ValueOf>
   void PerRunningShard(const Snapshot& s, std::string_view name, std::string_view type,
                        std::string_view help, ValueOf value_of) {
-    Family(name, type, help);
-    for (const auto& v : s.shards) {
-      if (v->role == shard::ShardRole::kActive && v->phase == shard::ShardPhase::kRunning) {
-        Sample(name, PartitionLabel(v->partition), value_of(*v));
-      }
-    }
+    PerShardWhere(s, name, type, help, value_of, HoldsState);
   }
+  static bool HoldsState(const ShardView& v) { return v.phase == shard::ShardPhase::kRunning; }
   static std::string PartitionLabel(base::Partition partition) {
     return "{partition=\"" + std::to_string(partition.value()) + "\"}";
   }
   std::string Take() { return std::move(out_); }
 
  private:
+  template <typename ValueOf, typename Where>
+  void PerShardWhere(const Snapshot& s, std::string_view name, std::string_view type,
+                     std::string_view help, ValueOf value_of, Where where) {
+    Family(name, type, help);
+    for (const auto& v : s.shards) {
+      if (v->role == shard::ShardRole::kActive && where(*v)) {
+        Sample(name, PartitionLabel(v->partition), value_of(*v));
+      }
+    }
+  }
   void Line(std::string_view a, std::string_view b, std::string_view c, std::string_view d) {
     out_.append(a).append(b).append(c).append(d).push_back('\n');
   }
@@ -741,7 +742,7 @@ class Api {
       // Replicas carry the active's figures: exported once, by the active, so that a
       // sum over the instances counts every dead letter once (and, as PerRunningShard,
       // only while the active runs).
-      if (v->role != shard::ShardRole::kActive || v->phase != shard::ShardPhase::kRunning) continue;
+      if (v->role != shard::ShardRole::kActive || !Exposition::HoldsState(*v)) continue;
       for (size_t i = 0; i < shard::kDlqReasonCount; ++i) {
         e.Sample(kName,
                  "{partition=\"" + std::to_string(v->partition.value()) + "\",reason=\"" +

@@ -155,15 +155,20 @@ void EncodeRecord(const Record& record, std::string& out) {
   w.U64(XXH3_64bits(out.data() + start, out.size() - start));
 }
 
-std::optional<uint16_t> NewerFormatOf(std::string_view bytes) {
-  // Any format begins with the magic and the version, and ends with the checksum.
-  if (bytes.size() < 4 + 2 + kChecksumBytes || bytes.substr(0, 4) != std::string_view(kMagic, 4)) {
-    return std::nullopt;
-  }
+// Whether the trailing XXH3-64 matches the bytes before it (at least kChecksumBytes).
+static bool ChecksumHolds(std::string_view bytes) {
   const std::string_view covered = bytes.substr(0, bytes.size() - kChecksumBytes);
   ByteReader tail(bytes.substr(covered.size()));
-  if (tail.U64() != XXH3_64bits(covered.data(), covered.size())) return std::nullopt;
-  ByteReader r(covered.substr(4));
+  return tail.U64() == XXH3_64bits(covered.data(), covered.size());
+}
+
+std::optional<uint16_t> NewerFormatOf(std::string_view bytes) {
+  // Any format begins with the magic and the version, and ends with the checksum.
+  if (bytes.size() < 4 + 2 + kChecksumBytes || bytes.substr(0, 4) != std::string_view(kMagic, 4) ||
+      !ChecksumHolds(bytes)) {
+    return std::nullopt;
+  }
+  ByteReader r(bytes.substr(4));
   const uint16_t version = r.U16();
   if (!r.ok() || version <= kChangelogFormatVersion) return std::nullopt;
   return version;
@@ -187,11 +192,8 @@ base::Result<Record> DecodeRecord(std::string_view bytes) {
   if (bytes.substr(0, 4) != std::string_view(kMagic, 4)) {
     return base::Corrupt("changelog record: bad magic");
   }
+  if (!ChecksumHolds(bytes)) return base::Corrupt("changelog record: checksum mismatch");
   const std::string_view covered = bytes.substr(0, bytes.size() - kChecksumBytes);
-  ByteReader tail(bytes.substr(covered.size()));
-  if (tail.U64() != XXH3_64bits(covered.data(), covered.size())) {
-    return base::Corrupt("changelog record: checksum mismatch");
-  }
   ByteReader r(covered.substr(4));
   const uint16_t version = r.U16();
   if (version < kOldestReadableChangelogFormat || version > kChangelogFormatVersion) {
