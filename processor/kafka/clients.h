@@ -300,6 +300,13 @@ class PartitionReader {
   virtual KafkaError Assign(const std::vector<TopicPartitionOffset>& partitions) = 0;
   virtual KafkaError Seek(const TopicPartitionOffset& position) = 0;
   virtual std::optional<Message> Poll(std::chrono::milliseconds timeout) = 0;
+  // Where a read_committed reader of the partition stops now (its last stable
+  // offset), asked of the cluster rather than of the reader's last fetch. It blocks
+  // for the round trip, up to `timeout`. A reader whose kPartitionEnd came at this
+  // offset has every record committed so far; one that got its end earlier and no
+  // record since is not being fed.
+  virtual base::Result<base::Offset> StableEnd(const std::string& topic, base::Partition partition,
+                                               std::chrono::milliseconds timeout) = 0;
   virtual void Close() = 0;
 };
 

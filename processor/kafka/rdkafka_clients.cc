@@ -481,6 +481,19 @@ class RdPartitionReader final : public PartitionReader {
   std::optional<Message> Poll(std::chrono::milliseconds timeout) override {
     return PollConsumer(rk_, timeout);
   }
+  // The reader's handle lists offsets read_committed (its isolation.level), so the
+  // end it is told is the last stable offset.
+  base::Result<base::Offset> StableEnd(const std::string& topic, base::Partition partition,
+                                       std::chrono::milliseconds timeout) override {
+    int64_t low = 0, high = 0;
+    const rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(
+        rk_, topic.c_str(), partition.value(), &low, &high, static_cast<int>(timeout.count()));
+    if (e) {
+      return base::KafkaFailure("cannot read the stable end of " + topic + "/" +
+                                std::to_string(partition.value()) + ": " + rd_kafka_err2str(e));
+    }
+    return base::Offset(high);
+  }
   void Close() override {
     if (!closed_) rd_kafka_consumer_close(rk_);
     closed_ = true;

@@ -25,6 +25,16 @@ constexpr int64_t kRetryFailedAfterMs = 10000;    // doubling while it keeps fai
 constexpr int64_t kRetryFailedAtMostMs = 300000;  // up to this
 // How long a built replica waits to learn where its changelog partition begins.
 constexpr std::chrono::milliseconds kLogStartWait{10000};
+// A caught-up replica asks its changelog partition's stable end this often: the
+// reader reports an end once, and a fetcher that stops sends nothing to say it
+// stopped. The answer must be where the replica's last end was.
+constexpr int64_t kConfirmEndEveryMs = 5000;
+// Unconfirmed for this long (the question failed, or went unasked), a caught-up
+// replica reads as behind since its last confirmation.
+constexpr int64_t kCaughtUpForMs = 15000;
+constexpr std::chrono::milliseconds kStableEndWait{1000};
+// An assignment the reader refused is tried again after this long.
+constexpr int64_t kReassignAfterMs = 1000;
 
 struct Replica {
   enum class Mode : uint8_t { kCollecting, kFollowing, kFailed };
@@ -38,7 +48,15 @@ struct Replica {
   std::optional<changelog::LineageFollower> follower;
   base::Offset next_offset = kafka::kOffsetBeginning;
   bool at_end = false;
-  int64_t since_ms = 0;  // when the current build began, or when it last caught up
+  // Where the reader last reported the partition's end, while no record came after
+  // it: what a confirmation of the end compares with.
+  std::optional<base::Offset> reported_end;
+  int64_t next_end_check_ms = 0;
+  bool end_unconfirmed = false;  // the last question failed (warned once)
+  bool stall_warned = false;     // found behind with nothing coming (warned once)
+  // When the current build began, or when it was last known caught up (the
+  // reader's end, or a confirmation of it).
+  int64_t since_ms = 0;
   // Failures in a row, across the retries' rebuilds, until it catches up: the first one's
   // time (-1: none), for its lag, and their number, for the retries' back-off.
   int64_t failed_since_ms = -1;
@@ -65,6 +83,7 @@ struct Replicator::Impl {
   base::Offset members_next_offset = kafka::kOffsetBeginning;
   int64_t started_ms = 0;
   bool assignment_changed = true;
+  int64_t next_assign_ms = 0;  // after a refused assignment
   bool heartbeat_soon = true;
   int64_t next_heartbeat_ms = 0;
   int64_t next_roles_ms = 0;
@@ -212,7 +231,11 @@ struct Replicator::Impl {
     if (membership)
       assignment.push_back({o.members_topic, base::Partition(0), members_next_offset});
     if (kafka::KafkaError e = reader->Assign(assignment)) {
-      Warn("replicas: cannot assign the changelog: " + e.ToString());
+      // Nothing is read until an assignment holds: the replicas stop being confirmed
+      // at their ends, and read as behind (ConfirmAnEnd).
+      Warn("replicas: cannot assign the changelog (trying again): " + e.ToString());
+      next_assign_ms = Now() + kReassignAfterMs;
+      return;
     }
     assignment_changed = false;
   }
@@ -220,6 +243,7 @@ struct Replicator::Impl {
   void OnChangelogRecord(base::Partition p, Replica& r, const kafka::Message& m) {
     r.next_offset = m.offset.Next();
     r.at_end = false;
+    r.reported_end.reset();
     const std::string_view bytes = m.value.value_or(std::string_view());
     if (r.mode == Replica::Mode::kCollecting) {
       r.collecting->Add(bytes);
@@ -263,9 +287,13 @@ struct Replicator::Impl {
     }
   }
 
-  void OnEnd(base::Partition p, Replica& r) {
+  void OnEnd(base::Partition p, Replica& r, base::Offset end) {
+    if (r.stall_warned) Log("replica " + std::to_string(p.value()) + ": reading again");
+    r.stall_warned = false;
     r.at_end = true;
+    r.reported_end = end;
     r.since_ms = Now();
+    r.next_end_check_ms = r.since_ms + kConfirmEndEveryMs;
     r.dirty = true;
     if (r.mode == Replica::Mode::kCollecting) FinishCollecting(p, r);
     if (r.mode == Replica::Mode::kFollowing) {  // caught up
@@ -324,12 +352,66 @@ struct Replicator::Impl {
     r.failure = why;
     r.state.reset();
     r.at_end = false;  // behind from now on: its lag grows until a retry catches up
+    r.reported_end.reset();
     r.since_ms = Now();
     if (r.failed_since_ms < 0) r.failed_since_ms = r.since_ms;
     ++r.failures;
     r.dirty = true;
     assignment_changed = true;  // stop reading it until the retry
     Warn("replica " + std::to_string(p.value()) + " failed: " + why);
+  }
+
+  // Asks the stable end of the following replica whose confirmation is the most
+  // overdue, one question a step (it blocks for a round trip). At the replica's last
+  // reported end, it is caught up still; past it, records committed since have not
+  // come, and it is behind from its last confirmation until they do. Without an
+  // answer it cannot say, and reads as behind once kCaughtUpForMs have passed.
+  void ConfirmAnEnd(int64_t now) {
+    Replica* due = nullptr;
+    base::Partition due_partition;
+    for (auto& [p, r] : replicas) {
+      if (r.mode != Replica::Mode::kFollowing || !r.reported_end || now < r.next_end_check_ms)
+        continue;
+      if (due == nullptr || r.next_end_check_ms < due->next_end_check_ms) {
+        due = &r;
+        due_partition = p;
+      }
+    }
+    if (due == nullptr) return;
+    Replica& r = *due;
+    const std::string name = "replica " + std::to_string(due_partition.value());
+    r.next_end_check_ms = now + kConfirmEndEveryMs;
+    base::Result<base::Offset> end =
+        reader->StableEnd(o.changelog_topic, due_partition, kStableEndWait);
+    if (!end) {
+      if (!r.end_unconfirmed) Warn(name + ": cannot confirm it is caught up: " + end.message());
+      r.end_unconfirmed = true;
+      r.dirty = true;
+      return;
+    }
+    if (r.end_unconfirmed) Log(name + ": its changelog's end is known again");
+    r.end_unconfirmed = false;
+    r.dirty = true;
+    if (end.value() == *r.reported_end) {
+      r.at_end = true;
+      r.since_ms = Now();
+      return;
+    }
+    // Found away from its end twice with nothing read between: nothing came for a
+    // whole period (once is a commit not fetched yet).
+    if (!r.at_end && !r.stall_warned) {
+      Warn(name + ": nothing read for " + std::to_string(kConfirmEndEveryMs / 1000) +
+           " s though its changelog ends at " + std::to_string(end.value().value()) +
+           ", not where the reader stopped (" + std::to_string(r.reported_end->value()) +
+           "); it reads as behind until it gets there");
+      r.stall_warned = true;
+    }
+    r.at_end = false;
+  }
+
+  // Caught up: at the end the reader reported, confirmed within kCaughtUpForMs.
+  static bool CaughtUp(const Replica& r, int64_t now) {
+    return r.at_end && now - r.since_ms < kCaughtUpForMs;
   }
 
   // --- Roles and membership ----------------------------------------------------------
@@ -399,8 +481,9 @@ struct Replicator::Impl {
     base.partition = p;
     base.role = r.hot ? shard::ShardRole::kStandby : shard::ShardRole::kReplica;
     base.target_fpp = o.dedup.target_fpp;
+    const bool caught_up = CaughtUp(r, now);
     base.replica_lag_ms =
-        r.at_end ? 0 : now - (r.failed_since_ms >= 0 ? r.failed_since_ms : r.since_ms);
+        caught_up ? 0 : now - (r.failed_since_ms >= 0 ? r.failed_since_ms : r.since_ms);
     std::shared_ptr<const shard::ShardView> view;
     if (r.mode == Replica::Mode::kFollowing) {
       base.phase = shard::ShardPhase::kRunning;
@@ -418,7 +501,7 @@ struct Replicator::Impl {
       auto made = r.state->MakeView(std::move(base), now, detail);
       auto stamped = std::make_shared<shard::ShardView>(*made);
       // What a replica answers is as fresh as its last look at the changelog's end.
-      stamped->published_at_ms = r.at_end ? now : r.since_ms;
+      stamped->published_at_ms = caught_up ? now : r.since_ms;
       view = std::move(stamped);
     } else {
       base.phase = r.mode == Replica::Mode::kFailed ? shard::ShardPhase::kFailed
@@ -448,7 +531,7 @@ struct Replicator::Impl {
 
   bool Step(std::chrono::milliseconds poll_timeout) {
     RunCommands();
-    if (assignment_changed) Reassign();
+    if (assignment_changed && Now() >= next_assign_ms) Reassign();
     for (int i = 0; i < 4096 && fatal.ok(); ++i) {
       std::optional<kafka::Message> m =
           reader->Poll(i == 0 ? poll_timeout : std::chrono::milliseconds(0));
@@ -466,7 +549,8 @@ struct Replicator::Impl {
       RetryFailed(now);
       next_roles_ms = now + kRolesEveryMs;
     }
-    PublishDue(now);
+    ConfirmAnEnd(now);
+    PublishDue(Now());
     return fatal.ok();
   }
 
@@ -486,7 +570,7 @@ struct Replicator::Impl {
     auto it = replicas.find(m.partition);
     if (it == replicas.end()) return;
     if (end) {
-      OnEnd(it->first, it->second);
+      OnEnd(it->first, it->second, m.offset);
     } else {
       OnChangelogRecord(it->first, it->second, m);
     }

@@ -252,6 +252,7 @@ class StrictCluster {
   std::set<std::string> holding;                           // HoldProduce
   std::map<std::string, std::vector<InFlight>> in_flight;  // by instance
   std::set<std::string> frozen;                            // instances whose threads do not run
+  std::set<std::pair<std::string, std::string>> stalled;   // (instance, topic): StallReading
   std::map<std::string, std::vector<Partition>> topics;
   struct SizeLimit {
     size_t bytes = 0;
@@ -1099,6 +1100,8 @@ class StrictPartitionReader final : public kafka::PartitionReader {
   KafkaError Assign(const std::vector<kafka::TopicPartitionOffset>& partitions) override;
   KafkaError Seek(const kafka::TopicPartitionOffset& position) override;
   std::optional<Message> Poll(std::chrono::milliseconds) override;
+  base::Result<base::Offset> StableEnd(const std::string& topic, base::Partition partition,
+                                       std::chrono::milliseconds) override;
   void Close() override {
     std::lock_guard lock(id_.cluster->mu);
     closed_ = true;
@@ -1183,8 +1186,22 @@ std::optional<Message> StrictPartitionReader::Poll(std::chrono::milliseconds) {
   return message;
 }
 
+base::Result<base::Offset> StrictPartitionReader::StableEnd(const std::string& topic,
+                                                            base::Partition partition,
+                                                            std::chrono::milliseconds) {
+  std::lock_guard lock(id_.cluster->mu);
+  if (auto error = Check(Call::kReaderStableEnd)) return base::KafkaFailure(error.ToString());
+  const auto* log = id_.cluster->FindPartition(topic, partition.value());
+  if (log == nullptr) {
+    return base::KafkaFailure(
+        UnknownPartition(ErrorKind::kFailed, topic, partition.value()).ToString());
+  }
+  return base::Offset(log->LastStableOffset());
+}
+
 std::optional<Message> StrictPartitionReader::Next(const TopicPartition& where,
                                                    Position& position) {
+  if (id_.cluster->stalled.contains({id_.instance, where.first})) return std::nullopt;
   const auto& log = *id_.cluster->FindPartition(where.first, where.second);
   // auto.offset.reset=earliest: a lost position silently restarts at the log start.
   if (position.next < log.log_start || position.next > log.HighWatermark()) {
@@ -1905,6 +1922,16 @@ void StrictKafka::Freeze(const std::string& instance) {
 void StrictKafka::Thaw(const std::string& instance) {
   std::lock_guard lock(cluster_->mu);
   cluster_->frozen.erase(instance);
+}
+
+void StrictKafka::StallReading(const std::string& instance, const std::string& topic) {
+  std::lock_guard lock(cluster_->mu);
+  cluster_->stalled.insert({instance, topic});
+}
+
+void StrictKafka::ResumeReading(const std::string& instance, const std::string& topic) {
+  std::lock_guard lock(cluster_->mu);
+  cluster_->stalled.erase({instance, topic});
 }
 
 void StrictKafka::Crash(const std::string& instance) {

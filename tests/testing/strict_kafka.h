@@ -95,6 +95,7 @@ class StrictKafka {
     kAbortTransaction,
     kHighWatermark,  // Clients::HighWatermark
     kReaderAssign,
+    kReaderStableEnd,  // PartitionReader::StableEnd
     kPartitionCounts,
     kSeek,          // GroupConsumer::Seek and PartitionReader::Seek
     kPlainProduce,  // PlainProducer::Produce (kept apart so heartbeats do not eat kProduce)
@@ -195,6 +196,12 @@ class StrictKafka {
   // frozen instance with records held is librdkafka's queue paused with the process.
   void HoldProduce(const std::string& instance);
   void ReleaseProduce(const std::string& instance);
+  // Fetches that stop being answered: from now on `instance`'s PartitionReaders
+  // deliver nothing of `topic` (no record, no end) while the cluster still answers
+  // its other requests (StableEnd among them), as when a client's fetcher is stuck
+  // on a partition. ResumeReading feeds them again from where they were.
+  void StallReading(const std::string& instance, const std::string& topic);
+  void ResumeReading(const std::string& instance, const std::string& topic);
 
   // --- Faults ------------------------------------------------------------------
   // The next `times` `call`s (of `instance`'s clients only, when not empty) return

@@ -105,14 +105,19 @@ Pair StartCaughtUpPair(StrictKafka& kafka) {
   return pair;
 }
 
-// The number of rebuilds an instance logged.
-size_t LoggedRebuilds(const StrictInstance& instance) {
+// How many times an instance logged `what`.
+size_t Logged(const StrictInstance& instance, const std::string& what) {
   size_t logged = 0;
-  for (size_t at = instance.log().find(": rebuilding ("); at != std::string::npos;
-       at = instance.log().find(": rebuilding (", at + 1)) {
+  for (size_t at = instance.log().find(what); at != std::string::npos;
+       at = instance.log().find(what, at + 1)) {
     ++logged;
   }
   return logged;
+}
+
+// The number of rebuilds an instance logged.
+size_t LoggedRebuilds(const StrictInstance& instance) {
+  return Logged(instance, ": rebuilding (");
 }
 
 // Three instances, one standby per shard: when the third leaves, the counters-only
@@ -226,14 +231,83 @@ TEST(Replicator, AReplicaFailsOnAChangelogRecordANewerReleaseWroteInsteadOfSkipp
   RunFor(kafka, {&a, &b}, 70s);
   EXPECT_EQ(b.View(p)->phase, shard::ShardPhase::kFailed);
   EXPECT_GE(b.View(p)->replica_lag_ms, 60'000);  // published about once a second
-  size_t rebuilds = 0;
-  for (size_t at = b.log().find("replica " + std::to_string(p) + " failed");
-       at != std::string::npos;
-       at = b.log().find("replica " + std::to_string(p) + " failed", at + 1)) {
-    ++rebuilds;
-  }
+  const size_t rebuilds = Logged(b, "replica " + std::to_string(p) + " failed");
   EXPECT_GE(rebuilds, 3u) << b.log();  // at 0 s, 10 s, 30 s: then 70 s
   EXPECT_LE(rebuilds, 4u) << b.log();
+}
+
+// Regression: a replica's reader reports the changelog's end once. When it then
+// stopped being fed (a fetcher stuck on the partition), nothing cleared "caught up":
+// the standby read 0 ms behind, and answered as fresh, while its active committed
+// on. A caught-up replica now asks its partition's stable end every few seconds.
+TEST(Replicator, AReplicaWhoseReaderStopsBeingFedReadsBehindInsteadOfCaughtUp) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Pair pair = StartCaughtUpPair(kafka);
+  ASSERT_GE(pair.p, 0);
+  StrictInstance& a = *pair.a;
+  StrictInstance& b = *pair.b;
+  const int32_t p = pair.p;
+  kafka.StallReading("b", "events.changelog");
+  // Idle, the replica is where the changelog ends: the questions confirm it.
+  RunFor(kafka, {&a, &b}, 20s);
+  EXPECT_EQ(b.View(p)->replica_lag_ms, 0) << b.log();
+
+  Send(kafka, 100, 200);
+  a.StepAndCommit();
+  const int64_t committed_ms = kafka.clock().WallMs();
+  const int64_t before = CounterIn(b, p, "n0");
+  ASSERT_GT(CounterIn(a, p, "n0"), before);
+  RunFor(kafka, {&a, &b}, 20s);
+  auto view = b.View(p);
+  EXPECT_EQ(CounterIn(b, p, "n0"), before) << "the stalled reader was fed";
+  EXPECT_GE(view->replica_lag_ms, 15'000) << b.log();
+  EXPECT_LE(view->published_at_ms, committed_ms) << "a stale answer claims to be fresh";
+  EXPECT_EQ(Logged(b, "replica " + std::to_string(p) + ": nothing read for 5 s"), 1u) << b.log();
+
+  kafka.ResumeReading("b", "events.changelog");
+  EXPECT_TRUE(RunUntil(
+      kafka, {&a, &b}, [&] { return CaughtUp(b, a, p); }, 10s))
+      << b.log();
+  EXPECT_EQ(Logged(b, "replica " + std::to_string(p) + ": reading again"), 1u) << b.log();
+}
+
+// A replica that cannot ask where its changelog ends cannot say it is caught up: it
+// reads as behind from its last confirmation once 15 s have passed.
+TEST(Replicator, AReplicaThatCannotConfirmItsEndReadsBehindFromItsLastConfirmation) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Pair pair = StartCaughtUpPair(kafka);
+  ASSERT_GE(pair.p, 0);
+  StrictInstance& a = *pair.a;
+  StrictInstance& b = *pair.b;
+  const int32_t p = pair.p;
+  kafka.InjectError(Call::kReaderStableEnd,
+                    {kafka::ErrorKind::kRetriable, "REQUEST_TIMED_OUT", "injected"}, 1000, "b");
+  RunFor(kafka, {&a, &b}, 30s);
+  EXPECT_GE(b.View(p)->replica_lag_ms, 15'000) << b.log();
+  EXPECT_EQ(Logged(b, "replica " + std::to_string(p) + ": cannot confirm it is caught up"), 1u)
+      << b.log();
+}
+
+// Regression: an assignment the reader refused was not tried again until the
+// assignment changed for another reason: a third instance, given no shard, never
+// read the changelog, and its replicas stayed restoring.
+TEST(Replicator, AnAssignmentTheReaderRefusedIsTriedAgainInsteadOfLeavingTheReplicasUnread) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Pair pair = StartCaughtUpPair(kafka);
+  ASSERT_GE(pair.p, 0);
+  kafka.InjectError(Call::kReaderAssign, {kafka::ErrorKind::kRetriable, "X", "injected"}, 1, "c");
+  StrictInstance c(kafka, WithStandby("c"));
+  EXPECT_TRUE(RunUntil(kafka, {pair.a.get(), pair.b.get(), &c}, [&] {
+    for (int32_t p = 0; p < testing::kServicePartitions; ++p) {
+      auto view = c.View(p);
+      if (!view || view->phase != shard::ShardPhase::kRunning) return false;
+    }
+    return true;
+  })) << c.log();
+  EXPECT_EQ(Logged(c, "cannot assign the changelog (trying again)"), 1u) << c.log();
 }
 
 // The processor publishes a shard it is given as restoring, then takes it from the
