@@ -148,7 +148,7 @@ class DemoWatcher {
       next_report_ += std::chrono::seconds(5);
       ReportCounts();
     }
-    return runtime_.processor_finished() || counts_.failed.load() ||
+    return runtime_.finished() || counts_.failed.load() ||
            (o_.duration_s > 0 && Clock::now() - start_ >= std::chrono::seconds(o_.duration_s));
   }
 

@@ -67,7 +67,7 @@ int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   auto& runtime = started.value();
   out << runtime->url() << std::endl;
   err << "serve: HTTP API at " << runtime->url() << "; SIGTERM or Ctrl-C stops it\n";
-  const int signal_number = WaitForStop([&] { return runtime->processor_finished(); });
+  const int signal_number = WaitForStop([&] { return runtime->finished(); });
   if (signal_number > 0) err << "serve: stopping on signal " << signal_number << "\n";
   const base::Status stopped = runtime->Stop();
   if (!stopped) {

@@ -207,8 +207,12 @@ void ServiceRuntime::StartThreads() {
   }
   replicator_thread_ = std::thread([this] {
     NameThisThread("oc-replicas");
-    const base::Status ended = replicator_->Run();
-    if (!ended) Log("replicas stopped: " + ended.error().ToString());
+    replicator_status_ = replicator_->Run();
+    if (!replicator_status_) {
+      Log("replicas stopped: " + replicator_status_.error().ToString() +
+          "; the instance stops, to be restarted");
+      replicator_failed_.store(true);
+    }
   });
   processor_thread_ = std::thread([this] {
     NameThisThread("oc-processor");
@@ -249,7 +253,7 @@ base::Result<std::unique_ptr<ServiceRuntime>> ServiceRuntime::Start(RuntimeOptio
 }
 
 base::Status ServiceRuntime::Stop() {
-  if (stopped_) return processor_status_;
+  if (stopped_) return processor_status_.ok() ? replicator_status_ : processor_status_;
   stopped_ = true;
   if (processor_) processor_->Stop();
   if (processor_thread_.joinable()) processor_thread_.join();
@@ -265,7 +269,7 @@ base::Status ServiceRuntime::Stop() {
     http_->io.stop();
   }
   if (http_thread_.joinable()) http_thread_.join();
-  return processor_status_;
+  return processor_status_.ok() ? replicator_status_ : processor_status_;
 }
 
 // Waits for SIGTERM/SIGINT (blocked by main) or for `done` to turn true.

@@ -58,10 +58,13 @@ class ServiceRuntime {
   // "http://127.0.0.1:8080": where the API listens (the real port when 0 was asked).
   const std::string& url() const { return url_; }
   const shard::StateBoard& board() const { return board_; }
-  // True once the processor's thread has ended (a fatal error, or after Stop).
-  bool processor_finished() const { return processor_done_.load(); }
+  // True once the processor's thread has ended (a fatal error, or after Stop), or
+  // the replicator's with an error (it could not make its clients again): an
+  // instance that no longer follows the changelog stops, to be restarted, rather
+  // than serve replicas and standbys that no longer move.
+  bool finished() const { return processor_done_.load() || replicator_failed_.load(); }
   // Stops the processor (it commits and leaves the group), then the API. Returns the
-  // processor's fatal error, or ok after a clean stop.
+  // processor's fatal error, else the replicator's, or ok after a clean stop.
   base::Status Stop();
 
   struct Http;
@@ -90,6 +93,8 @@ class ServiceRuntime {
   std::thread replicator_thread_;
   std::atomic<bool> processor_done_{false};
   base::Status processor_status_;
+  std::atomic<bool> replicator_failed_{false};
+  base::Status replicator_status_;  // read after the replicator's thread is joined
   std::string url_;
   bool stopped_ = false;
 };

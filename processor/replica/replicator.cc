@@ -127,15 +127,55 @@ struct Replicator::Impl {
   // --- Set-up --------------------------------------------------------------------
 
   base::Status CreateClients() {
+    if (base::Status s = CreateReader(); !s) return s;
+    if (o.members_topic.empty()) return {};
+    if (base::Status s = CreateMembersProducer(); !s) return s;
+    membership.emplace(o.instance_id, o.member_timeout);
+    return {};
+  }
+
+  base::Status CreateReader() {
     auto r = o.clients->NewPartitionReader("replica-" + o.instance_id);
     if (!r) return r.error().Wrap("cannot create the changelog follower");
     reader = std::move(r.value());
-    if (o.members_topic.empty()) return {};
+    return {};
+  }
+
+  base::Status CreateMembersProducer() {
     auto p = o.clients->NewPlainProducer({});
     if (!p) return p.error().Wrap("cannot create the members producer");
     members_producer = std::move(p.value());
-    membership.emplace(o.instance_id, o.member_timeout);
     return {};
+  }
+
+  // A client's fatal error ends that client, not what the replicas hold: the
+  // replicator makes a new one and goes on from where it was (each replica from its
+  // next offset). Only a client that cannot be made again ends the replicator.
+  void RenewReader(const std::string& error) {
+    Warn("replicas: the changelog follower had a fatal error (" + error +
+         "); following on with a new one");
+    reader->Close();
+    reader.reset();
+    if (base::Status s = CreateReader(); !s) {
+      fatal = base::KafkaFailure("the changelog follower hit a fatal error (" + error +
+                                 ") and could not be made again: " + s.message());
+      return;
+    }
+    assignment_changed = true;
+    next_assign_ms = 0;
+  }
+
+  void RenewMembersProducer(const std::string& error) {
+    Warn("members: the heartbeat producer had a fatal error (" + error +
+         "); sending on with a new one");
+    members_producer->Flush(std::chrono::milliseconds(0));
+    members_producer.reset();
+    if (base::Status s = CreateMembersProducer(); !s) {
+      fatal = base::KafkaFailure("the heartbeat producer hit a fatal error (" + error +
+                                 ") and could not be made again: " + s.message());
+      return;
+    }
+    heartbeat_soon = true;
   }
 
   base::Status CheckTopics() {
@@ -451,12 +491,13 @@ struct Replicator::Impl {
     m.sent_at_ms = Now();
     m.leaving = leaving;
     const std::string bytes = EncodeMemberRecord(m);
+    heartbeat_soon = false;
     if (kafka::KafkaError e = members_producer->Produce(
             {o.members_topic, base::Partition(0), o.instance_id, bytes, {}})) {
+      if (e.kind == kafka::ErrorKind::kFatal && !leaving) return RenewMembersProducer(e.ToString());
       Warn("members: cannot send a heartbeat: " + e.ToString());
     }
     members_producer->Poll(std::chrono::milliseconds(0));
-    heartbeat_soon = false;
   }
 
   void OnMemberRecord(const kafka::Message& m) {
@@ -536,8 +577,13 @@ struct Replicator::Impl {
       std::optional<kafka::Message> m =
           reader->Poll(i == 0 ? poll_timeout : std::chrono::milliseconds(0));
       if (!m) break;
+      if (m->kind == kafka::MessageKind::kFatal) {
+        RenewReader(m->error);
+        break;
+      }
       OnMessage(*m);
     }
+    if (!fatal.ok()) return false;
     const int64_t now = Now();
     if (membership && (heartbeat_soon || now >= next_heartbeat_ms)) {
       Heartbeat(false);
@@ -555,9 +601,6 @@ struct Replicator::Impl {
   }
 
   void OnMessage(const kafka::Message& m) {
-    if (m.kind == kafka::MessageKind::kFatal) {
-      fatal = base::KafkaFailure("the changelog follower hit a fatal error: " + m.error);
-    }
     if (m.kind != kafka::MessageKind::kRecord && m.kind != kafka::MessageKind::kPartitionEnd) {
       Warn("replicas: " + m.error);
       return;
@@ -582,9 +625,18 @@ struct Replicator::Impl {
       closed = true;
     }
     RunCommands();  // answer what came in meanwhile
+    if (!fatal.ok()) {
+      // Nothing follows the changelog any more: every replica says so, rather than
+      // standing by, caught up, as it was last published.
+      const int64_t now = Now();
+      for (auto& [p, r] : replicas) {
+        Fail(p, r, "the replicator stopped: " + fatal.message());
+        Publish(p, r, now);
+      }
+    }
     Heartbeat(true);
     if (members_producer) members_producer->Flush(std::chrono::milliseconds(2000));
-    reader->Close();
+    if (reader) reader->Close();
     return fatal;
   }
 

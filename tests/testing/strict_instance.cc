@@ -114,7 +114,7 @@ StrictInstance::StrictInstance(StrictKafka& kafka, StrictInstanceOptions options
 
 StrictInstance::~StrictInstance() {
   if (processor_ && !dead_) (void)processor_->Finish();
-  if (replicator_ && !dead_) (void)replicator_->Finish();
+  if (replicator_ && !dead_ && !replicator_ended_) (void)replicator_->Finish();
   processor_.reset();
   replicator_.reset();
   for (auto& w : workers_) w->Close();
@@ -130,7 +130,9 @@ void StrictInstance::ReplaceShardState(std::unique_ptr<shard::ShardState> state)
 
 bool StrictInstance::Step() {
   if (!processor_ || dead_) return false;
-  if (replicator_) replicator_->Step(0ms);
+  if (replicator_ && !replicator_ended_ && !replicator_->Step(0ms)) {
+    replicator_ended_ = replicator_->Finish();
+  }
   return processor_->Step(0ms);
 }
 
@@ -159,7 +161,7 @@ base::Status StrictInstance::Finish() {
   if (!processor_ || dead_) return base::Error(base::Errc::kInternal, "no running processor");
   dead_ = true;  // once only
   base::Status finished = processor_->Finish();
-  if (replicator_) (void)replicator_->Finish();
+  if (replicator_ && !replicator_ended_) (void)replicator_->Finish();
   return finished;
 }
 

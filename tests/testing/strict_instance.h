@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -87,7 +88,8 @@ class StrictInstance {
   StrictInstance& operator=(const StrictInstance&) = delete;
 
   // One turn of the processor's loop (and the replicator's); false once the
-  // processor hit a fatal error, or the process is dead.
+  // processor hit a fatal error, or the process is dead. A replicator whose step
+  // says it cannot go on is finished there, as its thread's loop ends.
   bool Step();
   // Steps a few times, so that the instance routes what the double holds for it,
   // then commits.
@@ -115,6 +117,8 @@ class StrictInstance {
   // What GET /readyz says: every shard assigned to the instance runs.
   bool Ready() const { return board_.Read().ready(); }
   const std::string& log() const { return log_; }
+  // What the replicator's loop ended with, once it ended by itself.
+  const std::optional<base::Status>& replicator_ended() const { return replicator_ended_; }
   // Why the processor refused to start (StrictInstanceOptions::expect_refusal).
   const std::string& refusal() const { return refusal_; }
   // What the processor and the replicator count about themselves (GET /metrics).
@@ -129,6 +133,7 @@ class StrictInstance {
   std::vector<std::unique_ptr<service::ShardWorker>> workers_;
   std::vector<std::thread> threads_;
   std::unique_ptr<replica::Replicator> replicator_;
+  std::optional<base::Status> replicator_ended_;
   std::unique_ptr<service::Processor> processor_;
   std::string log_;
   std::string refusal_;

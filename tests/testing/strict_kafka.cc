@@ -796,7 +796,10 @@ class StrictPlainProducer final : public kafka::PlainProducer {
   KafkaError Produce(const kafka::OutgoingRecord& record) override {
     std::lock_guard lock(id_.cluster->mu);
     if (id_.crashed()) return Crashed();
+    if (fatal_) return *fatal_;
     if (auto injected = id_.cluster->TakeInjection(Call::kPlainProduce, id_.instance)) {
+      // As librdkafka's idempotent producer: after a fatal error it refuses everything.
+      if (injected->kind == ErrorKind::kFatal) fatal_ = injected;
       return *injected;
     }
     KafkaError e = id_.cluster->AppendRecord(record, "", nullptr);
@@ -811,6 +814,7 @@ class StrictPlainProducer final : public kafka::PlainProducer {
  private:
   const Identity id_;
   kafka::Deliveries deliveries_;
+  std::optional<KafkaError> fatal_;  // guarded by the cluster's mutex
 };
 
 }  // namespace
@@ -1130,12 +1134,14 @@ class StrictPartitionReader final : public kafka::PartitionReader {
   std::map<TopicPartition, Position> assigned_;
   std::optional<TopicPartition> last_polled_;
   bool closed_ = false;
+  bool failed_ = false;  // a fatal error was delivered
 };
 
 KafkaError StrictPartitionReader::Check(Call call) {
   if (id_.crashed()) return Crashed();
   if (auto injected = id_.cluster->TakeInjection(call, id_.instance)) return *injected;
   if (closed_) return Fail(ErrorKind::kFailed, "CLOSED", "the reader is closed");
+  if (failed_) return Fail(ErrorKind::kFatal, "FATAL", "the reader had a fatal error");
   return {};
 }
 
@@ -1176,7 +1182,13 @@ KafkaError StrictPartitionReader::Seek(const kafka::TopicPartitionOffset& positi
 
 std::optional<Message> StrictPartitionReader::Poll(std::chrono::milliseconds) {
   std::lock_guard lock(id_.cluster->mu);
-  if (id_.crashed() || closed_) return std::nullopt;
+  if (id_.crashed() || closed_ || failed_) return std::nullopt;
+  if (auto injected = id_.cluster->TakeInjection(Call::kReaderPoll, id_.instance)) {
+    failed_ = injected->kind == ErrorKind::kFatal;
+    Message error = EventMessage(failed_ ? MessageKind::kFatal : MessageKind::kError, "", -1, -1);
+    error.error = injected->ToString();
+    return error;
+  }
   std::optional<Message> message;
   VisitRoundRobin(assigned_, last_polled_, [&](const TopicPartition& where, Position& position) {
     message = Next(where, position);
@@ -1703,6 +1715,12 @@ class StrictClients final : public kafka::Clients {
   base::Result<std::unique_ptr<kafka::PartitionReader>> NewPartitionReader(
       const std::string&) override {
     if (Dead()) return base::KafkaFailure("crashed");
+    {
+      std::lock_guard lock(id_.cluster->mu);
+      if (auto injected = id_.cluster->TakeInjection(Call::kNewPartitionReader, id_.instance)) {
+        return base::KafkaFailure(injected->ToString());
+      }
+    }
     return std::unique_ptr<kafka::PartitionReader>(std::make_unique<StrictPartitionReader>(id_));
   }
   base::Result<std::unique_ptr<kafka::PlainProducer>> NewPlainProducer(

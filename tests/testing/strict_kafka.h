@@ -95,10 +95,16 @@ class StrictKafka {
     kAbortTransaction,
     kHighWatermark,  // Clients::HighWatermark
     kReaderAssign,
-    kReaderStableEnd,  // PartitionReader::StableEnd
+    kReaderStableEnd,     // PartitionReader::StableEnd
+    kNewPartitionReader,  // Clients::NewPartitionReader
+    // PartitionReader::Poll: the error comes as a message of its kind (kFatal: a
+    // kFatal message, after which the reader delivers nothing, as librdkafka's handle).
+    kReaderPoll,
     kPartitionCounts,
-    kSeek,          // GroupConsumer::Seek and PartitionReader::Seek
-    kPlainProduce,  // PlainProducer::Produce (kept apart so heartbeats do not eat kProduce)
+    kSeek,  // GroupConsumer::Seek and PartitionReader::Seek
+    // PlainProducer::Produce (kept apart so heartbeats do not eat kProduce); after a
+    // kFatal the producer refuses everything, as librdkafka's idempotent producer.
+    kPlainProduce,
   };
 
   // One entry of a partition's log as the broker stores it.

@@ -310,6 +310,74 @@ TEST(Replicator, AnAssignmentTheReaderRefusedIsTriedAgainInsteadOfLeavingTheRepl
   EXPECT_EQ(Logged(c, "cannot assign the changelog (trying again)"), 1u) << c.log();
 }
 
+// Regression: a fatal error of the changelog reader ended the replicator's loop
+// with a log line; its replicas stood by, caught up as last published, and never
+// moved again. A fatal error ends one client: a new reader goes on from where each
+// replica was.
+TEST(Replicator, AReplicaFollowsOnWithANewReaderAfterItsReaderHadAFatalError) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Pair pair = StartCaughtUpPair(kafka);
+  ASSERT_GE(pair.p, 0);
+  StrictInstance& a = *pair.a;
+  StrictInstance& b = *pair.b;
+  const int32_t p = pair.p;
+  kafka.InjectError(Call::kReaderPoll, {kafka::ErrorKind::kFatal, "FATAL", "injected"}, 1, "b");
+  Send(kafka, 100, 200);
+  a.StepAndCommit();
+  EXPECT_TRUE(RunUntil(
+      kafka, {&a, &b}, [&] { return CaughtUp(b, a, p); }, 10s))
+      << b.log();
+  EXPECT_EQ(Logged(b, "following on with a new one"), 1u) << b.log();
+  EXPECT_FALSE(b.replicator_ended().has_value());
+  EXPECT_EQ(LoggedRebuilds(b), 0u) << "the replicas went on from where they were\n" << b.log();
+}
+
+// When no new reader can be made, the replicator stops with the error, and every
+// replica says it failed instead of standing by as last published (the service then
+// stops, to be restarted: ServiceRuntime::finished).
+TEST(Replicator, AReplicatorThatCannotMakeANewReaderStopsAndEveryReplicaSaysSo) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Pair pair = StartCaughtUpPair(kafka);
+  ASSERT_GE(pair.p, 0);
+  StrictInstance& a = *pair.a;
+  StrictInstance& b = *pair.b;
+  const int32_t p = pair.p;
+  kafka.InjectError(Call::kReaderPoll, {kafka::ErrorKind::kFatal, "FATAL", "injected"}, 1, "b");
+  kafka.InjectError(Call::kNewPartitionReader, {kafka::ErrorKind::kFailed, "X", "no reader"}, 1,
+                    "b");
+  ASSERT_TRUE(RunUntil(
+      kafka, {&a, &b}, [&] { return b.replicator_ended().has_value(); }, 5s))
+      << b.log();
+  EXPECT_FALSE(b.replicator_ended()->ok());
+  EXPECT_NE(b.replicator_ended()->message().find("could not be made again"), std::string::npos)
+      << b.replicator_ended()->message();
+  auto view = b.View(p);
+  EXPECT_EQ(view->phase, shard::ShardPhase::kFailed);
+  EXPECT_NE(view->failure.find("the replicator stopped"), std::string::npos) << view->failure;
+}
+
+// Regression: a fatal error of the heartbeat producer was logged at every heartbeat,
+// and no heartbeat went out again: the other instances took this one for dead and
+// moved its standbys. A new producer sends on.
+TEST(Replicator, HeartbeatsGoOnWithANewProducerAfterAFatalError) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Pair pair = StartCaughtUpPair(kafka);
+  ASSERT_GE(pair.p, 0);
+  StrictInstance& a = *pair.a;
+  StrictInstance& b = *pair.b;
+  kafka.InjectError(Call::kPlainProduce, {kafka::ErrorKind::kFatal, "FATAL", "injected"}, 1, "b");
+  const size_t before = kafka.Entries("events.members", 0).size();
+  RunFor(kafka, {&a, &b}, 5s);
+  size_t from_b = 0;
+  const auto entries = kafka.Entries("events.members", 0);
+  for (size_t i = before; i < entries.size(); ++i) from_b += entries[i].key == "b";
+  EXPECT_GE(from_b, 3u) << "b's heartbeats stopped\n" << b.log();
+  EXPECT_EQ(Logged(b, "sending on with a new one"), 1u) << b.log();
+}
+
 // The processor publishes a shard it is given as restoring, then takes it from the
 // replicator, which drops its replica: the instance must not look ready (GET /readyz)
 // while it claims the shard. It did, with no view of the shard at all, when the
