@@ -65,9 +65,10 @@ void AddFilterEval(CLI::App& app, oncecount::cmd::FilterEvalOptions& o) {
   cmd->add_option("--refresh-ms", o.refresh_ms, "refresh period t in ms")->check(WholeNumber());
   cmd->add_option("--check", o.check, "membership check: paper | pairs | any (Sec. III-A)")
       ->capture_default_str();
-  cmd->add_option("--rate", o.rate, "inserts per simulated second (constant)")
-      ->check(FiniteNumber());
-  cmd->add_option("--rate-schedule", o.rate_schedule, "CSV file of `second,rate` rows");
+  CLI::Option* rate = cmd->add_option("--rate", o.rate, "inserts per simulated second (constant)")
+                          ->check(FiniteNumber());
+  cmd->add_option("--rate-schedule", o.rate_schedule, "CSV file of `second,rate` rows")
+      ->excludes(rate);
   cmd->add_option("--duration-ms", o.duration_ms, "simulated duration")
       ->capture_default_str()
       ->check(WholeNumber());

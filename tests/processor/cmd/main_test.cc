@@ -64,4 +64,12 @@ TEST(CommandLine, DemoRefusesADuplicateRateOutsideZeroToOne) {
   EXPECT_NE(err.find("--duplicate-rate must be in [0, 1)"), std::string::npos) << err;
 }
 
+// Regression: with both, the schedule won and --rate was ignored without a word.
+TEST(CommandLine, FilterEvalRefusesARateBesideARateSchedule) {
+  const auto [code, err] = RunBinary(
+      {"filter-eval", "--rate", "1000", "--rate-schedule", "schedule.csv", "--window-ms", "1000"});
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(err.find("--rate excludes --rate-schedule"), std::string::npos) << err;
+}
+
 }  // namespace

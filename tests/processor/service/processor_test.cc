@@ -551,6 +551,40 @@ TEST(Processor, InputRemovedBetweenAFreshShardsClaimAndItsFirstFetchIsCountedAsL
       << a.log();
 }
 
+// Regression: a shard that never applied a batch has no input position in its state,
+// so its next owner claimed the input's start as it found it: records retention had
+// removed while the shard had no owner were skipped with no word and no count. The
+// group's offset, which the last claim committed, says where they began.
+TEST(Processor, InputRemovedWhileAShardThatNeverHadInputHadNoOwnerIsCountedAsLost) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  {
+    Instance a(kafka, "a");
+    ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+    a.StepAndCommit();
+    ASSERT_TRUE(a.Finish().ok()) << a.log();
+  }
+  Send(kafka, 0, 100);
+  std::map<int32_t, int64_t> ends;
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    ends[p] = kafka.HighWatermark("events", p);
+    ASSERT_GE(ends[p], 4);
+    ASSERT_FALSE(kafka.DeleteRecordsBefore("events", p, ends[p] / 2));
+  }
+  Instance b(kafka, "b");
+  ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return b.RunsAll(kPartitions); })) << b.log();
+  b.StepAndCommit();
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    auto view = b.View(p);
+    EXPECT_EQ(view->input_lost, static_cast<uint64_t>(ends[p] / 2)) << "partition " << p;
+    EXPECT_EQ(view->events_applied, static_cast<uint64_t>(ends[p] - ends[p] / 2));
+  }
+  EXPECT_NE(b.log().find("input offsets 0.." + std::to_string(ends[0] / 2 - 1) +
+                         " were removed by retention before they were applied"),
+            std::string::npos)
+      << b.log();
+}
+
 // Regression: an input that ends before the shard's position (a topic deleted and
 // recreated, a log truncated by an unclean leader election, or, as here, a changelog
 // mirrored to a cluster whose input holds fewer records) was taken for retention with
