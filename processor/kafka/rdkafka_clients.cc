@@ -517,6 +517,14 @@ class RdPlainProducer final : public PlainProducer {
     if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
       return {ErrorKind::kRetriable, std::string(kQueueFull), "the producer's queue is full"};
     }
+    if (e == RD_KAFKA_RESP_ERR__FATAL) {
+      // The idempotent producer is done for (an InitProducerId refused, a sequence it
+      // cannot recover): it refuses every record from now on, and only a new one sends.
+      char reason[512] = "";
+      const rd_kafka_resp_err_t cause = rd_kafka_fatal_error(rk_, reason, sizeof(reason));
+      return {ErrorKind::kFatal, rd_kafka_err2name(cause),
+              "produce to " + std::string(record.topic) + ": fatal error: " + reason};
+    }
     return Failed(e, "produce to " + std::string(record.topic));
   }
   void Poll(std::chrono::milliseconds timeout) override {

@@ -32,7 +32,9 @@ constexpr int64_t kConfirmEndEveryMs = 5000;
 // Unconfirmed for this long (the question failed, or went unasked), a caught-up
 // replica reads as behind since its last confirmation.
 constexpr int64_t kCaughtUpForMs = 15000;
-constexpr std::chrono::milliseconds kStableEndWait{1000};
+// Short: the questions share the loop with reading, and one a broker cannot answer
+// must not keep the others from being asked in time (a healthy one answers in ms).
+constexpr std::chrono::milliseconds kStableEndWait{250};
 // An assignment the reader refused is tried again after this long.
 constexpr int64_t kReassignAfterMs = 1000;
 
@@ -271,8 +273,8 @@ struct Replicator::Impl {
     if (membership)
       assignment.push_back({o.members_topic, base::Partition(0), members_next_offset});
     if (kafka::KafkaError e = reader->Assign(assignment)) {
-      // Nothing is read until an assignment holds: the replicas stop being confirmed
-      // at their ends, and read as behind (ConfirmAnEnd).
+      // Nothing is read until an assignment holds: a replica whose changelog moves
+      // meanwhile reads as behind at its next question (ConfirmAnEnd).
       Warn("replicas: cannot assign the changelog (trying again): " + e.ToString());
       next_assign_ms = Now() + kReassignAfterMs;
       return;
@@ -571,6 +573,7 @@ struct Replicator::Impl {
   }
 
   bool Step(std::chrono::milliseconds poll_timeout) {
+    if (!fatal.ok()) return false;  // a client could not be made again: nothing to step
     RunCommands();
     if (assignment_changed && Now() >= next_assign_ms) Reassign();
     for (int i = 0; i < 4096 && fatal.ok(); ++i) {
@@ -578,7 +581,9 @@ struct Replicator::Impl {
           reader->Poll(i == 0 ? poll_timeout : std::chrono::milliseconds(0));
       if (!m) break;
       if (m->kind == kafka::MessageKind::kFatal) {
-        RenewReader(m->error);
+        const std::string error = m->error;
+        m.reset();  // a handle's messages go before the handle
+        RenewReader(error);
         break;
       }
       OnMessage(*m);

@@ -97,7 +97,8 @@ class Replicator {
 
   // Run in steps, for tests that script the loop: Start starts following; each
   // Step runs the commands from other threads, reads for at most `poll_timeout` and
-  // publishes (false once a fatal error happened); Finish is Run's goodbye.
+  // publishes (false once the replicator cannot go on: a client that had a fatal
+  // error could not be made again); Finish is Run's goodbye.
   void Start();
   bool Step(std::chrono::milliseconds poll_timeout = std::chrono::milliseconds(10));
   base::Status Finish();

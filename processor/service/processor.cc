@@ -688,35 +688,32 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // had input the partition's oldest offset. Never a logical (negative) offset:
   // librdkafka drops those, and a claim without offsets would reach no group
   // coordinator, which is what refuses the claim of a member the group left behind.
-  // `lost_from`: where input that retention removed while such a shard had no owner
-  // begins (below), when it did.
-  std::optional<base::Offset> ClaimOffset(const RestoredShard& r,
-                                          std::optional<base::Offset>& lost_from) {
+  //
+  // A shard claimed before that never applied a batch has no position in its state,
+  // but its last claim committed one for the group: the partition's start then. When
+  // retention has removed records from there since (the shard unowned, or its owner
+  // down, longer than the input topic keeps data), the claim carries that offset: the
+  // first fetch finds it gone and counts the loss (OnInputGone). Claiming the start as
+  // it is now would commit over the only evidence, with no count.
+  base::Result<base::Offset> ClaimOffset(const RestoredShard& r) {
     const base::Offset position = r.state->position();
     if (!base::IsLogical(position)) return position;
     base::Offset low, high;
-    if (consumer->QueryWatermarks(r.claim.partition, low, high, kCallTimeout)) return std::nullopt;
-    lost_from = InputLostWhileUnowned(r, low);
-    return low;
-  }
-
-  // A shard claimed before that never applied a batch has no input position in its
-  // state, but its last claim committed one for the group: its input partition's start
-  // then. Records below the start now were removed while no owner applied them (the
-  // shard unowned, or its owner down, longer than the input topic keeps data). A shard
-  // with a position finds the same loss when it fetches (OnInputGone).
-  std::optional<base::Offset> InputLostWhileUnowned(const RestoredShard& r, base::Offset low) {
-    if (r.claim.epoch == base::Epoch(1) || base::IsLogical(low)) return std::nullopt;
+    if (kafka::KafkaError e =
+            consumer->QueryWatermarks(r.claim.partition, low, high, kCallTimeout)) {
+      return base::KafkaFailure("the start of its input partition is unknown: " + e.ToString());
+    }
+    if (r.claim.epoch == base::Epoch(1)) return low;  // no claim before (StateGoneWithItsChangelog)
     std::optional<base::Offset> committed;
     if (kafka::KafkaError e =
             consumer->CommittedOffset(r.claim.partition, committed, kCallTimeout)) {
-      Warn("shard " + std::to_string(r.claim.partition.value()) +
-           ": cannot tell whether retention removed input before it was applied (" + e.ToString() +
-           ")");
-      return std::nullopt;
+      return base::KafkaFailure(
+          "cannot tell whether retention removed input it never applied: the group's committed "
+          "offset is unknown (" +
+          e.ToString() + ")");
     }
-    if (!committed || base::IsLogical(*committed) || *committed >= low) return std::nullopt;
-    return committed;
+    if (committed && !base::IsLogical(*committed) && *committed < low) return *committed;
+    return low;
   }
 
   // Why a shard's first claim in its changelog partition would reset it to zero: the
@@ -748,17 +745,15 @@ struct Processor::Impl final : kafka::RebalanceListener {
     content.offsets_topic = o.input_topic;
     std::vector<std::string> encoded(restored.size());
     std::map<base::Partition, base::Offset> claimed;  // where each claimed shard's input starts
-    // Where input removed while the shard had no owner begins.
-    std::map<base::Partition, std::optional<base::Offset>> lost_from;
     for (size_t i = 0; i < restored.size(); ++i) {
       const base::Partition p = restored[i].claim.partition;
       if (const std::optional<std::string> gone = StateGoneWithItsChangelog(restored[i])) {
         RestoreFailed(p, *gone);
         continue;
       }
-      const std::optional<base::Offset> offset = ClaimOffset(restored[i], lost_from[p]);
+      const base::Result<base::Offset> offset = ClaimOffset(restored[i]);
       if (!offset) {
-        RestoreFailed(p, "the start of its input partition is unknown");
+        RestoreFailed(p, offset.message());
         continue;
       }
       changelog::EncodeRecord(restored[i].claim, encoded[i]);
@@ -787,10 +782,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     // after the claim is counted as lost (OnInputGone), not skipped silently.
     const ChangelogWritten written = LastCommitWritten();
     for (RestoredShard& r : restored) {
-      const base::Partition p = r.claim.partition;
-      if (claimed.count(p) == 0) continue;
-      Adopt(r, written);
-      if (lost_from[p]) NoteInputLost(p, *lost_from[p], claimed[p]);
+      if (claimed.count(r.claim.partition) > 0) Adopt(r, written);
     }
     return claimed;
   }
@@ -956,18 +948,6 @@ struct Processor::Impl final : kafka::RebalanceListener {
                  "and its records would be skipped as counted already (docs/operations.md, "
                  "\"A shard's input is behind its state\")");
     }
-    NoteInputLost(p, from, low);
-    if (kafka::KafkaError e = StartInputAt(p, low)) {
-      return RestoreFailed(p, "cannot go on after lost input: " + e.ToString());
-    }
-    Publish(p, it->second);
-  }
-
-  // Input offsets [from, low) of running shard p were removed by retention before
-  // they were applied: counted where operators look, and said.
-  void NoteInputLost(base::Partition p, base::Offset from, base::Offset low) {
-    auto it = shards.find(p);
-    if (it == shards.end()) return;
     const uint64_t lost =
         !base::IsLogical(from) && low > from ? static_cast<uint64_t>(low.Since(from)) : 0;
     it->second.input_lost += lost;
@@ -975,6 +955,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
          ".." + std::to_string(low.Previous().value()) +
          " were removed by retention before they were applied: " + std::to_string(lost) +
          " messages lost; going on at offset " + std::to_string(low.value()));
+    if (kafka::KafkaError e = StartInputAt(p, low)) {
+      return RestoreFailed(p, "cannot go on after lost input: " + e.ToString());
+    }
     Publish(p, it->second);
   }
 

@@ -181,6 +181,25 @@ TEST_F(RdKafkaClientsTest, APlainProducerCountsItsDeliveryReports) {
   EXPECT_EQ(end.value(), base::Offset(3));
 }
 
+// The replicator makes a new heartbeat producer after a fatal error, so the error
+// must say it is fatal (librdkafka's produce answers __FATAL from then on).
+TEST_F(RdKafkaClientsTest, APlainProducerSaysItsFatalErrorIsFatal) {
+  constexpr int16_t kInitProducerIdApiKey = 22;
+  rd_kafka_mock_push_request_errors(cluster_->mock(), kInitProducerIdApiKey, 1,
+                                    RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED);
+  auto made = clients_->NewPlainProducer({});
+  ASSERT_TRUE(made.ok()) << made.error();
+  PlainProducer& p = *made.value();
+  KafkaError e;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!e && std::chrono::steady_clock::now() < deadline) {
+    e = p.Produce({"log", base::Partition(0), std::nullopt, "v", {}});
+    if (!e) p.Poll(100ms);
+  }
+  EXPECT_EQ(e.kind, ErrorKind::kFatal) << e.ToString();
+  EXPECT_NE(e.ToString().find("CLUSTER_AUTHORIZATION_FAILED"), std::string::npos) << e.ToString();
+}
+
 TEST_F(RdKafkaClientsTest, APlainProducerSaysWhenItsQueueIsFullInsteadOfWaiting) {
   PlainProducerSpec spec;
   spec.max_queued = 2;
