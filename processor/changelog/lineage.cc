@@ -7,9 +7,9 @@ namespace oncecount::changelog {
 
 std::string UnreadableRecordsWarning(uint64_t unreadable_records) {
   return std::to_string(unreadable_records) +
-         " changelog record(s) could not be read (a bad checksum, truncated bytes, or a "
-         "format newer than this release's) and were skipped: the state is the newest the "
-         "readable records hold, and the input after it is counted again";
+         " changelog record(s) could not be read (a bad checksum or truncated bytes) and were "
+         "skipped: the state is the newest the readable records hold, and the input after it "
+         "is counted again";
 }
 
 void LineageBuilder::Add(std::string_view encoded) {

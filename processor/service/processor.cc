@@ -172,7 +172,8 @@ struct Processor::Impl final : kafka::RebalanceListener {
           "oncecount_checkpoint_fallbacks_total",
           "Local checkpoints passed over for a restore from the changelog, by reason: "
           "unreadable, before_log_start, not_in_changelog (another cluster or topic), "
-          "not_on_lineage (a zombie's), diverged, read_failed.",
+          "not_on_lineage (a zombie's), diverged, read_failed, newer_format (a newer release wrote "
+          "after it).",
           std::string("reason=\"") + name + "\"");
     }
   }

@@ -77,6 +77,8 @@ std::optional<RestoredShard> CatchUp(base::Partition p, replica::Handoff h,
   for (const std::string& bytes : tail) {
     auto record = changelog::DecodeRecord(bytes);
     if (!record) {
+      // Skipping a newer release's record would claim an epoch it may have used.
+      if (changelog::NewerFormatOf(bytes)) return std::nullopt;
       ++unreadable;
       continue;
     }
@@ -90,11 +92,14 @@ std::optional<RestoredShard> CatchUp(base::Partition p, replica::Handoff h,
   }
   auto claimed = ClaimFollowed(p, std::move(h.state), h.follower, applied, draw, source);
   if (!claimed) return std::nullopt;  // a cold restore reports it
-  if (unreadable > 0) {
-    claimed->unreadable_records = unreadable;
-    claimed->summary += "; " + changelog::UnreadableRecordsWarning(unreadable);
-  }
+  NoteUnreadableRecords(claimed.value(), unreadable);
   return std::move(claimed).value();
+}
+
+void NoteUnreadableRecords(RestoredShard& restored, uint64_t unreadable) {
+  if (unreadable == 0) return;
+  restored.unreadable_records += unreadable;
+  restored.summary += "; " + changelog::UnreadableRecordsWarning(unreadable);
 }
 
 base::Result<RestoredShard> ClaimFollowed(base::Partition p,

@@ -86,6 +86,8 @@ base::Result<RestoredShard> RestoreCold(base::Partition partition,
                                         std::optional<OwnCommit> own_committed = std::nullopt);
 
 // `source` names where the state came from, for the summary ("its standby replica").
+// nullopt when the tail cannot be followed (a cut-back lineage, a claim with another
+// key, a record a newer release wrote): a cold restore then says why.
 std::optional<RestoredShard> CatchUp(base::Partition partition, replica::Handoff handoff,
                                      const std::vector<std::string>& tail, ClaimDraw draw,
                                      std::string_view source);
@@ -97,5 +99,9 @@ base::Result<RestoredShard> ClaimFollowed(base::Partition partition,
                                           std::unique_ptr<shard::ShardState> state,
                                           const changelog::LineageFollower& follower,
                                           size_t applied, ClaimDraw draw, std::string_view source);
+
+// Records the changelog records skipped on the way as unreadable (damaged), for
+// /v1/stats and the log.
+void NoteUnreadableRecords(RestoredShard& restored, uint64_t unreadable);
 
 }  // namespace oncecount::service

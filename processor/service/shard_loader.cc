@@ -121,7 +121,17 @@ std::vector<RestoredShard> ShardLoader::FromCheckpoints(
         CheckpointRead& c = checkpoints.at(p);
         if (c.off_lineage) return;
         auto record = changelog::DecodeRecord(value);
-        if (!record) return;
+        if (!record) {
+          // A newer release's record may hold a claim this state would clash with:
+          // the cold restore refuses it, naming both formats. A damaged one is skipped
+          // and counted, as a cold restore does.
+          if (changelog::NewerFormatOf(value)) {
+            c.off_lineage = CheckpointFallback::kNewerFormat;
+          } else {
+            ++c.unreadable;
+          }
+          return;
+        }
         const bool was_seeking = c.follower.seeking();
         switch (c.follower.Next(record.value())) {
           case changelog::LineageFollower::Step::kApply:
@@ -157,6 +167,8 @@ std::vector<RestoredShard> ShardLoader::FromCheckpoints(
                "zombie's)");
     } else if (c.off_lineage == CheckpointFallback::kUnreadable) {
       PassOver(p, *c.off_lineage, "out of memory applying the changelog's tail to it");
+    } else if (c.off_lineage == CheckpointFallback::kNewerFormat) {
+      PassOver(p, *c.off_lineage, "a newer release wrote to the changelog after it");
     } else if (c.off_lineage) {
       PassOver(p, *c.off_lineage, "the changelog went another way after its batch");
     } else if (c.follower.seeking()) {
@@ -175,6 +187,7 @@ std::vector<RestoredShard> ShardLoader::FromCheckpoints(
       out.push_back(std::move(claimed).value());
       out.back().read_to = read.value().at(p);
       out.back().kept = c.kept;
+      NoteUnreadableRecords(out.back(), c.unreadable);
     }
   }
   return out;

@@ -53,14 +53,16 @@ enum class CheckpointFallback : uint8_t {
   kNotOnLineage,    // its batch is there, superseded before it: a zombie's
   kDiverged,        // the lineage after its batch went another way
   kReadFailed,      // the changelog could not be read
+  kNewerFormat,     // a newer release wrote to the changelog after it
 };
-inline constexpr std::array<base::EnumName<CheckpointFallback>, 6> kCheckpointFallbackNames = {{
+inline constexpr std::array<base::EnumName<CheckpointFallback>, 7> kCheckpointFallbackNames = {{
     {CheckpointFallback::kUnreadable, "unreadable"},
     {CheckpointFallback::kBeforeLogStart, "before_log_start"},
     {CheckpointFallback::kNotInChangelog, "not_in_changelog"},
     {CheckpointFallback::kNotOnLineage, "not_on_lineage"},
     {CheckpointFallback::kDiverged, "diverged"},
     {CheckpointFallback::kReadFailed, "read_failed"},
+    {CheckpointFallback::kNewerFormat, "newer_format"},
 }};
 inline const char* CheckpointFallbackName(CheckpointFallback why) {
   return base::NameOf(kCheckpointFallbackNames, why);
@@ -117,6 +119,7 @@ class ShardLoader {
     // snapshot, so the changelog keeps no complete one (AdoptedSnapshotCycle).
     std::optional<SnapshotCycleKept> kept;
     bool from_snapshot_end = false;  // read from its snapshot's last chunk on (Resuming)
+    uint64_t unreadable = 0;         // damaged records skipped in the tail
   };
   std::vector<RestoredShard> FromCheckpoints(const std::vector<base::Partition>& partitions,
                                              LoadResult& out);

@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "processor/changelog/changelog_record.h"
 #include "processor/service/local_checkpoint.h"
+#include "tests/testing/serialized_bytes.h"
 #include "tests/testing/strict_instance.h"
 
 namespace oncecount::service {
@@ -220,6 +222,58 @@ TEST_F(LocalCheckpointRestart, PassesOverACheckpointWhoseSnapshotEndHoldsAnother
   EXPECT_NE(r.metrics.find("oncecount_checkpoint_fallbacks_total{reason=\"not_in_changelog\"} 1\n"),
             std::string::npos)
       << r.metrics;
+}
+
+// Regression: the read after a checkpoint skipped records it could not decode
+// without a word. A newer release's record could hold a claim: the restart claimed
+// the epoch after the checkpoint's, one the newer release may have used. It now
+// passes the checkpoint over, and the restore from the changelog refuses the shard,
+// naming both formats.
+TEST_F(LocalCheckpointRestart, PassesOverACheckpointWhoseTailANewerReleaseWroteTo) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  RunAndKill(kafka);
+  const std::string newer = testing::WithField(kafka.CommittedValues("events.changelog", 0).back(),
+                                               4, 2, changelog::kChangelogFormatVersion + 1);
+  ASSERT_FALSE(kafka.ProduceForTest("events.changelog", 0, std::nullopt, newer));
+  Instance again(kafka, Options());
+  ASSERT_TRUE(RunUntil(kafka, {&again}, [&] {
+    auto view = again.View(0);
+    return view && view->phase == shard::ShardPhase::kFailed && again.Runs(1);
+  })) << again.log();
+  EXPECT_NE(again.View(0)->failure.find("which a newer release wrote"), std::string::npos)
+      << again.View(0)->failure;
+  EXPECT_NE(again.log().find("shard 0: its local checkpoint is passed over (newer_format: "),
+            std::string::npos)
+      << again.log();
+  EXPECT_NE(again.metrics().Render().find(
+                "oncecount_checkpoint_fallbacks_total{reason=\"newer_format\"} 1\n"),
+            std::string::npos)
+      << again.metrics().Render();
+}
+
+// A damaged record in the tail after a checkpoint is skipped and counted, as a cold
+// restore counts it (it was skipped without a count).
+TEST_F(LocalCheckpointRestart, CountsADamagedRecordInTheTailAfterACheckpoint) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  RunAndKill(kafka);
+  std::string damaged = kafka.CommittedValues("events.changelog", 0).back();
+  damaged[damaged.size() / 2] = static_cast<char>(damaged[damaged.size() / 2] ^ 1);
+  ASSERT_FALSE(kafka.ProduceForTest("events.changelog", 0, std::nullopt, damaged));
+  Instance again(kafka, Options());
+  ASSERT_TRUE(RunUntil(kafka, {&again}, [&] { return again.RunsAll(kPartitions); })) << again.log();
+  EXPECT_NE(again.log().find("shard 0: taken over from its local checkpoint"), std::string::npos)
+      << again.log();
+  EXPECT_NE(again.log().find("1 changelog record(s) could not be read"), std::string::npos)
+      << again.log();
+  EXPECT_EQ(again.View(0)->changelog_unreadable_records, 1u);
+  EXPECT_EQ(again.View(1)->changelog_unreadable_records, 0u);
+  Send(kafka, 0, 350);  // every event retried, and new ones
+  again.StepAndCommit();
+  // ExpectExactlyOnce would also decode every claim: the damaged record stays.
+  EXPECT_EQ(testing::CountsInChangelog(kafka), Expected(350));
+  testing::ExpectAllInputCommitted(kafka);
 }
 
 TEST_F(LocalCheckpointRestart, PassesOverACorruptCheckpoint) {

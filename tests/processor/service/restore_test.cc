@@ -121,6 +121,19 @@ TEST(Restore, RefusesAChangelogANewerReleaseWroteTo) {
   EXPECT_EQ(changelog::NewerFormatOf(damaged), std::nullopt) << "damaged is not newer";
 }
 
+// A hand-over's tail holding a newer release's record is not followed (its claim may
+// be one the new owner would clash with): the cold restore then refuses the shard.
+TEST(Restore, AHandOverDoesNotCatchUpOverARecordANewerReleaseWrote) {
+  std::vector<std::string> tail = FirstOwnersChangelog(kShardKey);
+  tail.push_back(testing::WithField(tail.front(), 4, 2, changelog::kChangelogFormatVersion + 1));
+  auto made = shard::ShardState::Create(kPartition, testing::TestDedup(), filter::Millis{0});
+  ASSERT_TRUE(made.ok());
+  replica::Handoff handoff{std::move(made).value(),
+                           changelog::LineageFollower(base::Epoch(), base::Seq(), 0),
+                           base::Offset(0)};
+  EXPECT_FALSE(CatchUp(kPartition, std::move(handoff), tail, kDraw, "its standby replica"));
+}
+
 TEST(Restore, SaysHowManyUnreadableRecordsItSkipped) {
   std::vector<std::string> records = FirstOwnersChangelog(kShardKey);
   std::string corrupt = records.back();
