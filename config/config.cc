@@ -151,6 +151,10 @@ const std::vector<Key>& Schema() {
        [](Config& c, const std::string& v) { return ParseBool(v, c.kafka.static_membership); }},
       {"kafka", "leave_group_on_stop",
        [](Config& c, const std::string& v) { return ParseBool(v, c.kafka.leave_group_on_stop); }},
+      {"kafka", "changelog_retention_bytes",
+       [](Config& c, const std::string& v) {
+         return ParseInt(v, 0, int64_t{1} << 50, c.kafka.changelog_retention_bytes);
+       }},
       {"processing", "commit_interval_ms",
        [](Config& c, const std::string& v) {
          return ParseInt(v, 1, 60000, c.processing.commit_interval_ms);
@@ -598,6 +602,8 @@ std::string RenderConfig(const Config& c) {
       << c.kafka.transaction_abort_interval_ms;
   out << YAML::Key << "static_membership" << YAML::Value << c.kafka.static_membership;
   out << YAML::Key << "leave_group_on_stop" << YAML::Value << c.kafka.leave_group_on_stop;
+  out << YAML::Key << "changelog_retention_bytes" << YAML::Value
+      << c.kafka.changelog_retention_bytes;
   out << YAML::Key << "properties" << YAML::Value << YAML::BeginMap;
   for (const auto& [k, v] : c.kafka.properties) out << YAML::Key << k << YAML::Value << v;
   out << YAML::EndMap << YAML::EndMap;

@@ -45,6 +45,11 @@ struct KafkaConfig {
   // once. Only a static member may stay: its shards then wait for it, unread, until
   // it is back or its session times out (a restart moves nothing).
   bool leave_group_on_stop = true;
+  // What one changelog partition keeps (its retention.bytes), for a cluster that does
+  // not tell (DescribeConfigs unanswered: dev-kafka keeps 5242880); 0: unknown. The
+  // shards time their snapshots by it, so that a complete one always stays. A cluster
+  // that tells wins.
+  int64_t changelog_retention_bytes = 0;
   std::map<std::string, std::string> properties;  // passed to librdkafka as is
 
   std::string EffectiveDlqTopic() const {

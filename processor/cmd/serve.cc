@@ -55,7 +55,8 @@ int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
       bootstrap,
       instance_id,
       base::Logger(MakeStreamLogSink(err, *level, *format), instance_id),
-      embedded ? kafka::EmbeddedCluster::kPartitionRetentionBytes : 0,
+      embedded ? kafka::EmbeddedCluster::kPartitionRetentionBytes
+               : static_cast<size_t>(c.kafka.changelog_retention_bytes),
       /*local_checkpoints=*/embedded == nullptr,
       /*stop_requested=*/StopSignalPending,
       /*stable_instance_id=*/!o.instance_id.empty() || DefaultInstanceIdIsStable(c.http.listen)};

@@ -353,6 +353,13 @@ struct Processor::Impl final : kafka::RebalanceListener {
            "'s cleanup.policy and retention.ms; they must be delete and -1 (a compacted or "
            "time-limited changelog can lose a shard's state)");
     }
+    if (!told.retention_bytes && o.changelog_retention_bytes == 0) {
+      Warn("the cluster did not tell " + o.changelog_topic +
+           "'s retention.bytes: snapshots are timed as if each partition kept at least "
+           "three snapshots' worth, and a smaller one can lose the last complete snapshot; "
+           "set kafka.changelog_retention_bytes to what a partition keeps (dev-kafka: "
+           "5242880)");
+    }
     return {};
   }
 

@@ -183,6 +183,7 @@ kafka:
   group_id: counters
   static_membership: true
   leave_group_on_stop: false
+  changelog_retention_bytes: 5242880
   properties:
     security.protocol: SASL_SSL
     sasl.mechanisms: PLAIN
@@ -211,6 +212,7 @@ state:
   EXPECT_EQ(c.kafka.group_id, "counters");
   EXPECT_TRUE(c.kafka.static_membership);
   EXPECT_FALSE(c.kafka.leave_group_on_stop);
+  EXPECT_EQ(c.kafka.changelog_retention_bytes, 5242880);
   EXPECT_EQ(c.kafka.properties.at("security.protocol"), "SASL_SSL");
   EXPECT_EQ(c.kafka.properties.at("sasl.mechanisms"), "PLAIN");
   EXPECT_EQ(c.processing.commit_interval_ms, 250);

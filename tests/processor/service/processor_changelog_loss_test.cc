@@ -200,14 +200,37 @@ TEST(ChangelogSettings, AreRefusedAtStartWhenTheyCouldDeleteAShardsState) {
     EXPECT_NE(a.refusal().find(r.named), std::string::npos) << a.refusal();
   }
 
-  // As deploy/create-topics.sh creates it: delete, no time limit.
+  // As deploy/create-topics.sh creates it: delete, no time limit, bounded by size.
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
   kafka.SetCleanupPolicy(kChangelog, "delete");
   kafka.SetRetentionMs(kChangelog, -1);
+  kafka.SetRetentionBytes(kChangelog, size_t{64} << 20);
   Instance a(kafka, "a");
   EXPECT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
   EXPECT_EQ(a.log().find("did not tell"), std::string::npos) << a.log();
+}
+
+// The snapshots are timed by what a changelog partition keeps: a cluster that does
+// not tell it (dev-kafka keeps 5 MB and answers no DescribeConfigs), with nothing
+// configured instead, is warned about at the start, naming the key that tells it.
+TEST(ChangelogLoss, WarnsWhenNeitherTheClusterNorTheConfigSaysWhatAChangelogPartitionKeeps) {
+  for (const size_t configured : {size_t{0}, size_t{5} << 20}) {
+    std::unique_ptr<StrictKafka> holder;
+    StrictKafka& kafka = NewCluster(holder);
+    kafka.SetCleanupPolicy(kChangelog, "delete");
+    kafka.SetRetentionMs(kChangelog, -1);
+    kafka.SetRetentionBytes(kChangelog, size_t{5} << 20, /*described=*/false);
+    testing::StrictInstanceOptions options;
+    options.process = "a";
+    options.changelog_retention_bytes = configured;
+    Instance a(kafka, options);
+    EXPECT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+    const bool warned =
+        a.log().find("did not tell events.changelog's retention.bytes") != std::string::npos &&
+        a.log().find("set kafka.changelog_retention_bytes") != std::string::npos;
+    EXPECT_EQ(warned, configured == 0) << "configured " << configured << "\n" << a.log();
+  }
 }
 
 }  // namespace
