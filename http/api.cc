@@ -490,6 +490,17 @@ class Api {
       }
     }
     for (const auto& v : s.shards) {
+      if (v->role != shard::ShardRole::kActive || v->record_window_held_ms < 0) continue;
+      j.BeginObject().Key("partition").Int(v->partition.value());
+      j.Key("reason").String(
+          "the filter was made for a window of " + std::to_string(v->record_window_held_ms) +
+          " ms, and dedup.window_ms is " + std::to_string(v->record_window_ms) +
+          " ms now: a retry later than that after its first copy may be counted twice, until "
+          "the shard starts from an empty changelog (docs/operations.md, \"Time is the "
+          "records' time\")");
+      j.EndObject();
+    }
+    for (const auto& v : s.shards) {
       const filter::FilterSummary& f = v->filter;
       if (v->role != shard::ShardRole::kActive || !f.HoldsLessThanItsWindow()) continue;
       j.BeginObject().Key("partition").Int(v->partition.value());
@@ -586,6 +597,12 @@ class Api {
     j.Key("event_clock_ms").Int(v.event_clock_ms);
     j.Key("timestamps_ahead").Uint(v.timestamps_ahead);
     j.Key("late_events").Uint(v.late_events);
+    j.Key("record_window_held_ms");
+    if (v.record_window_held_ms < 0) {
+      j.Null();
+    } else {
+      j.Int(v.record_window_held_ms);
+    }
     j.Key("timestamps_missing").Uint(v.timestamps_missing);
     j.Key("hash_keyed").Bool(v.hash_keyed);
     j.Key("published_at_ms").Int(v.published_at_ms);

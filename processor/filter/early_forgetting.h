@@ -6,7 +6,7 @@
 // stepped back), or the load outgrows the bound, the filter would otherwise have to
 // either grow without bound or overfill past its false-positive target. At the bound
 // it drops its oldest ids instead, and records here the newest insert time it may have
-// lost. The guaranteed window it reports is then what it really holds, now - lost_until,
+// lost. The guaranteed window it reports is then what it really holds, now - lost_until - 1,
 // until the clock has moved a whole window past it (SPEC §2.1: a filter that cannot
 // keep the configured window says so instead of pretending).
 //
@@ -37,9 +37,11 @@ struct EarlyForgetting {
   }
 
   // The window held at `now`: `window`, or less while ids inserted within it are lost.
+  // A window of w holds the ids inserted w ms ago or later; the newest that may be
+  // lost was inserted at lost_until, so what is held is one ms short of its age.
   base::Millis Held(base::Millis now, base::Millis window) const {
     if (lost_until == base::Millis::min()) return window;
-    return std::clamp(now - lost_until, base::Millis{0}, window);
+    return std::clamp(now - lost_until - base::Millis{1}, base::Millis{0}, window);
   }
 
   bool operator==(const EarlyForgetting&) const = default;

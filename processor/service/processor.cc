@@ -816,7 +816,15 @@ struct Processor::Impl final : kafka::RebalanceListener {
     slot.state_view = r.state->MakeView(std::move(base), clock.WallMs());
     const shard::ShardRules rules = ShardRules();
     r.state->set_rules(rules);
-    if (r.state->rules().late_after < rules.late_after) {
+    if (const auto held = r.state->rules().record_window_held) {
+      Warn("shard " + std::to_string(p.value()) +
+           ": its filter, restored from a state made under a smaller dedup.window_ms, holds " +
+           std::to_string(held->count()) + " ms, not the window's " +
+           std::to_string(rules.record_window->count()) +
+           " ms: a retry later than that after its first copy may be counted twice, until the "
+           "shard starts from an empty changelog (/readyz lists it as degraded; "
+           "docs/operations.md, \"Time is the records' time\")");
+    } else if (r.state->rules().late_after < rules.late_after) {
       Warn("shard " + std::to_string(p.value()) +
            ": its filter, restored from a state made under " +
            "a smaller dedup.timestamp_tolerance_ms or dedup.window_ms, holds " +

@@ -91,11 +91,19 @@ void ShardState::set_rules(const ShardRules& rules) {
   // under a smaller tolerance (or window) holds less, and only a new filter could hold
   // more: until then a record later than what it holds is late, whatever the
   // configured tolerance, or the first copy of its retry may be forgotten already.
-  if (rules_.late_after && rules_.record_window) {
-    const int64_t held = filter_->Summary().window_ms_configured;  // -1: forever
-    if (held >= 0) {
-      const filter::Millis covers{std::max<int64_t>(0, held - rules_.record_window->count())};
+  rules_.record_window_held.reset();
+  const filter::FilterSummary summary = filter_->Summary();
+  // A filter that keeps no ids (dedup.mode none) promises no window: lateness stays
+  // as configured.
+  if (rules_.late_after && rules_.record_window && summary.mode != filter::DedupMode::kNone) {
+    const int64_t held = summary.window_ms_configured;  // -1: forever
+    if (held >= 0 && held >= rules_.record_window->count()) {
+      const filter::Millis covers{held - rules_.record_window->count()};
       rules_.late_after = std::min(*rules_.late_after, covers);
+    } else if (held >= 0) {
+      // Shorter than the window itself: lowering the tolerance cannot make up for it
+      // (it would only call every record behind the clock late). Said instead.
+      rules_.record_window_held = filter::Millis{held};
     }
   }
 }
@@ -570,6 +578,10 @@ std::shared_ptr<const ShardView> ShardState::MakeView(ShardView base, int64_t no
   base.timestamps_ahead = clock_.ahead_of_wall;
   base.late_events = clock_.late;
   base.timestamps_missing = clock_.without_timestamp;
+  if (rules_.record_window_held && rules_.record_window) {
+    base.record_window_held_ms = rules_.record_window_held->count();
+    base.record_window_ms = rules_.record_window->count();
+  }
   base.hash_keyed = hash_key_.has_value() && *hash_key_ != filter::kUnkeyed;
   if (detail == FilterDetail::kRefresh) {
     base.filter = filter_->Summary();

@@ -78,6 +78,11 @@ struct ShardRules {
   // How many bytes a changelog partition keeps (0: unknown or unbounded); the owner
   // times its snapshots by it (snapshot_cadence.h).
   size_t changelog_retention_bytes = 0;
+  // Set by set_rules when the shard's filter was made for a shorter window than
+  // record_window (dedup.window_ms raised since): how much of it the filter holds.
+  // A retry later than that after its first copy may be counted twice, and no rule
+  // of lateness can catch it; the shard says so (ShardView::record_window_held_ms).
+  std::optional<filter::Millis> record_window_held{};
 };
 
 // The shard's clock and what its rules saw. The clock is in the snapshot (and each

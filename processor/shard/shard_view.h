@@ -97,6 +97,11 @@ struct ShardView {
   uint64_t timestamps_ahead = 0;
   uint64_t late_events = 0;
   uint64_t timestamps_missing = 0;
+  // -1, or how much of dedup.window_ms (record_window_ms) the shard's filter holds:
+  // it was made for a shorter window (the setting raised since), and retries later
+  // than this after their first copy may be counted twice (readiness says so).
+  int64_t record_window_held_ms = -1;
+  int64_t record_window_ms = -1;
   // The shard hashes ids under its own secret key (filter/id_hash.h); false for a
   // shard created before keys existed, which keeps hashing them unkeyed, or a
   // replica that has not seen its shard's key yet.

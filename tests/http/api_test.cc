@@ -579,6 +579,28 @@ TEST_F(ApiTest, ReadinessNamesTheShardsWhoseFilterHoldsLessThanItsWindow) {
   EXPECT_NE(stats.find("\"window_ms_configured\":3000"), std::string::npos) << stats;
 }
 
+// A shard whose filter was made for a shorter window than dedup.window_ms says so in
+// the readiness details and in its stats: retries beyond that may count twice.
+TEST_F(ApiTest, ReadinessNamesAShardWhoseFilterWasMadeForAShorterWindow) {
+  board_.SetAssignmentKnown(true);
+  ShardView shorter = DetailedView();
+  shorter.record_window_held_ms = 61'000;
+  shorter.record_window_ms = 300'000;
+  Publish(shorter);
+  Response r = Get("/readyz");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  auto degraded = Json(r)["degraded"].get_array().value();
+  ASSERT_EQ(degraded.size(), 1u) << r.body;
+  const std::string reason(degraded.at(0)["reason"].get_string().value());
+  EXPECT_NE(reason.find("made for a window of 61000 ms, and dedup.window_ms is 300000 ms"),
+            std::string::npos)
+      << reason;
+  EXPECT_NE(Get("/v1/shards/0").body.find("\"record_window_held_ms\":61000"), std::string::npos);
+  Publish(DetailedView());
+  EXPECT_EQ(Json(Get("/readyz"))["degraded"].get_array().value().size(), 0u);
+  EXPECT_NE(Get("/v1/shards/0").body.find("\"record_window_held_ms\":null"), std::string::npos);
+}
+
 // Regression: a standby that failed was left out of /readyz's details and of the lag
 // gauge, so an instance whose failover promise no longer held looked healthy.
 TEST_F(ApiTest, ReadinessNamesAFailedStandbyAndTheLagGaugeShowsIt) {

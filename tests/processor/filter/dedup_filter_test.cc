@@ -228,7 +228,8 @@ TEST(DedupFilter, AtItsMemoryBoundForgetsEarlyAndReportsTheWindowItReallyHolds) 
     f->TestAndInsertBatch(batch, verdicts);
     f->AdvanceTo(kFrozen + Millis{3000});
     s = f->Summary();
-    EXPECT_EQ(s.window_ms_guaranteed, 3000);
+    // Ids of kFrozen may be lost, and they are 3000 ms old: 2999 ms are held whole.
+    EXPECT_EQ(s.window_ms_guaranteed, 2999);
     for (const IdHash& id : batch) EXPECT_TRUE(f->Contains(id));
     f->AdvanceTo(kFrozen + Millis{configured} + Millis{1});
     EXPECT_EQ(f->Summary().window_ms_guaranteed, configured);

@@ -1300,6 +1300,62 @@ TEST(ShardState, ALateBoundBeyondWhatItsFilterHoldsIsLoweredToIt) {
   EXPECT_EQ(fresh->rules().late_after, Millis{5000});
 }
 
+// Regression: a filter made for a shorter window than dedup.window_ms (the setting
+// raised since) lowered the late bound to 0: every record a moment behind the clock
+// was late, while a retry a whole old window after its first copy, moving the
+// clock, was counted twice with nothing said. The tolerance stays, and the shard
+// says how much of the window its filter holds (readiness lists it).
+TEST(ShardState, AFilterMadeForAShorterWindowSaysSoAndKeepsTheTolerance) {
+  auto s = NewShard(DedupMode::kExact);
+  const int64_t held = s->filter().Summary().window_ms_configured;
+  ASSERT_GE(held, 2000);
+  ShardRules rules;
+  rules.late_after = Millis{1000};
+  rules.record_window = Millis{held + 240'000};  // raised since the filter was made
+  s->set_rules(rules);
+  EXPECT_EQ(s->rules().late_after, Millis{1000});
+  EXPECT_EQ(s->rules().record_window_held, Millis{held});
+  const std::string e = Event("a", 1);
+  ASSERT_EQ(s->Apply(Stamped(base::Offset(0), "k1", e, 10'000), At(10'000)).outcome,
+            Outcome::kApplied);
+  // 500 ms behind the clock: within the tolerance, not late.
+  ASSERT_EQ(s->Apply(Stamped(base::Offset(1), "k2", e, 9'500), At(10'000)).outcome,
+            Outcome::kApplied);
+  EXPECT_EQ(s->clock().late, 0u);
+  shard::ShardView base;
+  const auto view = s->MakeView(std::move(base), 0);
+  EXPECT_EQ(view->record_window_held_ms, held);
+  EXPECT_EQ(view->record_window_ms, held + 240'000);
+
+  // A filter that holds the window: nothing to say.
+  auto fresh = NewShard(DedupMode::kExact);
+  rules.record_window = Millis{held - 1000};
+  fresh->set_rules(rules);
+  EXPECT_EQ(fresh->rules().record_window_held, std::nullopt);
+  shard::ShardView fresh_base;
+  EXPECT_EQ(fresh->MakeView(std::move(fresh_base), 0)->record_window_held_ms, -1);
+}
+
+// Regression: without a filter (dedup.mode none) the late bound fell to 0, so every
+// record a moment behind the clock was counted late (and dead-lettered under
+// late_records: dead_letter). Late is more than the tolerance behind the clock.
+TEST(ShardState, WithoutAFilterARecordWithinTheToleranceIsNotLate) {
+  auto s = NewShard(DedupMode::kNone);
+  ShardRules rules;
+  rules.late_after = Millis{1000};
+  rules.record_window = Millis{60'000};
+  rules.late_records = LatePolicy::kDeadLetter;
+  s->set_rules(rules);
+  EXPECT_EQ(s->rules().late_after, Millis{1000});
+  EXPECT_EQ(s->rules().record_window_held, std::nullopt);
+  const std::string e = Event("a", 1);
+  ASSERT_EQ(s->Apply(Stamped(base::Offset(0), "k1", e, 10'000), At(10'000)).outcome,
+            Outcome::kApplied);
+  EXPECT_EQ(s->Apply(Stamped(base::Offset(1), "k2", e, 9'500), At(10'000)).outcome,
+            Outcome::kApplied);
+  EXPECT_EQ(s->clock().late, 0u);
+}
+
 TEST(ShardState, RecordsTheClockOfEveryFilterCallSoThatReplaysReachTheSameFilter) {
   auto active = NewShard();
   const std::string e = Event("a", 1);
