@@ -39,7 +39,7 @@ USER 10001:10001
 WORKDIR /var/lib/oncecount
 EXPOSE 8080
 # SIGTERM (docker stop) drains, commits and leaves the consumer group; give it time
-# (docker stop -t 30, stop_grace_period in compose, terminationGracePeriodSeconds).
+# (docker stop -t 90, stop_grace_period in compose, terminationGracePeriodSeconds).
 STOPSIGNAL SIGTERM
 # /healthz answers 200 while the process runs. Set ONCECOUNT_HEALTHZ_URL when the
 # configuration listens elsewhere than port 8080.
