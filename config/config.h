@@ -48,7 +48,7 @@ struct KafkaConfig {
   // What one changelog partition keeps (its retention.bytes), for a cluster that does
   // not tell (DescribeConfigs unanswered: dev-kafka keeps 5242880); 0: unknown. The
   // shards time their snapshots by it, so that a complete one always stays. A cluster
-  // that tells wins.
+  // that tells a bounded one wins.
   int64_t changelog_retention_bytes = 0;
   std::map<std::string, std::string> properties;  // passed to librdkafka as is
 
