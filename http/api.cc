@@ -493,10 +493,14 @@ class Api {
       if (v->role != shard::ShardRole::kActive || v->record_window_held_ms < 0) continue;
       j.BeginObject().Key("partition").Int(v->partition.value());
       j.Key("reason").String(
-          "the filter was made for a window of " + std::to_string(v->record_window_held_ms) +
-          " ms, and dedup.window_ms is " + std::to_string(v->record_window_ms) +
-          " ms now: a retry later than that after its first copy may be counted twice, until "
-          "the shard starts from an empty changelog (docs/operations.md, \"Time is the "
+          "the filter, made under a smaller dedup.window_ms (or dedup.mode none), holds retries "
+          "up to " +
+          std::to_string(v->record_window_held_ms) +
+          " ms after their first copy, and "
+          "dedup.window_ms is " +
+          std::to_string(v->record_window_ms) +
+          " ms now: a retry later than that may be counted twice, until the shard starts "
+          "from an empty changelog (docs/operations.md, \"Time is the "
           "records' time\")");
       j.EndObject();
     }

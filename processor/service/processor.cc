@@ -387,6 +387,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     rules.late_records = o.late_records;
     rules.changelog_retention_bytes =
         o.clients->RetentionBytes(o.changelog_topic).value_or(o.changelog_retention_bytes);
+    rules.dedups = o.dedup.mode != filter::DedupMode::kNone;
     return rules;
   }
 
@@ -811,15 +812,17 @@ struct Processor::Impl final : kafka::RebalanceListener {
     slot.after_abort = false;
     slot.epoch = r.claim.epoch;
     slot.committed_seq = r.state->committed_seq();
+    // The rules first: the first view says what they found (record_window_held).
+    const shard::ShardRules rules = ShardRules();
+    r.state->set_rules(rules);
     shard::ShardView base;
     base.target_fpp = o.dedup.target_fpp;
     slot.state_view = r.state->MakeView(std::move(base), clock.WallMs());
-    const shard::ShardRules rules = ShardRules();
-    r.state->set_rules(rules);
     if (const auto held = r.state->rules().record_window_held) {
       Warn("shard " + std::to_string(p.value()) +
-           ": its filter, restored from a state made under a smaller dedup.window_ms, holds " +
-           std::to_string(held->count()) + " ms, not the window's " +
+           ": its filter, made under a smaller dedup.window_ms (or dedup.mode none), holds "
+           "retries up to " +
+           std::to_string(held->count()) + " ms after their first copy, not the window's " +
            std::to_string(rules.record_window->count()) +
            " ms: a retry later than that after its first copy may be counted twice, until the "
            "shard starts from an empty changelog (/readyz lists it as degraded; "

@@ -92,19 +92,27 @@ void ShardState::set_rules(const ShardRules& rules) {
   // more: until then a record later than what it holds is late, whatever the
   // configured tolerance, or the first copy of its retry may be forgotten already.
   rules_.record_window_held.reset();
+  if (!rules_.late_after || !rules_.record_window) return;
   const filter::FilterSummary summary = filter_->Summary();
-  // A filter that keeps no ids (dedup.mode none) promises no window: lateness stays
-  // as configured.
-  if (rules_.late_after && rules_.record_window && summary.mode != filter::DedupMode::kNone) {
-    const int64_t held = summary.window_ms_configured;  // -1: forever
-    if (held >= 0 && held >= rules_.record_window->count()) {
-      const filter::Millis covers{held - rules_.record_window->count()};
-      rules_.late_after = std::min(*rules_.late_after, covers);
-    } else if (held >= 0) {
-      // Shorter than the window itself: lowering the tolerance cannot make up for it
-      // (it would only call every record behind the clock late). Said instead.
-      rules_.record_window_held = filter::Millis{held};
-    }
+  if (summary.mode == filter::DedupMode::kNone) {
+    // A filter that keeps no ids: nothing to hold, and lateness stays as configured.
+    // Under a configuration that dedups (the shard was made under dedup.mode none),
+    // it holds no window at all, and says so.
+    if (rules_.dedups) rules_.record_window_held = filter::Millis{0};
+    return;
+  }
+  const int64_t held = summary.window_ms_configured;  // -1: forever
+  if (held < 0) return;
+  const int64_t covers = held - rules_.record_window->count();
+  if (covers > 0) {
+    rules_.late_after = std::min(*rules_.late_after, filter::Millis{covers});
+  } else {
+    // Not even the window itself: lowering the tolerance cannot make up for it (it
+    // would only call every record behind the clock late). A retry up to the
+    // tolerance behind the clock is still judged on time, so what is held in record
+    // time is the filter's window less the tolerance. Said instead.
+    rules_.record_window_held =
+        filter::Millis{std::max<int64_t>(0, held - rules_.late_after->count())};
   }
 }
 

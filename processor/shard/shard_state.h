@@ -83,6 +83,9 @@ struct ShardRules {
   // A retry later than that after its first copy may be counted twice, and no rule
   // of lateness can catch it; the shard says so (ShardView::record_window_held_ms).
   std::optional<filter::Millis> record_window_held{};
+  // dedup.mode is not none: a shard whose filter keeps no ids (made under none) then
+  // holds no window, and says so.
+  bool dedups = true;
 };
 
 // The shard's clock and what its rules saw. The clock is in the snapshot (and each

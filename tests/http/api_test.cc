@@ -592,7 +592,8 @@ TEST_F(ApiTest, ReadinessNamesAShardWhoseFilterWasMadeForAShorterWindow) {
   auto degraded = Json(r)["degraded"].get_array().value();
   ASSERT_EQ(degraded.size(), 1u) << r.body;
   const std::string reason(degraded.at(0)["reason"].get_string().value());
-  EXPECT_NE(reason.find("made for a window of 61000 ms, and dedup.window_ms is 300000 ms"),
+  EXPECT_NE(reason.find("holds retries up to 61000 ms after their first copy, and "
+                        "dedup.window_ms is 300000 ms"),
             std::string::npos)
       << reason;
   EXPECT_NE(Get("/v1/shards/0").body.find("\"record_window_held_ms\":61000"), std::string::npos);

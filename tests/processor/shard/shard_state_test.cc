@@ -1314,7 +1314,8 @@ TEST(ShardState, AFilterMadeForAShorterWindowSaysSoAndKeepsTheTolerance) {
   rules.record_window = Millis{held + 240'000};  // raised since the filter was made
   s->set_rules(rules);
   EXPECT_EQ(s->rules().late_after, Millis{1000});
-  EXPECT_EQ(s->rules().record_window_held, Millis{held});
+  // A retry up to the tolerance behind the clock is on time: held less the tolerance.
+  EXPECT_EQ(s->rules().record_window_held, Millis{held - 1000});
   const std::string e = Event("a", 1);
   ASSERT_EQ(s->Apply(Stamped(base::Offset(0), "k1", e, 10'000), At(10'000)).outcome,
             Outcome::kApplied);
@@ -1324,8 +1325,16 @@ TEST(ShardState, AFilterMadeForAShorterWindowSaysSoAndKeepsTheTolerance) {
   EXPECT_EQ(s->clock().late, 0u);
   shard::ShardView base;
   const auto view = s->MakeView(std::move(base), 0);
-  EXPECT_EQ(view->record_window_held_ms, held);
+  EXPECT_EQ(view->record_window_held_ms, held - 1000);
   EXPECT_EQ(view->record_window_ms, held + 240'000);
+
+  // Raised by exactly what the filter held beyond it: no tolerance left to lower to
+  // (a bound of 0 would call every record behind the clock late); said the same way.
+  auto exact_fit = NewShard(DedupMode::kExact);
+  rules.record_window = Millis{held};
+  exact_fit->set_rules(rules);
+  EXPECT_EQ(exact_fit->rules().late_after, Millis{1000});
+  EXPECT_EQ(exact_fit->rules().record_window_held, Millis{held - 1000});
 
   // A filter that holds the window: nothing to say.
   auto fresh = NewShard(DedupMode::kExact);
@@ -1345,6 +1354,7 @@ TEST(ShardState, WithoutAFilterARecordWithinTheToleranceIsNotLate) {
   rules.late_after = Millis{1000};
   rules.record_window = Millis{60'000};
   rules.late_records = LatePolicy::kDeadLetter;
+  rules.dedups = false;  // dedup.mode none
   s->set_rules(rules);
   EXPECT_EQ(s->rules().late_after, Millis{1000});
   EXPECT_EQ(s->rules().record_window_held, std::nullopt);
@@ -1354,6 +1364,14 @@ TEST(ShardState, WithoutAFilterARecordWithinTheToleranceIsNotLate) {
   EXPECT_EQ(s->Apply(Stamped(base::Offset(1), "k2", e, 9'500), At(10'000)).outcome,
             Outcome::kApplied);
   EXPECT_EQ(s->clock().late, 0u);
+
+  // Made under dedup.mode none, configured to dedup since: it holds no window at all,
+  // and says so (every retry would be counted twice).
+  auto kept = NewShard(DedupMode::kNone);
+  rules.dedups = true;
+  kept->set_rules(rules);
+  EXPECT_EQ(kept->rules().late_after, Millis{1000});
+  EXPECT_EQ(kept->rules().record_window_held, Millis{0});
 }
 
 TEST(ShardState, RecordsTheClockOfEveryFilterCallSoThatReplaysReachTheSameFilter) {
