@@ -197,7 +197,8 @@ const std::vector<Key>& Schema() {
        }},
       {"dedup", "max_filter_mib",
        [](Config& c, const std::string& v) {
-         return ParseInt(v, 1, 16 * 1024, c.dedup.max_filter_mib);
+         constexpr auto kMostMib = static_cast<int64_t>(filter::kMaxMemoryLimitBytes >> 20);
+         return ParseInt(v, 1, kMostMib, c.dedup.max_filter_mib);
        }},
       {"dedup", "cell_bits",
        [](Config& c, const std::string& v) -> base::Status {

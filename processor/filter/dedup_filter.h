@@ -38,6 +38,8 @@ inline constexpr Millis kMaxPeriod{int64_t{1'000'000'000'000}};  // ~31.7 years
 // Counts of ids a decoded state may hold: no filter reaches 2^62 (a count near 2^64
 // would wrap at the next insert).
 inline constexpr uint64_t kMaxFilterCount = uint64_t{1} << 62;
+// The largest memory bound a filter may have (dedup.max_filter_mib's most, 16 GiB).
+inline constexpr uint64_t kMaxMemoryLimitBytes = uint64_t{16} << 30;
 
 // kGaussian (one Gaussian Bloom filter that never forgets) is filter-eval's
 // `--mode gaussian`, an experiment (processor/filter/experiments/); the service's

@@ -13,6 +13,7 @@
 #include "processor/filter/bloom/forgetful_bloom_filter.h"
 #include "processor/filter/constituent.h"
 #include "processor/filter/dedup_filter.h"
+#include "processor/filter/state_frame.h"
 
 namespace oncecount::filter {
 
@@ -69,6 +70,12 @@ base::Result<std::unique_ptr<DedupFilter>> MakeDedupFilter(const DedupSpec& spec
 // first shape, before any growth), without building it; the error says how much it
 // needs.
 base::Status CheckMemoryBound(const DedupSpec& spec);
+
+// What a filter decoded for `spec`'s shards may grow to: a state without a memory
+// bound of its own (format 2) takes spec's, as a filter made now would.
+inline DecodeLimits DecodeLimitsFor(const DedupSpec& spec) {
+  return DecodeLimits{.bound_if_none = spec.memory_limit_bytes};
+}
 
 // The shape of a bloom (or gaussian) filter: spec.experiment.bloom_shape, or sized
 // for expected_rate x window ids at target_fpp.

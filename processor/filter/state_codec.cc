@@ -23,13 +23,15 @@ void Frame(DedupMode mode, std::string& out, Body&& body, uint8_t constituent = 
   WriteStateFrame(mode, constituent, out, body);
 }
 
-base::Result<std::unique_ptr<DedupFilter>> DecodeFramed(std::string_view bytes);
+base::Result<std::unique_ptr<DedupFilter>> DecodeFramed(std::string_view bytes,
+                                                        const DecodeLimits& limits);
 
 }  // namespace
 
-base::Result<std::unique_ptr<DedupFilter>> DecodeDedupFilter(std::string_view bytes) {
+base::Result<std::unique_ptr<DedupFilter>> DecodeDedupFilter(std::string_view bytes,
+                                                             const DecodeLimits& limits) {
   try {
-    return DecodeFramed(bytes);
+    return DecodeFramed(bytes, limits);
   } catch (const std::bad_alloc&) {
     return CorruptState("cannot allocate the decoded filter");
   }
@@ -37,7 +39,8 @@ base::Result<std::unique_ptr<DedupFilter>> DecodeDedupFilter(std::string_view by
 
 namespace {
 
-base::Result<std::unique_ptr<DedupFilter>> DecodeFramed(std::string_view bytes) {
+base::Result<std::unique_ptr<DedupFilter>> DecodeFramed(std::string_view bytes,
+                                                        const DecodeLimits& limits) {
   auto frame = ReadStateFrame(bytes);
   if (!frame) return frame.error();
   const uint8_t mode = frame->mode;
@@ -50,10 +53,10 @@ base::Result<std::unique_ptr<DedupFilter>> DecodeFramed(std::string_view bytes) 
   switch (static_cast<DedupMode>(mode)) {
     case DedupMode::kFbf:
       if (constituent == kFingerprintConstituent) {
-        return FingerprintStateCodec::Decode(body, frame->version);
+        return FingerprintStateCodec::Decode(body, frame->version, limits);
       }
-      return constituent == 1 ? FbfStateCodec::DecodeGaussian(body, frame->version)
-                              : FbfStateCodec::Decode(body, frame->version);
+      return constituent == 1 ? FbfStateCodec::DecodeGaussian(body, frame->version, limits)
+                              : FbfStateCodec::Decode(body, frame->version, limits);
     case DedupMode::kGaussian:
       return CorruptState(
           "mode gaussian is filter-eval's single Gaussian filter, not a service filter "
@@ -61,7 +64,7 @@ base::Result<std::unique_ptr<DedupFilter>> DecodeFramed(std::string_view bytes) 
     case DedupMode::kBloom:
       return BloomStateCodec::Decode(body);
     case DedupMode::kExact:
-      return ExactStateCodec::Decode(body, frame->version);
+      return ExactStateCodec::Decode(body, frame->version, limits);
     case DedupMode::kNone:
       return NoneStateCodec::Decode(body);
   }
@@ -140,7 +143,7 @@ void FbfStateCodec::Encode(const GaussianForgetfulFilter& f, std::string& out) {
 
 template <class ReadParams>
 base::Result<FbfConfig> FbfStateCodec::ReadConfig(base::ByteReader& r, uint16_t version,
-                                                  ReadParams&& params) {
+                                                  const DecodeLimits& limits, ReadParams&& params) {
   FbfConfig c;
   c.bits_per_filter = r.U64();
   c.hashes = static_cast<int>(r.U32());
@@ -162,6 +165,9 @@ base::Result<FbfConfig> FbfStateCodec::ReadConfig(base::ByteReader& r, uint16_t 
   const base::Status params_read = params(r, c);
   if (!r.ok()) return CorruptState("truncated fbf config");
   if (!params_read) return params_read.error();
+  base::Result<uint64_t> bound = limits.BoundFor(c.memory_limit_bytes);
+  if (!bound) return bound.error();
+  c.memory_limit_bytes = bound.value();
   if (check > 2 || model > 1 || policy > 1) return CorruptState("bad check, model or policy");
   c.policy = static_cast<ResizePolicy>(policy);
   c.check = static_cast<MembershipCheck>(check);
@@ -246,10 +252,11 @@ base::Status FbfStateCodec::ReadSlots(base::ByteReader& r, BasicForgetfulFilter<
 template <class C, class ReadParams, class ReadSlot>
 base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeWith(std::string_view payload,
                                                                      uint16_t version,
+                                                                     const DecodeLimits& limits,
                                                                      ReadParams&& params,
                                                                      ReadSlot&& slot_bits) {
   base::ByteReader r(payload);
-  base::Result<FbfConfig> config = ReadConfig(r, version, params);
+  base::Result<FbfConfig> config = ReadConfig(r, version, limits, params);
   if (!config) return config.error();
   // Not Create: it would allocate the configured ring, which a state may declare far
   // larger than the filters its bytes hold.
@@ -265,10 +272,11 @@ base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeWith(std::string
 }
 
 base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_view payload,
-                                                                 uint16_t version) {
+                                                                 uint16_t version,
+                                                                 const DecodeLimits& limits) {
   std::vector<uint64_t> words;
   return DecodeWith<BlockedBloom>(
-      payload, version,
+      payload, version, limits,
       [&](base::ByteReader&, const FbfConfig& c) -> base::Status {
         // Every filter's bits are in the payload: refuse to allocate more than it holds.
         if (c.bits_per_filter / 8 > payload.size()) {
@@ -286,11 +294,11 @@ base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::Decode(std::string_vie
       });
 }
 
-base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeGaussian(std::string_view payload,
-                                                                         uint16_t version) {
+base::Result<std::unique_ptr<DedupFilter>> FbfStateCodec::DecodeGaussian(
+    std::string_view payload, uint16_t version, const DecodeLimits& limits) {
   std::vector<uint64_t> words;
   return DecodeWith<GaussianBloom>(
-      payload, version,
+      payload, version, limits,
       [&](base::ByteReader& r, FbfConfig& c) -> base::Status {
         c.cell_bits = r.U8();
         const uint8_t exp = r.U8();
@@ -372,11 +380,14 @@ void ExactStateCodec::Encode(const ExactWindowDedup& f, std::string& out) {
 }
 
 base::Result<std::unique_ptr<DedupFilter>> ExactStateCodec::Decode(std::string_view payload,
-                                                                   uint16_t version) {
+                                                                   uint16_t version,
+                                                                   const DecodeLimits& limits) {
   base::ByteReader r(payload);
   const bool bounded = version >= kStateFormatVersion;
   const Millis window = r.Ms();
-  const uint64_t memory_limit_bytes = bounded ? r.U64() : 0;
+  const base::Result<uint64_t> bound = limits.BoundFor(bounded ? r.U64() : 0);
+  if (!bound) return bound.error();
+  const uint64_t memory_limit_bytes = bound.value();
   const Millis now = r.Ms();
   const uint64_t inserted = r.U64();
   const uint64_t duplicates = r.U64();

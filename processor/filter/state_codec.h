@@ -57,7 +57,10 @@ class PlainBloomDedup;
 class ExactWindowDedup;
 class NoDedup;
 
-base::Result<std::unique_ptr<DedupFilter>> DecodeDedupFilter(std::string_view bytes);
+// `limits`: what the decoded filter may grow to (state_frame.h); the default keeps a
+// state's own bound, none for a state without one.
+base::Result<std::unique_ptr<DedupFilter>> DecodeDedupFilter(std::string_view bytes,
+                                                             const DecodeLimits& limits = {});
 
 // The codecs are friends of their filter classes; only the filters call Encode.
 struct FbfStateCodec {
@@ -65,9 +68,11 @@ struct FbfStateCodec {
   static void Encode(const GaussianForgetfulFilter& f, std::string& out);
   // `version`: the frame's (state_frame.h).
   static base::Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload,
-                                                           uint16_t version);
+                                                           uint16_t version,
+                                                           const DecodeLimits& limits);
   static base::Result<std::unique_ptr<DedupFilter>> DecodeGaussian(std::string_view payload,
-                                                                   uint16_t version);
+                                                                   uint16_t version,
+                                                                   const DecodeLimits& limits);
 
  private:
   // The parts both constituents share; the constituent's own fields come between
@@ -78,6 +83,7 @@ struct FbfStateCodec {
   template <class C, class ReadParams, class ReadSlot>
   static base::Result<std::unique_ptr<DedupFilter>> DecodeWith(std::string_view payload,
                                                                uint16_t version,
+                                                               const DecodeLimits& limits,
                                                                ReadParams&& params,
                                                                ReadSlot&& slot);
   // The steps of DecodeWith: the config (the constituent's own fields read by
@@ -85,7 +91,7 @@ struct FbfStateCodec {
   // `slot`); each refuses values no encoder writes.
   template <class ReadParams>
   static base::Result<FbfConfig> ReadConfig(base::ByteReader& r, uint16_t version,
-                                            ReadParams&& params);
+                                            const DecodeLimits& limits, ReadParams&& params);
   template <class C>
   static base::Status ReadClock(base::ByteReader& r, uint16_t version, BasicForgetfulFilter<C>& f,
                                 uint32_t& slots);
@@ -100,7 +106,8 @@ struct BloomStateCodec {
 struct ExactStateCodec {
   static void Encode(const ExactWindowDedup& f, std::string& out);
   static base::Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload,
-                                                           uint16_t version);
+                                                           uint16_t version,
+                                                           const DecodeLimits& limits);
 };
 struct NoneStateCodec {
   static void Encode(const NoDedup& f, std::string& out);

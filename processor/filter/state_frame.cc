@@ -59,6 +59,15 @@ base::Result<StateFrame> ReadStateFrame(std::string_view bytes) {
   return frame;
 }
 
+base::Result<uint64_t> DecodeLimits::BoundFor(uint64_t declared) const {
+  if (declared > most) {
+    return CorruptState("a memory bound of " + std::to_string(declared) +
+                        " bytes, above the most a decoded filter may take (" +
+                        std::to_string(most) + ")");
+  }
+  return declared != 0 ? declared : bound_if_none;
+}
+
 base::Error CorruptState(const std::string& what) {
   return base::Corrupt("corrupt filter state: " + what);
 }

@@ -37,6 +37,22 @@ struct StateFrame {
 // Checks magic, version, length and checksum; kCorrupt when one is wrong.
 base::Result<StateFrame> ReadStateFrame(std::string_view bytes);
 
+// What a decoded filter may grow to. A filter grows with its load up to its memory
+// bound, and a state's bytes come from outside the process (a changelog, a checkpoint
+// file), so the bound a state declares is not taken on trust: a state keeps its own
+// bound (a shard keeps the bound its filter was made with) if it is at most `most`,
+// and is refused above; a state without one (format 2, or filter-eval's experiments:
+// 0) takes `bound_if_none`. The service passes dedup.max_filter_mib as
+// `bound_if_none` (filter_factory.h: DecodeLimitsFor).
+struct DecodeLimits {
+  uint64_t bound_if_none = 0;  // 0: a state without a bound stays without one
+  uint64_t most = kMaxMemoryLimitBytes;
+
+  // The bound a filter decoded from a state bounded by `declared` (0: none) takes, or
+  // why the state is refused.
+  base::Result<uint64_t> BoundFor(uint64_t declared) const;
+};
+
 // A kCorrupt error about a filter state.
 base::Error CorruptState(const std::string& what);
 

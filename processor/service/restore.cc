@@ -45,7 +45,8 @@ base::Result<RestoredShard> RestoreCold(base::Partition p, changelog::LineageBui
   lineage.Add(changelog::Record{claim});
   auto plan = std::move(lineage).Finish();
   if (!plan) return plan.error();
-  auto state = plan->snapshot ? shard::ShardState::FromSnapshot(*plan->snapshot)
+  auto state = plan->snapshot ? shard::ShardState::FromSnapshot(*plan->snapshot,
+                                                                filter::DecodeLimitsFor(dedup))
                               : shard::ShardState::Create(p, dedup, filter::Millis{0});
   if (!state) return state.error();
   SnapshotCycleKept kept;

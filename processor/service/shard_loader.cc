@@ -72,7 +72,8 @@ std::map<base::Partition, ShardLoader::CheckpointRead> ShardLoader::UsableCheckp
                    std::to_string(start.value().value()) + " on");
       continue;
     }
-    auto state = shard::ShardState::FromSnapshot(checkpoint.snapshot);
+    auto state =
+        shard::ShardState::FromSnapshot(checkpoint.snapshot, filter::DecodeLimitsFor(o_.dedup));
     if (!state) {
       PassOver(p, CheckpointFallback::kUnreadable, "its snapshot: " + state.message());
       continue;

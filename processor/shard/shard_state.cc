@@ -487,7 +487,8 @@ std::string ShardState::EncodeSnapshot(base::Epoch epoch) const {
   return out;
 }
 
-base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshot(std::string_view bytes) {
+base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshot(
+    std::string_view bytes, const filter::DecodeLimits& limits) {
   if (bytes.size() < 4 + 8 || bytes.substr(0, 4) != std::string_view(kSnapshotMagic, 4)) {
     return base::Corrupt("shard snapshot: bad magic");
   }
@@ -498,7 +499,7 @@ base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshot(std::string_v
   }
   base::ByteReader r(covered.substr(4));
   const uint16_t version = r.U16();
-  if (version == kPlainSnapshotVersion) return FromSnapshotBody(covered.substr(6), version);
+  if (version == kPlainSnapshotVersion) return FromSnapshotBody(covered.substr(6), version, limits);
   if (version != kSnapshotVersion && version != kUnkeyedSnapshotVersion &&
       version != kClocklessSnapshotVersion) {
     return base::Corrupt("shard snapshot: unsupported version " + std::to_string(version));
@@ -515,11 +516,11 @@ base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshot(std::string_v
   if (!Decompress(packed, body_bytes, body)) {
     return base::Corrupt("shard snapshot: cannot decompress");
   }
-  return FromSnapshotBody(body, version);
+  return FromSnapshotBody(body, version, limits);
 }
 
-base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshotBody(std::string_view body,
-                                                                       uint16_t version) {
+base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshotBody(
+    std::string_view body, uint16_t version, const filter::DecodeLimits& limits) {
   base::ByteReader r(body);
   const base::Partition partition{static_cast<int32_t>(r.U32())};
   const base::Epoch epoch{r.U64()};
@@ -552,7 +553,7 @@ base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshotBody(std::stri
   }
   const std::string_view filter_state = r.Bytes(kMaxFilterStateBytes);
   if (!r.done()) return base::Corrupt("shard snapshot: truncated or trailing bytes");
-  auto decoded = filter::DecodeDedupFilter(filter_state);
+  auto decoded = filter::DecodeDedupFilter(filter_state, limits);
   if (!decoded) return base::Corrupt("shard snapshot: " + decoded.message());
   std::unique_ptr<ShardState> state(new ShardState(partition, std::move(decoded.value())));
   state->epoch_ = epoch;

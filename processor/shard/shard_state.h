@@ -119,7 +119,10 @@ class ShardState {
     return std::unique_ptr<ShardState>(new ShardState(partition, std::move(filter)));
   }
   // The state a snapshot (EncodeSnapshot) describes; checks version and checksum.
-  static base::Result<std::unique_ptr<ShardState>> FromSnapshot(std::string_view bytes);
+  // `limits`: what its filter may grow to (filter::DecodeLimitsFor the service's
+  // dedup settings): a snapshot's bytes come from the changelog or a checkpoint file.
+  static base::Result<std::unique_ptr<ShardState>> FromSnapshot(std::string_view bytes,
+                                                                const filter::DecodeLimits& limits);
 
   // The rules of an active owner (the defaults until set).
   void set_rules(const ShardRules& rules);
@@ -218,8 +221,8 @@ class ShardState {
 
  private:
   // The body of a snapshot, after its envelope (magic, version, codec, checksum).
-  static base::Result<std::unique_ptr<ShardState>> FromSnapshotBody(std::string_view body,
-                                                                    uint16_t version);
+  static base::Result<std::unique_ptr<ShardState>> FromSnapshotBody(
+      std::string_view body, uint16_t version, const filter::DecodeLimits& limits);
   ShardState(base::Partition partition, std::unique_ptr<filter::DedupFilter> filter);
 
   // The shard's clock for a record (and the clock statistics it changes); `late` when

@@ -99,14 +99,14 @@ int main(int argc, char** argv) {
     write.push_back(MsSince(start));
     start = Clock::now();
     auto loaded = oncecount::service::ReadCheckpoint(dir, "events.changelog", base::Partition(0));
-    auto restored = ShardState::FromSnapshot(loaded.value()->snapshot);
+    auto restored = ShardState::FromSnapshot(loaded.value()->snapshot, {});
     read.push_back(MsSince(start));
     if (!restored.ok() || restored.value()->counters().size() != s->counters().size()) {
       std::fprintf(stderr, "restore failed\n");
       return 1;
     }
     start = Clock::now();
-    auto again = ShardState::FromSnapshot(snapshot);
+    auto again = ShardState::FromSnapshot(snapshot, {});
     decode.push_back(MsSince(start));
   }
   std::filesystem::remove_all(dir);

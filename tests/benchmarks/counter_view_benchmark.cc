@@ -127,7 +127,7 @@ void BM_FirstViewAfterRestore(benchmark::State& state) {
   const std::string snapshot = SnapshotOf(state.range(0));
   for (auto _ : state) {
     state.PauseTiming();
-    auto restored = ShardState::FromSnapshot(snapshot);
+    auto restored = ShardState::FromSnapshot(snapshot, {});
     if (!restored.ok()) std::abort();
     std::unique_ptr<ShardState> shard = std::move(restored).value();
     state.ResumeTiming();
@@ -149,7 +149,7 @@ BENCHMARK(BM_FirstViewAfterRestore)
 void BM_RestoreFromSnapshot(benchmark::State& state) {
   const std::string snapshot = SnapshotOf(state.range(0));
   for (auto _ : state) {
-    auto restored = ShardState::FromSnapshot(snapshot);
+    auto restored = ShardState::FromSnapshot(snapshot, {});
     if (!restored.ok()) std::abort();
     benchmark::DoNotOptimize(restored.value()->position());
   }

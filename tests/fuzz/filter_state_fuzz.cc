@@ -10,6 +10,7 @@
 #include <string>
 
 #include "processor/filter/experiments/experiment_filters.h"
+#include "tests/fuzz/filter_limits.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/resealed.h"
 
@@ -18,7 +19,7 @@ namespace {
 using namespace oncecount::filter;  // NOLINT(google-build-using-namespace)
 
 void DecodeAndRun(std::string_view state, uint8_t steps, uint32_t stride) {
-  auto decoded = DecodeExperimentFilter(state);
+  auto decoded = DecodeExperimentFilter(state, oncecount::fuzz::kFilterLimits);
   if (!decoded) return;
   DedupFilter& f = *decoded.value();
   // AdvanceTo ignores times before the filter's clock: from -2^61, a stride of up to
@@ -41,15 +42,18 @@ void DecodeAndRun(std::string_view state, uint8_t steps, uint32_t stride) {
   // The decoder refuses counts past kMaxFilterCount (2^62 ids, which no filter
   // reaches): a state accepted at that limit may pass it with the inserts above.
   if (summary.inserted > kMaxFilterCount || summary.duplicates > kMaxFilterCount) return;
-  // A state without a memory bound of its own may grow its filter past what this
-  // process may hold (a known gap: the service bounds its own filters by
-  // dedup.max_filter_mib, and a hostile state's growth is not bounded); writing it
-  // again would take that much memory. What is checked here is the codec.
-  if (summary.bits_total / 8 > (uint64_t{256} << 20)) return;
+  // Every state a bounded filter reaches is within its bound (the decoder gave one to
+  // a state without: filter_limits.h).
+  if (summary.memory_limit_bytes != 0 && summary.bits_total / 8 > summary.memory_limit_bytes) {
+    std::fprintf(stderr, "a filter bounded at %llu bytes takes %llu\n",
+                 static_cast<unsigned long long>(summary.memory_limit_bytes),
+                 static_cast<unsigned long long>(summary.bits_total / 8));
+    std::abort();
+  }
   std::string again;
   f.Serialize(again);
   // What it wrote, it reads.
-  if (auto reread = DecodeExperimentFilter(again); !reread) {
+  if (auto reread = DecodeExperimentFilter(again, oncecount::fuzz::kFilterLimits); !reread) {
     std::fprintf(stderr, "a state the filter reached does not decode: %s\n",
                  reread.message().c_str());
     std::abort();

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "processor/shard/shard_state.h"
+#include "tests/fuzz/filter_limits.h"
 #include "tests/fuzz/resealed.h"
 
 namespace {
@@ -44,7 +45,7 @@ std::string Packed(std::string_view bytes) {
 }
 
 void RestoreAndRun(std::string_view bytes) {
-  auto restored = shard::ShardState::FromSnapshot(bytes);
+  auto restored = shard::ShardState::FromSnapshot(bytes, fuzz::kFilterLimits);
   if (!restored) return;
   shard::ShardState& s = *restored.value();
   (void)s.MakeView({}, 0);
@@ -54,7 +55,7 @@ void RestoreAndRun(std::string_view bytes) {
           filter::Millis{at});
   s.MarkCommitted(s.epoch().Next());
   const std::string again = s.EncodeSnapshot(s.epoch());
-  if (!shard::ShardState::FromSnapshot(again)) std::abort();
+  if (!shard::ShardState::FromSnapshot(again, fuzz::kFilterLimits)) std::abort();
 }
 
 }  // namespace

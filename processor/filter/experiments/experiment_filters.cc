@@ -25,10 +25,13 @@ base::Result<std::unique_ptr<DedupFilter>> MakeExperimentFilter(const DedupSpec&
   }
 }
 
-base::Result<std::unique_ptr<DedupFilter>> DecodeExperimentFilter(std::string_view bytes) {
+base::Result<std::unique_ptr<DedupFilter>> DecodeExperimentFilter(std::string_view bytes,
+                                                                  const DecodeLimits& limits) {
   auto frame = ReadStateFrame(bytes);
   if (!frame) return frame.error();
-  if (frame->mode != static_cast<uint8_t>(DedupMode::kGaussian)) return DecodeDedupFilter(bytes);
+  if (frame->mode != static_cast<uint8_t>(DedupMode::kGaussian)) {
+    return DecodeDedupFilter(bytes, limits);
+  }
   if (frame->constituent != 0) {
     return CorruptState("unknown constituent " + std::to_string(frame->constituent));
   }

@@ -11,6 +11,7 @@
 
 #include "processor/base/result.h"
 #include "processor/filter/filter_factory.h"
+#include "processor/filter/state_frame.h"
 
 namespace oncecount::filter {
 
@@ -19,7 +20,8 @@ namespace oncecount::filter {
 base::Result<std::unique_ptr<DedupFilter>> MakeExperimentFilter(const DedupSpec& spec,
                                                                 Millis start);
 
-// DecodeDedupFilter, and mode gaussian.
-base::Result<std::unique_ptr<DedupFilter>> DecodeExperimentFilter(std::string_view bytes);
+// DecodeDedupFilter (`limits` as there), and mode gaussian.
+base::Result<std::unique_ptr<DedupFilter>> DecodeExperimentFilter(std::string_view bytes,
+                                                                  const DecodeLimits& limits = {});
 
 }  // namespace oncecount::filter

@@ -55,6 +55,7 @@ void FingerprintStateCodec::Encode(const BasicFingerprintFilter<W>& f, std::stri
 
 base::Result<FingerprintFilterConfig> FingerprintStateCodec::ReadConfig(base::ByteReader& r,
                                                                         uint16_t version,
+                                                                        const DecodeLimits& limits,
                                                                         uint8_t& layout) {
   layout = r.U8();
   FingerprintFilterConfig c;
@@ -78,6 +79,9 @@ base::Result<FingerprintFilterConfig> FingerprintStateCodec::ReadConfig(base::By
                         std::to_string(kFingerprintLayoutVersion) + ")");
   }
   if (adaptive > 1) return CorruptState("bad adaptive flag");
+  base::Result<uint64_t> bound = limits.BoundFor(c.memory_limit_bytes);
+  if (!bound) return bound.error();
+  c.memory_limit_bytes = bound.value();
   c.adaptive = adaptive == 1;
   if (base::Status s = CheckFingerprintConfig(c); !s) return CorruptState(s.message());
   return c;
@@ -252,11 +256,11 @@ base::Result<std::unique_ptr<DedupFilter>> FingerprintStateCodec::DecodeAs(
   return std::unique_ptr<DedupFilter>(new BasicFingerprintFilter<W>(std::move(f)));
 }
 
-base::Result<std::unique_ptr<DedupFilter>> FingerprintStateCodec::Decode(std::string_view payload,
-                                                                         uint16_t version) {
+base::Result<std::unique_ptr<DedupFilter>> FingerprintStateCodec::Decode(
+    std::string_view payload, uint16_t version, const DecodeLimits& limits) {
   base::ByteReader r(payload);
   uint8_t layout = 0;
-  base::Result<FingerprintFilterConfig> config = ReadConfig(r, version, layout);
+  base::Result<FingerprintFilterConfig> config = ReadConfig(r, version, limits, layout);
   if (!config) return config.error();
   if (config->bucket_bits == 128) {
     return DecodeAs<Bucket128>(r, version, layout, config.value(), payload.size());

@@ -41,6 +41,7 @@ namespace oncecount::filter {
 template <class Word>
 class BasicFingerprintFilter;
 struct FingerprintFilterConfig;
+struct DecodeLimits;
 
 inline constexpr auto kFingerprintConstituent = static_cast<uint8_t>(Constituent::kFingerprint);
 inline constexpr uint8_t kFingerprintLayoutVersion = 2;
@@ -51,11 +52,13 @@ struct FingerprintStateCodec {
   static void Encode(const BasicFingerprintFilter<W>& f, std::string& out);
   // `version`: the frame's (state_frame.h).
   static base::Result<std::unique_ptr<DedupFilter>> Decode(std::string_view payload,
-                                                           uint16_t version);
+                                                           uint16_t version,
+                                                           const DecodeLimits& limits);
 
  private:
   // `layout`: the payload's layout version.
   static base::Result<FingerprintFilterConfig> ReadConfig(base::ByteReader& r, uint16_t version,
+                                                          const DecodeLimits& limits,
                                                           uint8_t& layout);
   // The rest of the payload, once the config has chosen the bucket type.
   template <class W>

@@ -422,6 +422,61 @@ TEST(StateCodec, ReadsAFormat2StateAsAFilterWithoutAMemoryBoundThatForgotNothing
   EXPECT_EQ(s.window_ms_guaranteed, s.window_ms_configured);
 }
 
+TEST(StateCodec, GivesAFormat2StateTheBoundItIsDecodedWith) {
+  // As a restore gives a state written before bounds dedup.max_filter_mib: it decodes
+  // to the filter made today with that bound, byte for byte.
+  auto decoded = DecodeDedupFilter(testing::FromHex(kPinnedFbfVersion2Hex),
+                                   DecodeLimits{.bound_if_none = 64 * 128});
+  ASSERT_TRUE(decoded.ok()) << decoded.error();
+  EXPECT_EQ((*decoded)->Summary().memory_limit_bytes, 64u * 128);
+  EXPECT_EQ(Bytes(**decoded), Bytes(PinnedFbf(64 * 128)));
+}
+
+TEST(StateCodec, KeepsAStatesOwnBoundAndRefusesOneAboveTheMost) {
+  const std::string state = Bytes(PinnedFbf(64 * 128));
+  auto kept = DecodeDedupFilter(state, DecodeLimits{.bound_if_none = 1 << 20, .most = 64 * 128});
+  ASSERT_TRUE(kept.ok()) << kept.error();
+  EXPECT_EQ((*kept)->Summary().memory_limit_bytes, 64u * 128);
+  auto refused = DecodeDedupFilter(state, DecodeLimits{.most = 64 * 128 - 1});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), base::Errc::kCorrupt);
+  EXPECT_NE(refused.message().find("a memory bound of 8192 bytes, above the most"),
+            std::string::npos)
+      << refused.message();
+  // The default refuses what no configuration sets.
+  EXPECT_FALSE(
+      DecodeDedupFilter(WithField(state, fbf_at::kMemoryLimit, 8, kMaxMemoryLimitBytes + 1)).ok());
+  EXPECT_TRUE(
+      DecodeDedupFilter(WithField(state, fbf_at::kMemoryLimit, 8, kMaxMemoryLimitBytes)).ok());
+}
+
+TEST(StateCodec, AnExactStateWithoutABoundTakesTheOneItIsDecodedWithAndStaysWithinIt) {
+  // Filter-eval's exact filters have no bound; a frozen clock then grows one with
+  // every id. Decoded with a bound, it forgets early at it instead, and says so.
+  ExactWindowDedup unbounded = Created(ExactWindowDedup::Create(Millis{1000}, 1, Millis{0}, 0));
+  constexpr uint64_t kBound = uint64_t{1} << 16;
+  auto decoded = DecodeDedupFilter(Bytes(unbounded), DecodeLimits{.bound_if_none = kBound});
+  ASSERT_TRUE(decoded.ok()) << decoded.error();
+  DedupFilter& f = **decoded;
+  for (uint64_t i = 1; i <= 20'000; ++i) ASSERT_EQ(f.TestAndInsert(Id(i)), Verdict::kNew) << i;
+  const FilterSummary s = f.Summary();
+  EXPECT_EQ(s.memory_limit_bytes, kBound);
+  EXPECT_LE(s.bits_total / 8, kBound);
+  EXPECT_GT(s.forgotten_early, 0u);
+  EXPECT_TRUE(s.HoldsLessThanItsWindow());
+  // Without a bound to give, it stays without one and holds every id.
+  auto as_before = DecodeDedupFilter(Bytes(unbounded));
+  ASSERT_TRUE(as_before.ok()) << as_before.error();
+  for (uint64_t i = 1; i <= 20'000; ++i) (void)(*as_before)->TestAndInsert(Id(i));
+  EXPECT_EQ((*as_before)->Summary().forgotten_early, 0u);
+  EXPECT_GT((*as_before)->Summary().bits_total / 8, kBound);
+  // A bound above the most is refused in exact mode too.
+  EXPECT_FALSE(DecodeDedupFilter(Bytes(Created(ExactWindowDedup::Create(Millis{1000}, 1, Millis{0},
+                                                                          kBound))),
+                                 DecodeLimits{.most = kBound - 1})
+                   .ok());
+}
+
 TEST(StateCodec, PinnedBytesFollowTheDocumentedLayout) {
   using namespace fbf_at;  // NOLINT(google-build-using-namespace)
   const std::string b = Bytes(PinnedFbf());

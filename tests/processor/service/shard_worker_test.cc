@@ -456,7 +456,7 @@ TEST(ShardWorker, AddsASnapshotOfTheSealedStateWhenOneIsDue) {
     EXPECT_EQ(chunk.epoch.value(), 4u);
     bytes += chunk.bytes;
   }
-  auto restored = shard::ShardState::FromSnapshot(bytes);
+  auto restored = shard::ShardState::FromSnapshot(bytes, {});
   ASSERT_TRUE(restored.ok()) << restored.error();
   EXPECT_EQ(restored.value()->committed_seq().value(), 1u);
   EXPECT_EQ(restored.value()->position().value(), 1);

@@ -44,8 +44,10 @@ filter::DedupSpec Spec(DedupMode mode = DedupMode::kFbf) {
 
 // Shards are created at time 0, as the processor creates them; the wall-clock
 // times reach the filter through Apply.
-std::unique_ptr<ShardState> NewShard(DedupMode mode = DedupMode::kFbf) {
-  auto made = ShardState::Create(kPartition, Spec(mode), Millis{0});
+std::unique_ptr<ShardState> NewShardWithBound(DedupMode mode, uint64_t memory_limit_bytes) {
+  filter::DedupSpec spec = Spec(mode);
+  spec.memory_limit_bytes = memory_limit_bytes;
+  auto made = ShardState::Create(kPartition, spec, Millis{0});
   if (!made.ok()) {
     ADD_FAILURE() << made.error();
     return nullptr;
@@ -53,8 +55,12 @@ std::unique_ptr<ShardState> NewShard(DedupMode mode = DedupMode::kFbf) {
   return std::move(made).value();
 }
 
+std::unique_ptr<ShardState> NewShard(DedupMode mode = DedupMode::kFbf) {
+  return NewShardWithBound(mode, Spec(mode).memory_limit_bytes);
+}
+
 std::unique_ptr<ShardState> Restored(std::string_view snapshot) {
-  auto made = ShardState::FromSnapshot(snapshot);
+  auto made = ShardState::FromSnapshot(snapshot, {});
   if (!made.ok()) {
     ADD_FAILURE() << made.error();
     return nullptr;
@@ -570,6 +576,31 @@ TEST_P(ShardStateByMode, SnapshotWithAPendingBatchStandsForTheNextSeq) {
   ExpectSameState(*active, *restored);
 }
 
+TEST(ShardState, AFilterWithoutAMemoryBoundTakesTheServicesOnRestore) {
+  // A snapshot written before filters had bounds (state format 2) holds a filter that
+  // would grow without limit; restored, it takes dedup.max_filter_mib as a filter made
+  // now would. A filter with a bound of its own keeps it (docs/operations.md).
+  filter::DedupSpec unbounded_spec = Spec(DedupMode::kExact);
+  unbounded_spec.memory_limit_bytes = 0;
+  auto unbounded = filter::MakeDedupFilter(unbounded_spec, Millis{0});
+  ASSERT_TRUE(unbounded.ok()) << unbounded.error();
+  auto active = ShardState::WithFilter(kPartition, std::move(unbounded).value());
+  const std::string snapshot = active->EncodeSnapshot(base::Epoch(1));
+  filter::DedupSpec service = Spec(DedupMode::kExact);
+  service.memory_limit_bytes = uint64_t{1} << 20;
+
+  auto restored = ShardState::FromSnapshot(snapshot, filter::DecodeLimitsFor(service));
+  ASSERT_TRUE(restored.ok()) << restored.error();
+  EXPECT_EQ(restored.value()->filter().Summary().memory_limit_bytes, uint64_t{1} << 20);
+
+  auto bounded = NewShardWithBound(DedupMode::kExact, uint64_t{2} << 20);
+  ASSERT_NE(bounded, nullptr);
+  auto kept = ShardState::FromSnapshot(bounded->EncodeSnapshot(base::Epoch(1)),
+                                       filter::DecodeLimitsFor(service));
+  ASSERT_TRUE(kept.ok()) << kept.error();
+  EXPECT_EQ(kept.value()->filter().Summary().memory_limit_bytes, uint64_t{2} << 20);
+}
+
 TEST_P(ShardStateByMode, RestoringFromASnapshotAndLaterBatchesStillCatchesEarlierRetries) {
   auto active = NewShard(GetParam());
   // Batch 1, with a snapshot written in its transaction.
@@ -762,13 +793,13 @@ TEST(ShardState, RejectsACorruptedSnapshot) {
   Stream stream(5);
   RunAndCommit(*s, stream, 1, 100, 1);
   const std::string good = s->EncodeSnapshot(base::Epoch(1));
-  ASSERT_TRUE(ShardState::FromSnapshot(good).ok());
+  ASSERT_TRUE(ShardState::FromSnapshot(good, {}).ok());
   // Every byte, so that magic, header, counters, filter state and checksum are all
   // covered.
   for (size_t i = 0; i < good.size(); ++i) {
     std::string bad = good;
     bad[i] = static_cast<char>(bad[i] ^ 0x40);
-    EXPECT_FALSE(ShardState::FromSnapshot(bad).ok()) << "byte " << i << " of " << good.size();
+    EXPECT_FALSE(ShardState::FromSnapshot(bad, {}).ok()) << "byte " << i << " of " << good.size();
   }
 }
 
@@ -778,15 +809,15 @@ TEST(ShardState, RejectsATruncatedOrExtendedSnapshot) {
   const std::string good = s->EncodeSnapshot(base::Epoch(1));
   for (size_t n :
        {size_t{0}, size_t{3}, size_t{11}, size_t{40}, good.size() / 2, good.size() - 1}) {
-    EXPECT_FALSE(ShardState::FromSnapshot(std::string_view(good).substr(0, n)).ok()) << n;
+    EXPECT_FALSE(ShardState::FromSnapshot(std::string_view(good).substr(0, n), {}).ok()) << n;
   }
-  EXPECT_FALSE(ShardState::FromSnapshot(good + "x").ok());
+  EXPECT_FALSE(ShardState::FromSnapshot(good + "x", {}).ok());
 }
 
 TEST(ShardState, RejectsAChangelogRecordAsASnapshot) {
   std::string record;
   changelog::EncodeRecord(changelog::ClaimRecord{kPartition, base::Epoch(1), base::Seq(0)}, record);
-  EXPECT_FALSE(ShardState::FromSnapshot(record).ok());
+  EXPECT_FALSE(ShardState::FromSnapshot(record, {}).ok());
 }
 
 TEST(ShardState, MakeViewReflectsTheCommittedCountersAndStats) {
@@ -1687,7 +1718,7 @@ TEST(ShardState, RejectsASnapshotWhoseBodyLengthDisagreesWithItsFrame) {
   bad[7] = static_cast<char>(bad[7] + 1);  // the body length's low byte
   bad.resize(bad.size() - 8);
   bad += LittleEndian(XXH3_64bits(bad.data(), bad.size()), 8);
-  auto made = ShardState::FromSnapshot(bad);
+  auto made = ShardState::FromSnapshot(bad, {});
   ASSERT_FALSE(made.ok());
   EXPECT_NE(made.message().find("body length"), std::string::npos) << made.error();
 }
@@ -1705,7 +1736,7 @@ TEST(ShardState, RejectsASnapshotWhoseFrameClaimsFarMoreThanItHolds) {
   std::string bad = "OCSS" + LittleEndian(2, 2) + LittleEndian(1, 1) + LittleEndian(kClaimed, 8);
   bad += frame;
   bad += LittleEndian(XXH3_64bits(bad.data(), bad.size()), 8);
-  auto made = ShardState::FromSnapshot(bad);
+  auto made = ShardState::FromSnapshot(bad, {});
   ASSERT_FALSE(made.ok());
   EXPECT_NE(made.message().find("cannot decompress"), std::string::npos) << made.error();
 }

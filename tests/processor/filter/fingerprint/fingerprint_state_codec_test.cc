@@ -239,8 +239,9 @@ constexpr std::string_view kPinnedDigest = "994d3b278f65ad14";
 
 // A state of an older layout decodes to the filter that wrote it: the same ids, counts
 // and clock, its plane a whole line wide. It goes on as the filter of today.
-void ExpectThePinnedFilterIn(std::string_view hex, uint64_t memory_limit_bytes) {
-  auto decoded = DecodeDedupFilter(testing::FromHex(hex));
+void ExpectThePinnedFilterIn(std::string_view hex, uint64_t memory_limit_bytes,
+                             const DecodeLimits& limits = {}) {
+  auto decoded = DecodeDedupFilter(testing::FromHex(hex), limits);
   ASSERT_TRUE(decoded.ok()) << decoded.error();
   DedupFilter& old = **decoded;
   FingerprintFilter64 today = Pinned(memory_limit_bytes);
@@ -265,6 +266,18 @@ void ExpectThePinnedFilterIn(std::string_view hex, uint64_t memory_limit_bytes) 
 
 TEST(FingerprintStateCodec, ReadsAFormat2StateAsAFilterWithoutAMemoryBoundThatForgotNothing) {
   ExpectThePinnedFilterIn(kPinnedVersion2Hex, 0);
+}
+
+TEST(FingerprintStateCodec, GivesAFormat2StateTheBoundItIsDecodedWith) {
+  ExpectThePinnedFilterIn(kPinnedVersion2Hex, 16 * 64, DecodeLimits{.bound_if_none = 16 * 64});
+}
+
+TEST(FingerprintStateCodec, RefusesAStateWhoseBoundIsAboveTheMost) {
+  const std::string b = Bytes(Pinned(16 * 64));
+  EXPECT_TRUE(DecodeDedupFilter(b, DecodeLimits{.most = 16 * 64}).ok());
+  auto refused = DecodeDedupFilter(b, DecodeLimits{.most = 16 * 64 - 1});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("above the most"), std::string::npos) << refused.message();
 }
 
 TEST(FingerprintStateCodec, ReadsAStateOfTheFirstLayoutWithItsPlaneAWholeLineWide) {
