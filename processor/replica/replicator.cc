@@ -49,6 +49,7 @@ struct Replica {
   std::unique_ptr<shard::ShardState> state;
   std::optional<changelog::LineageFollower> follower;
   base::Offset next_offset = kafka::kOffsetBeginning;
+  uint64_t unreadable_records = 0;  // damaged records its last build skipped
   bool at_end = false;
   // Where the reader last reported the partition's end, while no record came after
   // it: what a confirmation of the end compares with.
@@ -218,7 +219,7 @@ struct Replicator::Impl {
       if (it == replicas.end()) continue;
       Replica& r = it->second;
       if (r.mode == Replica::Mode::kFollowing && r.hot && !r.state->forgot_filter()) {
-        handoffs[p] = Handoff{std::move(r.state), *r.follower, r.next_offset};
+        handoffs[p] = Handoff{std::move(r.state), *r.follower, r.next_offset, r.unreadable_records};
       }
       replicas.erase(it);
       board.RemoveFollowerView(p);
@@ -376,6 +377,7 @@ struct Replicator::Impl {
     }
     if (!r.hot) r.state->ForgetFilter();
     r.follower.emplace(plan->epoch, plan->last_seq, plan->claim, plan->hash_key);
+    r.unreadable_records = plan->unreadable_records;
     AdoptClaimsKey(r);
     r.mode = Replica::Mode::kFollowing;
     const std::string built =

@@ -78,6 +78,9 @@ struct Handoff {
   std::unique_ptr<shard::ShardState> state;
   changelog::LineageFollower follower{base::Epoch(), base::Seq(), 0};
   base::Offset next_offset;  // the changelog offset after the last record it read
+  // Damaged changelog records the replica's build skipped: the shard is restored past
+  // them all the same, and its new owner says so (changelog_unreadable_records).
+  uint64_t unreadable_records = 0;
 };
 
 class Replicator {

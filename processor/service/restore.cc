@@ -74,7 +74,7 @@ std::optional<RestoredShard> CatchUp(base::Partition p, replica::Handoff h,
                                      const std::vector<std::string>& tail, ClaimDraw draw,
                                      std::string_view source) {
   size_t applied = 0;
-  uint64_t unreadable = 0;
+  uint64_t unreadable = h.unreadable_records;  // the replica's build skipped these
   for (const std::string& bytes : tail) {
     auto record = changelog::DecodeRecord(bytes);
     if (!record) {

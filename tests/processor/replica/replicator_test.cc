@@ -236,6 +236,42 @@ TEST(Replicator, AReplicaFailsOnAChangelogRecordANewerReleaseWroteInsteadOfSkipp
   EXPECT_LE(rebuilds, 4u) << b.log();
 }
 
+// Regression: a standby's build skipped a damaged changelog record with a warning on
+// its own instance, and the hand-over did not carry the count: after a failover the
+// shard's changelog_unreadable_records read 0, as if every record had been read.
+TEST(Replicator, AShardTakenOverFromItsStandbyCountsTheDamagedRecordsTheStandbySkipped) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  kafka.set_session_timeout(3s);
+  Pair pair = StartCaughtUpPair(kafka);
+  ASSERT_GE(pair.p, 0);
+  StrictInstance& a = *pair.a;
+  StrictInstance& b = *pair.b;
+  const int32_t p = pair.p;
+  {
+    auto writer = kafka.ClientsFor("writer")->NewPlainProducer({});
+    ASSERT_TRUE(writer.ok()) << writer.error();
+    ASSERT_FALSE(writer.value()->Produce(
+        {"events.changelog", base::Partition(p), std::nullopt, "not a changelog record", {}}));
+    ASSERT_EQ(writer.value()->Flush(10s), 0u);
+  }
+  // b's standby fails on it, and its retry's build skips it, saying so.
+  ASSERT_TRUE(RunUntil(
+      kafka, {&a, &b}, [&] { return Logged(b, "could not be read") >= 2 && CaughtUp(b, a, p); },
+      60s))
+      << b.log();
+  ASSERT_EQ(a.View(p)->changelog_unreadable_records, 0u) << "a never read its changelog";
+
+  kafka.Crash("a");
+  ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return b.RunsAll(testing::kServicePartitions); }))
+      << b.log();
+  ASSERT_NE(b.log().find("taken over from its standby replica"), std::string::npos) << b.log();
+  EXPECT_EQ(b.View(p)->changelog_unreadable_records, 1u) << b.log();
+  Send(kafka, 100, 120);
+  b.StepAndCommit();
+  EXPECT_EQ(CountsInChangelog(kafka), Expected(120));
+}
+
 // Regression: a replica's reader reports the changelog's end once. When it then
 // stopped being fed (a fetcher stuck on the partition), nothing cleared "caught up":
 // the standby read 0 ms behind, and answered as fresh, while its active committed

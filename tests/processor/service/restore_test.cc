@@ -134,6 +134,26 @@ TEST(Restore, AHandOverDoesNotCatchUpOverARecordANewerReleaseWrote) {
   EXPECT_FALSE(CatchUp(kPartition, std::move(handoff), tail, kDraw, "its standby replica"));
 }
 
+// Regression: the damaged records a standby's build skipped were logged on its
+// instance and not carried in the hand-over: the new active's shard said it had read
+// every record of its changelog.
+TEST(Restore, AHandOverCountsTheDamagedRecordsItsReplicaSkippedWithItsTails) {
+  std::vector<std::string> tail = FirstOwnersChangelog(kShardKey);
+  std::string damaged = tail.back();
+  damaged[damaged.size() / 2] = static_cast<char>(damaged[damaged.size() / 2] ^ 1);
+  tail.push_back(damaged);
+  auto made = shard::ShardState::Create(kPartition, testing::TestDedup(), filter::Millis{0});
+  ASSERT_TRUE(made.ok());
+  replica::Handoff handoff{std::move(made).value(),
+                           changelog::LineageFollower(base::Epoch(), base::Seq(), 0),
+                           base::Offset(0), 2};
+  auto restored = CatchUp(kPartition, std::move(handoff), tail, kDraw, "its standby replica");
+  ASSERT_TRUE(restored.has_value());
+  EXPECT_EQ(restored->unreadable_records, 3u);
+  EXPECT_NE(restored->summary.find("3 changelog record(s) could not be read"), std::string::npos)
+      << restored->summary;
+}
+
 TEST(Restore, SaysHowManyUnreadableRecordsItSkipped) {
   std::vector<std::string> records = FirstOwnersChangelog(kShardKey);
   std::string corrupt = records.back();
