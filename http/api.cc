@@ -175,12 +175,7 @@ class Exposition {
     PerShardWhere(s, name, type, help, value_of, HoldsState);
   }
   static bool HoldsState(const ShardView& v) { return v.phase == shard::ShardPhase::kRunning; }
-  static std::string PartitionLabel(base::Partition partition) {
-    return "{partition=\"" + std::to_string(partition.value()) + "\"}";
-  }
-  std::string Take() { return std::move(out_); }
-
- private:
+  // The same, for the active shards `where` picks.
   template <typename ValueOf, typename Where>
   void PerShardWhere(const Snapshot& s, std::string_view name, std::string_view type,
                      std::string_view help, ValueOf value_of, Where where) {
@@ -191,6 +186,12 @@ class Exposition {
       }
     }
   }
+  static std::string PartitionLabel(base::Partition partition) {
+    return "{partition=\"" + std::to_string(partition.value()) + "\"}";
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
   void Line(std::string_view a, std::string_view b, std::string_view c, std::string_view d) {
     out_.append(a).append(b).append(c).append(d).push_back('\n');
   }
@@ -796,6 +797,15 @@ class Api {
                  const int64_t ms = v.filter.window_ms_guaranteed;
                  return MetricValue(ms < 0 ? std::numeric_limits<double>::infinity() : ms / 1000.0);
                });
+    // A sample only where the filter holds less than dedup.window_ms in record time.
+    e.PerShardWhere(
+        s, "oncecount_dedup_record_window_held_seconds", "gauge",
+        "For a shard whose filter was made under a smaller dedup.window_ms (or dedup.mode "
+        "none) than is configured now: how long after its first copy's timestamp a retry "
+        "is still caught; a later one may be counted twice. No sample: the shard holds "
+        "dedup.window_ms.",
+        [](const ShardView& v) { return MetricValue(v.record_window_held_ms / 1000.0); },
+        [](const ShardView& v) { return v.record_window_held_ms >= 0; });
     e.PerShard(s, "oncecount_filter_forgotten_early_total", "counter",
                "Ids the filter dropped before its window because it reached its size limit "
                "(dedup.max_filter_mib; 64 filters for the bloom filter): their retries may be "

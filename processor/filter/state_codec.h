@@ -15,7 +15,9 @@
 //   16+P    8     XXH3-64 of bytes [0, 16+P)
 //
 // Decoding checks magic, version, length and checksum before touching the payload,
-// and validates every field it reads; corrupt input is an Error, never a crash.
+// and validates every field it reads; corrupt input is an Error, never a crash. The
+// memory bound a state declares is checked against DecodeLimits (state_frame.h), and
+// one without a bound is given one there: a decoded filter never grows without limit.
 // tests/processor/filter/state_codec_test.cc pins the bytes of a small filter of
 // each kind (blocked-Bloom FBF, Gaussian FBF, single Gaussian).
 //

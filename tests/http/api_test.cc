@@ -597,7 +597,11 @@ TEST_F(ApiTest, ReadinessNamesAShardWhoseFilterWasMadeForAShorterWindow) {
             std::string::npos)
       << reason;
   EXPECT_NE(Get("/v1/shards/0").body.find("\"record_window_held_ms\":61000"), std::string::npos);
+  const std::string sample = "oncecount_dedup_record_window_held_seconds{partition=\"0\"} 61\n";
+  EXPECT_NE(Get("/metrics").body.find(sample), std::string::npos);
   Publish(DetailedView());
+  EXPECT_EQ(Get("/metrics").body.find("oncecount_dedup_record_window_held_seconds{"),
+            std::string::npos);
   EXPECT_EQ(Json(Get("/readyz"))["degraded"].get_array().value().size(), 0u);
   EXPECT_NE(Get("/v1/shards/0").body.find("\"record_window_held_ms\":null"), std::string::npos);
 }

@@ -10,7 +10,8 @@ shard, from the instance's history (GET /v1/history). Every request goes through
 recording proxy, and none may be refused (status 400 or more). The health strip must
 show every check, all well on the healthy demo; then the proxy marks one shard
 failed in /v1/stats (a failure the API's own tests cover) and the strip must show
-it, with its reason. The test also loads a search (#search=prefix), saves the two
+it, with its reason; a shard whose filter was made for a smaller window (set by the
+proxy alike) must turn the window check bad, naming it. The test also loads a search (#search=prefix), saves the two
 screenshots (dashboard-healthy.png and dashboard-failed-shard.png in the output
 directory; scripts/dashboard-screenshots regenerates docs/images from them), and
 stops the demo with SIGINT, which must exit cleanly.
@@ -118,12 +119,15 @@ def get_json(url):
 class RecordingProxy:
     """Forwards the browser's requests to the instance and records each path with the
     status the instance answered; with `failed_partition` set, marks that shard failed
-    in /v1/stats, as the API reports a shard that ran out of memory."""
+    in /v1/stats, as the API reports a shard that ran out of memory; with
+    `short_window_partition` set, gives that shard the record window a filter made
+    for a smaller dedup.window_ms holds."""
 
     def __init__(self, upstream):
         self.upstream = upstream
         self.requests = []  # (path, status)
         self.failed_partition = None
+        self.short_window_partition = None
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -134,6 +138,13 @@ class RecordingProxy:
                 except urllib.error.HTTPError as e:
                     status, body, kind = e.code, e.read(), e.headers["Content-Type"]
                 proxy.requests.append((self.path, status))
+                if self.path == "/v1/stats" and proxy.short_window_partition is not None:
+                    stats = json.loads(body)
+                    for shard in stats["shards"]:
+                        if shard["partition"] == proxy.short_window_partition and \
+                                shard["role"] == "active":
+                            shard["record_window_held_ms"] = 61000
+                    body = json.dumps(stats).encode()
                 if self.path == "/v1/stats" and proxy.failed_partition is not None:
                     stats = json.loads(body)
                     for shard in stats["shards"]:
@@ -284,6 +295,17 @@ def main():
         healthy = os.path.join(out_dir, "dashboard-healthy.png")
         chromium(["--virtual-time-budget=900", "--window-size=1280,1000",
                   "--screenshot=" + healthy, proxy.url + "/"])
+
+        if any(shard.get("record_window_held_ms", 0) is not None for shard in stats["shards"]):
+            fail("the demo's shards hold their window: record_window_held_ms must be null: %s" %
+                 stats["shards"])
+        proxy.short_window_partition = stats["shards"][0]["partition"]
+        shorter = render(proxy.url + "/").checks.get("window", {})
+        if shorter.get("level") != "bad" or ("partition %d catches retries up to 61.0 s" %
+                                            proxy.short_window_partition) not in shorter.get("text", ""):
+            fail("a shard whose filter was made for a smaller window is not in the health "
+                 "strip: %s" % shorter)
+        proxy.short_window_partition = None
 
         proxy.failed_partition = stats["shards"][0]["partition"]
         failing = render(proxy.url + "/")
