@@ -97,6 +97,12 @@ struct FilterSummary {
   bool HoldsLessThanItsWindow() const {
     return window_ms_guaranteed >= 0 && window_ms_guaranteed < window_ms_configured;
   }
+  // A filter that grows with its load (fbf, exact) without a memory bound: the
+  // experiments', or one decoded from a state written before filters had a bound
+  // that held more than the bound it would have taken (DecodeLimits).
+  bool GrowsWithoutABound() const {
+    return memory_limit_bytes == 0 && (mode == DedupMode::kFbf || mode == DedupMode::kExact);
+  }
 };
 
 class DedupFilter {

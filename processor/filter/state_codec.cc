@@ -31,7 +31,15 @@ base::Result<std::unique_ptr<DedupFilter>> DecodeFramed(std::string_view bytes,
 base::Result<std::unique_ptr<DedupFilter>> DecodeDedupFilter(std::string_view bytes,
                                                              const DecodeLimits& limits) {
   try {
-    return DecodeFramed(bytes, limits);
+    auto bounded = DecodeFramed(bytes, limits);
+    if (bounded || limits.bound_if_none == 0) return bounded;
+    // A state without a bound of its own that holds more than bound_if_none already
+    // (format 2 let a filter grow past any bound: a ring past max_filters, more ids)
+    // is read as it was written, without one: refusing it would fail its shard for
+    // good, and trimming it would drop ids of its window. Its owner says so
+    // (FilterSummary::GrowsWithoutABound). A state that declares a bound decodes the
+    // same either way, so its error stands.
+    return DecodeFramed(bytes, DecodeLimits{.bound_if_none = 0, .most = limits.most});
   } catch (const std::bad_alloc&) {
     return CorruptState("cannot allocate the decoded filter");
   }

@@ -818,6 +818,13 @@ struct Processor::Impl final : kafka::RebalanceListener {
     shard::ShardView base;
     base.target_fpp = o.dedup.target_fpp;
     slot.state_view = r.state->MakeView(std::move(base), clock.WallMs());
+    if (o.dedup.memory_limit_bytes != 0 && r.state->filter().Summary().GrowsWithoutABound()) {
+      Warn("shard " + std::to_string(p.value()) +
+           ": its filter, restored from a state written before filters had a memory bound, "
+           "holds more than dedup.max_filter_mib already and keeps no bound: it grows with "
+           "the load until the shard starts from an empty changelog (docs/operations.md, "
+           "\"The memory bound\")");
+    }
     if (const auto held = r.state->rules().record_window_held) {
       Warn("shard " + std::to_string(p.value()) +
            ": its filter, made under a smaller dedup.window_ms (or dedup.mode none), holds "

@@ -122,12 +122,13 @@ base::Status FingerprintStateCodec::ReadClock(base::ByteReader& r, uint16_t vers
 }
 
 template <class W>
-base::Status FingerprintStateCodec::ReadPlanes(base::ByteReader& r, uint16_t version,
-                                               uint8_t layout, BasicFingerprintFilter<W>& f,
-                                               size_t payload_bytes) {
+base::Status FingerprintStateCodec::ReadPlanes(base::ByteReader& r, uint8_t layout,
+                                               BasicFingerprintFilter<W>& f, size_t payload_bytes) {
   const uint32_t planes = r.U32();
-  // Without a memory bound (and in format 2) failed kicks may push a plane per slice.
-  const bool bounded = version >= kStateFormatVersion && f.config_.memory_limit_bytes != 0;
+  // Without a memory bound (format 2 had none) failed kicks may push a plane per slice.
+  // A format-2 state given one (DecodeLimits) is held to it: the state it is written
+  // as next, of format 3 with that bound, must decode.
+  const bool bounded = f.config_.memory_limit_bytes != 0;
   const uint64_t most = bounded ? f.config_.max_slices : 4096;
   if (!r.ok() || planes == 0 || planes > most) {
     return CorruptState("fingerprint plane count out of range");
@@ -159,11 +160,10 @@ base::Status FingerprintStateCodec::ReadPlanes(base::ByteReader& r, uint16_t ver
 }
 
 template <class W>
-base::Status FingerprintStateCodec::ReadSlices(base::ByteReader& r, uint16_t version,
-                                               BasicFingerprintFilter<W>& f) {
+base::Status FingerprintStateCodec::ReadSlices(base::ByteReader& r, BasicFingerprintFilter<W>& f) {
   const uint32_t slices = r.U32();
-  // Without a memory bound (and in format 2) failed kicks may push past max_slices.
-  const bool bounded = version >= kStateFormatVersion && f.config_.memory_limit_bytes != 0;
+  // Without a memory bound (format 2 had none) failed kicks may push past max_slices.
+  const bool bounded = f.config_.memory_limit_bytes != 0;
   const uint64_t most = bounded ? f.config_.max_slices : UINT64_MAX;
   uint64_t slots = 0;
   for (const auto& plane : f.planes_) slots += plane.memory.width();
@@ -226,10 +226,10 @@ base::Result<std::unique_ptr<DedupFilter>> FingerprintStateCodec::DecodeAs(
     size_t payload_bytes) {
   BasicFingerprintFilter<W> f(c, Millis{0});
   if (base::Status s = ReadClock(r, version, f); !s) return std::move(s).error();
-  if (base::Status s = ReadPlanes(r, version, layout, f, payload_bytes); !s) {
+  if (base::Status s = ReadPlanes(r, layout, f, payload_bytes); !s) {
     return std::move(s).error();
   }
-  if (base::Status s = ReadSlices(r, version, f); !s) return std::move(s).error();
+  if (base::Status s = ReadSlices(r, f); !s) return std::move(s).error();
   // Adaptation grows the slices to come at most 16 times past the present's size
   // (twice over, once early and once at a refresh, before a slice of that size is
   // pushed), and under a memory bound within FittingGroups (layout 1 allowed sizes up

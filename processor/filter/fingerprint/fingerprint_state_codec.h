@@ -70,11 +70,10 @@ struct FingerprintStateCodec {
   static base::Status ReadClock(base::ByteReader& r, uint16_t version,
                                 BasicFingerprintFilter<W>& f);
   template <class W>
-  static base::Status ReadPlanes(base::ByteReader& r, uint16_t version, uint8_t layout,
-                                 BasicFingerprintFilter<W>& f, size_t payload_bytes);
+  static base::Status ReadPlanes(base::ByteReader& r, uint8_t layout, BasicFingerprintFilter<W>& f,
+                                 size_t payload_bytes);
   template <class W>
-  static base::Status ReadSlices(base::ByteReader& r, uint16_t version,
-                                 BasicFingerprintFilter<W>& f);
+  static base::Status ReadSlices(base::ByteReader& r, BasicFingerprintFilter<W>& f);
   template <class W>
   static base::Status CheckContents(const BasicFingerprintFilter<W>& f);
 };

@@ -471,10 +471,29 @@ TEST(StateCodec, AnExactStateWithoutABoundTakesTheOneItIsDecodedWithAndStaysWith
   EXPECT_EQ((*as_before)->Summary().forgotten_early, 0u);
   EXPECT_GT((*as_before)->Summary().bits_total / 8, kBound);
   // A bound above the most is refused in exact mode too.
-  EXPECT_FALSE(DecodeDedupFilter(Bytes(Created(ExactWindowDedup::Create(Millis{1000}, 1, Millis{0},
-                                                                          kBound))),
-                                 DecodeLimits{.most = kBound - 1})
+  EXPECT_FALSE(DecodeDedupFilter(
+                   Bytes(Created(ExactWindowDedup::Create(Millis{1000}, 1, Millis{0}, kBound))),
+                   DecodeLimits{.most = kBound - 1})
                    .ok());
+}
+
+TEST(StateCodec, AStateWithoutABoundThatHoldsMoreThanTheOneItWouldTakeIsReadAsWritten) {
+  // Format 2 let a filter grow past any bound; refusing it would fail its shard for
+  // good, and trimming it would drop ids of its window. It keeps no bound, and says so.
+  ExactWindowDedup unbounded = Created(ExactWindowDedup::Create(Millis{1000}, 1, Millis{0}, 0));
+  for (uint64_t i = 1; i <= 5'000; ++i) ASSERT_EQ(unbounded.TestAndInsert(Id(i)), Verdict::kNew);
+  constexpr uint64_t kBound = uint64_t{1} << 16;  // 2,048 ids
+  ASSERT_GT(unbounded.Summary().bits_total / 8, kBound);
+  auto decoded = DecodeDedupFilter(Bytes(unbounded), DecodeLimits{.bound_if_none = kBound});
+  ASSERT_TRUE(decoded.ok()) << decoded.error();
+  const FilterSummary s = (*decoded)->Summary();
+  EXPECT_EQ(s.memory_limit_bytes, 0u);
+  EXPECT_TRUE(s.GrowsWithoutABound());
+  EXPECT_EQ(s.forgotten_early, 0u);
+  for (uint64_t i = 1; i <= 5'000; ++i) EXPECT_TRUE((*decoded)->Contains(Id(i))) << i;
+  EXPECT_EQ(Bytes(**decoded), Bytes(unbounded));
+  // A bounded filter does not say so.
+  EXPECT_FALSE(PinnedFbf().Summary().GrowsWithoutABound());
 }
 
 TEST(StateCodec, PinnedBytesFollowTheDocumentedLayout) {
