@@ -4,9 +4,10 @@
 // (deploy/kubernetes/statefulset.yaml, docs/operations.md).
 //
 // It builds the changelog a shard leaves behind: a claim, the batches of one window of
-// events at the expected rate spread over COUNTERS counters, a snapshot of the full
-// shard, then as many batches again as the service writes before its next snapshot
-// (max(1 MiB, the snapshot's size)), and writes it to a file. Then it runs itself again
+// events at the expected rate spread over COUNTERS counters with a snapshot each time
+// the batches since the last reach max(1 MiB, its size) (the service's cadence), a
+// snapshot of the full shard, then as many batches again as the service writes before
+// its next snapshot, and writes it to a file. Then it runs itself again
 // (a fresh process, so that no memory freed by the writer is reused by the restore),
 // which streams the records from the file one at a time into a lineage that keeps what
 // follows the newest snapshot, as the service's cold restore reads them from Kafka
@@ -15,10 +16,15 @@
 //   - the restore's peak: the peak resident size (reset through /proc/self/clear_refs);
 //   - the restored shard's memory: the resident size after, once malloc_trim has given
 //     back what the restore freed.
+// With LOAD above 1 the events come LOAD times faster than dedup.expected_rate, and
+// with MAX_FILTER_MIB (dedup.max_filter_mib, 256 by default) the filter grows to that
+// bound and forgets early at it: the restore of a shard whose filter is at its bound,
+// the most a pod must leave room for (deploy/kubernetes/statefulset.yaml bounds each
+// filter at 96 MiB).
 // Linux only (/proc/self/status, clear_refs). Its own main.
 //
-// Usage: restore_memory [COUNTERS]   (default 100000)
-//        restore_memory --restore FILE   (the second process)
+// Usage: restore_memory [COUNTERS [LOAD [MAX_FILTER_MIB]]]   (100000 1 256)
+//        restore_memory --restore FILE MAX_FILTER_MIB   (the second process)
 #include <malloc.h>
 #include <unistd.h>
 
@@ -49,6 +55,7 @@ constexpr int64_t kT0 = 1'700'000'000'000;
 constexpr int64_t kEventsPerBatch = 1000;  // 100 ms of input at 10,000 a second
 constexpr base::Epoch kEpoch(1);
 constexpr uint64_t kClaim = 0xc1a1;
+constexpr oncecount::filter::IdHashKey kHashKey{0x5eed};
 
 // A field of /proc/self/status in kB ("VmRSS", "VmHWM"), in bytes.
 int64_t StatusBytes(const std::string& field) {
@@ -75,8 +82,10 @@ double MiB(int64_t bytes) {
 // Writes a shard's changelog: claim, batches of one window, snapshot, batches after.
 class ChangelogWriter {
  public:
-  ChangelogWriter(const oncecount::filter::DedupSpec& spec, int64_t counters)
-      : spec_(spec), counters_(counters) {}
+  ChangelogWriter(const oncecount::filter::DedupSpec& spec, int64_t counters, int64_t load)
+      : spec_(spec),
+        counters_(counters),
+        events_per_s_(static_cast<int64_t>(spec.expected_rate) * load) {}
 
   bool Write(std::vector<std::string>& records) {
     auto made = ShardState::Create(base::Partition(0), spec_, Millis{kT0});
@@ -85,36 +94,63 @@ class ChangelogWriter {
       return false;
     }
     ShardState& shard = *made.value();
-    shard.SetClaim(kEpoch, kClaim, oncecount::filter::IdHashKey{0x5eed});
+    shard.SetClaim(kEpoch, kClaim, kHashKey);
     records.emplace_back();
-    changelog::EncodeRecord(changelog::ClaimRecord{base::Partition(0), kEpoch, base::Seq(), kClaim},
-                            records.back());
-    const auto window_events =
-        static_cast<int64_t>(spec_.expected_rate) * spec_.window.count() / 1000;
-    Apply(shard, window_events, records);
-    const std::string snapshot = shard.EncodeSnapshot(kEpoch);
+    // The claim carries the key the shard hashes ids with, as the service's do (a
+    // restore refuses a changelog that disagrees on it).
+    changelog::EncodeRecord(
+        changelog::ClaimRecord{base::Partition(0), kEpoch, base::Seq(), kClaim, kHashKey.value},
+        records.back());
+    const int64_t window_events = events_per_s_ * spec_.window.count() / 1000;
+    // The window, with a snapshot each time the batches since the last one reach
+    // max(1 MiB, its size), as the service's cadence writes them: a restore holds the
+    // newest complete snapshot and the batches after it, never the whole window.
+    size_t snapshot_bytes = 0;
+    size_t since = 0;
+    int snapshots = 0;
+    for (int64_t done = 0; done < window_events; done += kEventsPerBatch) {
+      since += Apply(shard, std::min(kEventsPerBatch, window_events - done), records);
+      if (since >= std::max<size_t>(1 << 20, snapshot_bytes)) {
+        snapshot_bytes = WriteSnapshot(shard, records);
+        since = 0;
+        ++snapshots;
+      }
+    }
+    // The newest snapshot, of the full window, and as many batches after it as the
+    // service writes before the next: the most a restore reads past a snapshot.
     const size_t first_kept = records.size();
+    snapshot_bytes = WriteSnapshot(shard, records);
+    const size_t chunks = records.size() - first_kept;
+    ++snapshots;
+    size_t after = 0;
+    while (after < std::max<size_t>(1 << 20, snapshot_bytes)) {
+      after += Apply(shard, kEventsPerBatch, records);
+    }
+    std::cout << "changelog: " << records.size() << " records, " << snapshots
+              << " snapshots; the newest " << MiB(static_cast<int64_t>(snapshot_bytes))
+              << " MiB in " << chunks << " chunks, then " << MiB(static_cast<int64_t>(after))
+              << " MiB of batches\n";
+    return true;
+  }
+
+ private:
+  // Appends the shard's snapshot in chunks; returns its size.
+  static size_t WriteSnapshot(const ShardState& shard, std::vector<std::string>& records) {
+    const std::string snapshot = shard.EncodeSnapshot(kEpoch);
     for (std::string& chunk :
          changelog::EncodeSnapshotChunks(base::Partition(0), kEpoch, kClaim, shard.committed_seq(),
                                          snapshot, changelog::kMaxRecordBytes)) {
       records.push_back(std::move(chunk));
     }
-    const size_t snapshot_end = records.size();
-    size_t after = 0;
-    while (after < std::max<size_t>(1 << 20, snapshot.size())) {
-      Apply(shard, kEventsPerBatch, records);
-      after += records.back().size();
-    }
-    std::cout << "changelog: " << records.size() << " records; snapshot " << MiB(snapshot.size())
-              << " MiB in " << snapshot_end - first_kept << " chunks; " << MiB(after)
-              << " MiB of batches after it\n";
-    return true;
+    return snapshot.size();
   }
 
- private:
-  void Apply(ShardState& shard, int64_t events, std::vector<std::string>& records) {
+  // Applies `events` events in batches of kEventsPerBatch; returns the bytes of the
+  // batch records it appended.
+  size_t Apply(ShardState& shard, int64_t events, std::vector<std::string>& records) {
+    size_t bytes = 0;
     for (int64_t i = 0; i < events; ++i, ++next_) {
-      const int64_t t = kT0 + next_ * 1000 / static_cast<int64_t>(spec_.expected_rate);
+      const int64_t t = kT0 + next_ * 1000 / events_per_s_;
       const std::string key = "client/" + std::to_string(next_);
       const std::string value =
           R"({"counter":"c)" + std::to_string(next_ % counters_) + R"(","delta":1})";
@@ -123,14 +159,17 @@ class ChangelogWriter {
         for (const changelog::BatchRecord& b : shard.Seal(kEpoch, t)) {
           records.emplace_back();
           changelog::EncodeRecord(b, records.back());
+          bytes += records.back().size();
         }
         shard.MarkCommitted(kEpoch);
       }
     }
+    return bytes;
   }
 
   const oncecount::filter::DedupSpec spec_;
   const int64_t counters_;
+  const int64_t events_per_s_;
   int64_t next_ = 0;
 };
 
@@ -173,8 +212,11 @@ int Restore(const std::string& path, const oncecount::filter::DedupSpec& spec) {
     return 1;
   }
   const ShardState& shard = *restored.value().state;
+  const oncecount::filter::FilterSummary filter = shard.filter().Summary();
   std::cout << "restored: " << shard.counters().size() << " counters, filter "
-            << MiB(static_cast<int64_t>(shard.filter().Summary().bits_total / 8)) << " MiB\n"
+            << MiB(static_cast<int64_t>(filter.bits_total / 8)) << " MiB of its bound "
+            << MiB(static_cast<int64_t>(filter.memory_limit_bytes)) << " MiB (forgot "
+            << filter.forgotten_early << " ids early)\n"
             << "restore peak (peak RSS - before): " << MiB(peak - before) << " MiB\n"
             << "restored shard (RSS after malloc_trim - before): " << MiB(after - before)
             << " MiB\n";
@@ -183,13 +225,28 @@ int Restore(const std::string& path, const oncecount::filter::DedupSpec& spec) {
 
 }  // namespace
 
+// The service's dedup settings, the defaults but for dedup.max_filter_mib.
+oncecount::filter::DedupSpec SpecWithBound(int64_t max_filter_mib) {
+  oncecount::config::DedupConfig dedup;
+  dedup.max_filter_mib = max_filter_mib;
+  return oncecount::config::DedupSpecOf(dedup);
+}
+
 int main(int argc, char** argv) {
-  const oncecount::filter::DedupSpec spec =
-      oncecount::config::DedupSpecOf(oncecount::config::DedupConfig{});
-  if (argc == 3 && std::strcmp(argv[1], "--restore") == 0) return Restore(argv[2], spec);
+  if (argc == 4 && std::strcmp(argv[1], "--restore") == 0) {
+    return Restore(argv[2], SpecWithBound(std::atoll(argv[3])));
+  }
   const int64_t counters = argc > 1 ? std::atoll(argv[1]) : 100'000;
+  const int64_t load = argc > 2 ? std::atoll(argv[2]) : 1;
+  const int64_t max_filter_mib =
+      argc > 3 ? std::atoll(argv[3]) : oncecount::config::DedupConfig{}.max_filter_mib;
+  if (counters < 1 || load < 1 || max_filter_mib < 1) {
+    std::cerr << "usage: restore_memory [COUNTERS [LOAD [MAX_FILTER_MIB]]] (each at least 1)\n";
+    return 2;
+  }
+  const oncecount::filter::DedupSpec spec = SpecWithBound(max_filter_mib);
   std::vector<std::string> records;
-  if (!ChangelogWriter(spec, counters).Write(records)) return 1;
+  if (!ChangelogWriter(spec, counters, load).Write(records)) return 1;
   const std::string path = "/tmp/restore-memory-" + std::to_string(getpid()) + ".log";
   if (!WriteRecords(path, records)) {
     std::cerr << "restore_memory: cannot write " << path << "\n";
@@ -199,7 +256,8 @@ int main(int argc, char** argv) {
   // This binary by its path (a shell's /proc/self/exe would be the shell).
   std::vector<char> self(4096, '\0');
   if (readlink("/proc/self/exe", self.data(), self.size() - 1) <= 0) return 1;
-  const std::string command = std::string(self.data()) + " --restore " + path;
+  const std::string command =
+      std::string(self.data()) + " --restore " + path + " " + std::to_string(max_filter_mib);
   const int status = std::system(command.c_str());
   std::remove(path.c_str());
   return status == 0 ? 0 : 1;
