@@ -822,8 +822,8 @@ struct Processor::Impl final : kafka::RebalanceListener {
       Warn("shard " + std::to_string(p.value()) +
            ": its filter, restored from a state written before filters had a memory bound, "
            "holds more than dedup.max_filter_mib already and keeps no bound: it grows with "
-           "the load until the shard starts from an empty changelog (docs/operations.md, "
-           "\"The memory bound\")");
+           "the load, and a later restore gives it the bound once it fits "
+           "(docs/operations.md, \"The memory bound\")");
     }
     if (const auto held = r.state->rules().record_window_held) {
       Warn("shard " + std::to_string(p.value()) +

@@ -16,15 +16,18 @@
 //   - the restore's peak: the peak resident size (reset through /proc/self/clear_refs);
 //   - the restored shard's memory: the resident size after, once malloc_trim has given
 //     back what the restore freed.
-// With LOAD above 1 the events come LOAD times faster than dedup.expected_rate, and
-// with MAX_FILTER_MIB (dedup.max_filter_mib, 256 by default) the filter grows to that
-// bound and forgets early at it: the restore of a shard whose filter is at its bound,
-// the most a pod must leave room for (deploy/kubernetes/statefulset.yaml bounds each
-// filter at 96 MiB).
+// With LOAD above 1 the events come LOAD times faster than dedup.expected_rate and the
+// filter grows with them, up to its limit: MAX_FILTER_MIB (dedup.max_filter_mib, 256
+// by default), or for the default Bloom filter its ring of 64 filters, which it
+// reaches first with the default sizing (about 20 MiB). The restore of a shard whose
+// filter is at its limit is the most a pod must leave room for.
+// The restore must give back the shard written: every counter, from the newest
+// snapshot, no record skipped; otherwise it fails (ctest runs it small).
 // Linux only (/proc/self/status, clear_refs). Its own main.
 //
 // Usage: restore_memory [COUNTERS [LOAD [MAX_FILTER_MIB]]]   (100000 1 256)
-//        restore_memory --restore FILE MAX_FILTER_MIB   (the second process)
+//        restore_memory --restore FILE MAX_FILTER_MIB COUNTERS_WRITTEN   (the second
+//        process)
 #include <malloc.h>
 #include <unistd.h>
 
@@ -86,6 +89,9 @@ class ChangelogWriter {
       : spec_(spec),
         counters_(counters),
         events_per_s_(static_cast<int64_t>(spec.expected_rate) * load) {}
+
+  // The distinct counters the events written touched.
+  int64_t counters_written() const { return std::min(counters_, next_); }
 
   bool Write(std::vector<std::string>& records) {
     auto made = ShardState::Create(base::Partition(0), spec_, Millis{kT0});
@@ -185,7 +191,8 @@ bool WriteRecords(const std::string& path, const std::vector<std::string>& recor
 }
 
 // Streams the file's records into a lineage, restores from it, and reports memory.
-int Restore(const std::string& path, const oncecount::filter::DedupSpec& spec) {
+int Restore(const std::string& path, const oncecount::filter::DedupSpec& spec,
+            uint64_t counters_written) {
   std::ifstream in(path, std::ios::binary);
   const int64_t before = StatusBytes("VmRSS");
   if (!in || before < 0 || !ResetPeak()) {
@@ -213,6 +220,15 @@ int Restore(const std::string& path, const oncecount::filter::DedupSpec& spec) {
   }
   const ShardState& shard = *restored.value().state;
   const oncecount::filter::FilterSummary filter = shard.filter().Summary();
+  if (shard.counters().size() != counters_written || restored.value().unreadable_records != 0 ||
+      !restored.value().kept || restored.value().kept->snapshot_bytes == 0 ||
+      filter.inserted == 0) {
+    std::cerr << "restore_memory: the restore did not give back the shard written ("
+              << shard.counters().size() << " of " << counters_written << " counters, "
+              << restored.value().unreadable_records
+              << " records skipped): " << restored.value().summary << "\n";
+    return 1;
+  }
   std::cout << "restored: " << shard.counters().size() << " counters, filter "
             << MiB(static_cast<int64_t>(filter.bits_total / 8)) << " MiB of its bound "
             << MiB(static_cast<int64_t>(filter.memory_limit_bytes)) << " MiB (forgot "
@@ -233,8 +249,9 @@ oncecount::filter::DedupSpec SpecWithBound(int64_t max_filter_mib) {
 }
 
 int main(int argc, char** argv) {
-  if (argc == 4 && std::strcmp(argv[1], "--restore") == 0) {
-    return Restore(argv[2], SpecWithBound(std::atoll(argv[3])));
+  if (argc == 5 && std::strcmp(argv[1], "--restore") == 0) {
+    return Restore(argv[2], SpecWithBound(std::atoll(argv[3])),
+                   static_cast<uint64_t>(std::atoll(argv[4])));
   }
   const int64_t counters = argc > 1 ? std::atoll(argv[1]) : 100'000;
   const int64_t load = argc > 2 ? std::atoll(argv[2]) : 1;
@@ -246,7 +263,8 @@ int main(int argc, char** argv) {
   }
   const oncecount::filter::DedupSpec spec = SpecWithBound(max_filter_mib);
   std::vector<std::string> records;
-  if (!ChangelogWriter(spec, counters, load).Write(records)) return 1;
+  ChangelogWriter writer(spec, counters, load);
+  if (!writer.Write(records)) return 1;
   const std::string path = "/tmp/restore-memory-" + std::to_string(getpid()) + ".log";
   if (!WriteRecords(path, records)) {
     std::cerr << "restore_memory: cannot write " << path << "\n";
@@ -256,8 +274,9 @@ int main(int argc, char** argv) {
   // This binary by its path (a shell's /proc/self/exe would be the shell).
   std::vector<char> self(4096, '\0');
   if (readlink("/proc/self/exe", self.data(), self.size() - 1) <= 0) return 1;
-  const std::string command =
-      std::string(self.data()) + " --restore " + path + " " + std::to_string(max_filter_mib);
+  const std::string command = std::string(self.data()) + " --restore " + path + " " +
+                              std::to_string(max_filter_mib) + " " +
+                              std::to_string(writer.counters_written());
   const int status = std::system(command.c_str());
   std::remove(path.c_str());
   return status == 0 ? 0 : 1;

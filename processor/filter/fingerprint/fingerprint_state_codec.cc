@@ -232,21 +232,32 @@ base::Result<std::unique_ptr<DedupFilter>> FingerprintStateCodec::DecodeAs(
   if (base::Status s = ReadSlices(r, f); !s) return std::move(s).error();
   // Adaptation grows the slices to come at most 16 times past the present's size
   // (twice over, once early and once at a refresh, before a slice of that size is
-  // pushed), and under a memory bound within FittingGroups (layout 1 allowed sizes up
-  // to a whole plane beside the present's). Found by filter_state_fuzz past the
-  // checksum: a next size far beyond both made the next refresh allocate gigabytes.
+  // pushed), and under a memory bound within FittingGroups. Found by filter_state_fuzz
+  // past the checksum: a next size far beyond both made the next refresh allocate
+  // gigabytes. Layout 1 allowed sizes to come up to a whole plane of the bound (bound /
+  // 64 groups); the filter writes layout 2, so such a size is brought within
+  // FittingGroups here, as GrowTo would have, and what the state is written as next
+  // decodes (a format-2 state given a bound is of layout 1).
+  const uint64_t bound = f.config_.memory_limit_bytes;
+  const uint64_t whole_plane_of_the_bound = bound / 64;
+  if (layout == kFingerprintLayoutFullPlanes && bound != 0 &&
+      f.next_groups_ <= whole_plane_of_the_bound) {
+    f.next_groups_ = f.GroupsWithinTheBound(f.next_groups_);
+  }
   const uint64_t present = f.planes_[f.slices_.front().plane].memory.groups();
-  const uint64_t most_to_come = layout == kFingerprintLayoutFullPlanes
-                                    ? f.config_.memory_limit_bytes / 64
-                                    : BasicFingerprintFilter<W>::FittingGroups(f.config_);
   if (f.next_groups_ / 256 > present ||
-      (f.config_.memory_limit_bytes != 0 && f.next_groups_ > most_to_come)) {
+      (bound != 0 && f.next_groups_ > BasicFingerprintFilter<W>::FittingGroups(f.config_))) {
     return CorruptState("fingerprint next size out of range");
   }
   // The sizes of the planes, too: a slice of one of them may be pushed again (a
   // fingerprint no bucket of the present took goes into a new present of its size).
+  // Up to a whole plane of the bound (layout 1 made such planes): a slot of it takes
+  // at most a quarter of the bound, and with the present alone in it (compacted), a
+  // slot of any size to come, or a second of its size, fits beside it.
+  const uint64_t largest_plane =
+      std::max(whole_plane_of_the_bound, BasicFingerprintFilter<W>::FittingGroups(f.config_));
   for (const auto& plane : f.planes_) {
-    if (f.config_.memory_limit_bytes != 0 && plane.memory.groups() > most_to_come) {
+    if (bound != 0 && plane.memory.groups() > largest_plane) {
       return CorruptState("fingerprint plane beyond the sizes the memory bound allows");
     }
   }

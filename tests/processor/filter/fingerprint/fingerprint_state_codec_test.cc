@@ -280,6 +280,25 @@ TEST(FingerprintStateCodec, RefusesAStateWhoseBoundIsAboveTheMost) {
   EXPECT_NE(refused.message().find("above the most"), std::string::npos) << refused.message();
 }
 
+// Found in review: layout 1 allowed sizes to come up to a whole plane of the bound
+// (bound / 64 groups), layout 2 only FittingGroups (bound / 72 with 64-bit buckets).
+// A layout-1 state between the two decoded, and was written as a state of layout 2
+// its decoder refused: its shard failed at the next restore, for good.
+TEST(FingerprintStateCodec, BringsALayout1SizeToComeWithinTheBoundSoThatWhatItWritesDecodes) {
+  const std::string b = WithField(testing::FromHex(kPinnedLayout1Hex), at::kNextGroups, 8, 15);
+  auto decoded = DecodeDedupFilter(b);
+  ASSERT_TRUE(decoded.ok()) << decoded.error();
+  const auto& filter = dynamic_cast<const FingerprintFilter64&>(**decoded);
+  EXPECT_EQ(filter.next_groups(), 14u);  // max(1, 1024 / 72)
+  auto again = DecodeDedupFilter(Bytes(**decoded));
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(Bytes(**again), Bytes(**decoded));
+  // Past a whole plane of the bound it is refused as before.
+  EXPECT_FALSE(
+      DecodeDedupFilter(WithField(testing::FromHex(kPinnedLayout1Hex), at::kNextGroups, 8, 17))
+          .ok());
+}
+
 TEST(FingerprintStateCodec, ReadsAStateOfTheFirstLayoutWithItsPlaneAWholeLineWide) {
   ExpectThePinnedFilterIn(kPinnedLayout1Hex, 16 * 64);
   // Its free slots are checked as before.
