@@ -506,6 +506,16 @@ class Api {
       j.EndObject();
     }
     for (const auto& v : s.shards) {
+      if (v->role != shard::ShardRole::kActive || !v->filter_unbounded) continue;
+      j.BeginObject().Key("partition").Int(v->partition.value());
+      j.Key("reason").String(
+          "the filter, restored from a state written before filters had a memory bound, held "
+          "more than dedup.max_filter_mib already and has no bound: it grows with the load, "
+          "until a later restore finds it within the bound (docs/operations.md, \"The memory "
+          "bound\")");
+      j.EndObject();
+    }
+    for (const auto& v : s.shards) {
       const filter::FilterSummary& f = v->filter;
       if (v->role != shard::ShardRole::kActive || !f.HoldsLessThanItsWindow()) continue;
       j.BeginObject().Key("partition").Int(v->partition.value());
@@ -608,6 +618,7 @@ class Api {
     } else {
       j.Int(v.record_window_held_ms);
     }
+    j.Key("filter_unbounded").Bool(v.filter_unbounded);
     j.Key("timestamps_missing").Uint(v.timestamps_missing);
     j.Key("hash_keyed").Bool(v.hash_keyed);
     j.Key("published_at_ms").Int(v.published_at_ms);

@@ -388,6 +388,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     rules.changelog_retention_bytes =
         o.clients->RetentionBytes(o.changelog_topic).value_or(o.changelog_retention_bytes);
     rules.dedups = o.dedup.mode != filter::DedupMode::kNone;
+    rules.bounds_filters = o.dedup.memory_limit_bytes != 0;
     return rules;
   }
 
@@ -818,12 +819,12 @@ struct Processor::Impl final : kafka::RebalanceListener {
     shard::ShardView base;
     base.target_fpp = o.dedup.target_fpp;
     slot.state_view = r.state->MakeView(std::move(base), clock.WallMs());
-    if (o.dedup.memory_limit_bytes != 0 && r.state->filter().Summary().GrowsWithoutABound()) {
+    if (r.state->rules().filter_unbounded) {
       Warn("shard " + std::to_string(p.value()) +
            ": its filter, restored from a state written before filters had a memory bound, "
            "holds more than dedup.max_filter_mib already and keeps no bound: it grows with "
-           "the load, and a later restore gives it the bound once it fits "
-           "(docs/operations.md, \"The memory bound\")");
+           "the load, and a later restore gives it the bound once it fits (/readyz lists "
+           "it as degraded; docs/operations.md, \"The memory bound\")");
     }
     if (const auto held = r.state->rules().record_window_held) {
       Warn("shard " + std::to_string(p.value()) +

@@ -92,8 +92,9 @@ void ShardState::set_rules(const ShardRules& rules) {
   // more: until then a record later than what it holds is late, whatever the
   // configured tolerance, or the first copy of its retry may be forgotten already.
   rules_.record_window_held.reset();
-  if (!rules_.late_after || !rules_.record_window) return;
   const filter::FilterSummary summary = filter_->Summary();
+  rules_.filter_unbounded = rules_.bounds_filters && summary.GrowsWithoutABound();
+  if (!rules_.late_after || !rules_.record_window) return;
   if (summary.mode == filter::DedupMode::kNone) {
     // A filter that keeps no ids: nothing to hold, and lateness stays as configured.
     // Under a configuration that dedups (the shard was made under dedup.mode none),
@@ -587,6 +588,7 @@ std::shared_ptr<const ShardView> ShardState::MakeView(ShardView base, int64_t no
   base.timestamps_ahead = clock_.ahead_of_wall;
   base.late_events = clock_.late;
   base.timestamps_missing = clock_.without_timestamp;
+  base.filter_unbounded = rules_.filter_unbounded;
   if (rules_.record_window_held && rules_.record_window) {
     base.record_window_held_ms = rules_.record_window_held->count();
     base.record_window_ms = rules_.record_window->count();

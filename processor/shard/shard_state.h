@@ -86,6 +86,13 @@ struct ShardRules {
   // dedup.mode is not none: a shard whose filter keeps no ids (made under none) then
   // holds no window, and says so.
   bool dedups = true;
+  // dedup.max_filter_mib bounds the filters (the service always sets it): a filter
+  // without a bound, read from a state written before filters had one that held more
+  // than this bound already (filter::DecodeLimits), then says so.
+  bool bounds_filters = false;
+  // Set by set_rules: bounds_filters, and the shard's filter grows without a bound
+  // (ShardView::filter_unbounded).
+  bool filter_unbounded = false;
 };
 
 // The shard's clock and what its rules saw. The clock is in the snapshot (and each

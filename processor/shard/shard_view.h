@@ -102,6 +102,9 @@ struct ShardView {
   // than this after their first copy may be counted twice (readiness says so).
   int64_t record_window_held_ms = -1;
   int64_t record_window_ms = -1;
+  // The filter grows without a memory bound: read from a state written before filters
+  // had one that held more than dedup.max_filter_mib already (ShardRules).
+  bool filter_unbounded = false;
   // The shard hashes ids under its own secret key (filter/id_hash.h); false for a
   // shard created before keys existed, which keeps hashing them unkeyed, or a
   // replica that has not seen its shard's key yet.

@@ -606,6 +606,25 @@ TEST_F(ApiTest, ReadinessNamesAShardWhoseFilterWasMadeForAShorterWindow) {
   EXPECT_NE(Get("/v1/shards/0").body.find("\"record_window_held_ms\":null"), std::string::npos);
 }
 
+TEST_F(ApiTest, ReadinessNamesAShardWhoseFilterHasNoMemoryBound) {
+  board_.SetAssignmentKnown(true);
+  ShardView unbounded = DetailedView();
+  unbounded.filter_unbounded = true;
+  Publish(unbounded);
+  Response r = Get("/readyz");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  auto degraded = Json(r)["degraded"].get_array().value();
+  ASSERT_EQ(degraded.size(), 1u) << r.body;
+  const std::string reason(degraded.at(0)["reason"].get_string().value());
+  EXPECT_NE(reason.find("held more than dedup.max_filter_mib already and has no bound"),
+            std::string::npos)
+      << reason;
+  EXPECT_NE(Get("/v1/shards/0").body.find("\"filter_unbounded\":true"), std::string::npos);
+  Publish(DetailedView());
+  EXPECT_EQ(Json(Get("/readyz"))["degraded"].get_array().value().size(), 0u);
+  EXPECT_NE(Get("/v1/shards/0").body.find("\"filter_unbounded\":false"), std::string::npos);
+}
+
 // Regression: a standby that failed was left out of /readyz's details and of the lag
 // gauge, so an instance whose failover promise no longer held looked healthy.
 TEST_F(ApiTest, ReadinessNamesAFailedStandbyAndTheLagGaugeShowsIt) {

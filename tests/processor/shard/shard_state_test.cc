@@ -593,6 +593,30 @@ TEST(ShardState, AFilterWithoutAMemoryBoundTakesTheServicesOnRestore) {
   ASSERT_TRUE(restored.ok()) << restored.error();
   EXPECT_EQ(restored.value()->filter().Summary().memory_limit_bytes, uint64_t{1} << 20);
 
+  // What holds more than the bound already is read as written, and says so once the
+  // rules say filters are bounded.
+  ShardState& big = *active;
+  const std::string event = Event("n", 1);
+  for (int i = 0; i < 5'000; ++i) {
+    const std::string id = "c/" + std::to_string(i);
+    big.Apply(InputMessage{base::Offset(i), id, event, kT0}, Millis{kT0});
+  }
+  big.MarkCommitted(base::Epoch(1));
+  filter::DedupSpec small = service;
+  small.memory_limit_bytes = uint64_t{1} << 16;  // 2,048 ids
+  auto unbounded_still =
+      ShardState::FromSnapshot(big.EncodeSnapshot(base::Epoch(1)), filter::DecodeLimitsFor(small));
+  ASSERT_TRUE(unbounded_still.ok()) << unbounded_still.error();
+  ShardState& kept_whole = *unbounded_still.value();
+  EXPECT_EQ(kept_whole.filter().Summary().memory_limit_bytes, 0u);
+  EXPECT_FALSE(kept_whole.MakeView({}, 0)->filter_unbounded) << "no rules: nothing bounds filters";
+  ShardRules rules;
+  rules.bounds_filters = true;
+  kept_whole.set_rules(rules);
+  EXPECT_TRUE(kept_whole.MakeView({}, 0)->filter_unbounded);
+  restored.value()->set_rules(rules);
+  EXPECT_FALSE(restored.value()->MakeView({}, 0)->filter_unbounded);
+
   auto bounded = NewShardWithBound(DedupMode::kExact, uint64_t{2} << 20);
   ASSERT_NE(bounded, nullptr);
   auto kept = ShardState::FromSnapshot(bounded->EncodeSnapshot(base::Epoch(1)),
