@@ -817,6 +817,15 @@ class Api {
         "dedup.window_ms.",
         [](const ShardView& v) { return MetricValue(v.record_window_held_ms / 1000.0); },
         [](const ShardView& v) { return v.record_window_held_ms >= 0; });
+    // A sample only where a restored filter state keeps no memory bound.
+    e.PerShardWhere(
+        s, "oncecount_filter_unbounded", "gauge",
+        "1 for a shard whose filter was restored from a state written before filters had a "
+        "memory bound that already held more than dedup.max_filter_mib: it keeps no bound "
+        "and grows with the load until a later restore finds it within the bound. No "
+        "sample: the filter is bounded.",
+        [](const ShardView&) { return MetricValue(uint64_t{1}); },
+        [](const ShardView& v) { return v.filter_unbounded; });
     e.PerShard(s, "oncecount_filter_forgotten_early_total", "counter",
                "Ids the filter dropped before its window because it reached its size limit "
                "(dedup.max_filter_mib; 64 filters for the bloom filter): their retries may be "

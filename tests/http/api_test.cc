@@ -620,9 +620,14 @@ TEST_F(ApiTest, ReadinessNamesAShardWhoseFilterHasNoMemoryBound) {
             std::string::npos)
       << reason;
   EXPECT_NE(Get("/v1/shards/0").body.find("\"filter_unbounded\":true"), std::string::npos);
+  EXPECT_NE(Get("/metrics").body.find("\noncecount_filter_unbounded{partition=\"0\"} 1\n"),
+            std::string::npos);
   Publish(DetailedView());
   EXPECT_EQ(Json(Get("/readyz"))["degraded"].get_array().value().size(), 0u);
   EXPECT_NE(Get("/v1/shards/0").body.find("\"filter_unbounded\":false"), std::string::npos);
+  const std::string metrics = Get("/metrics").body;
+  EXPECT_NE(metrics.find("# TYPE oncecount_filter_unbounded gauge"), std::string::npos);
+  EXPECT_EQ(metrics.find("\noncecount_filter_unbounded{"), std::string::npos) << metrics;
 }
 
 // Regression: a standby that failed was left out of /readyz's details and of the lag

@@ -11,7 +11,8 @@ recording proxy, and none may be refused (status 400 or more). The health strip 
 show every check, all well on the healthy demo; then the proxy marks one shard
 failed in /v1/stats (a failure the API's own tests cover) and the strip must show
 it, with its reason; a shard whose filter was made for a smaller window (set by the
-proxy alike) must turn the window check bad, naming it. The test also loads a search (#search=prefix), saves the two
+proxy alike) must turn the window check bad, naming it, and one whose filter keeps no
+memory bound the memory check orange. The test also loads a search (#search=prefix), saves the two
 screenshots (dashboard-healthy.png and dashboard-failed-shard.png in the output
 directory; scripts/dashboard-screenshots regenerates docs/images from them), and
 stops the demo with SIGINT, which must exit cleanly.
@@ -35,7 +36,7 @@ CHARTS = ["events_per_s", "fpp", "filters", "refresh_s", "dup_share", "near_edge
           "replica_lag_ms"]
 # The plots every active shard has a line in from its first sample on.
 PLOTTED_AT_LOAD = ["events_per_s", "filters", "refresh_s", "dup_share", "lag"]
-CHECKS = ["shards", "fpp", "window", "time", "replicas", "transaction"]
+CHECKS = ["shards", "fpp", "window", "memory", "time", "replicas", "transaction"]
 FAILURE = "the shard ran out of memory (restoring in 2000 ms)"
 
 
@@ -128,6 +129,7 @@ class RecordingProxy:
         self.requests = []  # (path, status)
         self.failed_partition = None
         self.short_window_partition = None
+        self.unbounded_partition = None
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -144,6 +146,13 @@ class RecordingProxy:
                         if shard["partition"] == proxy.short_window_partition and \
                                 shard["role"] == "active":
                             shard["record_window_held_ms"] = 61000
+                    body = json.dumps(stats).encode()
+                if self.path == "/v1/stats" and proxy.unbounded_partition is not None:
+                    stats = json.loads(body)
+                    for shard in stats["shards"]:
+                        if shard["partition"] == proxy.unbounded_partition and \
+                                shard["role"] == "active":
+                            shard["filter_unbounded"] = True
                     body = json.dumps(stats).encode()
                 if self.path == "/v1/stats" and proxy.failed_partition is not None:
                     stats = json.loads(body)
@@ -306,6 +315,17 @@ def main():
             fail("a shard whose filter was made for a smaller window is not in the health "
                  "strip: %s" % shorter)
         proxy.short_window_partition = None
+
+        if any(shard.get("filter_unbounded") is not False for shard in stats["shards"]):
+            fail("the demo's filters are bounded: filter_unbounded must be false: %s" %
+                 stats["shards"])
+        proxy.unbounded_partition = stats["shards"][0]["partition"]
+        memory = render(proxy.url + "/").checks.get("memory", {})
+        if memory.get("level") != "warn" or ("partition %d keeps no memory bound" %
+                                            proxy.unbounded_partition) not in memory.get("text", ""):
+            fail("a shard whose filter keeps no memory bound is not in the health strip: %s" %
+                 memory)
+        proxy.unbounded_partition = None
 
         proxy.failed_partition = stats["shards"][0]["partition"]
         failing = render(proxy.url + "/")
