@@ -786,28 +786,29 @@ class Api {
   }
 
   void WriteFilterMetrics(Exposition& e, const Snapshot& s) const {
-    e.PerShard(s, "oncecount_filter_estimated_fpp", "gauge",
-               "The filter model's estimate of the false-positive probability.",
-               [](const ShardView& v) { return MetricValue(v.filter.estimated_fpp); });
+    e.PerRunningShard(s, "oncecount_filter_estimated_fpp", "gauge",
+                      "The filter model's estimate of the false-positive probability.",
+                      [](const ShardView& v) { return MetricValue(v.filter.estimated_fpp); });
     e.PerShard(s, "oncecount_filter_target_fpp", "gauge",
                "The configured false-positive probability target.",
                [this](const ShardView& v) { return MetricValue(TargetFpp(v)); });
-    e.PerShard(s, "oncecount_filter_constituents", "gauge", "Constituent filters.",
-               [](const ShardView& v) { return MetricValue(uint64_t{v.filter.filters}); });
-    e.PerShard(s, "oncecount_filter_refresh_period_seconds", "gauge",
-               "Time between filter refreshes (0: the mode never refreshes).",
-               [](const ShardView& v) { return MetricValue(v.filter.refresh_ms / 1000.0); });
+    e.PerRunningShard(s, "oncecount_filter_constituents", "gauge", "Constituent filters.",
+                      [](const ShardView& v) { return MetricValue(uint64_t{v.filter.filters}); });
+    e.PerRunningShard(s, "oncecount_filter_refresh_period_seconds", "gauge",
+                      "Time between filter refreshes (0: the mode never refreshes).",
+                      [](const ShardView& v) { return MetricValue(v.filter.refresh_ms / 1000.0); });
     // A filter that never forgets guarantees an infinite window.
-    e.PerShard(s, "oncecount_filter_guaranteed_window_seconds", "gauge",
-               "A copy stamped at most this long after the first copy's timestamp is caught, "
-               "unless it is late (applied while the shard's clock is more than "
-               "dedup.timestamp_tolerance_ms past its timestamp); +Inf: the filter never "
-               "forgets. Below dedup.window_ms while the memory bound has made the filter "
-               "forget ids of the window.",
-               [](const ShardView& v) {
-                 const int64_t ms = v.filter.window_ms_guaranteed;
-                 return MetricValue(ms < 0 ? std::numeric_limits<double>::infinity() : ms / 1000.0);
-               });
+    e.PerRunningShard(
+        s, "oncecount_filter_guaranteed_window_seconds", "gauge",
+        "A copy stamped at most this long after the first copy's timestamp is caught, "
+        "unless it is late (applied while the shard's clock is more than "
+        "dedup.timestamp_tolerance_ms past its timestamp); +Inf: the filter never "
+        "forgets. Below dedup.window_ms while the memory bound has made the filter "
+        "forget ids of the window.",
+        [](const ShardView& v) {
+          const int64_t ms = v.filter.window_ms_guaranteed;
+          return MetricValue(ms < 0 ? std::numeric_limits<double>::infinity() : ms / 1000.0);
+        });
     // A sample only where the filter holds less than dedup.window_ms in record time.
     e.PerShardWhere(
         s, "oncecount_dedup_record_window_held_seconds", "gauge",
@@ -826,15 +827,16 @@ class Api {
         "sample: the filter is bounded.",
         [](const ShardView&) { return MetricValue(uint64_t{1}); },
         [](const ShardView& v) { return v.filter_unbounded; });
-    e.PerShard(s, "oncecount_filter_forgotten_early_total", "counter",
-               "Ids the filter dropped before its window because it reached its size limit "
-               "(dedup.max_filter_mib; 64 filters for the bloom filter): their retries may be "
-               "counted twice.",
-               [](const ShardView& v) { return MetricValue(v.filter.forgotten_early); });
-    e.PerShard(s, "oncecount_filter_early_refreshes_total", "counter",
-               "Refreshes that came early because the newest filter was full: the load "
-               "is above dedup.expected_rate.",
-               [](const ShardView& v) { return MetricValue(v.filter.early_refreshes); });
+    e.PerRunningShard(
+        s, "oncecount_filter_forgotten_early_total", "counter",
+        "Ids the filter dropped before its window because it reached its size limit "
+        "(dedup.max_filter_mib; 64 filters for the bloom filter): their retries may be "
+        "counted twice.",
+        [](const ShardView& v) { return MetricValue(v.filter.forgotten_early); });
+    e.PerRunningShard(s, "oncecount_filter_early_refreshes_total", "counter",
+                      "Refreshes that came early because the newest filter was full: the load "
+                      "is above dedup.expected_rate.",
+                      [](const ShardView& v) { return MetricValue(v.filter.early_refreshes); });
     // Memory, unlike the counters above, is the instance's own: a standby holds a
     // filter as large as its active's, so both report it, labelled by role.
     constexpr std::string_view kMemory = "oncecount_filter_memory_bytes";
@@ -842,7 +844,7 @@ class Api {
              "Memory of the filter state of a shard this instance owns (active) or stands "
              "by for (standby).");
     for (const auto& v : s.shards) {
-      if (v->role == shard::ShardRole::kReplica) continue;
+      if (v->role == shard::ShardRole::kReplica || !Exposition::HoldsState(*v)) continue;
       e.Sample(kMemory,
                "{partition=\"" + std::to_string(v->partition.value()) + "\",role=\"" +
                    shard::ShardRoleName(v->role) + "\"}",

@@ -874,7 +874,9 @@ TEST_F(ApiTest, AppendsWhatTheComponentsCountToTheMetrics) {
 }
 
 // Regression (the second half): a restoring shard's counts read 0 and then jumped
-// back, which Prometheus takes for a reset followed by that many new events.
+// back, which Prometheus takes for a reset followed by that many new events. The
+// filter's figures did the same (forgotten_early_total is kept in the filter's state),
+// and its estimated FPP read 0, as if perfect.
 TEST_F(ApiTest, MarksARestoringShardUnreadyInMetricsAndLeavesOutTheCountsItsStateHolds) {
   ShardView restoring = SecondView();
   restoring.phase = ShardPhase::kRestoring;
@@ -887,8 +889,11 @@ TEST_F(ApiTest, MarksARestoringShardUnreadyInMetricsAndLeavesOutTheCountsItsStat
   for (const char* family :
        {"oncecount_events_applied_total{", "oncecount_duplicates_dropped_total{",
         "oncecount_near_edge_duplicates_total{", "oncecount_dead_lettered_total{",
-        "oncecount_late_events_total{", "oncecount_input_offset{",
-        "oncecount_input_lag_messages{"}) {
+        "oncecount_late_events_total{", "oncecount_input_offset{", "oncecount_input_lag_messages{",
+        "oncecount_filter_estimated_fpp{", "oncecount_filter_constituents{",
+        "oncecount_filter_refresh_period_seconds{", "oncecount_filter_guaranteed_window_seconds{",
+        "oncecount_filter_forgotten_early_total{", "oncecount_filter_early_refreshes_total{",
+        "oncecount_filter_memory_bytes{"}) {
     EXPECT_EQ(m.find(family), std::string::npos) << family << " in:\n" << m;
   }
   EXPECT_NE(m.find("# TYPE oncecount_events_applied_total counter"), std::string::npos) << m;
