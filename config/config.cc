@@ -428,7 +428,15 @@ base::Result<Config> Parse(const std::string& yaml, const EnvLookup& env,
   Config config;
   YAML::Node root;
   try {
-    root = YAML::Load(yaml);
+    // YAML::Load reads the first document and drops the rest without a word: a
+    // setting after a "---" would not be applied.
+    const std::vector<YAML::Node> documents = YAML::LoadAll(yaml);
+    if (documents.size() > 1) {
+      return BadConfig("", source + ": holds " + std::to_string(documents.size()) +
+                               " YAML documents; give every setting in one (no \"---\" "
+                               "between them)");
+    }
+    if (!documents.empty()) root = documents.front();
   } catch (const YAML::Exception& e) {
     return BadConfig("", source + ": not valid YAML: " + e.what());
   }

@@ -69,6 +69,17 @@ TEST(Config, GivesEveryKeyItsDefaultForAnEmptyFile) {
   EXPECT_EQ(c.state.dir, "./state");
 }
 
+// Regression: a setting after a "---" (a second YAML document) was not applied, and
+// nothing said so.
+TEST(Config, RefusesAFileOfSeveralYamlDocuments) {
+  const base::Error e =
+      Err(ParseConfig("dedup: {window_ms: 60000}\n---\ndedup: {window_ms: 600000}\n", NoEnv()));
+  EXPECT_NE(e.message().find("holds 2 YAML documents"), std::string::npos) << e.message();
+  const Config one = Ok(ParseConfig("---\ndedup: {window_ms: 600000}\n...\n", NoEnv()));
+  EXPECT_EQ(one.dedup.window_ms, 600000);
+  EXPECT_EQ(Ok(ParseConfig("# nothing but a comment\n", NoEnv())).dedup.window_ms, 60000);
+}
+
 TEST(Config, RefusesAnInputTopicWhoseImpliedTopicsAreTooLong) {
   // <input>.changelog is the longest: 10 characters more.
   const std::string longest_ok(239, 'a');
