@@ -35,6 +35,15 @@ int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
     return base::ExitCodeFor(loaded.code());
   }
   const config::Config& c = loaded.value();
+  const std::string instance_id =
+      o.instance_id.empty() ? DefaultInstanceId(c.http.listen, RandomSeed()) : o.instance_id;
+  if (const std::string problem = InstanceIdProblem(instance_id); !problem.empty()) {
+    err << "serve: " << (o.instance_id.empty() ? "the default instance id " : "--instance-id ")
+        << instance_id << ": " << problem
+        << (o.instance_id.empty() ? " (it comes from the hostname): give --instance-id" : "")
+        << "\n";
+    return 2;
+  }
   std::unique_ptr<kafka::EmbeddedCluster> embedded;
   std::string bootstrap = c.kafka.bootstrap_servers;
   if (bootstrap == "embedded") {
@@ -48,8 +57,6 @@ int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
     bootstrap = embedded->bootstrap_servers();
     err << "serve: embedded Kafka cluster at " << bootstrap << " (in memory only)\n";
   }
-  const std::string instance_id =
-      o.instance_id.empty() ? DefaultInstanceId(c.http.listen, RandomSeed()) : o.instance_id;
   RuntimeOptions ro{
       c,
       bootstrap,

@@ -37,6 +37,22 @@ void NameThisThread(const std::string& name) {
 
 }  // namespace
 
+std::string InstanceIdProblem(std::string_view id) {
+  constexpr size_t kMaxInstanceIdChars = 249;
+  if (id.empty() || id.size() > kMaxInstanceIdChars) {
+    return "must be 1 to " + std::to_string(kMaxInstanceIdChars) + " characters, not " +
+           std::to_string(id.size());
+  }
+  for (char c : id) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '.' && c != '_' && c != '-') {
+      return "may hold only letters, digits, '.', '_' and '-' (Kafka's rule for "
+             "group.instance.id), not '" +
+             std::string(1, c) + "'";
+    }
+  }
+  return {};
+}
+
 bool DefaultInstanceIdIsStable(const std::string& http_listen) {
   const size_t colon = http_listen.rfind(':');
   return colon != std::string::npos && http_listen.substr(colon + 1) != "0";

@@ -84,6 +84,8 @@ struct Replicator::Impl {
   std::set<base::Partition> actives;
   std::optional<Membership> membership;
   base::Offset members_next_offset = kafka::kOffsetBeginning;
+  static constexpr size_t kMaxUnreadableSendersNamed = 64;
+  std::set<std::string> unreadable_senders;  // whose unreadable heartbeat was logged
   int64_t started_ms = 0;
   bool assignment_changed = true;
   int64_t next_assign_ms = 0;  // after a refused assignment
@@ -508,7 +510,19 @@ struct Replicator::Impl {
   void OnMemberRecord(const kafka::Message& m) {
     members_next_offset = m.offset.Next();
     auto record = DecodeMemberRecord(m.value.value_or(std::string_view()));
-    if (record && membership) membership->Observe(record.value(), Now());
+    if (!record) {
+      // An instance whose heartbeats no one can read is absent for every instance: say
+      // so once per sender (a bounded set: the members topic is not ours alone).
+      const std::string sender(m.key.value_or("(no key)").substr(0, kMaxInstanceIdBytes));
+      if (unreadable_senders.size() < kMaxUnreadableSendersNamed &&
+          unreadable_senders.insert(sender).second) {
+        Warn("members: cannot read a heartbeat of " + sender + " at offset " +
+             std::to_string(m.offset.value()) + ": " + record.error().message() +
+             "; that instance is absent to this one (later ones from it are not logged)");
+      }
+      return;
+    }
+    if (membership) membership->Observe(record.value(), Now());
   }
 
   // --- Views ---------------------------------------------------------------------

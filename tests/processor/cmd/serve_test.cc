@@ -281,6 +281,28 @@ TEST(Serve, RefusesAnUnknownLogLevelOrFormatAsAUsageError) {
       << err.str();
 }
 
+// Regression: an instance id the broker refuses as group.instance.id (or too long for
+// the heartbeats other instances decode) was taken, and the instance failed to join
+// its group at every attempt.
+TEST(Serve, RefusesAnInstanceIdKafkaWouldRefuseAsAUsageError) {
+  const std::string config = std::filesystem::temp_directory_path() /
+                             ("serve-instance-id-" + std::to_string(getpid()) + ".yaml");
+  std::ofstream(config) << "http: {listen: \"127.0.0.1:0\"}\n";
+  std::ostringstream out, err;
+  ServeOptions o;
+  o.config_file = config;
+  o.instance_id = "host/8080";
+  EXPECT_EQ(RunServe(o, out, err), 2);
+  EXPECT_NE(err.str().find("--instance-id host/8080: may hold only letters, digits"),
+            std::string::npos)
+      << err.str();
+  o.instance_id = std::string(250, 'a');
+  EXPECT_EQ(RunServe(o, out, err), 2);
+  EXPECT_NE(err.str().find("must be 1 to 249 characters, not 250"), std::string::npos) << err.str();
+  EXPECT_EQ(out.str(), "");
+  std::filesystem::remove(config);
+}
+
 // The job that creates the topics has not finished: the cluster (in this process)
 // has the input and the dead-letter topic, not yet the changelog.
 class ServeBeforeTopicsTest : public ServeTest {

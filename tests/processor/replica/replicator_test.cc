@@ -416,6 +416,32 @@ TEST(Replicator, HeartbeatsGoOnWithANewProducerAfterAFatalError) {
   EXPECT_EQ(Logged(b, "sending on with a new one"), 1u) << b.log();
 }
 
+// Regression: a heartbeat no instance could read (a newer release's, a tool's) was
+// dropped without a word, and its sender was absent to every instance.
+TEST(Replicator, AHeartbeatItCannotReadIsLoggedOncePerSender) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Pair pair = StartCaughtUpPair(kafka);
+  ASSERT_GE(pair.p, 0);
+  StrictInstance& a = *pair.a;
+  StrictInstance& b = *pair.b;
+  auto writer = kafka.ClientsFor("c")->NewPlainProducer({});
+  ASSERT_TRUE(writer.ok()) << writer.error();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_FALSE(writer.value()->Produce({"events.members",
+                                          base::Partition(0),
+                                          std::string("c"),
+                                          std::string("not a heartbeat"),
+                                          {}}));
+  }
+  ASSERT_EQ(writer.value()->Flush(10s), 0u);
+  RunFor(kafka, {&a, &b}, 3s);
+  EXPECT_EQ(Logged(a, "members: cannot read a heartbeat of c at offset "), 1u) << a.log();
+  EXPECT_EQ(Logged(b, "members: cannot read a heartbeat of c at offset "), 1u) << b.log();
+  EXPECT_EQ(Logged(a, "members: cannot read a heartbeat of a"), 0u) << a.log();
+  EXPECT_EQ(Logged(a, "members: cannot read a heartbeat of b"), 0u) << a.log();
+}
+
 // The processor publishes a shard it is given as restoring, then takes it from the
 // replicator, which drops its replica: the instance must not look ready (GET /readyz)
 // while it claims the shard. It did, with no view of the shard at all, when the
