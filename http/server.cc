@@ -3,6 +3,7 @@
 #include <array>
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -24,22 +25,45 @@ namespace {
 class Session;
 }  // namespace
 
+// What a session is doing, as its strand sees it: eviction closes it only if it is
+// still doing what it was chosen for.
+enum class Stage : uint8_t { kReading, kHandling, kWriting };
+
 struct Server::Shared {
   net::io_context& io;
   tcp::acceptor acceptor;
+  net::steady_timer accept_retry;  // on the acceptor's strand
+  bool accept_failing = false;     // on the acceptor's strand
   Handler handler;
   ServerLimits limits;
+  ServerEvents events;
   std::atomic<size_t> connections{0};
+  std::atomic<size_t> response_bytes{0};  // of the responses being sent
   // The sessions waiting for a request (idle keep-alive, or not a whole request
-  // yet), by the order they began to wait: at the cap the longest waiting one is
-  // closed to make room (EvictLongestWaiting).
-  std::mutex waiting_mu;
+  // yet), and those whose response is being sent, each by the order they began: at
+  // the cap the longest waiting one is closed to make room, or else the longest
+  // writing one once its client has left it unread for stalled_write_grace
+  // (EvictOne).
+  struct Writer {
+    std::weak_ptr<Session> session;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::mutex evictable_mu;
   std::map<uint64_t, std::weak_ptr<Session>> waiting;
+  std::map<uint64_t, Writer> writing;
   uint64_t next_ticket = 1;
-  Shared(net::io_context& context, Handler h, ServerLimits l)
-      : io(context), acceptor(net::make_strand(context)), handler(std::move(h)), limits(l) {}
-  // Closes the session that has waited longest for a request; false when none waits.
-  bool EvictLongestWaiting();
+  Shared(net::io_context& context, Handler h, ServerLimits l, ServerEvents e)
+      : io(context),
+        acceptor(net::make_strand(context)),
+        accept_retry(acceptor.get_executor()),
+        handler(std::move(h)),
+        limits(l),
+        events(std::move(e)) {}
+  // Closes a session to make room for a new one; false when none may be closed.
+  bool EvictOne();
+  void CountRefused() const {
+    if (events.refused != nullptr) events.refused->Add();
+  }
 };
 
 namespace {
@@ -61,6 +85,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
   ~Session() {
     StopWaiting();
+    StopWriting();
     --shared_->connections;
   }
 
@@ -78,26 +103,41 @@ class Session : public std::enable_shared_from_this<Session> {
     });
   }
 
-  // Closes the connection on its own strand (another session's accept asks).
-  void Evict() {
-    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->Close(); });
+  // Closes the connection on its own strand (another session's accept asks), unless
+  // it has moved on from `chosen_at` meanwhile: a request that arrived is answered.
+  void Evict(Stage chosen_at) {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this(), chosen_at] {
+      if (self->stage_ == chosen_at) self->Close();
+    });
   }
 
  private:
   void StartWaiting() {
-    std::lock_guard lock(shared_->waiting_mu);
-    if (ticket_ != 0) return;
-    ticket_ = shared_->next_ticket++;
-    shared_->waiting.emplace(ticket_, weak_from_this());
+    std::lock_guard lock(shared_->evictable_mu);
+    if (wait_ticket_ != 0 && shared_->waiting.count(wait_ticket_) != 0) return;
+    wait_ticket_ = shared_->next_ticket++;
+    shared_->waiting.emplace(wait_ticket_, weak_from_this());
   }
   void StopWaiting() {
-    std::lock_guard lock(shared_->waiting_mu);
-    if (ticket_ != 0) shared_->waiting.erase(ticket_);
-    ticket_ = 0;
+    std::lock_guard lock(shared_->evictable_mu);
+    if (wait_ticket_ != 0) shared_->waiting.erase(wait_ticket_);
+    wait_ticket_ = 0;
+  }
+  void StartWriting() {
+    std::lock_guard lock(shared_->evictable_mu);
+    write_ticket_ = shared_->next_ticket++;
+    shared_->writing.emplace(
+        write_ticket_, Server::Shared::Writer{weak_from_this(), std::chrono::steady_clock::now()});
+  }
+  void StopWriting() {
+    std::lock_guard lock(shared_->evictable_mu);
+    if (write_ticket_ != 0) shared_->writing.erase(write_ticket_);
+    write_ticket_ = 0;
   }
 
   void Read() {
     StartWaiting();
+    stage_ = Stage::kReading;
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(shared_->limits.header_limit));
     parser_->body_limit(shared_->limits.body_limit);
@@ -109,6 +149,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnRead(beast::error_code ec) {
     StopWaiting();
+    stage_ = Stage::kHandling;
     if (ec == bhttp::error::end_of_stream || ec == beast::error::timeout ||
         ec == net::error::operation_aborted || ec == net::error::connection_reset ||
         ec == net::error::eof) {
@@ -147,6 +188,16 @@ class Session : public std::enable_shared_from_this<Session> {
       // The module's edge: a handler bug must not take the connection's thread down.
       response = ErrorResponse({500, "internal", e.what()});
     }
+    if (shared_->response_bytes.load() + response.body.size() >
+        shared_->limits.max_response_bytes) {
+      // Clients that do not read what they asked for must not hold the memory of
+      // the process: the responses waiting to be sent are bounded.
+      shared_->CountRefused();
+      response = ErrorResponse({503, "overloaded",
+                                "responses waiting to be sent exceed " +
+                                    std::to_string(shared_->limits.max_response_bytes >> 20) +
+                                    " MiB; retry later"});
+    }
     if (req.method() == bhttp::verb::head) head_only_ = true;
     Send(std::move(response), req.keep_alive(), req.version());
   }
@@ -162,13 +213,20 @@ class Session : public std::enable_shared_from_this<Session> {
     res->prepare_payload();
     if (head_only_) res->body().clear();  // Content-Length stays that of the GET
     head_only_ = false;
+    const size_t bytes = res->body().size();
+    shared_->response_bytes += bytes;
+    stage_ = Stage::kWriting;
+    StartWriting();
     stream_.expires_after(shared_->limits.write_timeout);
-    bhttp::async_write(stream_, *res,
-                       [self = shared_from_this(), res, keep_alive](beast::error_code ec, size_t) {
-                         if (ec) return self->Close();
-                         if (!keep_alive) return self->CloseAfterAnswer();
-                         self->Read();
-                       });
+    bhttp::async_write(
+        stream_, *res,
+        [self = shared_from_this(), res, keep_alive, bytes](beast::error_code ec, size_t) {
+          self->StopWriting();
+          self->shared_->response_bytes -= bytes;
+          if (ec) return self->Close();
+          if (!keep_alive) return self->CloseAfterAnswer();
+          self->Read();
+        });
   }
 
   // An answer that ends the connection may come before the client has sent all of its
@@ -178,6 +236,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // (the client reads the answer, then end of stream), read and discard what it still
   // sends, within a bound of time and bytes, and close.
   void CloseAfterAnswer() {
+    stage_ = Stage::kHandling;  // not evicted: it closes within kLingerTime anyway
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
     stream_.expires_after(kLingerTime);
@@ -209,7 +268,11 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<Server::Shared> shared_;
   bool over_limit_;
   bool head_only_ = false;
-  uint64_t ticket_ = 0;  // in shared_->waiting while nonzero (guarded by waiting_mu)
+  Stage stage_ = Stage::kReading;  // on the strand
+  // Their entries in shared_->waiting and shared_->writing (guarded by evictable_mu;
+  // an entry EvictOne took is gone while its ticket is still set).
+  uint64_t wait_ticket_ = 0;
+  uint64_t write_ticket_ = 0;
 };
 
 // The address to listen on; a kBadConfig error (subject http.listen) says why not.
@@ -231,10 +294,10 @@ Server::Server(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {}
 
 base::Result<std::shared_ptr<Server>> Server::Listen(net::io_context& io,
                                                      const std::string& address, Handler handler,
-                                                     ServerLimits limits) {
+                                                     ServerLimits limits, ServerEvents events) {
   const base::Result<tcp::endpoint> endpoint = ParseEndpoint(address);
   if (!endpoint) return endpoint.error();
-  auto shared = std::make_shared<Shared>(io, std::move(handler), limits);
+  auto shared = std::make_shared<Shared>(io, std::move(handler), limits, std::move(events));
   beast::error_code ec;
   shared->acceptor.open(endpoint->protocol(), ec);
   if (!ec) shared->acceptor.set_option(net::socket_base::reuse_address(true), ec);
@@ -246,17 +309,24 @@ base::Result<std::shared_ptr<Server>> Server::Listen(net::io_context& io,
   return server;
 }
 
-bool Server::Shared::EvictLongestWaiting() {
+bool Server::Shared::EvictOne() {
   std::shared_ptr<Session> victim;
+  Stage chosen_at = Stage::kReading;
   {
-    std::lock_guard lock(waiting_mu);
+    std::lock_guard lock(evictable_mu);
     while (!victim && !waiting.empty()) {
       victim = waiting.begin()->second.lock();
       waiting.erase(waiting.begin());
     }
+    const auto stalled_since = std::chrono::steady_clock::now() - limits.stalled_write_grace;
+    while (!victim && !writing.empty() && writing.begin()->second.since <= stalled_since) {
+      victim = writing.begin()->second.session.lock();
+      writing.erase(writing.begin());
+      chosen_at = Stage::kWriting;
+    }
   }
   if (!victim) return false;
-  victim->Evict();
+  victim->Evict(chosen_at);
   return true;
 }
 
@@ -266,15 +336,47 @@ void Server::Accept() {
       net::make_strand(shared->io),
       [shared, self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
         if (ec == net::error::operation_aborted || !shared->acceptor.is_open()) return;
-        if (!ec) {
-          // At the cap, a connection waiting for a request makes room: idle
-          // connections cannot lock out the probes (or anyone) for as long as
-          // they are held. Only when every connection is busy is the new one
-          // answered 503.
-          const bool over = shared->connections.load() >= shared->limits.max_connections &&
-                            !shared->EvictLongestWaiting();
+        if (ec) return self->RetryAcceptLater(ec.message());
+        if (shared->accept_failing) {
+          shared->accept_failing = false;
+          if (shared->events.warn) shared->events.warn("http: accepting connections again");
+        }
+        const size_t open = shared->connections.load();
+        if (open >= 2 * shared->limits.max_connections) {
+          // Past twice the cap even a 503 and its linger would hold a descriptor
+          // each: a flood of connections must not run the process out of them.
+          shared->CountRefused();
+          beast::error_code ignored;
+          socket.close(ignored);
+        } else {
+          // At the cap, a connection waiting for a request makes room, or one
+          // whose client has not read its response for a while: neither idle nor
+          // non-reading connections can lock out the probes (or anyone) for as
+          // long as they are held. Only when every connection is busy is the new
+          // one answered 503.
+          const bool over = open >= shared->limits.max_connections && !shared->EvictOne();
+          if (over) shared->CountRefused();
           std::make_shared<Session>(std::move(socket), shared, over)->Start();
         }
+        self->Accept();
+      });
+}
+
+// Accepting again at once after an error that persists (out of file descriptors:
+// the connection stays queued) would spin the HTTP thread; so wait a little.
+void Server::RetryAcceptLater(const std::string& why) {
+  if (shared_->events.accept_errors != nullptr) shared_->events.accept_errors->Add();
+  if (!shared_->accept_failing) {
+    shared_->accept_failing = true;
+    if (shared_->events.warn) {
+      shared_->events.warn("http: cannot accept connections (" + why + "); retrying every " +
+                           std::to_string(shared_->limits.accept_retry_delay.count()) + " ms");
+    }
+  }
+  shared_->accept_retry.expires_after(shared_->limits.accept_retry_delay);
+  shared_->accept_retry.async_wait(
+      [shared = shared_, self = shared_from_this()](beast::error_code ec) {
+        if (ec || !shared->acceptor.is_open()) return;
         self->Accept();
       });
 }
@@ -288,6 +390,7 @@ void Server::Stop() {
   net::dispatch(shared_->acceptor.get_executor(), [shared = shared_] {
     beast::error_code ignored;
     shared->acceptor.close(ignored);
+    shared->accept_retry.cancel();
   });
 }
 

@@ -3,9 +3,16 @@
 //
 //  - at most `max_connections` open connections: one more closes the connection
 //    that has waited longest for a request (an idle keep-alive, or a client that
-//    has not sent a whole request), so idle connections cannot lock out health
-//    probes; only when every connection is busy with a request is the new one
-//    answered 503 {"error": "overloaded"} and closed;
+//    has not sent a whole request), or else the one whose response has waited
+//    longest, at least `stalled_write_grace`, for its client to read it, so neither
+//    idle nor non-reading clients can lock out health probes; only when every
+//    connection is busy with a request or a response younger than that is the new
+//    one answered 503 {"error": "overloaded"} and closed (and past twice the cap,
+//    closed at once);
+//  - responses waiting to be sent hold at most `max_response_bytes` between them:
+//    a response that would take more is answered 503 instead;
+//  - an accept that fails (out of file descriptors) is retried after
+//    `accept_retry_delay`, not at once in a loop, and said so (ServerEvents);
 //  - request headers (start line included) at most `header_limit` bytes (else 431),
 //    bodies at most `body_limit` bytes (else 413; the API takes no bodies);
 //  - a request must arrive within `read_timeout`, a response leave within
@@ -25,6 +32,7 @@
 #include <memory>
 #include <string>
 
+#include "processor/base/metrics.h"
 #include "processor/base/result.h"
 
 namespace oncecount::http {
@@ -35,6 +43,18 @@ struct ServerLimits {
   size_t body_limit = 8 * 1024;
   std::chrono::milliseconds read_timeout{10000};
   std::chrono::milliseconds write_timeout{10000};
+  std::chrono::milliseconds stalled_write_grace{1000};
+  size_t max_response_bytes = size_t{256} << 20;
+  std::chrono::milliseconds accept_retry_delay{100};
+};
+
+// What the server tells its owner; every member may be left empty. Called from the
+// io_context's threads.
+struct ServerEvents {
+  // A line for the log: accepting failed (once per run of failures) or works again.
+  std::function<void(const std::string&)> warn;
+  base::Counter* refused = nullptr;        // connections answered 503 or closed at once
+  base::Counter* accept_errors = nullptr;  // failed accepts
 };
 
 struct Request {
@@ -58,7 +78,8 @@ class Server : public std::enable_shared_from_this<Server> {
   // malformed address is kBadConfig, one that cannot be bound kIo.
   static base::Result<std::shared_ptr<Server>> Listen(boost::asio::io_context& io,
                                                       const std::string& address, Handler handler,
-                                                      ServerLimits limits = {});
+                                                      ServerLimits limits = {},
+                                                      ServerEvents events = {});
 
   boost::asio::ip::tcp::endpoint local_endpoint() const;
   // Stops accepting; open connections finish their current exchange.
@@ -72,6 +93,7 @@ class Server : public std::enable_shared_from_this<Server> {
  private:
   explicit Server(std::shared_ptr<Shared> shared);
   void Accept();
+  void RetryAcceptLater(const std::string& why);
 
   std::shared_ptr<Shared> shared_;
 };

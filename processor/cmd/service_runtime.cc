@@ -196,10 +196,26 @@ base::Status ServiceRuntime::StartHttp(const RuntimeOptions& options) {
   api.target_fpp = c.dedup.target_fpp;
   api.metrics = &metrics_;
   api.history = &history_;
+  http::ServerEvents events;
+  events.warn = [log = options.log](const std::string& line) { log.Warn(line); };
+  events.refused = &metrics_.AddCounter(
+      "oncecount_http_refused_connections_total",
+      "HTTP connections answered 503 overloaded (every connection busy, or the responses "
+      "waiting to be sent at their bound) or closed at once (past twice the cap).");
+  events.accept_errors = &metrics_.AddCounter(
+      "oncecount_http_accept_errors_total",
+      "Failed accepts of HTTP connections (out of file descriptors), each retried after "
+      "100 ms.");
   auto listening =
-      http::Server::Listen(http_->io, c.http.listen, http::MakeApiHandler(board_, std::move(api)));
+      http::Server::Listen(http_->io, c.http.listen, http::MakeApiHandler(board_, std::move(api)),
+                           {}, std::move(events));
   if (!listening) return std::move(listening).error();
   http_->server = std::move(listening).value();
+  metrics_.AddGaugeFunction("oncecount_http_connections", "Open HTTP connections.", "",
+                            [server = std::weak_ptr<http::Server>(http_->server)] {
+                              const auto live = server.lock();
+                              return live ? static_cast<double>(live->open_connections()) : 0.0;
+                            });
   const auto endpoint = http_->server->local_endpoint();
   url_ = "http://" + endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
   http_->history_sampler = http::HistorySampler::Start(http_->io, board_, history_, [] {

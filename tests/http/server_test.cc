@@ -2,9 +2,12 @@
 #include "http/server.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/read.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <condition_variable>
@@ -24,8 +27,10 @@ using namespace std::chrono_literals;
 // A server on an ephemeral loopback port, its io_context run by one thread.
 class ServerFixture : public ::testing::Test {
  protected:
-  void StartServer(Handler handler, ServerLimits limits = {}, int threads = 1) {
-    auto listening = Server::Listen(io_, "127.0.0.1:0", std::move(handler), limits);
+  void StartServer(Handler handler, ServerLimits limits = {}, int threads = 1,
+                   ServerEvents events = {}) {
+    auto listening =
+        Server::Listen(io_, "127.0.0.1:0", std::move(handler), limits, std::move(events));
     ASSERT_TRUE(listening.ok()) << listening.message();
     server_ = listening.value();
     for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { io_.run(); });
@@ -40,6 +45,34 @@ class ServerFixture : public ::testing::Test {
     tcp::socket socket(client_io_);
     socket.connect(server_->local_endpoint());
     return socket;
+  }
+  // A client that reads slowly: a small receive window, so that a large response
+  // stays mostly in the server's hands until it reads.
+  tcp::socket ConnectWithASmallWindow() {
+    tcp::socket socket(client_io_);
+    socket.open(tcp::v4());
+    socket.set_option(net::socket_base::receive_buffer_size(16 * 1024));
+    socket.connect(server_->local_endpoint());
+    return socket;
+  }
+
+  // Reads until the server closes the connection or `timeout` passes; the bytes read,
+  // and whether it closed.
+  std::pair<size_t, bool> ReadUntilClosed(tcp::socket& socket, std::chrono::milliseconds timeout) {
+    socket.non_blocking(true);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::vector<char> chunk(1 << 16);
+    size_t total = 0;
+    while (std::chrono::steady_clock::now() < deadline) {
+      beast::error_code ec;
+      total += socket.read_some(net::buffer(chunk), ec);
+      if (ec == net::error::would_block) {
+        std::this_thread::yield();
+      } else if (ec) {
+        return {total, true};
+      }
+    }
+    return {total, false};
   }
 
   // Sends raw bytes and reads one response (status 0 if the server closed first).
@@ -270,6 +303,179 @@ TEST_F(ServerFixture, Answers503WhenEveryConnectionIsBusyWithARequest) {
   cv.notify_all();
   EXPECT_EQ(ReadResponse(a).result_int(), 200u);
   EXPECT_EQ(ReadResponse(b).result_int(), 200u);
+}
+
+// A handler whose /big answer is larger than what the kernel buffers between a
+// server and a client that does not read.
+constexpr size_t kBigBody = size_t{24} << 20;
+Handler BigAnswers() {
+  return [](const Request& r) {
+    return Response{200, "application/json", r.target == "/big" ? std::string(kBigBody, 'x') : "{}",
+                    ""};
+  };
+}
+
+// Sends GET /big and reads the first bytes of its answer into `buffer`: the server is
+// sending it.
+void AskForABigAnswerAndStopReading(tcp::socket& socket, beast::flat_buffer& buffer) {
+  net::write(socket, net::buffer(std::string("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")));
+  buffer.commit(net::read(socket, buffer.prepare(16)));
+}
+
+// The size of the body of the answer whose first bytes are in `buffer`; 0 if it does
+// not come whole.
+size_t BodySizeOfTheAnswer(tcp::socket& socket, beast::flat_buffer& buffer) {
+  bhttp::response_parser<bhttp::string_body> parser;
+  parser.body_limit(kBigBody);
+  beast::error_code ec;
+  bhttp::read(socket, buffer, parser, ec);
+  return ec ? 0 : parser.get().body().size();
+}
+
+// Regression: a client that asked for a large answer and did not read it kept its
+// connection for the whole write timeout, not evictable: 256 of them made /healthz
+// answer 503 (and Kubernetes restart the pod), whatever the probes did.
+TEST_F(ServerFixture, ClosesTheConnectionWhoseClientLeftItsAnswerUnreadLongestToServeANewOne) {
+  ServerLimits limits;
+  limits.max_connections = 2;
+  limits.stalled_write_grace = 0ms;  // any unread answer may be closed at the cap
+  base::Counter refused;
+  StartServer(BigAnswers(), limits, 1, ServerEvents{{}, &refused, nullptr});
+  beast::flat_buffer a_read, b_read;
+  tcp::socket a = ConnectWithASmallWindow();
+  AskForABigAnswerAndStopReading(a, a_read);
+  tcp::socket b = ConnectWithASmallWindow();
+  AskForABigAnswerAndStopReading(b, b_read);
+  tcp::socket probe = Connect();
+  EXPECT_EQ(Exchange(probe, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").result_int(), 200u);
+  const auto [a_bytes, a_closed] = ReadUntilClosed(a, 10s);
+  EXPECT_TRUE(a_closed) << "the answer left unread longest made room";
+  EXPECT_LT(a_bytes, kBigBody);
+  EXPECT_EQ(BodySizeOfTheAnswer(b, b_read), kBigBody) << "the other one is answered whole";
+  EXPECT_EQ(refused.value(), 0u);
+}
+
+// Without a grace of time, an answer being written is not taken for one left unread:
+// every connection busy, the new one is refused.
+TEST_F(ServerFixture, KeepsAnAnswerBeingWrittenWithinItsGraceAndRefusesTheNewConnection) {
+  ServerLimits limits;
+  limits.max_connections = 1;
+  limits.stalled_write_grace = std::chrono::hours(1);
+  base::Counter refused;
+  StartServer(BigAnswers(), limits, 1, ServerEvents{{}, &refused, nullptr});
+  beast::flat_buffer a_read;
+  tcp::socket a = ConnectWithASmallWindow();
+  AskForABigAnswerAndStopReading(a, a_read);
+  tcp::socket probe = Connect();
+  EXPECT_EQ(ReadResponse(probe).result_int(), 503u);
+  EXPECT_EQ(refused.value(), 1u);
+  EXPECT_EQ(BodySizeOfTheAnswer(a, a_read), kBigBody);
+}
+
+// Clients that ask and do not read must not hold the process's memory: the answers
+// waiting to be sent are bounded, the one past the bound is a 503.
+TEST_F(ServerFixture, Answers503WhenTheAnswersWaitingToBeSentWouldExceedTheirBound) {
+  ServerLimits limits;
+  limits.max_response_bytes = kBigBody + kBigBody / 2;
+  base::Counter refused;
+  StartServer(BigAnswers(), limits, 1, ServerEvents{{}, &refused, nullptr});
+  beast::flat_buffer a_read;
+  tcp::socket a = ConnectWithASmallWindow();
+  AskForABigAnswerAndStopReading(a, a_read);
+  tcp::socket b = Connect();
+  auto r = Exchange(b, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(r.result_int(), 503u);
+  EXPECT_NE(r.body().find("responses waiting to be sent exceed 36 MiB"), std::string::npos)
+      << r.body();
+  EXPECT_EQ(refused.value(), 1u);
+  EXPECT_EQ(Exchange(b, "GET /small HTTP/1.1\r\nHost: x\r\n\r\n").result_int(), 200u)
+      << "a small answer still fits";
+}
+
+// Past twice the cap not even a 503 is sent: it would hold a descriptor for its
+// linger, and a flood of connections would run the process out of them.
+TEST_F(ServerFixture, ClosesANewConnectionAtOncePastTwiceTheCap) {
+  ServerLimits limits;
+  limits.max_connections = 1;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool inside = false;
+  bool release = false;
+  base::Counter refused;
+  StartServer(
+      [&](const Request&) {
+        std::unique_lock lock(mu);
+        inside = true;
+        cv.notify_all();
+        cv.wait(lock, [&] { return release; });
+        return Response{200, "application/json", "{}", ""};
+      },
+      limits, 2, ServerEvents{{}, &refused, nullptr});
+  tcp::socket busy = Connect();
+  net::write(busy, net::buffer(std::string("GET /block HTTP/1.1\r\nHost: x\r\n\r\n")));
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, 10s, [&] { return inside; }));
+  }
+  tcp::socket over = Connect();
+  EXPECT_EQ(ReadResponse(over).result_int(), 503u) << "at the cap: a 503, and a linger";
+  tcp::socket flood = Connect();
+  const auto [bytes, closed] = ReadUntilClosed(flood, 10s);
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(bytes, 0u) << "past twice the cap: closed without an answer";
+  EXPECT_EQ(refused.value(), 2u);
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  EXPECT_EQ(ReadResponse(busy).result_int(), 200u);
+}
+
+// Regression: an accept that failed (out of file descriptors, the connection left
+// queued) was retried at once, in a loop that took the HTTP thread's whole CPU, and
+// nothing said so. It is retried after a delay, logged once, and the server accepts
+// again once descriptors are free.
+TEST_F(ServerFixture, RetriesAFailedAcceptAfterADelayAndSaysSoOnce) {
+  ServerLimits limits;
+  limits.accept_retry_delay = 20ms;
+  base::Counter accept_errors;
+  std::mutex mu;
+  std::vector<std::string> lines;
+  StartServer(Echo(), limits, 1,
+              ServerEvents{[&](const std::string& line) {
+                             std::lock_guard lock(mu);
+                             lines.push_back(line);
+                           },
+                           nullptr, &accept_errors});
+  tcp::socket client(client_io_);
+  client.open(tcp::v4());
+  // No descriptor free from here on: the lowest free one is at the limit.
+  rlimit before{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &before), 0);
+  const int lowest_free = dup(0);
+  ASSERT_GE(lowest_free, 0);
+  close(lowest_free);
+  rlimit none_free = before;
+  none_free.rlim_cur = static_cast<rlim_t>(lowest_free);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &none_free), 0);
+  client.connect(server_->local_endpoint());  // queued: the server cannot accept it
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (accept_errors.value() < 3 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  const uint64_t errors = accept_errors.value();
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &before), 0);
+  EXPECT_GE(errors, 3u) << "each failed accept is retried";
+  EXPECT_LT(errors, 100u) << "after a delay, not at once in a loop";
+  EXPECT_EQ(Exchange(client, "GET /again HTTP/1.1\r\nHost: x\r\n\r\n").result_int(), 200u);
+  std::lock_guard lock(mu);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("http: cannot accept connections (Too many open files); retrying "
+                          "every 20 ms"),
+            std::string::npos)
+      << lines[0];
+  EXPECT_EQ(lines[1], "http: accepting connections again");
 }
 
 TEST_F(ServerFixture, TurnsAHandlerExceptionIntoA500) {
