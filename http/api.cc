@@ -564,7 +564,8 @@ class Api {
 
   static std::string NotReadyReason(const Snapshot& s) {
     if (!s.assignment_known) {
-      return "no partition assignment yet: the processor has not joined its consumer group";
+      return "no partition assignment: the processor has not joined its consumer group yet, "
+             "or lost its partitions (session timeout) and is rejoining it";
     }
     std::string pending;
     for (const auto& v : s.shards) {

@@ -907,6 +907,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
       // may own these shards already. Committing now would be a zombie's commit.
       Warn("lost " + std::to_string(partitions.size()) +
            " partition(s); dropping their uncommitted work");
+      // Out of the group until it rejoins: with no shard left to check, /readyz would
+      // say ready while the instance processes nothing. The next assignment (librdkafka
+      // delivers one, empty or not, once the member is back) says so again.
+      board.SetAssignmentKnown(false);
     } else {
       Log("revoked " + std::to_string(partitions.size()) + " partition(s)");
       Commit();

@@ -241,8 +241,15 @@ TEST(Processor, AMemberThatLearnsItWasDroppedAsItsCommitAbortsClaimsNothing) {
   EXPECT_EQ(CountsInChangelog(kafka), Expected(250)) << "b's batches stand";
   ExpectEveryClaimTookANewEpoch(kafka);
 
-  // The next poll serves the loss; a rejoins.
+  // The next poll serves the loss. Holding no shard, a is not ready until the group
+  // gives it its share again (it said it was, with nothing to check).
+  for (int i = 0; i < 20 && a.log().find("lost 2 partition(s)") == std::string::npos; ++i) {
+    a.Step();
+  }
+  ASSERT_NE(a.log().find("lost 2 partition(s)"), std::string::npos) << a.log();
+  EXPECT_FALSE(a.Ready()) << "ready while it rejoins its group";
   RejoinAndCountEveryEventOnce(kafka, a, *b);
+  EXPECT_TRUE(a.Ready()) << a.log();
 }
 
 // A frozen owner in the middle of its commit: the commit's records are still in its
