@@ -47,6 +47,9 @@ struct ShardSlot {
   uint64_t transactions_committed = 0;
   uint64_t transactions_aborted = 0;
   uint64_t input_lost = 0;  // input messages retention removed before they were applied
+  // The input below this offset that retention removed is counted in input_lost: a
+  // restore after an abort goes back over the same gap, which must not count twice.
+  base::Offset input_lost_counted_to;
   uint64_t changelog_unreadable_records = 0;  // skipped by the restore that adopted it
   // Restores: failed attempts in a row, when the next may start (steady clock), and
   // whether it continues from our own last commit (after our abort).
@@ -979,13 +982,24 @@ struct Processor::Impl final : kafka::RebalanceListener {
                  "and its records would be skipped as counted already (docs/operations.md, "
                  "\"A shard's input is behind its state\")");
     }
-    const uint64_t lost =
+    ShardSlot& slot = it->second;
+    const uint64_t gone =
         !base::IsLogical(from) && low > from ? static_cast<uint64_t>(low.Since(from)) : 0;
-    it->second.input_lost += lost;
+    const base::Offset counted_from = std::max(from, slot.input_lost_counted_to);
+    const uint64_t lost = !base::IsLogical(from) && low > counted_from
+                              ? static_cast<uint64_t>(low.Since(counted_from))
+                              : 0;
+    slot.input_lost += lost;
+    if (!base::IsLogical(low))
+      slot.input_lost_counted_to = std::max(slot.input_lost_counted_to, low);
     Warn("shard " + std::to_string(p.value()) + ": input offsets " + std::to_string(from.value()) +
          ".." + std::to_string(low.Previous().value()) +
-         " were removed by retention before they were applied: " + std::to_string(lost) +
-         " messages lost; going on at offset " + std::to_string(low.value()));
+         " were removed by retention before they were applied: " + std::to_string(gone) +
+         " messages lost" +
+         (lost < gone ? " (" + std::to_string(gone - lost) +
+                            " of them counted already, before an abort took the shard back)"
+                      : std::string()) +
+         "; going on at offset " + std::to_string(low.value()));
     if (kafka::KafkaError e = StartInputAt(p, low)) {
       return RestoreFailed(p, "cannot go on after lost input: " + e.ToString());
     }

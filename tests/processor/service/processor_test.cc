@@ -558,6 +558,40 @@ TEST(Processor, InputRemovedBetweenAFreshShardsClaimAndItsFirstFetchIsCountedAsL
       << a.log();
 }
 
+// Regression: input lost before a commit that aborted was counted again when the
+// shard, restored from its last commit, went back over the same gap: twice as many
+// messages were reported lost as retention removed.
+TEST(Processor, InputLostBeforeAnAbortIsCountedOnceWhenTheShardGoesOverItAgain) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Send(kafka, 0, 100);
+  std::map<int32_t, int64_t> ends;
+  for (int32_t p = 0; p < kPartitions; ++p) ends[p] = kafka.HighWatermark("events", p);
+  kafka.ObserveAt(Call::kCommitTransaction, "a", [&] {
+    for (int32_t p = 0; p < kPartitions; ++p) {
+      EXPECT_FALSE(kafka.DeleteRecordsBefore("events", p, ends[p] / 2));
+    }
+  });
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  // The first commit after the loss aborts: the shards go back to their claims.
+  kafka.InjectError(Call::kProduce, {kafka::ErrorKind::kAbortable, "_MSG_TIMED_OUT", "injected"}, 1,
+                    "a");
+  a.StepAndCommit();
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  a.StepAndCommit();
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    ASSERT_GE(ends[p], 4);
+    auto view = a.View(p);
+    EXPECT_GE(view->transactions_aborted, 1u) << "partition " << p;
+    EXPECT_EQ(view->input_lost, static_cast<uint64_t>(ends[p] / 2)) << "partition " << p;
+    EXPECT_EQ(view->input_offset, base::Offset(ends[p])) << "partition " << p;
+  }
+  EXPECT_NE(a.log().find("of them counted already, before an abort took the shard back"),
+            std::string::npos)
+      << a.log();
+}
+
 // Regression: a shard that never applied a batch has no input position in its state,
 // so its next owner claimed the input's start as it found it: records retention had
 // removed while the shard had no owner were skipped with no word and no count. The
