@@ -528,6 +528,20 @@ TEST(Processor, CommitsABurstAndItsTailOnceTheInputIsDrainedAndALightLoadOnlyEac
 
 // --- Aborts and failed restores ---------------------------------------------------
 
+// Sends 100 events; retention removes the first half of each input partition while
+// a's first transaction (its claim) commits. The partitions' ends.
+std::map<int32_t, int64_t> RemoveHalfTheInputAsAClaims(StrictKafka& kafka) {
+  Send(kafka, 0, 100);
+  std::map<int32_t, int64_t> ends;
+  for (int32_t p = 0; p < kPartitions; ++p) ends[p] = kafka.HighWatermark("events", p);
+  kafka.ObserveAt(Call::kCommitTransaction, "a", [&kafka, ends] {
+    for (int32_t p = 0; p < kPartitions; ++p) {
+      EXPECT_FALSE(kafka.DeleteRecordsBefore("events", p, ends.at(p) / 2));
+    }
+  });
+  return ends;
+}
+
 // A shard that never had input claims the start of its input partition as it is at
 // the claim, and reads on from there: input that retention removes between the claim
 // and the first fetch is counted as lost, not skipped without a word (as a fetch
@@ -535,24 +549,16 @@ TEST(Processor, CommitsABurstAndItsTailOnceTheInputIsDrainedAndALightLoadOnlyEac
 TEST(Processor, InputRemovedBetweenAFreshShardsClaimAndItsFirstFetchIsCountedAsLost) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
-  Send(kafka, 0, 100);
-  std::map<int32_t, int64_t> ends;
-  for (int32_t p = 0; p < kPartitions; ++p) ends[p] = kafka.HighWatermark("events", p);
-  // Retention strikes while the claim commits (a's first transaction).
-  kafka.ObserveAt(Call::kCommitTransaction, "a", [&] {
-    for (int32_t p = 0; p < kPartitions; ++p) {
-      EXPECT_FALSE(kafka.DeleteRecordsBefore("events", p, ends[p] / 2));
-    }
-  });
+  const std::map<int32_t, int64_t> ends = RemoveHalfTheInputAsAClaims(kafka);
   Instance a(kafka, "a");
   ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
   a.StepAndCommit();
   for (int32_t p = 0; p < kPartitions; ++p) {
-    ASSERT_GE(ends[p], 4);
+    ASSERT_GE(ends.at(p), 4);
     auto view = a.View(p);
-    EXPECT_EQ(view->input_lost, static_cast<uint64_t>(ends[p] / 2)) << "partition " << p;
-    EXPECT_EQ(view->events_applied, static_cast<uint64_t>(ends[p] - ends[p] / 2));
-    EXPECT_EQ(view->input_offset, base::Offset(ends[p])) << "partition " << p;
+    EXPECT_EQ(view->input_lost, static_cast<uint64_t>(ends.at(p) / 2)) << "partition " << p;
+    EXPECT_EQ(view->events_applied, static_cast<uint64_t>(ends.at(p) - ends.at(p) / 2));
+    EXPECT_EQ(view->input_offset, base::Offset(ends.at(p))) << "partition " << p;
   }
   EXPECT_NE(a.log().find("removed by retention before they were applied"), std::string::npos)
       << a.log();
@@ -564,14 +570,7 @@ TEST(Processor, InputRemovedBetweenAFreshShardsClaimAndItsFirstFetchIsCountedAsL
 TEST(Processor, InputLostBeforeAnAbortIsCountedOnceWhenTheShardGoesOverItAgain) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
-  Send(kafka, 0, 100);
-  std::map<int32_t, int64_t> ends;
-  for (int32_t p = 0; p < kPartitions; ++p) ends[p] = kafka.HighWatermark("events", p);
-  kafka.ObserveAt(Call::kCommitTransaction, "a", [&] {
-    for (int32_t p = 0; p < kPartitions; ++p) {
-      EXPECT_FALSE(kafka.DeleteRecordsBefore("events", p, ends[p] / 2));
-    }
-  });
+  const std::map<int32_t, int64_t> ends = RemoveHalfTheInputAsAClaims(kafka);
   Instance a(kafka, "a");
   ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
   // The first commit after the loss aborts: the shards go back to their claims.
@@ -581,11 +580,11 @@ TEST(Processor, InputLostBeforeAnAbortIsCountedOnceWhenTheShardGoesOverItAgain) 
   ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
   a.StepAndCommit();
   for (int32_t p = 0; p < kPartitions; ++p) {
-    ASSERT_GE(ends[p], 4);
+    ASSERT_GE(ends.at(p), 4);
     auto view = a.View(p);
     EXPECT_GE(view->transactions_aborted, 1u) << "partition " << p;
-    EXPECT_EQ(view->input_lost, static_cast<uint64_t>(ends[p] / 2)) << "partition " << p;
-    EXPECT_EQ(view->input_offset, base::Offset(ends[p])) << "partition " << p;
+    EXPECT_EQ(view->input_lost, static_cast<uint64_t>(ends.at(p) / 2)) << "partition " << p;
+    EXPECT_EQ(view->input_offset, base::Offset(ends.at(p))) << "partition " << p;
   }
   EXPECT_NE(a.log().find("of them counted already, before an abort took the shard back"),
             std::string::npos)
