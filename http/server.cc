@@ -25,10 +25,6 @@ namespace {
 class Session;
 }  // namespace
 
-// What a session is doing, as its strand sees it: eviction closes it only if it is
-// still doing what it was chosen for.
-enum class Stage : uint8_t { kReading, kHandling, kWriting };
-
 struct Server::Shared {
   net::io_context& io;
   tcp::acceptor acceptor;
@@ -40,13 +36,13 @@ struct Server::Shared {
   std::atomic<size_t> connections{0};
   std::atomic<size_t> response_bytes{0};  // of the responses being sent
   // The sessions waiting for a request (idle keep-alive, or not a whole request
-  // yet), and those whose response is being sent, each by the order they began: at
-  // the cap the longest waiting one is closed to make room, or else the longest
-  // writing one once its client has left it unread for stalled_write_grace
-  // (EvictOne).
+  // yet), by the order they began to wait, and those whose response is being sent,
+  // with when they last sent some of it: at the cap the longest waiting one is closed
+  // to make room, or else the writing one whose client has read nothing for longest,
+  // at least stalled_write_grace (EvictOne).
   struct Writer {
     std::weak_ptr<Session> session;
-    std::chrono::steady_clock::time_point since;
+    std::chrono::steady_clock::time_point progress;
   };
   std::mutex evictable_mu;
   std::map<uint64_t, std::weak_ptr<Session>> waiting;
@@ -104,10 +100,16 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   // Closes the connection on its own strand (another session's accept asks), unless
-  // it has moved on from `chosen_at` meanwhile: a request that arrived is answered.
-  void Evict(Stage chosen_at) {
-    net::dispatch(stream_.get_executor(), [self = shared_from_this(), chosen_at] {
-      if (self->stage_ == chosen_at) self->Close();
+  // it has moved on from the wait or the write `ticket` meanwhile: a request that
+  // arrived is answered, a response that went on is not cut.
+  void Evict(uint64_t ticket) {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this(), ticket] {
+      bool still = false;
+      {
+        std::lock_guard lock(self->shared_->evictable_mu);
+        still = self->wait_ticket_ == ticket || self->write_ticket_ == ticket;
+      }
+      if (still) self->Close();
     });
   }
 
@@ -129,6 +131,12 @@ class Session : public std::enable_shared_from_this<Session> {
     shared_->writing.emplace(
         write_ticket_, Server::Shared::Writer{weak_from_this(), std::chrono::steady_clock::now()});
   }
+  // Some of the response went out: its client reads.
+  void WriteProgressed() {
+    std::lock_guard lock(shared_->evictable_mu);
+    const auto it = shared_->writing.find(write_ticket_);
+    if (it != shared_->writing.end()) it->second.progress = std::chrono::steady_clock::now();
+  }
   void StopWriting() {
     std::lock_guard lock(shared_->evictable_mu);
     if (write_ticket_ != 0) shared_->writing.erase(write_ticket_);
@@ -137,7 +145,6 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void Read() {
     StartWaiting();
-    stage_ = Stage::kReading;
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(shared_->limits.header_limit));
     parser_->body_limit(shared_->limits.body_limit);
@@ -149,7 +156,6 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnRead(beast::error_code ec) {
     StopWaiting();
-    stage_ = Stage::kHandling;
     if (ec == bhttp::error::end_of_stream || ec == beast::error::timeout ||
         ec == net::error::operation_aborted || ec == net::error::connection_reset ||
         ec == net::error::eof) {
@@ -188,22 +194,13 @@ class Session : public std::enable_shared_from_this<Session> {
       // The module's edge: a handler bug must not take the connection's thread down.
       response = ErrorResponse({500, "internal", e.what()});
     }
-    if (shared_->response_bytes.load() + response.body.size() >
-        shared_->limits.max_response_bytes) {
-      // Clients that do not read what they asked for must not hold the memory of
-      // the process: the responses waiting to be sent are bounded.
-      shared_->CountRefused();
-      response = ErrorResponse({503, "overloaded",
-                                "responses waiting to be sent exceed " +
-                                    std::to_string(shared_->limits.max_response_bytes >> 20) +
-                                    " MiB; retry later"});
-    }
     if (req.method() == bhttp::verb::head) head_only_ = true;
     Send(std::move(response), req.keep_alive(), req.version());
   }
 
-  void Send(Response r, bool keep_alive, unsigned version) {
-    auto res = std::make_shared<bhttp::response<bhttp::string_body>>(
+  std::unique_ptr<bhttp::response<bhttp::string_body>> Message(Response r, bool keep_alive,
+                                                               unsigned version) {
+    auto res = std::make_unique<bhttp::response<bhttp::string_body>>(
         static_cast<bhttp::status>(r.status), version);
     res->set(bhttp::field::server, "oncecount");
     res->set(bhttp::field::content_type, r.content_type);
@@ -212,21 +209,59 @@ class Session : public std::enable_shared_from_this<Session> {
     res->body() = std::move(r.body);
     res->prepare_payload();
     if (head_only_) res->body().clear();  // Content-Length stays that of the GET
+    return res;
+  }
+
+  // Takes `bytes` of the responses' bound; false when they would exceed it.
+  bool ReserveResponseBytes(size_t bytes) {
+    size_t held = shared_->response_bytes.load();
+    do {
+      if (held + bytes > shared_->limits.max_response_bytes) return false;
+    } while (!shared_->response_bytes.compare_exchange_weak(held, held + bytes));
+    return true;
+  }
+
+  void Send(Response r, bool keep_alive, unsigned version) {
+    response_ = Message(std::move(r), keep_alive, version);
+    if (!ReserveResponseBytes(response_->body().size())) {
+      // Clients that do not read what they asked for must not hold the memory of
+      // the process: the responses waiting to be sent are bounded. The error is
+      // small, and taken whatever the bound.
+      shared_->CountRefused();
+      response_ =
+          Message(ErrorResponse({503, "overloaded",
+                                 "responses waiting to be sent exceed " +
+                                     std::to_string(shared_->limits.max_response_bytes >> 20) +
+                                     " MiB; retry later"}),
+                  keep_alive, version);
+      shared_->response_bytes += response_->body().size();
+    }
     head_only_ = false;
-    const size_t bytes = res->body().size();
-    shared_->response_bytes += bytes;
-    stage_ = Stage::kWriting;
+    reserved_ = response_->body().size();
+    serializer_.emplace(*response_);
     StartWriting();
     stream_.expires_after(shared_->limits.write_timeout);
-    bhttp::async_write(
-        stream_, *res,
-        [self = shared_from_this(), res, keep_alive, bytes](beast::error_code ec, size_t) {
-          self->StopWriting();
-          self->shared_->response_bytes -= bytes;
-          if (ec) return self->Close();
-          if (!keep_alive) return self->CloseAfterAnswer();
-          self->Read();
-        });
+    WriteSome(keep_alive);
+  }
+
+  // The response a piece at a time, so that a client reading slowly is told from one
+  // that does not read at all (WriteProgressed).
+  void WriteSome(bool keep_alive) {
+    bhttp::async_write_some(stream_, *serializer_,
+                            [self = shared_from_this(), keep_alive](beast::error_code ec, size_t) {
+                              if (!ec && !self->serializer_->is_done()) {
+                                self->WriteProgressed();
+                                return self->WriteSome(keep_alive);
+                              }
+                              self->StopWriting();
+                              self->shared_->response_bytes -= self->reserved_;
+                              self->reserved_ = 0;
+                              self->serializer_.reset();
+                              self->response_.reset();
+                              if (ec) return self->Close();
+                              if (!keep_alive) return self->CloseAfterAnswer();
+                              self->Read();
+                            });
   }
 
   // An answer that ends the connection may come before the client has sent all of its
@@ -236,10 +271,9 @@ class Session : public std::enable_shared_from_this<Session> {
   // (the client reads the answer, then end of stream), read and discard what it still
   // sends, within a bound of time and bytes, and close.
   void CloseAfterAnswer() {
-    stage_ = Stage::kHandling;  // not evicted: it closes within kLingerTime anyway
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream_.expires_after(kLingerTime);
+    stream_.expires_after(shared_->limits.close_linger);
     Discard();
   }
   void Discard() {
@@ -257,7 +291,6 @@ class Session : public std::enable_shared_from_this<Session> {
     stream_.socket().close(ignored);
   }
 
-  static constexpr std::chrono::seconds kLingerTime{2};
   static constexpr size_t kLingerBytes = size_t{64} << 20;
 
   beast::tcp_stream stream_;
@@ -268,7 +301,11 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<Server::Shared> shared_;
   bool over_limit_;
   bool head_only_ = false;
-  Stage stage_ = Stage::kReading;  // on the strand
+  // The response being sent (on the strand), and its bytes counted in
+  // shared_->response_bytes.
+  std::unique_ptr<bhttp::response<bhttp::string_body>> response_;
+  std::optional<bhttp::response_serializer<bhttp::string_body>> serializer_;
+  size_t reserved_ = 0;
   // Their entries in shared_->waiting and shared_->writing (guarded by evictable_mu;
   // an entry EvictOne took is gone while its ticket is still set).
   uint64_t wait_ticket_ = 0;
@@ -311,22 +348,28 @@ base::Result<std::shared_ptr<Server>> Server::Listen(net::io_context& io,
 
 bool Server::Shared::EvictOne() {
   std::shared_ptr<Session> victim;
-  Stage chosen_at = Stage::kReading;
+  uint64_t ticket = 0;
   {
     std::lock_guard lock(evictable_mu);
     while (!victim && !waiting.empty()) {
+      ticket = waiting.begin()->first;
       victim = waiting.begin()->second.lock();
       waiting.erase(waiting.begin());
     }
     const auto stalled_since = std::chrono::steady_clock::now() - limits.stalled_write_grace;
-    while (!victim && !writing.empty() && writing.begin()->second.since <= stalled_since) {
-      victim = writing.begin()->second.session.lock();
-      writing.erase(writing.begin());
-      chosen_at = Stage::kWriting;
+    while (!victim) {
+      // At most max_connections writers: the one whose client read last longest ago.
+      auto stalled = std::min_element(
+          writing.begin(), writing.end(),
+          [](const auto& a, const auto& b) { return a.second.progress < b.second.progress; });
+      if (stalled == writing.end() || stalled->second.progress > stalled_since) break;
+      ticket = stalled->first;
+      victim = stalled->second.session.lock();
+      writing.erase(stalled);
     }
   }
   if (!victim) return false;
-  victim->Evict(chosen_at);
+  victim->Evict(ticket);
   return true;
 }
 
@@ -336,7 +379,7 @@ void Server::Accept() {
       net::make_strand(shared->io),
       [shared, self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
         if (ec == net::error::operation_aborted || !shared->acceptor.is_open()) return;
-        if (ec) return self->RetryAcceptLater(ec.message());
+        if (ec) return self->AcceptAfterError(ec);
         if (shared->accept_failing) {
           shared->accept_failing = false;
           if (shared->events.warn) shared->events.warn("http: accepting connections again");
@@ -363,13 +406,19 @@ void Server::Accept() {
 }
 
 // Accepting again at once after an error that persists (out of file descriptors:
-// the connection stays queued) would spin the HTTP thread; so wait a little.
-void Server::RetryAcceptLater(const std::string& why) {
+// the connection stays queued) would spin the HTTP thread; so wait a little. Other
+// errors concern one connection, which is gone: the next one is accepted at once.
+void Server::AcceptAfterError(const boost::system::error_code& error) {
   if (shared_->events.accept_errors != nullptr) shared_->events.accept_errors->Add();
+  const bool out_of_resources =
+      error == net::error::no_descriptors || error == net::error::no_buffer_space ||
+      error == net::error::no_memory || error == std::errc::too_many_files_open_in_system;
+  if (!out_of_resources) return Accept();
   if (!shared_->accept_failing) {
     shared_->accept_failing = true;
     if (shared_->events.warn) {
-      shared_->events.warn("http: cannot accept connections (" + why + "); retrying every " +
+      shared_->events.warn("http: cannot accept connections (" + error.message() +
+                           "); retrying every " +
                            std::to_string(shared_->limits.accept_retry_delay.count()) + " ms");
     }
   }

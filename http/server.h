@@ -3,16 +3,18 @@
 //
 //  - at most `max_connections` open connections: one more closes the connection
 //    that has waited longest for a request (an idle keep-alive, or a client that
-//    has not sent a whole request), or else the one whose response has waited
-//    longest, at least `stalled_write_grace`, for its client to read it, so neither
+//    has not sent a whole request), or else the one whose client has read none of its
+//    response for longest, at least `stalled_write_grace`, so neither
 //    idle nor non-reading clients can lock out health probes; only when every
 //    connection is busy with a request or a response younger than that is the new
 //    one answered 503 {"error": "overloaded"} and closed (and past twice the cap,
 //    closed at once);
 //  - responses waiting to be sent hold at most `max_response_bytes` between them:
 //    a response that would take more is answered 503 instead;
-//  - an accept that fails (out of file descriptors) is retried after
-//    `accept_retry_delay`, not at once in a loop, and said so (ServerEvents);
+//  - an accept that fails for want of resources (out of file descriptors or memory)
+//    is retried after `accept_retry_delay`, not at once in a loop, and said so
+//    (ServerEvents); other accept errors (a connection that failed while queued)
+//    are counted and the next one accepted at once;
 //  - request headers (start line included) at most `header_limit` bytes (else 431),
 //    bodies at most `body_limit` bytes (else 413; the API takes no bodies);
 //  - a request must arrive within `read_timeout`, a response leave within
@@ -46,6 +48,9 @@ struct ServerLimits {
   std::chrono::milliseconds stalled_write_grace{1000};
   size_t max_response_bytes = size_t{256} << 20;
   std::chrono::milliseconds accept_retry_delay{100};
+  // How long a connection closed after its answer reads what the client still sends
+  // (CloseAfterAnswer).
+  std::chrono::milliseconds close_linger{2000};
 };
 
 // What the server tells its owner; every member may be left empty. Called from the
@@ -93,7 +98,7 @@ class Server : public std::enable_shared_from_this<Server> {
  private:
   explicit Server(std::shared_ptr<Shared> shared);
   void Accept();
-  void RetryAcceptLater(const std::string& why);
+  void AcceptAfterError(const boost::system::error_code& error);
 
   std::shared_ptr<Shared> shared_;
 };

@@ -990,8 +990,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
                               ? static_cast<uint64_t>(low.Since(counted_from))
                               : 0;
     slot.input_lost += lost;
-    if (!base::IsLogical(low))
+    if (!base::IsLogical(from) && !base::IsLogical(low)) {
       slot.input_lost_counted_to = std::max(slot.input_lost_counted_to, low);
+    }
     Warn("shard " + std::to_string(p.value()) + ": input offsets " + std::to_string(from.value()) +
          ".." + std::to_string(low.Previous().value()) +
          " were removed by retention before they were applied: " + std::to_string(gone) +

@@ -21,13 +21,15 @@
 // by default), or for the default Bloom filter its ring of 64 filters, which it
 // reaches first with the default sizing (about 20 MiB). The restore of a shard whose
 // filter is at its limit is the most a pod must leave room for.
+// FILTER picks dedup.filter (bloom, the default, or fingerprint, whose size is bounded
+// by MAX_FILTER_MIB only).
 // The restore must give back the shard written: every counter, from the newest
 // snapshot, no record skipped; otherwise it fails (ctest runs it small).
 // Linux only (/proc/self/status, clear_refs). Its own main.
 //
-// Usage: restore_memory [COUNTERS [LOAD [MAX_FILTER_MIB]]]   (100000 1 256)
-//        restore_memory --restore FILE MAX_FILTER_MIB COUNTERS_WRITTEN   (the second
-//        process)
+// Usage: restore_memory [COUNTERS [LOAD [MAX_FILTER_MIB [FILTER]]]]   (100000 1 256 bloom)
+//        restore_memory --restore FILE MAX_FILTER_MIB FILTER COUNTERS_WRITTEN   (the
+//        second process)
 #include <malloc.h>
 #include <unistd.h>
 
@@ -40,8 +42,10 @@
 #include <vector>
 
 #include "config/config.h"
+#include "processor/base/enum_names.h"
 #include "processor/changelog/changelog_record.h"
 #include "processor/changelog/lineage.h"
+#include "processor/filter/constituent.h"
 #include "processor/service/restore.h"
 #include "processor/shard/shard_state.h"
 
@@ -241,27 +245,37 @@ int Restore(const std::string& path, const oncecount::filter::DedupSpec& spec,
 
 }  // namespace
 
-// The service's dedup settings, the defaults but for dedup.max_filter_mib.
-oncecount::filter::DedupSpec SpecWithBound(int64_t max_filter_mib) {
+// The service's dedup settings, the defaults but for dedup.max_filter_mib and
+// dedup.filter.
+oncecount::filter::DedupSpec SpecWith(int64_t max_filter_mib,
+                                      oncecount::filter::Constituent constituent) {
   oncecount::config::DedupConfig dedup;
   dedup.max_filter_mib = max_filter_mib;
+  dedup.filter = constituent;
   return oncecount::config::DedupSpecOf(dedup);
 }
 
 int main(int argc, char** argv) {
-  if (argc == 5 && std::strcmp(argv[1], "--restore") == 0) {
-    return Restore(argv[2], SpecWithBound(std::atoll(argv[3])),
-                   static_cast<uint64_t>(std::atoll(argv[4])));
+  if (argc == 6 && std::strcmp(argv[1], "--restore") == 0) {
+    const auto constituent =
+        oncecount::base::ParseName(oncecount::filter::kConstituentNames, argv[4]);
+    if (!constituent) return 2;
+    return Restore(argv[2], SpecWith(std::atoll(argv[3]), *constituent),
+                   static_cast<uint64_t>(std::atoll(argv[5])));
   }
   const int64_t counters = argc > 1 ? std::atoll(argv[1]) : 100'000;
   const int64_t load = argc > 2 ? std::atoll(argv[2]) : 1;
   const int64_t max_filter_mib =
       argc > 3 ? std::atoll(argv[3]) : oncecount::config::DedupConfig{}.max_filter_mib;
-  if (counters < 1 || load < 1 || max_filter_mib < 1) {
-    std::cerr << "usage: restore_memory [COUNTERS [LOAD [MAX_FILTER_MIB]]] (each at least 1)\n";
+  const std::string filter_name = argc > 4 ? argv[4] : "bloom";
+  const auto constituent =
+      oncecount::base::ParseName(oncecount::filter::kConstituentNames, filter_name);
+  if (counters < 1 || load < 1 || max_filter_mib < 1 || !constituent) {
+    std::cerr << "usage: restore_memory [COUNTERS [LOAD [MAX_FILTER_MIB [FILTER]]]] (each "
+                 "number at least 1; FILTER bloom or fingerprint)\n";
     return 2;
   }
-  const oncecount::filter::DedupSpec spec = SpecWithBound(max_filter_mib);
+  const oncecount::filter::DedupSpec spec = SpecWith(max_filter_mib, *constituent);
   std::vector<std::string> records;
   ChangelogWriter writer(spec, counters, load);
   if (!writer.Write(records)) return 1;
@@ -275,7 +289,7 @@ int main(int argc, char** argv) {
   std::vector<char> self(4096, '\0');
   if (readlink("/proc/self/exe", self.data(), self.size() - 1) <= 0) return 1;
   const std::string command = std::string(self.data()) + " --restore " + path + " " +
-                              std::to_string(max_filter_mib) + " " +
+                              std::to_string(max_filter_mib) + " " + filter_name + " " +
                               std::to_string(writer.counters_written());
   const int status = std::system(command.c_str());
   std::remove(path.c_str());

@@ -1,6 +1,7 @@
 // The HTTP server over real loopback sockets: answers, limits, timeouts, overload.
 #include "http/server.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -397,6 +398,7 @@ TEST_F(ServerFixture, Answers503WhenTheAnswersWaitingToBeSentWouldExceedTheirBou
 TEST_F(ServerFixture, ClosesANewConnectionAtOncePastTwiceTheCap) {
   ServerLimits limits;
   limits.max_connections = 1;
+  limits.close_linger = std::chrono::hours(1);  // the 503's connection stays open
   std::mutex mu;
   std::condition_variable cv;
   bool inside = false;
@@ -450,22 +452,26 @@ TEST_F(ServerFixture, RetriesAFailedAcceptAfterADelayAndSaysSoOnce) {
                            nullptr, &accept_errors});
   tcp::socket client(client_io_);
   client.open(tcp::v4());
-  // No descriptor free from here on: the lowest free one is at the limit.
   rlimit before{};
   ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &before), 0);
-  const int lowest_free = dup(0);
-  ASSERT_GE(lowest_free, 0);
-  close(lowest_free);
-  rlimit none_free = before;
-  none_free.rlim_cur = static_cast<rlim_t>(lowest_free);
-  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &none_free), 0);
-  client.connect(server_->local_endpoint());  // queued: the server cannot accept it
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (accept_errors.value() < 3 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::yield();
+  uint64_t errors = 0;
+  {
+    // No descriptor free until the guard goes: the lowest free one is at the limit.
+    const int lowest_free = fcntl(client.native_handle(), F_DUPFD, 0);
+    ASSERT_GE(lowest_free, 0);
+    close(lowest_free);
+    rlimit none_free = before;
+    none_free.rlim_cur = static_cast<rlim_t>(lowest_free);
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &none_free), 0);
+    const std::unique_ptr<rlimit, void (*)(rlimit*)> restore(
+        &before, [](rlimit* limit) { setrlimit(RLIMIT_NOFILE, limit); });
+    client.connect(server_->local_endpoint());  // queued: the server cannot accept it
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (accept_errors.value() < 3 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    errors = accept_errors.value();
   }
-  const uint64_t errors = accept_errors.value();
-  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &before), 0);
   EXPECT_GE(errors, 3u) << "each failed accept is retried";
   EXPECT_LT(errors, 100u) << "after a delay, not at once in a loop";
   EXPECT_EQ(Exchange(client, "GET /again HTTP/1.1\r\nHost: x\r\n\r\n").result_int(), 200u);
