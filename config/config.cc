@@ -18,6 +18,7 @@
 
 #include "processor/base/enum_names.h"
 #include "processor/base/listen_address.h"
+#include "processor/changelog/changelog_record.h"
 #include "processor/filter/bloom/sizing.h"
 #include "processor/filter/fingerprint/fingerprint_sizing.h"
 #include "processor/kafka/service_owned_properties.h"
@@ -104,6 +105,17 @@ base::Status NonEmpty(const std::string& v, std::string& out) {
   return {};
 }
 
+// A consumer group id, which every claim names: at most what a claim holds.
+base::Status GroupId(const std::string& v, bool allow_empty, std::string& out) {
+  if (v.empty() && !allow_empty) return Refused("expected a non-empty string");
+  if (v.size() > changelog::kMaxGroupIdBytes) {
+    return Refused("expected at most " + std::to_string(changelog::kMaxGroupIdBytes) +
+                   " bytes, got " + std::to_string(v.size()));
+  }
+  out = v;
+  return {};
+}
+
 // Kafka topic names: 1..249 characters of [a-zA-Z0-9._-].
 base::Status TopicName(const std::string& v, bool allow_empty, std::string& out) {
   if (v.empty() && allow_empty) {
@@ -138,7 +150,9 @@ const std::vector<Key>& Schema() {
       {"kafka", "dlq_topic",
        [](Config& c, const std::string& v) { return TopicName(v, true, c.kafka.dlq_topic); }},
       {"kafka", "group_id",
-       [](Config& c, const std::string& v) { return NonEmpty(v, c.kafka.group_id); }},
+       [](Config& c, const std::string& v) { return GroupId(v, false, c.kafka.group_id); }},
+      {"kafka", "previous_group_id",
+       [](Config& c, const std::string& v) { return GroupId(v, true, c.kafka.previous_group_id); }},
       {"kafka", "transaction_timeout_ms",
        [](Config& c, const std::string& v) {
          return ParseInt(v, 1000, 900000, c.kafka.transaction_timeout_ms);
@@ -606,6 +620,7 @@ std::string RenderConfig(const Config& c) {
   out << YAML::Key << "input_topic" << YAML::Value << c.kafka.input_topic;
   out << YAML::Key << "dlq_topic" << YAML::Value << c.kafka.EffectiveDlqTopic();
   out << YAML::Key << "group_id" << YAML::Value << c.kafka.group_id;
+  out << YAML::Key << "previous_group_id" << YAML::Value << c.kafka.previous_group_id;
   out << YAML::Key << "transaction_timeout_ms" << YAML::Value << c.kafka.transaction_timeout_ms;
   out << YAML::Key << "transaction_abort_interval_ms" << YAML::Value
       << c.kafka.transaction_abort_interval_ms;

@@ -30,6 +30,10 @@ struct KafkaConfig {
   std::string input_topic = "events";
   std::string dlq_topic;  // empty: <input_topic>.dlq
   std::string group_id = "oncecount";
+  // A group whose shards this deployment may take over: the group_id it ran under
+  // before a rename. Each claim names its group, and a shard another group claimed
+  // last is refused; empty: none but group_id.
+  std::string previous_group_id;
   // The broker aborts an oncecount transaction open longer than this, and a dead
   // owner's open transaction delays the restore of its shards by up to this long.
   int64_t transaction_timeout_ms = 10000;

@@ -14,7 +14,7 @@ using base::ByteReader;
 using base::ByteWriter;
 
 constexpr char kMagic[4] = {'O', 'C', 'C', 'L'};
-constexpr size_t kHeaderBytes = 36;         // formats 3 to 5
+constexpr size_t kHeaderBytes = 36;         // formats 3 to 6
 constexpr size_t kFormat2HeaderBytes = 28;  // no claim id
 constexpr size_t kChecksumBytes = 8;
 
@@ -70,6 +70,7 @@ void EncodeBody(const BatchRecord& b, ByteWriter& w) {
 
 void EncodeBody(const ClaimRecord& c, ByteWriter& w) {
   w.U64(c.hash_key);
+  w.Bytes(std::string_view(c.group).substr(0, kMaxGroupIdBytes));
 }
 
 void EncodeBody(const SnapshotChunk& c, ByteWriter& w) {
@@ -213,8 +214,10 @@ base::Result<Record> DecodeRecord(std::string_view bytes) {
     case RecordType::kClaim: {
       // Claims before format 5 carry no key: their shards hashed ids unkeyed.
       const uint64_t hash_key = version >= kKeyedFormat ? r.U64() : 0;
+      // Claims before format 6 do not name their group.
+      std::string group = version >= kGroupFormat ? std::string(r.Bytes(kMaxGroupIdBytes)) : "";
       if (!r.done()) return base::Corrupt("claim: truncated or trailing bytes");
-      return Record{ClaimRecord{partition, epoch, seq, claim, hash_key}};
+      return Record{ClaimRecord{partition, epoch, seq, claim, hash_key, std::move(group)}};
     }
     case RecordType::kSnapshotChunk: {
       SnapshotChunk c{partition, epoch, seq, 0, 0, {}, claim};

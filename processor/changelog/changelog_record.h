@@ -71,7 +71,7 @@ namespace oncecount::changelog {
 using base::Epoch;
 using base::Seq;
 
-inline constexpr uint16_t kChangelogFormatVersion = 5;
+inline constexpr uint16_t kChangelogFormatVersion = 6;
 // The oldest format still read.
 inline constexpr uint16_t kOldestReadableChangelogFormat = 2;
 // The record format holds one count per dead-letter reason (formats 2 and 3: the
@@ -82,6 +82,9 @@ inline constexpr size_t kFormat3DlqReasons = 7;
 inline constexpr uint16_t kLateReasonFormat = 4;
 // The format whose claims and batches carry the shard's id hash key.
 inline constexpr uint16_t kKeyedFormat = 5;
+// The format whose claims name the claimer's consumer group.
+inline constexpr uint16_t kGroupFormat = 6;
+inline constexpr size_t kMaxGroupIdBytes = 1024;
 static_assert(kDlqReasons == event::kDlqReasonCount,
               "a new dead-letter reason changes the record format: bump its version");
 
@@ -135,6 +138,10 @@ struct ClaimRecord {
   // The key the shard hashes ids with (filter::IdHashKey; 0: unkeyed, and every
   // claim before format 5).
   uint64_t hash_key = 0;
+  // The consumer group (kafka.group_id) of the deployment that claimed: a deployment
+  // refuses a shard another one claimed (two groups on one input topic share its
+  // changelog). Empty: not known, and every claim before format 6.
+  std::string group{};
   friend bool operator==(const ClaimRecord&, const ClaimRecord&) = default;
 };
 

@@ -96,6 +96,7 @@ void LineageBuilder::OnClaim(const ClaimRecord& claim) {
   }
   claimed_base_ = claim.base_seq;
   hash_key_ = claim.hash_key;
+  group_ = claim.group;
   DropAfter(claim.base_seq, claim.epoch);
 }
 
@@ -159,6 +160,7 @@ base::Result<RestorePlan> LineageBuilder::Finish() && {
   plan.epoch = claims_.epoch();
   plan.claim = claims_.claim();
   plan.hash_key = hash_key_;
+  plan.group = group_;
   plan.ignored_records = ignored_;
   plan.unreadable_records = unreadable_;
   plan.last_seq = last_seq();

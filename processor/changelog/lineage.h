@@ -68,6 +68,10 @@ struct RestorePlan {
   // the same); nullopt when it holds none. A restore adds its own claim before
   // Finish, so it asks LineageBuilder::hash_key() first.
   std::optional<uint64_t> hash_key;
+  // The consumer group of the last claim that counted; empty when it names none
+  // (before format 6) or there is none. Like hash_key, asked of the builder before a
+  // restore adds its own claim.
+  std::string group;
 };
 
 // What a restorer logs when a plan skipped unreadable records (a warning: the
@@ -87,6 +91,8 @@ class LineageBuilder {
   base::Result<RestorePlan> Finish() &&;
   // The id hash key of the last claim that counted so far (RestorePlan::hash_key).
   std::optional<uint64_t> hash_key() const { return hash_key_; }
+  // The consumer group of the last claim that counted so far (RestorePlan::group).
+  const std::string& group() const { return group_; }
 
   // After every record from the partition's log start was added: refuses (kCorrupt)
   // a partition that lost records (log start above 0) when nothing read claims the
@@ -141,6 +147,7 @@ class LineageBuilder {
   ClaimRule claims_;
   Seq claimed_base_;
   std::optional<uint64_t> hash_key_;  // of the last claim that counted
+  std::string group_;                 // likewise
   std::map<Seq, BatchRecord> chain_;  // by seq
   std::vector<Snapshot> snapshots_;   // in log order; the last may be partial
   uint64_t ignored_ = 0;

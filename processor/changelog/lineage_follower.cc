@@ -34,7 +34,10 @@ LineageFollower::Step LineageFollower::Resume(const Record& record) {
 // Before the sought batch: the claims and epochs as LineageBuilder tracks them.
 LineageFollower::Step LineageFollower::Seek(const Record& record) {
   if (const auto* claim = std::get_if<ClaimRecord>(&record)) {
-    if (claims_.Claim(claim->epoch, claim->claim)) hash_key_ = claim->hash_key;
+    if (claims_.Claim(claim->epoch, claim->claim)) {
+      hash_key_ = claim->hash_key;
+      group_ = claim->group;
+    }
     return Step::kSkip;
   }
   if (const auto* chunk = std::get_if<SnapshotChunk>(&record)) {
@@ -106,6 +109,7 @@ LineageFollower::Step LineageFollower::OnClaim(const ClaimRecord& claim) {
   // claim of it: nothing new.
   if (!claims_.Claim(claim.epoch, claim.claim)) return Step::kSkip;
   hash_key_ = claim.hash_key;
+  group_ = claim.group;
   return claim.base_seq == applied_ ? Step::kSkip : Step::kRebuild;
 }
 

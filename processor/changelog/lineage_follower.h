@@ -41,6 +41,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "processor/changelog/changelog_record.h"
 #include "processor/changelog/claim_rule.h"
@@ -55,8 +56,11 @@ class LineageFollower {
   // newest epoch is `epoch`, held by claim `claim` whose id hash key is `hash_key`
   // (a restore's RestorePlan).
   LineageFollower(Epoch epoch, Seq applied_seq, uint64_t claim,
-                  std::optional<uint64_t> hash_key = std::nullopt)
-      : claims_(epoch, claim), applied_(applied_seq), hash_key_(hash_key) {}
+                  std::optional<uint64_t> hash_key = std::nullopt, std::string group = {})
+      : claims_(epoch, claim),
+        applied_(applied_seq),
+        hash_key_(hash_key),
+        group_(std::move(group)) {}
   // See above.
   static LineageFollower Seeking(Epoch epoch, Seq seq, uint64_t claim);
   static LineageFollower Resuming(Epoch epoch, Seq seq, uint64_t claim);
@@ -72,6 +76,9 @@ class LineageFollower {
   // The id hash key of the newest claim that counted (changelog_record.h); nullopt:
   // none seen.
   std::optional<uint64_t> hash_key() const { return hash_key_; }
+  // The consumer group of the newest claim that counted; empty: none seen, or one
+  // before format 6.
+  const std::string& group() const { return group_; }
 
  private:
   Step OnBatch(const BatchRecord& batch);
@@ -84,6 +91,7 @@ class LineageFollower {
   ClaimRule claims_;
   Seq applied_;
   std::optional<uint64_t> hash_key_;
+  std::string group_;
   bool seeking_ = false;
   // A Resuming() follower that has not read its first record; after a first record
   // that is not its snapshot's last chunk, it stays seeking() and skips the rest.

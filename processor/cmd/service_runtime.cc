@@ -116,6 +116,7 @@ base::Result<service::ProcessorOptions> ProcessorOptionsOf(const RuntimeOptions&
   po.dlq_topic = c.kafka.EffectiveDlqTopic();
   po.changelog_topic = c.kafka.ChangelogTopic();
   po.group_id = c.kafka.group_id;
+  po.previous_group_id = c.kafka.previous_group_id;
   po.instance_id = options.instance_id;
   if (c.kafka.static_membership && options.stable_instance_id) {
     po.group_instance_id = options.instance_id;

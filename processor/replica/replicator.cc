@@ -378,7 +378,7 @@ struct Replicator::Impl {
       return Fail(p, r, "out of memory replaying its changelog");
     }
     if (!r.hot) r.state->ForgetFilter();
-    r.follower.emplace(plan->epoch, plan->last_seq, plan->claim, plan->hash_key);
+    r.follower.emplace(plan->epoch, plan->last_seq, plan->claim, plan->hash_key, plan->group);
     r.unreadable_records = plan->unreadable_records;
     AdoptClaimsKey(r);
     r.mode = Replica::Mode::kFollowing;

@@ -211,7 +211,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
     l.wait = o.restore_wait;
     l.dedup = o.dedup;
     l.replicator = replicator;
-    l.new_claim = [this] { return ClaimDraw{NewClaimId(), NewHashKey()}; };
+    l.new_claim = [this] {
+      return ClaimDraw{NewClaimId(), NewHashKey(), o.group_id, o.previous_group_id};
+    };
     l.log = o.log;
     l.checkpoint_dir = o.checkpoint_dir;
     l.progress = &restore_progress;

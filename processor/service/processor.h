@@ -62,6 +62,8 @@ struct ProcessorOptions {
   std::string dlq_topic = "events.dlq";
   std::string changelog_topic = "events.changelog";
   std::string group_id = "oncecount";
+  // A group whose shards it may take over (kafka.previous_group_id); empty: none.
+  std::string previous_group_id;
   std::string instance_id;  // unique per instance; names its transactional.id
   // KIP-345: the consumer's group.instance.id (GroupConsumerSpec); empty: a dynamic
   // member. The service sets it to instance_id (kafka.static_membership).

@@ -10,9 +10,25 @@ namespace {
 // Sets `claim` on the state with the key it carries: the shard's (from the state's
 // snapshot or batches, or the claims read), else the claimer's fresh one. Refuses a
 // state whose changelog disagrees on the key: which hashes its filter holds is not
-// known, and claiming it under either key could count retries twice.
+// known, and claiming it under either key could count retries twice. Refuses a shard
+// that another consumer group claimed last: two deployments would take each other's
+// shards, neither fencing the other.
 base::Status ClaimWithShardKey(shard::ShardState& state, changelog::ClaimRecord& claim,
-                               std::optional<uint64_t> claims_key, const ClaimDraw& draw) {
+                               std::optional<uint64_t> claims_key, const std::string& claims_group,
+                               const ClaimDraw& draw) {
+  if (!draw.group.empty() && !claims_group.empty() && claims_group != draw.group &&
+      claims_group != draw.previous_group) {
+    return base::Error(
+        base::Errc::kBadConfig,
+        "shard " + std::to_string(claim.partition.value()) +
+            ": the changelog's newest claim is by consumer group \"" + claims_group +
+            "\", not this instance's \"" + draw.group +
+            "\": two deployments read one input topic and share its changelog; give each its "
+            "own input topic, or name it in kafka.previous_group_id after renaming the group "
+            "(docs/operations.md, \"One deployment per input topic\")",
+        "kafka.group_id");
+  }
+  claim.group = draw.group;
   if (claims_key) state.AdoptHashKey(filter::IdHashKey{*claims_key});
   if (const std::optional<filter::IdHashKey> other = state.hash_key_conflict()) {
     return base::Corrupt("shard " + std::to_string(claim.partition.value()) +
@@ -41,6 +57,7 @@ base::Result<RestoredShard> RestoreCold(base::Partition p, changelog::LineageBui
   if (own_committed && lineage.epoch() == own_committed->epoch) base = own_committed->seq;
   // Asked before this claim joins the lineage, whose key it would then report.
   const std::optional<uint64_t> shard_key_seen = lineage.hash_key();
+  const std::string group_seen = lineage.group();
   changelog::ClaimRecord claim{p, lineage.epoch().Next(), base, draw.id};
   lineage.Add(changelog::Record{claim});
   auto plan = std::move(lineage).Finish();
@@ -55,7 +72,8 @@ base::Result<RestoredShard> RestoreCold(base::Partition p, changelog::LineageBui
     state.value()->Replay(b);
     kept.batch_bytes += changelog::BatchRecordBytes(b);
   }
-  if (base::Status s = ClaimWithShardKey(*state.value(), claim, shard_key_seen, draw); !s) {
+  if (base::Status s = ClaimWithShardKey(*state.value(), claim, shard_key_seen, group_seen, draw);
+      !s) {
     return s.error();
   }
   std::string summary =
@@ -108,7 +126,9 @@ base::Result<RestoredShard> ClaimFollowed(base::Partition p,
                                           const changelog::LineageFollower& follower,
                                           size_t applied, ClaimDraw draw, std::string_view source) {
   changelog::ClaimRecord claim{p, follower.epoch().Next(), follower.applied_seq(), draw.id};
-  if (base::Status s = ClaimWithShardKey(*state, claim, follower.hash_key(), draw); !s) {
+  if (base::Status s =
+          ClaimWithShardKey(*state, claim, follower.hash_key(), follower.group(), draw);
+      !s) {
     return s.error();
   }
   std::string summary = "taken over from " + std::string(source) + " at batch " +

@@ -49,6 +49,12 @@ struct ClaimDraw {
   // Non-zero: the key of a shard that has none yet. Zero would leave a new shard
   // unkeyed; only tests of shards from before keys pass it.
   filter::IdHashKey fresh_hash_key;
+  // The claimer's consumer group (kafka.group_id), which its claim names. A shard
+  // whose newest claim names another group belongs to another deployment on the same
+  // input topic: it is refused. Empty: not checked (tests and tools).
+  std::string group{};
+  // A group whose shards may be taken as well (kafka.previous_group_id); empty: none.
+  std::string previous_group{};
 };
 
 struct RestoredShard {

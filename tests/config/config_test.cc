@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 
+#include "processor/changelog/changelog_record.h"
 #include "processor/kafka/service_owned_properties.h"
 
 namespace oncecount::config {
@@ -48,6 +49,7 @@ TEST(Config, GivesEveryKeyItsDefaultForAnEmptyFile) {
   EXPECT_EQ(c.kafka.input_topic, "events");
   EXPECT_EQ(c.kafka.EffectiveDlqTopic(), "events.dlq");
   EXPECT_EQ(c.kafka.group_id, "oncecount");
+  EXPECT_EQ(c.kafka.previous_group_id, "");
   EXPECT_EQ(c.kafka.transaction_abort_interval_ms, 10000);
   EXPECT_TRUE(c.kafka.static_membership);
   EXPECT_TRUE(c.kafka.leave_group_on_stop);
@@ -67,6 +69,20 @@ TEST(Config, GivesEveryKeyItsDefaultForAnEmptyFile) {
   EXPECT_EQ(config::DedupSpecOf(c.dedup).memory_limit_bytes, uint64_t{256} << 20);
   EXPECT_EQ(c.http.listen, "127.0.0.1:8080");
   EXPECT_EQ(c.state.dir, "./state");
+}
+
+// Every claim names the group, in at most changelog::kMaxGroupIdBytes: a longer id
+// would be cut, and the instance would refuse its own shards at their next restore.
+TEST(Config, RefusesAGroupIdLongerThanAClaimHolds) {
+  const std::string longest(changelog::kMaxGroupIdBytes, 'g');
+  EXPECT_EQ(Ok(ParseConfig("kafka: {group_id: " + longest + "}\n", NoEnv())).kafka.group_id,
+            longest);
+  const base::Error e = Err(ParseConfig("kafka: {group_id: " + longest + "g}\n", NoEnv()));
+  EXPECT_EQ(e.subject(), "kafka.group_id");
+  EXPECT_NE(e.message().find("expected at most 1024 bytes, got 1025"), std::string::npos)
+      << e.message();
+  EXPECT_EQ(Err(ParseConfig("kafka: {previous_group_id: " + longest + "g}\n", NoEnv())).subject(),
+            "kafka.previous_group_id");
 }
 
 // Regression: a setting after a "---" (a second YAML document) was not applied, and

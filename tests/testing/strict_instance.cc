@@ -87,6 +87,7 @@ StrictInstance::StrictInstance(StrictKafka& kafka, StrictInstanceOptions options
   po.clients = clients_.get();
   po.clock = &kafka.clock();
   po.instance_id = instance_id;
+  po.group_id = options_.group_id;
   if (options_.static_membership) po.group_instance_id = instance_id;
   po.leave_group_on_stop = options_.leave_group_on_stop;
   po.commit_interval = options_.commit_interval;

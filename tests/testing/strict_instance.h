@@ -71,6 +71,8 @@ struct StrictInstanceOptions {
   // (kafka.leave_group_on_stop).
   bool static_membership = false;
   bool leave_group_on_stop = true;
+  // kafka.group_id: another one is another deployment on the same topics.
+  std::string group_id = "oncecount";
   // The processor is expected to refuse to start: its error is kept (refusal()), and
   // a start is a test failure.
   bool expect_refusal = false;

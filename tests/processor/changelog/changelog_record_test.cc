@@ -140,24 +140,27 @@ TEST(ChangelogRecord, AppendsToWhatTheOutputAlreadyHolds) {
 // The bytes are the changelog's on-disk format: a change here breaks every
 // existing changelog and needs a new format version.
 TEST(ChangelogRecord, PinsTheBytesOfAClaim) {
-  const std::string bytes = Encoded(ClaimRecord{base::Partition(3), base::Epoch(2), base::Seq(5),
-                                                0x1122334455667788, 0x0102030405060708});
+  const std::string bytes =
+      Encoded(ClaimRecord{base::Partition(3), base::Epoch(2), base::Seq(5), 0x1122334455667788,
+                          0x0102030405060708, "oncecount"});
   EXPECT_EQ(Hex(bytes),
-            "4f43434c"          // 0: magic "OCCL"
-            "0500"              // 4: format version 5
-            "02"                // 6: type 2, claim
-            "00"                // 7: reserved
-            "03000000"          // 8: partition 3
-            "0200000000000000"  // 12: epoch 2
-            "0500000000000000"  // 20: base_seq 5
-            "8877665544332211"  // 28: claim id
-            "0807060504030201"  // 36: id hash key
-            "8690323c4f603bac"  // 44: XXH3-64 of bytes 0..43
+            "4f43434c"            // 0: magic "OCCL"
+            "0600"                // 4: format version 6
+            "02"                  // 6: type 2, claim
+            "00"                  // 7: reserved
+            "03000000"            // 8: partition 3
+            "0200000000000000"    // 12: epoch 2
+            "0500000000000000"    // 20: base_seq 5
+            "8877665544332211"    // 28: claim id
+            "0807060504030201"    // 36: id hash key
+            "09000000"            // 44: group length 9
+            "6f6e6365636f756e74"  // 48: group "oncecount"
+            "b3acbc29f3c5513f"    // 57: XXH3-64 of bytes 0..56
   );
   // The same fields, read back by offset as the layout comment places them.
-  ASSERT_EQ(bytes.size(), 52u);
+  ASSERT_EQ(bytes.size(), 65u);
   EXPECT_EQ(bytes.substr(0, 4), "OCCL");
-  EXPECT_EQ(Le(bytes, 4, 2), 5u);
+  EXPECT_EQ(Le(bytes, 4, 2), 6u);
   EXPECT_EQ(Le(bytes, 6, 1), 2u);
   EXPECT_EQ(Le(bytes, 7, 1), 0u);
   EXPECT_EQ(Le(bytes, 8, 4), 3u);
@@ -165,7 +168,39 @@ TEST(ChangelogRecord, PinsTheBytesOfAClaim) {
   EXPECT_EQ(Le(bytes, 20, 8), 5u);
   EXPECT_EQ(Le(bytes, 28, 8), 0x1122334455667788u);
   EXPECT_EQ(Le(bytes, 36, 8), 0x0102030405060708u);
-  EXPECT_EQ(Le(bytes, 44, 8), XXH3_64bits(bytes.data(), 44));
+  EXPECT_EQ(Le(bytes, 44, 4), 9u);
+  EXPECT_EQ(bytes.substr(48, 9), "oncecount");
+  EXPECT_EQ(Le(bytes, 57, 8), XXH3_64bits(bytes.data(), 57));
+}
+
+// A claim of format 5 (the bytes its writers wrote) names no group: it decodes with
+// an empty one, which any deployment may take over.
+TEST(ChangelogRecord, ReadsTheClaimsOfFormat5WithoutAGroup) {
+  const std::string claim = FromHex(
+      "4f43434c"
+      "0500"
+      "02"
+      "00"
+      "03000000"
+      "0200000000000000"
+      "0500000000000000"
+      "8877665544332211"
+      "0807060504030201"
+      "8690323c4f603bac");
+  EXPECT_EQ(DecodedAs<ClaimRecord>(claim),
+            (ClaimRecord{base::Partition(3), base::Epoch(2), base::Seq(5), 0x1122334455667788,
+                         0x0102030405060708, ""}));
+}
+
+// A claim's group is at most kMaxGroupIdBytes: a longer one is written cut.
+TEST(ChangelogRecord, WritesAClaimsGroupOfAtMostTheMostBytes) {
+  std::string bytes = Encoded(ClaimRecord{base::Partition(3), base::Epoch(2), base::Seq(5), 1, 2,
+                                          std::string(kMaxGroupIdBytes, 'g')});
+  EXPECT_EQ(DecodedAs<ClaimRecord>(bytes).group, std::string(kMaxGroupIdBytes, 'g'));
+  bytes = Encoded(ClaimRecord{base::Partition(3), base::Epoch(2), base::Seq(5), 1, 2,
+                              std::string(kMaxGroupIdBytes + 1, 'g')});
+  EXPECT_EQ(DecodedAs<ClaimRecord>(bytes).group, std::string(kMaxGroupIdBytes, 'g'))
+      << "written cut at the most";
 }
 
 // A claim of format 4 (the bytes its writers wrote) has no body: its shard hashed ids
@@ -204,7 +239,7 @@ TEST(ChangelogRecord, PinsTheBytesOfABatch) {
   const std::string bytes = Encoded(batch);
   EXPECT_EQ(Hex(bytes),
             "4f43434c"          // 0: magic "OCCL"
-            "0500"              // 4: format version 5
+            "0600"              // 4: format version 6
             "01"                // 6: type 1, batch
             "00"                // 7: reserved
             "01000000"          // 8: partition 1
@@ -234,11 +269,11 @@ TEST(ChangelogRecord, PinsTheBytesOfABatch) {
             "0000000000000000"  // 173:   invalid_delta
             "0000000000000000"  // 181:   overflow
             "0200000000000000"  // 189:   late 2
-            "9ff5c5afbdc8d4a3"  // 197: XXH3-64 of bytes 0..196
+            "ee7a2d035e206c8c"  // 197: XXH3-64 of bytes 0..196
   );
   ASSERT_EQ(bytes.size(), 205u);
   EXPECT_EQ(bytes.substr(0, 4), "OCCL");
-  EXPECT_EQ(Le(bytes, 4, 2), 5u);
+  EXPECT_EQ(Le(bytes, 4, 2), 6u);
   EXPECT_EQ(Le(bytes, 6, 1), 1u);
   EXPECT_EQ(Le(bytes, 8, 4), 1u);
   EXPECT_EQ(Le(bytes, 12, 8), 2u);
@@ -248,6 +283,26 @@ TEST(ChangelogRecord, PinsTheBytesOfABatch) {
   EXPECT_EQ(Le(bytes, 60, 8), 2000u);
   EXPECT_EQ(Le(bytes, 189, 8), 2u);
   EXPECT_EQ(Le(bytes, 197, 8), XXH3_64bits(bytes.data(), 197));
+}
+
+// A batch of format 5 (its bytes as the last release wrote them): format 6 changed
+// claims only, and the batch decodes as it did.
+TEST(ChangelogRecord, ReadsTheBatchesOfFormat5) {
+  const BatchRecord batch = DecodedAs<BatchRecord>(
+      FromHex("4f43434c050001000100000002000000000000000300000000000000c100000000000000080706050403"
+              "02010a000000000000000c00000000000000d00700000000000001000000e80300000000000001000000"
+              "ab0000000000000001000000010000006105000000000000000100000000000000010000000000000000"
+              "000000000000000000000000000000000000000000000001000000000000000000000000000000000000"
+              "00000000000000000000000000000000000000000002000000000000009ff5c5afbdc8d4a3"));
+  EXPECT_EQ(batch.partition, base::Partition(1));
+  EXPECT_EQ(batch.epoch, base::Epoch(2));
+  EXPECT_EQ(batch.seq, base::Seq(3));
+  EXPECT_EQ(batch.claim, 0xc1u);
+  EXPECT_EQ(batch.hash_key, 0x0102030405060708u);
+  EXPECT_EQ(batch.input_to, base::Offset(12));
+  EXPECT_EQ(batch.sealed_at_ms, 2000);
+  EXPECT_EQ(batch.counters, (std::vector<CounterUpdate>{{"a", 5}}));
+  EXPECT_EQ(batch.stats.dead_lettered[7], 2u);
 }
 
 // A batch of format 4, as the service wrote it before keys: its hashes are unkeyed,
@@ -418,7 +473,8 @@ TEST(ChangelogRecord, RejectsAWrongMagic) {
 }
 
 TEST(ChangelogRecord, RejectsAnotherFormatVersion) {
-  for (uint64_t version : {0, 1, 6, 0xffff}) {
+  for (uint64_t version :
+       {uint64_t{0}, uint64_t{1}, uint64_t{kChangelogFormatVersion} + 1, uint64_t{0xffff}}) {
     const auto decoded = DecodeRecord(WithField(Encoded(SampleBatch()), kVersionAt, 2, version));
     ASSERT_FALSE(decoded.ok()) << version;
     EXPECT_TRUE(Mentions(decoded.message(), "version " + std::to_string(version)));

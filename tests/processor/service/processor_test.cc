@@ -140,6 +140,41 @@ void RejoinAndCountEveryEventOnce(StrictKafka& kafka, Instance& a, Instance& b) 
   ExpectExactlyOnce(kafka, 300);
 }
 
+// Regression: a second deployment (a canary with another kafka.group_id) on the same
+// input topic restored the first one's shards from their shared changelog and claimed
+// them under its own transactional ids, which fence nothing of the other group's: the
+// two took each other's state without a word. Its shards now fail, saying why, and
+// the first deployment's counts and claims stand.
+TEST(Processor, ASecondDeploymentOnTheSameInputIsRefusedTheFirstOnesShards) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  Send(kafka, 0, 100);
+  a.StepAndCommit();
+  testing::StrictInstanceOptions canary;
+  canary.process = "canary";
+  canary.group_id = "oncecount-canary";
+  Instance c(kafka, canary);
+  ASSERT_TRUE(RunUntil(kafka, {&a, &c}, [&] {
+    for (int32_t p = 0; p < kPartitions; ++p) {
+      if (!c.View(p) || c.View(p)->phase != shard::ShardPhase::kFailed) return false;
+    }
+    return true;
+  })) << c.log();
+  EXPECT_NE(c.View(0)->failure.find("the changelog's newest claim is by consumer group "
+                                    "\"oncecount\", not this instance's \"oncecount-canary\""),
+            std::string::npos)
+      << c.View(0)->failure;
+  EXPECT_FALSE(c.Ready());
+  Send(kafka, 100, 200);
+  a.StepAndCommit();
+  ExpectExactlyOnce(kafka, 200);
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    EXPECT_EQ(ClaimEpochs(kafka, p), (std::vector<uint64_t>{1})) << "shard " << p;
+  }
+}
+
 // A rebalance completes between the moment a reads the group's metadata and the
 // moment its offsets reach the coordinator (b joins: librdkafka rejoins a in the
 // background, and a still holds both partitions until it serves the revocation). The

@@ -19,7 +19,7 @@ using changelog::ClaimRecord;
 
 constexpr base::Partition kPartition{2};
 constexpr filter::IdHashKey kShardKey{0x6b6579};
-constexpr ClaimDraw kDraw{0xc2, filter::IdHashKey{0xd1ffe4e7}};
+const ClaimDraw kDraw{0xc2, filter::IdHashKey{0xd1ffe4e7}};
 constexpr int64_t kT0 = 1'700'000'000'000;
 
 shard::InputMessage Event(int64_t offset, std::string_view id) {
@@ -204,6 +204,76 @@ TEST(Restore, RefusesAChangelogThatDisagreesOnTheKey) {
   ASSERT_FALSE(restored.ok());
   EXPECT_NE(restored.message().find("disagrees on the shard's id hash key"), std::string::npos)
       << restored.message();
+}
+
+// The draw of an instance of consumer group `group`.
+ClaimDraw DrawOf(std::string group) {
+  ClaimDraw draw = kDraw;
+  draw.group = std::move(group);
+  return draw;
+}
+
+// The first owner's changelog, then a claim of the shard by an instance of `group`.
+std::vector<std::string> ClaimedLastBy(std::string group) {
+  std::vector<std::string> records = FirstOwnersChangelog(kShardKey);
+  records.push_back(Encoded(ClaimRecord{kPartition, base::Epoch(2), base::Seq(1), 0xc3,
+                                        kShardKey.value, std::move(group)}));
+  return records;
+}
+
+// Regression: a second deployment (another kafka.group_id) on the same input topic
+// restored the first one's shards and claimed them: the two took each other's state,
+// their transactional ids fencing nothing of the other's, and nothing said so.
+TEST(Restore, RefusesAShardAnotherConsumerGroupClaimedLast) {
+  auto refused =
+      RestoreCold(kPartition, ClaimedLastBy("production"), testing::TestDedup(), DrawOf("canary"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.code(), base::Errc::kBadConfig);
+  EXPECT_NE(refused.message().find("the changelog's newest claim is by consumer group "
+                                   "\"production\", not this instance's \"canary\""),
+            std::string::npos)
+      << refused.message();
+  auto restored = RestoreCold(kPartition, ClaimedLastBy("production"), testing::TestDedup(),
+                              DrawOf("production"));
+  ASSERT_TRUE(restored.ok()) << restored.error();
+  EXPECT_EQ(restored->claim.group, "production");
+  EXPECT_EQ(restored->claim.epoch, base::Epoch(3));
+}
+
+// After a rename (kafka.previous_group_id), the old group's shards are taken, and
+// their claims name the new group from then on.
+TEST(Restore, TakesAShardOfThePreviousGroupAfterARename) {
+  ClaimDraw renamed = DrawOf("oncecount-v2");
+  renamed.previous_group = "production";
+  auto restored =
+      RestoreCold(kPartition, ClaimedLastBy("production"), testing::TestDedup(), renamed);
+  ASSERT_TRUE(restored.ok()) << restored.error();
+  EXPECT_EQ(restored->claim.group, "oncecount-v2");
+}
+
+// Claims before format 6 name no group: the shard is taken, and its claim names the
+// claimer's group from then on.
+TEST(Restore, TakesAShardWhoseClaimsNameNoGroupAndNamesItsOwn) {
+  auto restored = RestoreCold(kPartition, FirstOwnersChangelog(kShardKey), testing::TestDedup(),
+                              DrawOf("canary"));
+  ASSERT_TRUE(restored.ok()) << restored.error();
+  EXPECT_EQ(restored->claim.group, "canary");
+  std::vector<std::string> records = FirstOwnersChangelog(kShardKey);
+  records.push_back(Encoded(restored->claim));
+  EXPECT_FALSE(RestoreCold(kPartition, records, testing::TestDedup(), DrawOf("production")).ok());
+}
+
+// A standby hands its shard over only when the claims it followed are its group's.
+TEST(Restore, AHandOverDoesNotTakeAShardAnotherConsumerGroupClaimed) {
+  auto made = shard::ShardState::Create(kPartition, testing::TestDedup(), filter::Millis{0});
+  ASSERT_TRUE(made.ok());
+  replica::Handoff handoff{std::move(made).value(),
+                           changelog::LineageFollower(base::Epoch(), base::Seq(), 0),
+                           base::Offset(0)};
+  EXPECT_FALSE(CatchUp(kPartition, std::move(handoff), ClaimedLastBy("production"),
+                       DrawOf("canary"), "its standby replica")
+                   .has_value())
+      << "a cold restore then says why";
 }
 
 // A standby built before the shard's first claim learns the key from the claim it
