@@ -77,6 +77,7 @@ void EncodeBody(const SnapshotChunk& c, ByteWriter& w) {
   w.U32(c.index);
   w.U32(c.count);
   w.Bytes(c.bytes);
+  w.Bytes(std::string_view(c.group).substr(0, kMaxGroupIdBytes));
 }
 
 base::Result<Record> DecodeBatch(ByteReader& r, uint16_t version, BatchRecord b) {
@@ -224,6 +225,8 @@ base::Result<Record> DecodeRecord(std::string_view bytes) {
       c.index = r.U32();
       c.count = r.U32();
       c.bytes = std::string(r.Bytes(kMaxRecordBytes));
+      // Chunks before format 6 do not name their claim's group.
+      if (version >= kGroupFormat) c.group = std::string(r.Bytes(kMaxGroupIdBytes));
       if (!r.done() || c.count == 0 || c.index >= c.count)
         return base::Corrupt("snapshot chunk: malformed");
       return Record{std::move(c)};
@@ -233,15 +236,16 @@ base::Result<Record> DecodeRecord(std::string_view bytes) {
 }
 
 std::vector<std::string> EncodeSnapshotChunks(base::Partition partition, Epoch epoch,
-                                              uint64_t claim, Seq seq, std::string_view bytes,
-                                              size_t max_record_bytes) {
+                                              uint64_t claim, std::string_view group, Seq seq,
+                                              std::string_view bytes, size_t max_record_bytes) {
   const size_t chunk = std::min(kSnapshotChunkBytes, SnapshotChunkPayload(max_record_bytes));
   const auto count = static_cast<uint32_t>((bytes.size() + chunk - 1) / chunk);
   std::vector<std::string> records(count);
   for (uint32_t i = 0; i < count; ++i) {
-    EncodeRecord(SnapshotChunk{partition, epoch, seq, i, count,
-                               std::string(bytes.substr(i * chunk, chunk)), claim},
-                 records[i]);
+    EncodeRecord(
+        SnapshotChunk{partition, epoch, seq, i, count, std::string(bytes.substr(i * chunk, chunk)),
+                      claim, std::string(group)},
+        records[i]);
   }
   return records;
 }

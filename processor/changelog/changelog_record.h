@@ -29,7 +29,7 @@
 //
 //   offset  size  field
 //   0       4     magic "OCCL"
-//   4       2     format version (5)
+//   4       2     format version (6)
 //   6       1     record type (1 batch, 2 claim, 3 snapshot chunk)
 //   7       1     reserved, 0
 //   8       4     partition
@@ -39,7 +39,10 @@
 //   36      ...   body (per type; see changelog_record.cc)
 //   end-8   8     XXH3-64 of every byte before it
 //
-// A claim's body is its u64 id hash key; a batch's body opens with it. Format 4
+// A claim's body is its u64 id hash key and its consumer group (u32 length and at most
+// kMaxGroupIdBytes bytes); a batch's body opens with the key; a snapshot chunk's is
+// its u32 index and count, its bytes (u32 length) and its claim's group. Format 5
+// (read, never written) is the same without the groups, which decode empty. Format 4
 // (read, never written) is the same without the keys (an empty claim body): its
 // claims and batches decode with key 0, unkeyed, which is how their shards hashed.
 // Format 3 (read, never written) is format 4 with seven dead-letter counts in a
@@ -153,6 +156,9 @@ struct SnapshotChunk {
   uint32_t count = 1;
   std::string bytes;
   uint64_t claim = 0;  // the id of the claim it was written under (0: unknown, format 2)
+  // The consumer group of that claim (empty: unknown, before format 6): the newest
+  // snapshot outlives the claim that retention removes, and still says whose it is.
+  std::string group{};
   friend bool operator==(const SnapshotChunk&, const SnapshotChunk&) = default;
 };
 
@@ -183,7 +189,7 @@ inline constexpr size_t kMaxEventBatchBytes =
 size_t BatchRecordBytes(const BatchRecord& batch);
 // The payload a snapshot chunk record of at most `record_bytes` can carry.
 constexpr size_t SnapshotChunkPayload(size_t record_bytes) {
-  return record_bytes - (36 + 4 + 4 + 4 + 8);
+  return record_bytes - (36 + 4 + 4 + 4 + 4 + kMaxGroupIdBytes + 8);  // the group at its longest
 }
 
 void EncodeRecord(const Record& record, std::string& out);
@@ -196,8 +202,9 @@ std::string NewerFormatError(uint16_t format);
 
 // A shard's snapshot `bytes` (its state after batch `seq`) as snapshot chunk records of
 // at most `max_record_bytes` each, in order.
+// `group`: the consumer group of claim `claim`.
 std::vector<std::string> EncodeSnapshotChunks(base::Partition partition, Epoch epoch,
-                                              uint64_t claim, Seq seq, std::string_view bytes,
-                                              size_t max_record_bytes);
+                                              uint64_t claim, std::string_view group, Seq seq,
+                                              std::string_view bytes, size_t max_record_bytes);
 
 }  // namespace oncecount::changelog

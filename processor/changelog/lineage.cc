@@ -83,7 +83,10 @@ void LineageBuilder::OnBatch(BatchRecord batch) {
     ++ignored_;
     return;
   }
-  if (fit == ClaimRule::Fit::kNewerEpoch) claims_.Adopt(batch.epoch, batch.claim);
+  if (fit == ClaimRule::Fit::kNewerEpoch) {
+    claims_.Adopt(batch.epoch, batch.claim);
+    group_.clear();  // its claim is gone: its snapshot, if any, says whose it is
+  }
   DropAfter(batch.seq.Previous(), batch.epoch);
   const Seq seq = batch.seq;
   chain_.insert_or_assign(seq, std::move(batch));
@@ -107,7 +110,8 @@ void LineageBuilder::OnChunk(SnapshotChunk chunk) {
     return;
   }
   if (chunk.index == 0) {
-    snapshots_.push_back({chunk.epoch, chunk.seq, chunk.claim, chunk.count, {}, true});
+    snapshots_.push_back(
+        {chunk.epoch, chunk.seq, chunk.claim, chunk.count, std::move(chunk.group), {}, true});
   }
   if (snapshots_.empty()) {
     ++ignored_;  // the head of this snapshot was lost
@@ -127,6 +131,13 @@ void LineageBuilder::OnChunk(SnapshotChunk chunk) {
     DropAfter(s.seq, s.epoch);
     head_snapshot_seq_ = s.seq;
     head_snapshot_epoch_ = s.epoch;
+    group_.clear();
+  }
+  // A complete snapshot of the current claim names its group (after retention
+  // removed the claim, the only record that does).
+  if (s.usable && s.complete() && !s.group.empty() &&
+      claims_.Of(s.epoch, s.claim) == ClaimRule::Fit::kCurrent) {
+    group_ = s.group;
   }
 }
 

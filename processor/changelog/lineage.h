@@ -68,9 +68,10 @@ struct RestorePlan {
   // the same); nullopt when it holds none. A restore adds its own claim before
   // Finish, so it asks LineageBuilder::hash_key() first.
   std::optional<uint64_t> hash_key;
-  // The consumer group of the last claim that counted; empty when it names none
-  // (before format 6) or there is none. Like hash_key, asked of the builder before a
-  // restore adds its own claim.
+  // The consumer group of the newest epoch: from its claim, or, once retention
+  // removed that, from its snapshots; empty when none names it (records before
+  // format 6, or only batches of it left). Like hash_key, asked of the builder before
+  // a restore adds its own claim.
   std::string group;
 };
 
@@ -123,6 +124,7 @@ class LineageBuilder {
     Seq seq;
     uint64_t claim = 0;
     uint32_t count = 0;
+    std::string group;  // of its claim (SnapshotChunk::group)
     std::vector<std::string> chunks;
     bool usable = true;
     bool complete() const { return chunks.size() == count; }

@@ -27,6 +27,7 @@ LineageFollower::Step LineageFollower::Resume(const Record& record) {
   }
   claims_ = ClaimRule(sought_epoch_, sought_claim_);
   applied_ = sought_seq_;
+  group_ = chunk->group;
   seeking_ = false;
   return Step::kSkip;
 }
@@ -52,7 +53,10 @@ LineageFollower::Step LineageFollower::Seek(const Record& record) {
   if (sought && (fit == ClaimRule::Fit::kOlderEpoch || fit == ClaimRule::Fit::kOtherClaim)) {
     return Step::kRebuild;  // a zombie's batch, or one under a refused claim
   }
-  if (fit == ClaimRule::Fit::kNewerEpoch) claims_.Adopt(batch->epoch, batch->claim);
+  if (fit == ClaimRule::Fit::kNewerEpoch) {
+    claims_.Adopt(batch->epoch, batch->claim);
+    group_.clear();
+  }
   if (sought) {
     seeking_ = false;
     applied_ = sought_seq_;
@@ -64,7 +68,7 @@ LineageFollower::Step LineageFollower::Seek(const Record& record) {
 // deleted just before it (lineage.h): its epoch holds from there on.
 void LineageFollower::SeekChunk(const SnapshotChunk& chunk) {
   if (chunk.index == 0) {
-    seek_snapshot_ = {chunk.epoch, chunk.seq, chunk.claim, chunk.count, 0};
+    seek_snapshot_ = {chunk.epoch, chunk.seq, chunk.claim, chunk.count, 0, chunk.group};
   }
   SeekSnapshot& s = seek_snapshot_;
   if (s.count == 0 || chunk.epoch != s.epoch || chunk.seq != s.seq || chunk.count != s.count ||
@@ -75,6 +79,10 @@ void LineageFollower::SeekChunk(const SnapshotChunk& chunk) {
   if (++s.next == s.count) {
     if (claims_.Of(s.epoch, s.claim) == ClaimRule::Fit::kNewerEpoch) {
       claims_.Adopt(s.epoch, s.claim);
+      group_.clear();
+    }
+    if (!s.group.empty() && claims_.Of(s.epoch, s.claim) == ClaimRule::Fit::kCurrent) {
+      group_ = s.group;
     }
     s.count = 0;
   }
@@ -86,7 +94,14 @@ LineageFollower::Step LineageFollower::Next(const Record& record) {
   if (seeking_) return Seek(record);
   if (const auto* batch = std::get_if<BatchRecord>(&record)) return OnBatch(*batch);
   if (const auto* claim = std::get_if<ClaimRecord>(&record)) return OnClaim(*claim);
-  return Step::kSkip;  // snapshots matter only to a rebuild
+  // Snapshots matter only to a rebuild, and say whose the current claim is.
+  if (const auto* chunk = std::get_if<SnapshotChunk>(&record)) {
+    if (!chunk->group.empty() &&
+        claims_.Of(chunk->epoch, chunk->claim) == ClaimRule::Fit::kCurrent) {
+      group_ = chunk->group;
+    }
+  }
+  return Step::kSkip;
 }
 
 LineageFollower::Step LineageFollower::OnBatch(const BatchRecord& batch) {
@@ -99,7 +114,10 @@ LineageFollower::Step LineageFollower::OnBatch(const BatchRecord& batch) {
     return fit == ClaimRule::Fit::kNewerEpoch ? Step::kRebuild : Step::kSkip;
   }
   if (batch.seq != applied_.Next()) return Step::kRebuild;  // batches are missing
-  if (fit == ClaimRule::Fit::kNewerEpoch) claims_.Adopt(batch.epoch, batch.claim);
+  if (fit == ClaimRule::Fit::kNewerEpoch) {
+    claims_.Adopt(batch.epoch, batch.claim);
+    group_.clear();
+  }
   applied_ = batch.seq;
   return Step::kApply;
 }

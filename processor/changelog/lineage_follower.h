@@ -76,8 +76,8 @@ class LineageFollower {
   // The id hash key of the newest claim that counted (changelog_record.h); nullopt:
   // none seen.
   std::optional<uint64_t> hash_key() const { return hash_key_; }
-  // The consumer group of the newest claim that counted; empty: none seen, or one
-  // before format 6.
+  // The consumer group of the newest epoch (LineageBuilder's RestorePlan::group);
+  // empty: none seen, or records before format 6.
   const std::string& group() const { return group_; }
 
  private:
@@ -108,6 +108,7 @@ class LineageFollower {
     uint64_t claim = 0;
     uint32_t count = 0;
     uint32_t next = 0;
+    std::string group;
   };
   SeekSnapshot seek_snapshot_;
 };

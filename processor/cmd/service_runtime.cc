@@ -176,6 +176,7 @@ void ServiceRuntime::CreateWorkers(const RuntimeOptions& options,
     wo.log = options.log.Child("worker " + std::to_string(i));
     wo.checkpoint_dir = po.checkpoint_dir;
     wo.changelog_topic = po.changelog_topic;
+    wo.group_id = po.group_id;
     workers_.push_back(std::make_unique<service::ShardWorker>(std::move(wo)));
     metrics_.AddGaugeFunction(
         "oncecount_worker_mailbox_depth",

@@ -7,27 +7,34 @@
 namespace oncecount::service {
 namespace {
 
+// Refuses a shard that another consumer group claimed last: two deployments would
+// take each other's shards, neither fencing the other.
+base::Status RefuseAnotherGroupsShard(base::Partition p, const std::string& claims_group,
+                                      const ClaimDraw& draw) {
+  if (draw.group.empty() || claims_group.empty() || claims_group == draw.group ||
+      claims_group == draw.previous_group) {
+    return {};
+  }
+  return base::Error(
+      base::Errc::kBadConfig,
+      "shard " + std::to_string(p.value()) +
+          ": the changelog's newest claim is by consumer group \"" + claims_group +
+          "\", not this instance's \"" + draw.group +
+          "\": two deployments read one input topic and share its changelog; give each its "
+          "own input topic, or name it in kafka.previous_group_id after renaming the group "
+          "(docs/operations.md, \"One deployment per input topic\")",
+      "kafka.group_id");
+}
+
 // Sets `claim` on the state with the key it carries: the shard's (from the state's
 // snapshot or batches, or the claims read), else the claimer's fresh one. Refuses a
 // state whose changelog disagrees on the key: which hashes its filter holds is not
-// known, and claiming it under either key could count retries twice. Refuses a shard
-// that another consumer group claimed last: two deployments would take each other's
-// shards, neither fencing the other.
+// known, and claiming it under either key could count retries twice. Refuses another
+// group's shard (RefuseAnotherGroupsShard).
 base::Status ClaimWithShardKey(shard::ShardState& state, changelog::ClaimRecord& claim,
                                std::optional<uint64_t> claims_key, const std::string& claims_group,
                                const ClaimDraw& draw) {
-  if (!draw.group.empty() && !claims_group.empty() && claims_group != draw.group &&
-      claims_group != draw.previous_group) {
-    return base::Error(
-        base::Errc::kBadConfig,
-        "shard " + std::to_string(claim.partition.value()) +
-            ": the changelog's newest claim is by consumer group \"" + claims_group +
-            "\", not this instance's \"" + draw.group +
-            "\": two deployments read one input topic and share its changelog; give each its "
-            "own input topic, or name it in kafka.previous_group_id after renaming the group "
-            "(docs/operations.md, \"One deployment per input topic\")",
-        "kafka.group_id");
-  }
+  if (base::Status s = RefuseAnotherGroupsShard(claim.partition, claims_group, draw); !s) return s;
   claim.group = draw.group;
   if (claims_key) state.AdoptHashKey(filter::IdHashKey{*claims_key});
   if (const std::optional<filter::IdHashKey> other = state.hash_key_conflict()) {
@@ -58,6 +65,9 @@ base::Result<RestoredShard> RestoreCold(base::Partition p, changelog::LineageBui
   // Asked before this claim joins the lineage, whose key it would then report.
   const std::optional<uint64_t> shard_key_seen = lineage.hash_key();
   const std::string group_seen = lineage.group();
+  // Before the state is built: a deployment refused every shard would otherwise
+  // rebuild each one at every retry.
+  if (base::Status s = RefuseAnotherGroupsShard(p, group_seen, draw); !s) return s.error();
   changelog::ClaimRecord claim{p, lineage.epoch().Next(), base, draw.id};
   lineage.Add(changelog::Record{claim});
   auto plan = std::move(lineage).Finish();

@@ -253,7 +253,7 @@ SealedShard ShardWorker::SealShard(base::Partition p, Shard& shard, int64_t now,
   if (shard.bytes_since_snapshot >= SnapshotDueAfterBytes(cadence, shard.last_snapshot_bytes) ||
       now - shard.last_snapshot_ms >= cadence.max_interval.count()) {
     std::string bytes = state.EncodeSnapshot(epoch);
-    s.snapshot = changelog::EncodeSnapshotChunks(p, epoch, state.claim(), s.seq, bytes,
+    s.snapshot = changelog::EncodeSnapshotChunks(p, epoch, state.claim(), o_.group_id, s.seq, bytes,
                                                  state.rules().max_record_bytes);
     shard.bytes_since_snapshot = 0;
     shard.last_snapshot_bytes = bytes.size();

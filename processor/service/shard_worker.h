@@ -79,6 +79,8 @@ struct WorkerOptions {
   // (local_checkpoint.h); empty: none are written.
   std::string checkpoint_dir;
   std::string changelog_topic = "events.changelog";  // names the checkpoint files
+  // The instance's consumer group, which its claims and so its snapshots name.
+  std::string group_id = "oncecount";
 };
 
 class ShardWorker {

@@ -147,9 +147,9 @@ class ChangelogWriter {
   // Appends the shard's snapshot in chunks; returns its size.
   static size_t WriteSnapshot(const ShardState& shard, std::vector<std::string>& records) {
     const std::string snapshot = shard.EncodeSnapshot(kEpoch);
-    for (std::string& chunk :
-         changelog::EncodeSnapshotChunks(base::Partition(0), kEpoch, kClaim, shard.committed_seq(),
-                                         snapshot, changelog::kMaxRecordBytes)) {
+    for (std::string& chunk : changelog::EncodeSnapshotChunks(
+             base::Partition(0), kEpoch, kClaim, "oncecount", shard.committed_seq(), snapshot,
+             changelog::kMaxRecordBytes)) {
       records.push_back(std::move(chunk));
     }
     return snapshot.size();

@@ -208,6 +208,7 @@ kafka:
   input_topic: clicks
   dlq_topic: clicks-dead
   group_id: counters
+  previous_group_id: counters-old
   static_membership: true
   leave_group_on_stop: false
   changelog_retention_bytes: 5242880
@@ -237,6 +238,7 @@ state:
   EXPECT_EQ(c.kafka.bootstrap_servers, "k1:9092,k2:9092");
   EXPECT_EQ(c.kafka.EffectiveDlqTopic(), "clicks-dead");
   EXPECT_EQ(c.kafka.group_id, "counters");
+  EXPECT_EQ(c.kafka.previous_group_id, "counters-old");
   EXPECT_TRUE(c.kafka.static_membership);
   EXPECT_FALSE(c.kafka.leave_group_on_stop);
   EXPECT_EQ(c.kafka.changelog_retention_bytes, 5242880);

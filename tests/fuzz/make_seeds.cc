@@ -4,7 +4,7 @@
 // dedup mode, a shard snapshot, a local checkpoint, request targets and configs.
 // The snapshot target also gets a snapshot with its body unpacked
 // (shard_snapshot_fuzz.cc). Built with the tests (not a fuzz target); scripts/fuzz
-// --seeds runs it. Seeds of older formats that the decoders still read (format3-*,
+// --seeds runs it. Seeds of older formats that the decoders still read (format3-* to format5-*,
 // version2-*, snapshot2-*, format2-*, layout1-*: what earlier releases wrote) stay beside these;
 // it leaves them alone.
 //
@@ -93,11 +93,13 @@ std::vector<std::string> ChangelogRecords() {
   }
   seeds.emplace_back();
   changelog::EncodeRecord(
-      changelog::ClaimRecord{base::Partition(3), base::Epoch(2), base::Seq(1), 77}, seeds.back());
+      changelog::ClaimRecord{base::Partition(3), base::Epoch(2), base::Seq(1), 77, 5, "oncecount"},
+      seeds.back());
   seeds.emplace_back();
-  changelog::EncodeRecord(changelog::SnapshotChunk{base::Partition(3), base::Epoch(2), base::Seq(1),
-                                                   0, 1, s->EncodeSnapshot(base::Epoch(2)), 77},
-                          seeds.back());
+  changelog::EncodeRecord(
+      changelog::SnapshotChunk{base::Partition(3), base::Epoch(2), base::Seq(1), 0, 1,
+                               s->EncodeSnapshot(base::Epoch(2)), 77, "oncecount"},
+      seeds.back());
   return seeds;
 }
 

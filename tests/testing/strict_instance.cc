@@ -57,6 +57,7 @@ StrictInstance::StrictInstance(StrictKafka& kafka, StrictInstanceOptions options
     wo.target_fpp = TestDedup().target_fpp;
     wo.now_ms = [&kafka] { return kafka.clock().WallMs(); };
     wo.checkpoint_dir = options_.checkpoint_dir;
+    wo.group_id = options_.group_id;
     workers_.push_back(std::make_unique<service::ShardWorker>(std::move(wo)));
     workers.push_back(workers_.back().get());
     threads_.emplace_back([w = workers.back()] { w->Run(); });

@@ -173,6 +173,36 @@ TEST(ChangelogRecord, PinsTheBytesOfAClaim) {
   EXPECT_EQ(Le(bytes, 57, 8), XXH3_64bits(bytes.data(), 57));
 }
 
+TEST(ChangelogRecord, PinsTheBytesOfASnapshotChunk) {
+  const std::string bytes = Encoded(
+      SnapshotChunk{base::Partition(3), base::Epoch(2), base::Seq(5), 1, 2, "ab", 0xc1, "g"});
+  EXPECT_EQ(Hex(bytes),
+            "4f43434c"          // 0: magic "OCCL"
+            "0600"              // 4: format version 6
+            "03"                // 6: type 3, snapshot chunk
+            "00"                // 7: reserved
+            "03000000"          // 8: partition 3
+            "0200000000000000"  // 12: epoch 2
+            "0500000000000000"  // 20: seq 5
+            "c100000000000000"  // 28: claim id 0xc1
+            "01000000"          // 36: index 1
+            "02000000"          // 40: count 2
+            "02000000"          // 44: length 2
+            "6162"              // 48: "ab"
+            "01000000"          // 50: group length 1
+            "67"                // 54: group "g"
+            "a0e345acecda73bf"  // 55: XXH3-64 of bytes 0..54
+  );
+  ASSERT_EQ(bytes.size(), 63u);
+  EXPECT_EQ(Le(bytes, 4, 2), 6u);
+  EXPECT_EQ(Le(bytes, 6, 1), 3u);
+  EXPECT_EQ(Le(bytes, 36, 4), 1u);
+  EXPECT_EQ(Le(bytes, 40, 4), 2u);
+  EXPECT_EQ(bytes.substr(48, 2), "ab");
+  EXPECT_EQ(bytes.substr(54, 1), "g");
+  EXPECT_EQ(Le(bytes, 55, 8), XXH3_64bits(bytes.data(), 55));
+}
+
 // A claim of format 5 (the bytes its writers wrote) names no group: it decodes with
 // an empty one, which any deployment may take over.
 TEST(ChangelogRecord, ReadsTheClaimsOfFormat5WithoutAGroup) {
@@ -647,6 +677,7 @@ TEST(ChangelogRecord, SizeConstantsWritersCutBatchesByMatchTheEncoding) {
   EXPECT_EQ(BatchRecordBytes(SampleBatch()), bytes.size());
   SnapshotChunk c;
   c.bytes.assign(SnapshotChunkPayload(kMinRecordBytes), 's');
+  c.group.assign(kMaxGroupIdBytes, 'g');  // the longest a chunk names
   bytes.clear();
   EncodeRecord(c, bytes);
   EXPECT_EQ(bytes.size(), kMinRecordBytes);
@@ -656,7 +687,7 @@ TEST(ChangelogRecord, CutsASnapshotIntoChunksUnderTheRecordLimitThatJoinBackInOr
   std::string bytes(10000, '\0');
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 7);
   const std::vector<std::string> records = EncodeSnapshotChunks(
-      base::Partition(2), base::Epoch(3), 0xc1, base::Seq(9), bytes, kMinRecordBytes);
+      base::Partition(2), base::Epoch(3), 0xc1, "oncecount", base::Seq(9), bytes, kMinRecordBytes);
   ASSERT_EQ(records.size(), (bytes.size() + SnapshotChunkPayload(kMinRecordBytes) - 1) /
                                 SnapshotChunkPayload(kMinRecordBytes));
   std::string joined;
@@ -669,6 +700,7 @@ TEST(ChangelogRecord, CutsASnapshotIntoChunksUnderTheRecordLimitThatJoinBackInOr
     EXPECT_EQ(chunk.count, records.size());
     EXPECT_EQ(chunk.seq, base::Seq(9));
     EXPECT_EQ(chunk.claim, 0xc1u);
+    EXPECT_EQ(chunk.group, "oncecount");
     joined += chunk.bytes;
   }
   EXPECT_EQ(joined, bytes);

@@ -34,11 +34,12 @@ std::string Encoded(const changelog::Record& record) {
 
 // What the shard's first owner wrote: its claim, carrying `key`, then one batch of
 // one event, hashed with that key.
-std::vector<std::string> FirstOwnersChangelog(filter::IdHashKey key, bool with_snapshot = false) {
+std::vector<std::string> FirstOwnersChangelog(filter::IdHashKey key, bool with_snapshot = false,
+                                              const std::string& group = "") {
   auto made = shard::ShardState::Create(kPartition, testing::TestDedup(), filter::Millis{0});
   EXPECT_TRUE(made.ok());
   shard::ShardState& owner = *made.value();
-  const ClaimRecord claim{kPartition, base::Epoch(1), base::Seq(), 0xc1, key.value};
+  const ClaimRecord claim{kPartition, base::Epoch(1), base::Seq(), 0xc1, key.value, group};
   owner.SetClaim(claim.epoch, claim.claim, key);
   EXPECT_EQ(owner.Apply(Event(0, "client/1"), filter::Millis{kT0}).outcome,
             shard::Outcome::kApplied);
@@ -48,8 +49,8 @@ std::vector<std::string> FirstOwnersChangelog(filter::IdHashKey key, bool with_s
   owner.MarkCommitted(base::Epoch(1));
   if (with_snapshot) {
     for (std::string& chunk : changelog::EncodeSnapshotChunks(
-             kPartition, base::Epoch(1), 0xc1, base::Seq(1), owner.EncodeSnapshot(base::Epoch(1)),
-             changelog::kMaxRecordBytes)) {
+             kPartition, base::Epoch(1), 0xc1, group, base::Seq(1),
+             owner.EncodeSnapshot(base::Epoch(1)), changelog::kMaxRecordBytes)) {
       records.push_back(std::move(chunk));
     }
   }
@@ -238,6 +239,29 @@ TEST(Restore, RefusesAShardAnotherConsumerGroupClaimedLast) {
   ASSERT_TRUE(restored.ok()) << restored.error();
   EXPECT_EQ(restored->claim.group, "production");
   EXPECT_EQ(restored->claim.epoch, base::Epoch(3));
+}
+
+// Retention removes a long-running shard's claim, not its newest snapshot: the
+// snapshot names the group, and another deployment is refused all the same.
+TEST(Restore, RefusesAShardAnotherConsumerGroupClaimedAfterRetentionRemovedTheClaim) {
+  std::vector<std::string> records = FirstOwnersChangelog(kShardKey, true, "production");
+  records.erase(records.begin(), records.begin() + 2);  // the claim and the batch before
+  auto refused = RestoreCold(kPartition, records, testing::TestDedup(), DrawOf("canary"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("newest claim is by consumer group \"production\""),
+            std::string::npos)
+      << refused.message();
+  auto restored = RestoreCold(kPartition, records, testing::TestDedup(), DrawOf("production"));
+  ASSERT_TRUE(restored.ok()) << restored.error();
+  EXPECT_EQ(RetryOutcome(*restored->state), shard::Outcome::kDuplicate);
+  // A standby built from that snapshot hands over only to its group.
+  auto follower_of = [&records] {
+    changelog::LineageFollower follower =
+        changelog::LineageFollower::Seeking(base::Epoch(1), base::Seq(1), 0xc1);
+    for (const std::string& r : records) follower.Next(changelog::DecodeRecord(r).value());
+    return follower;
+  };
+  EXPECT_EQ(follower_of().group(), "production");
 }
 
 // After a rename (kafka.previous_group_id), the old group's shards are taken, and
