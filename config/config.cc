@@ -1,6 +1,7 @@
 #include "config/config.h"
 
 #include <unistd.h>  // environ
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -355,6 +357,40 @@ bool IsPropertyName(std::string_view name) {
   });
 }
 
+// Well-formed UTF-8 (RFC 3629): no overlong form, surrogate or code point past
+// U+10FFFF. yaml-cpp passes other bytes through as they are, and its emitter reads
+// an overlong form as the character it spells ("\xc0\x80": U+0000), so a value the
+// checks here took could render as one they refuse.
+bool IsUtf8(std::string_view value) {
+  for (size_t i = 0; i < value.size();) {
+    const auto b = static_cast<unsigned char>(value[i]);
+    size_t length = 0;
+    uint32_t code = 0;
+    uint32_t least = 0;
+    if (b < 0x80) {
+      ++i;
+      continue;
+    } else if ((b & 0xe0) == 0xc0) {
+      length = 2, code = b & 0x1f, least = 0x80;
+    } else if ((b & 0xf0) == 0xe0) {
+      length = 3, code = b & 0x0f, least = 0x800;
+    } else if ((b & 0xf8) == 0xf0) {
+      length = 4, code = b & 0x07, least = 0x10000;
+    } else {
+      return false;
+    }
+    if (i + length > value.size()) return false;
+    for (size_t k = 1; k < length; ++k) {
+      const auto c = static_cast<unsigned char>(value[i + k]);
+      if ((c & 0xc0) != 0x80) return false;
+      code = (code << 6) | (c & 0x3f);
+    }
+    if (code < least || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return false;
+    i += length;
+  }
+  return true;
+}
+
 bool HasControlCharacter(std::string_view value) {
   return std::any_of(value.begin(), value.end(), [](char c) {
     const auto u = static_cast<unsigned char>(c);
@@ -437,20 +473,51 @@ base::Status CheckZombieFencing(const KafkaConfig& k) {
           "kafka.transaction_timeout_ms or raise session.timeout.ms");
 }
 
+// Where (the line, from 1) a second YAML document begins, if one does. yaml-cpp's
+// Load reads the first document and drops the rest without a word, so a setting after
+// a "---" would not be applied; its LoadAll would tell, but loops for ever on some
+// malformed input, where the parser makes one empty document after another without
+// moving on. Asking its parser for two documents tells both cases apart from a
+// file of one. Throws what the parser throws.
+std::optional<size_t> SecondDocumentLine(const std::string& yaml) {
+  struct Ignore : YAML::EventHandler {
+    void OnDocumentStart(const YAML::Mark& mark) override { line = mark.line + 1; }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  const std::string&) override {}
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                         YAML::EmitterStyle::value) override {}
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                    YAML::EmitterStyle::value) override {}
+    void OnMapEnd() override {}
+    size_t line = 0;
+  };
+  std::istringstream stream(yaml);
+  YAML::Parser parser(stream);
+  Ignore first, second;
+  parser.HandleNextDocument(first);
+  if (!parser.HandleNextDocument(second)) return std::nullopt;
+  return std::max<size_t>(second.line, 1);
+}
+
 base::Result<Config> Parse(const std::string& yaml, const EnvLookup& env,
                            const std::string& source) {
   Config config;
   YAML::Node root;
   try {
     // YAML::Load reads the first document and drops the rest without a word: a
-    // setting after a "---" would not be applied.
-    const std::vector<YAML::Node> documents = YAML::LoadAll(yaml);
-    if (documents.size() > 1) {
-      return BadConfig("", source + ": holds " + std::to_string(documents.size()) +
-                               " YAML documents; give every setting in one (no \"---\" "
-                               "between them)");
+    // setting after a "---" would not be applied. (YAML::LoadAll would tell, but it
+    // loops for ever on some malformed input.)
+    if (const std::optional<size_t> line = SecondDocumentLine(yaml)) {
+      return BadConfig("", source + ": line " + std::to_string(*line) +
+                               " starts a second YAML document (or text yaml-cpp cannot "
+                               "read as one); give every setting in one (no \"---\" or "
+                               "\"...\" between them)");
     }
-    if (!documents.empty()) root = documents.front();
+    root = YAML::Load(yaml);
   } catch (const YAML::Exception& e) {
     return BadConfig("", source + ": not valid YAML: " + e.what());
   }
@@ -492,6 +559,9 @@ base::Result<Config> Parse(const std::string& yaml, const EnvLookup& env,
             if (!property.second.IsScalar()) {
               return BadConfig(dotted + "." + property_name, "expected a string");
             }
+            if (!IsUtf8(property.second.Scalar())) {
+              return BadConfig(dotted + "." + property_name, "expected UTF-8 text");
+            }
             if (HasControlCharacter(property.second.Scalar())) {
               return BadConfig(dotted + "." + property_name,
                                "expected a string without control characters");
@@ -503,6 +573,7 @@ base::Result<Config> Parse(const std::string& yaml, const EnvLookup& env,
         const Key* k = FindKey(name, key);
         if (k == nullptr) return BadConfig(dotted, "unknown key");
         if (!entry.second.IsScalar()) return BadConfig(dotted, "expected a single value");
+        if (!IsUtf8(entry.second.Scalar())) return BadConfig(dotted, "expected UTF-8 text");
         if (base::Status set = k->set(config, entry.second.Scalar()); !set.ok()) {
           return BadConfig(dotted, set.message());
         }
@@ -512,6 +583,7 @@ base::Result<Config> Parse(const std::string& yaml, const EnvLookup& env,
   for (const Key& k : Schema()) {
     const auto value = env(k.env());
     if (!value) continue;
+    if (!IsUtf8(*value)) return BadConfig(k.dotted(), "expected UTF-8 text (from " + k.env() + ")");
     if (base::Status set = k.set(config, *value); !set.ok()) {
       return BadConfig(k.dotted(), set.message() + " (from " + k.env() + ")");
     }

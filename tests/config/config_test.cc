@@ -90,10 +90,52 @@ TEST(Config, RefusesAGroupIdLongerThanAClaimHolds) {
 TEST(Config, RefusesAFileOfSeveralYamlDocuments) {
   const base::Error e =
       Err(ParseConfig("dedup: {window_ms: 60000}\n---\ndedup: {window_ms: 600000}\n", NoEnv()));
-  EXPECT_NE(e.message().find("holds 2 YAML documents"), std::string::npos) << e.message();
-  const Config one = Ok(ParseConfig("---\ndedup: {window_ms: 600000}\n...\n", NoEnv()));
+  EXPECT_NE(e.message().find("line 2 starts a second YAML document"), std::string::npos)
+      << e.message();
+  EXPECT_NE(Err(ParseConfig("dedup: {window_ms: 60000}\n...\n\ndedup: {window_ms: 1}\n", NoEnv()))
+                .message()
+                .find("line 4 starts a second YAML document"),
+            std::string::npos);
+  EXPECT_NE(Err(ParseConfig("---\ndedup: {window_ms: 60000}\n--- {dedup: {}}\n", NoEnv()))
+                .message()
+                .find("line 3 starts"),
+            std::string::npos);
+  // One document, with its markers, a directive, comments and a string holding "---".
+  const Config one = Ok(ParseConfig(
+      "%YAML 1.2\n--- # settings\ndedup: {window_ms: 600000}\nkafka:\n  group_id: \"---\"\n"
+      "...\n# the end\n",
+      NoEnv()));
   EXPECT_EQ(one.dedup.window_ms, 600000);
+  EXPECT_EQ(one.kafka.group_id, "---");
   EXPECT_EQ(Ok(ParseConfig("# nothing but a comment\n", NoEnv())).dedup.window_ms, 60000);
+}
+
+// Regression (config_fuzz, tests/fuzz/regressions/config_fuzz/crash-ef206ee...): an
+// overlong UTF-8 form ("\xc0\x80", a NUL spelt in two bytes) passed the check of
+// control characters, and the configuration rendered back with a NUL it refused.
+TEST(Config, RefusesAValueThatIsNotWellFormedUtf8) {
+  for (const char* bad :
+       {"\xc0\x80", "\xe0\x80\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xff", "a\xc3"}) {
+    const base::Error e = Err(ParseConfig(
+        std::string("kafka:\n  properties:\n    client.id: \"") + bad + "\"\n", NoEnv()));
+    EXPECT_EQ(e.subject(), "kafka.properties.client.id") << bad;
+    EXPECT_NE(e.message().find("expected UTF-8 text"), std::string::npos) << e.message();
+    EXPECT_EQ(Err(ParseConfig(std::string("state: {dir: \"") + bad + "\"}\n", NoEnv())).subject(),
+              "state.dir");
+  }
+  const Config ok =
+      Ok(ParseConfig("state: {dir: \"/var/lib/\xc3\xa9t\xc3\xa9-\xf0\x9f\x93\x88\"}\n", NoEnv()));
+  EXPECT_EQ(ok.state.dir, "/var/lib/\xc3\xa9t\xc3\xa9-\xf0\x9f\x93\x88");
+}
+
+// Regression (config_fuzz, tests/fuzz/regressions/config_fuzz/timeout-08ae6bb...):
+// yaml-cpp's LoadAll, which the check of several documents first used, never returned
+// on this input.
+TEST(Config, AnswersAMalformedFileThatYamlCppsLoadAllLoopsOn) {
+  const std::string input(
+      ",b:9092\"\n \xfe Prope\x84ties:\n    a\xf3"
+      "cks: all\n");
+  EXPECT_FALSE(ParseConfig(input, NoEnv()).ok());
 }
 
 TEST(Config, RefusesAnInputTopicWhoseImpliedTopicsAreTooLong) {
