@@ -439,6 +439,11 @@ TEST_F(ServerFixture, ClosesANewConnectionAtOncePastTwiceTheCap) {
 // nothing said so. It is retried after a delay, logged once, and the server accepts
 // again once descriptors are free.
 TEST_F(ServerFixture, RetriesAFailedAcceptAfterADelayAndSaysSoOnce) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // With no descriptor free, the sanitizers' runtime cannot make the pipe it tests
+  // memory with, and reports every checked object as invalid.
+  GTEST_SKIP() << "a sanitizer's runtime needs file descriptors of its own";
+#endif
   ServerLimits limits;
   limits.accept_retry_delay = 20ms;
   base::Counter accept_errors;
