@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "processor/base/enum_names.h"
+#include "processor/base/kafka_name.h"
 #include "processor/base/listen_address.h"
 #include "processor/changelog/changelog_record.h"
 #include "processor/filter/bloom/sizing.h"
@@ -118,19 +119,15 @@ base::Status GroupId(const std::string& v, bool allow_empty, std::string& out) {
   return {};
 }
 
-// Kafka topic names: 1..249 characters of [a-zA-Z0-9._-].
+// A topic name the broker takes (base::KafkaNameProblem).
 base::Status TopicName(const std::string& v, bool allow_empty, std::string& out) {
   if (v.empty() && allow_empty) {
     out.clear();
     return {};
   }
-  bool valid = !v.empty() && v.size() <= 249 && v != "." && v != "..";
-  for (char c : v) {
-    valid =
-        valid && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
+  if (const std::string problem = base::KafkaNameProblem(v); !problem.empty()) {
+    return Refused("expected a Kafka topic name, got \"" + v + "\": it " + problem);
   }
-  if (!valid)
-    return Refused("expected a Kafka topic name (1..249 of a-z A-Z 0-9 . _ -), got \"" + v + "\"");
   out = v;
   return {};
 }
@@ -334,10 +331,11 @@ base::Status CheckDedupFeasible(const DedupConfig& d) {
 // kafka.dlq_topic is set) must be topic names too: at most 249 characters.
 base::Status CheckDerivedTopics(const KafkaConfig& k) {
   for (const std::string& derived : {k.ChangelogTopic(), k.MembersTopic(), k.EffectiveDlqTopic()}) {
-    if (derived.size() <= 249) continue;
+    if (derived.size() <= base::kMaxKafkaNameChars) continue;
     const bool dlq = derived == k.EffectiveDlqTopic() && k.dlq_topic.empty();
     return BadConfig("kafka.input_topic",
-                     "the topic it implies, " + derived + ", is longer than 249 characters" +
+                     "the topic it implies, " + derived + ", is longer than " +
+                         std::to_string(base::kMaxKafkaNameChars) + " characters" +
                          (dlq ? "; set kafka.dlq_topic or shorten the input topic's name"
                               : "; shorten the input topic's name"));
   }

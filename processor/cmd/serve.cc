@@ -3,6 +3,7 @@
 #include <ostream>
 #include <random>
 
+#include "processor/base/kafka_name.h"
 #include "processor/cmd/log_sink.h"
 #include "processor/cmd/service_runtime.h"
 #include "processor/cmd/service_topics.h"
@@ -37,9 +38,11 @@ int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   const config::Config& c = loaded.value();
   const std::string instance_id =
       o.instance_id.empty() ? DefaultInstanceId(c.http.listen, RandomSeed()) : o.instance_id;
-  if (const std::string problem = InstanceIdProblem(instance_id); !problem.empty()) {
+  // The id is the group.instance.id, which a broker refuses unless Kafka's rule for
+  // names holds (every JoinGroup would fail), and the key of the instance's heartbeats.
+  if (const std::string problem = base::KafkaNameProblem(instance_id); !problem.empty()) {
     err << "serve: " << (o.instance_id.empty() ? "the default instance id " : "--instance-id ")
-        << instance_id << ": " << problem
+        << instance_id << ": " << problem << " (Kafka's rule for group.instance.id)"
         << (o.instance_id.empty() ? " (it comes from the hostname): give --instance-id" : "")
         << "\n";
     return 2;

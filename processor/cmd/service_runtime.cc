@@ -37,22 +37,6 @@ void NameThisThread(const std::string& name) {
 
 }  // namespace
 
-std::string InstanceIdProblem(std::string_view id) {
-  constexpr size_t kMaxInstanceIdChars = 249;
-  if (id.empty() || id.size() > kMaxInstanceIdChars) {
-    return "must be 1 to " + std::to_string(kMaxInstanceIdChars) + " characters, not " +
-           std::to_string(id.size());
-  }
-  for (char c : id) {
-    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '.' && c != '_' && c != '-') {
-      return "may hold only letters, digits, '.', '_' and '-' (Kafka's rule for "
-             "group.instance.id), not '" +
-             std::string(1, c) + "'";
-    }
-  }
-  return {};
-}
-
 bool DefaultInstanceIdIsStable(const std::string& http_listen) {
   const size_t colon = http_listen.rfind(':');
   return colon != std::string::npos && http_listen.substr(colon + 1) != "0";
@@ -206,8 +190,8 @@ base::Status ServiceRuntime::StartHttp(const RuntimeOptions& options) {
       "waiting to be sent at their bound) or closed at once (past twice the cap).");
   events.accept_errors = &metrics_.AddCounter(
       "oncecount_http_accept_errors_total",
-      "Failed accepts of HTTP connections (out of file descriptors), each retried after "
-      "100 ms.");
+      "Failed accepts of HTTP connections; for want of resources (file descriptors, "
+      "memory) the next accept waits 100 ms.");
   auto listening =
       http::Server::Listen(http_->io, c.http.listen, http::MakeApiHandler(board_, std::move(api)),
                            {}, std::move(events));

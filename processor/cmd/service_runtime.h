@@ -16,7 +16,6 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -109,11 +108,6 @@ std::string DefaultInstanceId(const std::string& http_listen, uint64_t random);
 // Whether DefaultInstanceId(http_listen, ...) is the same at every start (a port is
 // given).
 bool DefaultInstanceIdIsStable(const std::string& http_listen);
-
-// Why `id` cannot name an instance, or empty: it becomes the group.instance.id, which
-// a broker refuses unless it is 1 to 249 characters of [A-Za-z0-9._-] (so the group's
-// JoinGroup would fail at every attempt), and the key of the instance's heartbeats.
-std::string InstanceIdProblem(std::string_view id);
 
 // Waits until SIGTERM or SIGINT arrives (main keeps them blocked; returns the
 // signal) or `done` turns true (returns 0).
