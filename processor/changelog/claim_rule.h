@@ -9,12 +9,22 @@
 // every batch and snapshot written under its id. Records of format 2 carry no claim
 // id (0) and belong to whichever claim holds their epoch.
 //
+// It also keeps what the claim that counts says of the shard: its id hash key
+// (every claim of a shard carries the same, so a newer epoch adopted without its
+// claim keeps it) and its consumer group (a newer epoch adopted without its claim
+// has none until one of its complete snapshots names it, since retention may have
+// removed the claim, the only other record that does).
+//
 // Thread-safety: a plain value, owned by one builder or follower.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "processor/base/ids.h"
+#include "processor/changelog/changelog_record.h"
 
 namespace oncecount::changelog {
 
@@ -22,8 +32,11 @@ using base::Epoch;
 
 class ClaimRule {
  public:
-  // Starts at the newest epoch seen and the id of the claim that holds it.
-  explicit ClaimRule(Epoch epoch = Epoch(), uint64_t claim = 0) : epoch_(epoch), claim_(claim) {}
+  // Starts at the newest epoch seen, the id of the claim that holds it, and what
+  // that claim said (a restore's RestorePlan).
+  explicit ClaimRule(Epoch epoch = Epoch(), uint64_t claim = 0,
+                     std::optional<uint64_t> hash_key = std::nullopt, std::string group = {})
+      : epoch_(epoch), claim_(claim), hash_key_(hash_key), group_(std::move(group)) {}
 
   enum class Fit : uint8_t {
     kOlderEpoch,  // a zombie's record
@@ -41,10 +54,12 @@ class ClaimRule {
 
   // A claim record: true when it opens a newer epoch, which it now holds; false for
   // a claim of an older epoch or a second claim of the current one (refused).
-  bool Claim(Epoch epoch, uint64_t claim) {
-    if (epoch_ != Epoch() && epoch <= epoch_) return false;
-    epoch_ = epoch;
-    claim_ = claim;
+  bool Claim(const ClaimRecord& record) {
+    if (epoch_ != Epoch() && record.epoch <= epoch_) return false;
+    epoch_ = record.epoch;
+    claim_ = record.claim;
+    hash_key_ = record.hash_key;
+    group_ = record.group;
     return true;
   }
 
@@ -52,14 +67,28 @@ class ClaimRule {
   void Adopt(Epoch epoch, uint64_t claim) {
     epoch_ = epoch;
     claim_ = claim;
+    group_.clear();
+  }
+
+  // A snapshot written under `claim` of `epoch` names its claim's group: taken when
+  // that is the current claim.
+  void NameGroup(Epoch epoch, uint64_t claim, const std::string& group) {
+    if (!group.empty() && Of(epoch, claim) == Fit::kCurrent) group_ = group;
   }
 
   Epoch epoch() const { return epoch_; }
   uint64_t claim() const { return claim_; }
+  // The id hash key of the newest claim that counted; nullopt: none seen.
+  std::optional<uint64_t> hash_key() const { return hash_key_; }
+  // The current epoch's consumer group; empty: none names it (records before format
+  // 6, or only batches of the epoch).
+  const std::string& group() const { return group_; }
 
  private:
   Epoch epoch_;
   uint64_t claim_;
+  std::optional<uint64_t> hash_key_;
+  std::string group_;
 };
 
 }  // namespace oncecount::changelog

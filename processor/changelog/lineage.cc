@@ -83,23 +83,18 @@ void LineageBuilder::OnBatch(BatchRecord batch) {
     ++ignored_;
     return;
   }
-  if (fit == ClaimRule::Fit::kNewerEpoch) {
-    claims_.Adopt(batch.epoch, batch.claim);
-    group_.clear();  // its claim is gone: its snapshot, if any, says whose it is
-  }
+  if (fit == ClaimRule::Fit::kNewerEpoch) claims_.Adopt(batch.epoch, batch.claim);
   DropAfter(batch.seq.Previous(), batch.epoch);
   const Seq seq = batch.seq;
   chain_.insert_or_assign(seq, std::move(batch));
 }
 
 void LineageBuilder::OnClaim(const ClaimRecord& claim) {
-  if (!claims_.Claim(claim.epoch, claim.claim)) {
+  if (!claims_.Claim(claim)) {
     ++ignored_;
     return;
   }
   claimed_base_ = claim.base_seq;
-  hash_key_ = claim.hash_key;
-  group_ = claim.group;
   DropAfter(claim.base_seq, claim.epoch);
 }
 
@@ -131,14 +126,8 @@ void LineageBuilder::OnChunk(SnapshotChunk chunk) {
     DropAfter(s.seq, s.epoch);
     head_snapshot_seq_ = s.seq;
     head_snapshot_epoch_ = s.epoch;
-    group_.clear();
   }
-  // A complete snapshot of the current claim names its group (after retention
-  // removed the claim, the only record that does).
-  if (s.usable && s.complete() && !s.group.empty() &&
-      claims_.Of(s.epoch, s.claim) == ClaimRule::Fit::kCurrent) {
-    group_ = s.group;
-  }
+  if (s.usable && s.complete()) claims_.NameGroup(s.epoch, s.claim, s.group);
 }
 
 Seq LineageBuilder::last_seq() const {
@@ -170,8 +159,8 @@ base::Result<RestorePlan> LineageBuilder::Finish() && {
   RestorePlan plan;
   plan.epoch = claims_.epoch();
   plan.claim = claims_.claim();
-  plan.hash_key = hash_key_;
-  plan.group = group_;
+  plan.hash_key = claims_.hash_key();
+  plan.group = claims_.group();
   plan.ignored_records = ignored_;
   plan.unreadable_records = unreadable_;
   plan.last_seq = last_seq();

@@ -91,9 +91,9 @@ class LineageBuilder {
   void Add(Record record);
   base::Result<RestorePlan> Finish() &&;
   // The id hash key of the last claim that counted so far (RestorePlan::hash_key).
-  std::optional<uint64_t> hash_key() const { return hash_key_; }
+  std::optional<uint64_t> hash_key() const { return claims_.hash_key(); }
   // The consumer group of the last claim that counted so far (RestorePlan::group).
-  const std::string& group() const { return group_; }
+  const std::string& group() const { return claims_.group(); }
 
   // After every record from the partition's log start was added: refuses (kCorrupt)
   // a partition that lost records (log start above 0) when nothing read claims the
@@ -148,8 +148,6 @@ class LineageBuilder {
   Epoch head_snapshot_epoch_;
   ClaimRule claims_;
   Seq claimed_base_;
-  std::optional<uint64_t> hash_key_;  // of the last claim that counted
-  std::string group_;                 // likewise
   std::map<Seq, BatchRecord> chain_;  // by seq
   std::vector<Snapshot> snapshots_;   // in log order; the last may be partial
   uint64_t ignored_ = 0;

@@ -25,9 +25,8 @@ LineageFollower::Step LineageFollower::Resume(const Record& record) {
     lost_ = true;
     return Step::kSkip;
   }
-  claims_ = ClaimRule(sought_epoch_, sought_claim_);
+  claims_ = ClaimRule(sought_epoch_, sought_claim_, std::nullopt, chunk->group);
   applied_ = sought_seq_;
-  group_ = chunk->group;
   seeking_ = false;
   return Step::kSkip;
 }
@@ -35,10 +34,7 @@ LineageFollower::Step LineageFollower::Resume(const Record& record) {
 // Before the sought batch: the claims and epochs as LineageBuilder tracks them.
 LineageFollower::Step LineageFollower::Seek(const Record& record) {
   if (const auto* claim = std::get_if<ClaimRecord>(&record)) {
-    if (claims_.Claim(claim->epoch, claim->claim)) {
-      hash_key_ = claim->hash_key;
-      group_ = claim->group;
-    }
+    claims_.Claim(*claim);
     return Step::kSkip;
   }
   if (const auto* chunk = std::get_if<SnapshotChunk>(&record)) {
@@ -53,10 +49,7 @@ LineageFollower::Step LineageFollower::Seek(const Record& record) {
   if (sought && (fit == ClaimRule::Fit::kOlderEpoch || fit == ClaimRule::Fit::kOtherClaim)) {
     return Step::kRebuild;  // a zombie's batch, or one under a refused claim
   }
-  if (fit == ClaimRule::Fit::kNewerEpoch) {
-    claims_.Adopt(batch->epoch, batch->claim);
-    group_.clear();
-  }
+  if (fit == ClaimRule::Fit::kNewerEpoch) claims_.Adopt(batch->epoch, batch->claim);
   if (sought) {
     seeking_ = false;
     applied_ = sought_seq_;
@@ -79,11 +72,8 @@ void LineageFollower::SeekChunk(const SnapshotChunk& chunk) {
   if (++s.next == s.count) {
     if (claims_.Of(s.epoch, s.claim) == ClaimRule::Fit::kNewerEpoch) {
       claims_.Adopt(s.epoch, s.claim);
-      group_.clear();
     }
-    if (!s.group.empty() && claims_.Of(s.epoch, s.claim) == ClaimRule::Fit::kCurrent) {
-      group_ = s.group;
-    }
+    claims_.NameGroup(s.epoch, s.claim, s.group);
     s.count = 0;
   }
 }
@@ -96,10 +86,7 @@ LineageFollower::Step LineageFollower::Next(const Record& record) {
   if (const auto* claim = std::get_if<ClaimRecord>(&record)) return OnClaim(*claim);
   // Snapshots matter only to a rebuild, and say whose the current claim is.
   if (const auto* chunk = std::get_if<SnapshotChunk>(&record)) {
-    if (!chunk->group.empty() &&
-        claims_.Of(chunk->epoch, chunk->claim) == ClaimRule::Fit::kCurrent) {
-      group_ = chunk->group;
-    }
+    claims_.NameGroup(chunk->epoch, chunk->claim, chunk->group);
   }
   return Step::kSkip;
 }
@@ -114,10 +101,7 @@ LineageFollower::Step LineageFollower::OnBatch(const BatchRecord& batch) {
     return fit == ClaimRule::Fit::kNewerEpoch ? Step::kRebuild : Step::kSkip;
   }
   if (batch.seq != applied_.Next()) return Step::kRebuild;  // batches are missing
-  if (fit == ClaimRule::Fit::kNewerEpoch) {
-    claims_.Adopt(batch.epoch, batch.claim);
-    group_.clear();
-  }
+  if (fit == ClaimRule::Fit::kNewerEpoch) claims_.Adopt(batch.epoch, batch.claim);
   applied_ = batch.seq;
   return Step::kApply;
 }
@@ -125,9 +109,7 @@ LineageFollower::Step LineageFollower::OnBatch(const BatchRecord& batch) {
 LineageFollower::Step LineageFollower::OnClaim(const ClaimRecord& claim) {
   // An older claim, the one that started the current epoch, or a refused second
   // claim of it: nothing new.
-  if (!claims_.Claim(claim.epoch, claim.claim)) return Step::kSkip;
-  hash_key_ = claim.hash_key;
-  group_ = claim.group;
+  if (!claims_.Claim(claim)) return Step::kSkip;
   return claim.base_seq == applied_ ? Step::kSkip : Step::kRebuild;
 }
 

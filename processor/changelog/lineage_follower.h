@@ -57,10 +57,7 @@ class LineageFollower {
   // (a restore's RestorePlan).
   LineageFollower(Epoch epoch, Seq applied_seq, uint64_t claim,
                   std::optional<uint64_t> hash_key = std::nullopt, std::string group = {})
-      : claims_(epoch, claim),
-        applied_(applied_seq),
-        hash_key_(hash_key),
-        group_(std::move(group)) {}
+      : claims_(epoch, claim, hash_key, std::move(group)), applied_(applied_seq) {}
   // See above.
   static LineageFollower Seeking(Epoch epoch, Seq seq, uint64_t claim);
   static LineageFollower Resuming(Epoch epoch, Seq seq, uint64_t claim);
@@ -75,10 +72,10 @@ class LineageFollower {
   bool seeking() const { return seeking_; }
   // The id hash key of the newest claim that counted (changelog_record.h); nullopt:
   // none seen.
-  std::optional<uint64_t> hash_key() const { return hash_key_; }
+  std::optional<uint64_t> hash_key() const { return claims_.hash_key(); }
   // The consumer group of the newest epoch (LineageBuilder's RestorePlan::group);
   // empty: none seen, or records before format 6.
-  const std::string& group() const { return group_; }
+  const std::string& group() const { return claims_.group(); }
 
  private:
   Step OnBatch(const BatchRecord& batch);
@@ -90,8 +87,6 @@ class LineageFollower {
 
   ClaimRule claims_;
   Seq applied_;
-  std::optional<uint64_t> hash_key_;
-  std::string group_;
   bool seeking_ = false;
   // A Resuming() follower that has not read its first record; after a first record
   // that is not its snapshot's last chunk, it stays seeking() and skips the rest.

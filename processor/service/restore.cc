@@ -29,12 +29,10 @@ base::Status RefuseAnotherGroupsShard(base::Partition p, const std::string& clai
 // Sets `claim` on the state with the key it carries: the shard's (from the state's
 // snapshot or batches, or the claims read), else the claimer's fresh one. Refuses a
 // state whose changelog disagrees on the key: which hashes its filter holds is not
-// known, and claiming it under either key could count retries twice. Refuses another
-// group's shard (RefuseAnotherGroupsShard).
+// known, and claiming it under either key could count retries twice. The caller
+// refused another group's shard first (RefuseAnotherGroupsShard).
 base::Status ClaimWithShardKey(shard::ShardState& state, changelog::ClaimRecord& claim,
-                               std::optional<uint64_t> claims_key, const std::string& claims_group,
-                               const ClaimDraw& draw) {
-  if (base::Status s = RefuseAnotherGroupsShard(claim.partition, claims_group, draw); !s) return s;
+                               std::optional<uint64_t> claims_key, const ClaimDraw& draw) {
   claim.group = draw.group;
   if (claims_key) state.AdoptHashKey(filter::IdHashKey{*claims_key});
   if (const std::optional<filter::IdHashKey> other = state.hash_key_conflict()) {
@@ -64,10 +62,9 @@ base::Result<RestoredShard> RestoreCold(base::Partition p, changelog::LineageBui
   if (own_committed && lineage.epoch() == own_committed->epoch) base = own_committed->seq;
   // Asked before this claim joins the lineage, whose key it would then report.
   const std::optional<uint64_t> shard_key_seen = lineage.hash_key();
-  const std::string group_seen = lineage.group();
   // Before the state is built: a deployment refused every shard would otherwise
   // rebuild each one at every retry.
-  if (base::Status s = RefuseAnotherGroupsShard(p, group_seen, draw); !s) return s.error();
+  if (base::Status s = RefuseAnotherGroupsShard(p, lineage.group(), draw); !s) return s.error();
   changelog::ClaimRecord claim{p, lineage.epoch().Next(), base, draw.id};
   lineage.Add(changelog::Record{claim});
   auto plan = std::move(lineage).Finish();
@@ -82,8 +79,7 @@ base::Result<RestoredShard> RestoreCold(base::Partition p, changelog::LineageBui
     state.value()->Replay(b);
     kept.batch_bytes += changelog::BatchRecordBytes(b);
   }
-  if (base::Status s = ClaimWithShardKey(*state.value(), claim, shard_key_seen, group_seen, draw);
-      !s) {
+  if (base::Status s = ClaimWithShardKey(*state.value(), claim, shard_key_seen, draw); !s) {
     return s.error();
   }
   std::string summary =
@@ -135,10 +131,9 @@ base::Result<RestoredShard> ClaimFollowed(base::Partition p,
                                           std::unique_ptr<shard::ShardState> state,
                                           const changelog::LineageFollower& follower,
                                           size_t applied, ClaimDraw draw, std::string_view source) {
+  if (base::Status s = RefuseAnotherGroupsShard(p, follower.group(), draw); !s) return s.error();
   changelog::ClaimRecord claim{p, follower.epoch().Next(), follower.applied_seq(), draw.id};
-  if (base::Status s =
-          ClaimWithShardKey(*state, claim, follower.hash_key(), follower.group(), draw);
-      !s) {
+  if (base::Status s = ClaimWithShardKey(*state, claim, follower.hash_key(), draw); !s) {
     return s.error();
   }
   std::string summary = "taken over from " + std::string(source) + " at batch " +
