@@ -94,16 +94,18 @@ base::Result<RestoredShard> RestoreCold(base::Partition p, changelog::LineageBui
                        plan->unreadable_records};
 }
 
-std::optional<RestoredShard> CatchUp(base::Partition p, replica::Handoff h,
-                                     const std::vector<std::string>& tail, ClaimDraw draw,
-                                     std::string_view source) {
+base::Result<RestoredShard> CatchUp(base::Partition p, replica::Handoff h,
+                                    const std::vector<std::string>& tail, ClaimDraw draw,
+                                    std::string_view source) {
   size_t applied = 0;
   uint64_t unreadable = h.unreadable_records;  // the replica's build skipped these
   for (const std::string& bytes : tail) {
     auto record = changelog::DecodeRecord(bytes);
     if (!record) {
       // Skipping a newer release's record would claim an epoch it may have used.
-      if (changelog::NewerFormatOf(bytes)) return std::nullopt;
+      if (changelog::NewerFormatOf(bytes)) {
+        return base::Corrupt("a newer release wrote to the changelog after the state");
+      }
       ++unreadable;
       continue;
     }
@@ -112,13 +114,15 @@ std::optional<RestoredShard> CatchUp(base::Partition p, replica::Handoff h,
       h.state->Replay(std::get<changelog::BatchRecord>(record.value()));
       ++applied;
     } else if (step == changelog::LineageFollower::Step::kRebuild) {
-      return std::nullopt;
+      return base::Corrupt(
+          "the changelog's tail went another way (a newer claim cut back batches the state "
+          "holds, or batches are missing)");
     }
   }
   auto claimed = ClaimFollowed(p, std::move(h.state), h.follower, applied, draw, source);
-  if (!claimed) return std::nullopt;  // a cold restore reports it
+  if (!claimed) return claimed;
   NoteUnreadableRecords(claimed.value(), unreadable);
-  return std::move(claimed).value();
+  return claimed;
 }
 
 void NoteUnreadableRecords(RestoredShard& restored, uint64_t unreadable) {

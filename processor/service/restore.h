@@ -6,7 +6,7 @@
 //  - RestoreCold: from every record of the partition (LineageBuilder: the newest
 //    usable snapshot plus the batches after it), fed as they are read.
 //  - CatchUp: a hot replica handed over by the replicator, or a local checkpoint,
-//    brought forward by the records after its position (LineageFollower); nullopt
+//    brought forward by the records after its position (LineageFollower); kCorrupt
 //    when the tail takes a turn the state cannot follow, and the shard must restore
 //    cold.
 //
@@ -16,7 +16,7 @@
 // the shard's id hash key, which every snapshot, batch and claim of the shard
 // carries: the one the state learnt from them, else — the shard's first claim, when
 // nothing was ever hashed — `draw.fresh_hash_key`. A state whose records disagree on
-// the key is refused (kCorrupt; CatchUp: nullopt). After an aborted transaction of
+// the key is refused (kCorrupt). After an aborted transaction of
 // its own, an owner continues from the batch it last committed instead
 // (`own_committed`): that cuts its aborted attempt for readers that could still see
 // it (the embedded cluster shows aborted records) — but only while nobody claimed the
@@ -92,15 +92,17 @@ base::Result<RestoredShard> RestoreCold(base::Partition partition,
                                         std::optional<OwnCommit> own_committed = std::nullopt);
 
 // `source` names where the state came from, for the summary ("its standby replica").
-// nullopt when the tail cannot be followed (a cut-back lineage, a claim with another
-// key, a record a newer release wrote): a cold restore then says why.
-std::optional<RestoredShard> CatchUp(base::Partition partition, replica::Handoff handoff,
-                                     const std::vector<std::string>& tail, ClaimDraw draw,
-                                     std::string_view source);
+// kCorrupt when the tail cannot be followed (a cut-back lineage, a claim with another
+// key, a record a newer release wrote): a cold restore may still succeed. kBadConfig
+// when another consumer group claimed the shard: so would a cold restore.
+base::Result<RestoredShard> CatchUp(base::Partition partition, replica::Handoff handoff,
+                                    const std::vector<std::string>& tail, ClaimDraw draw,
+                                    std::string_view source);
 
 // The claim of a state that `follower` brought to the changelog's high watermark
 // (`applied` batches from the tail): the newest epoch it saw plus one, continuing from
-// its last batch; kCorrupt when its records disagree on the shard's id hash key.
+// its last batch; kCorrupt when its records disagree on the shard's id hash key,
+// kBadConfig when another consumer group claimed the shard last.
 base::Result<RestoredShard> ClaimFollowed(base::Partition partition,
                                           std::unique_ptr<shard::ShardState> state,
                                           const changelog::LineageFollower& follower,

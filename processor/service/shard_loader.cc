@@ -15,7 +15,7 @@ LoadResult ShardLoader::Load(const std::vector<base::Partition>& partitions,
   const auto left = [&out](const std::vector<base::Partition>& of) {
     std::vector<base::Partition> rest;
     for (base::Partition p : of) {
-      if (!out.held_back.contains(p) &&
+      if (!out.held_back.contains(p) && !out.failed.contains(p) &&
           std::none_of(out.restored.begin(), out.restored.end(),
                        [p](const RestoredShard& r) { return r.claim.partition == p; })) {
         rest.push_back(p);
@@ -181,6 +181,7 @@ std::vector<RestoredShard> ShardLoader::FromCheckpoints(
           ClaimFollowed(p, std::move(c.state), c.follower, c.applied, o_.new_claim(),
                         c.from_snapshot_end ? "its local checkpoint (read from its snapshot's end)"
                                             : "its local checkpoint");
+      if (!claimed && RefusedForGood(claimed.error(), p, out_result)) continue;
       if (!claimed) {
         PassOver(p, CheckpointFallback::kDiverged, claimed.message());
         continue;
@@ -220,7 +221,7 @@ std::vector<RestoredShard> ShardLoader::TakeOver(const std::vector<base::Partiti
     return out;
   }
   for (auto& [p, h] : handoffs) {
-    std::optional<RestoredShard> r;
+    std::optional<base::Result<RestoredShard>> r;
     try {
       r = CatchUp(p, std::move(h), read.value()[p].records, o_.new_claim(), "its standby replica");
     } catch (const std::bad_alloc&) {
@@ -228,13 +229,14 @@ std::vector<RestoredShard> ShardLoader::TakeOver(const std::vector<base::Partiti
           ": out of memory bringing its replica up to date; restoring from scratch");
       continue;
     }
-    if (!r) {
-      Log("shard " + std::to_string(p.value()) +
-          ": its replica cannot follow the changelog's tail; restoring from scratch");
+    if (!*r && RefusedForGood(r->error(), p, out_result)) continue;
+    if (!*r) {
+      Log("shard " + std::to_string(p.value()) + ": its replica cannot follow the changelog (" +
+          r->message() + "); restoring from scratch");
       continue;
     }
-    r->read_to = read.value()[p].next_offset;
-    out.push_back(std::move(*r));
+    r->value().read_to = read.value()[p].next_offset;
+    out.push_back(std::move(*r).value());
   }
   return out;
 }
@@ -339,6 +341,12 @@ bool ShardLoader::Stream(const std::vector<base::Partition>& partitions,
   for (base::Partition p : partitions) lineages.erase(p);
   FileFailedRead(partitions, read.error(), out);
   return false;
+}
+
+bool ShardLoader::RefusedForGood(const base::Error& error, base::Partition p, LoadResult& out) {
+  if (error.code() != base::Errc::kBadConfig) return false;
+  out.failed[p] = error.message();
+  return true;
 }
 
 void ShardLoader::FileFailedRead(const std::vector<base::Partition>& partitions,

@@ -134,6 +134,11 @@ class ShardLoader {
   bool Stream(const std::vector<base::Partition>& partitions, changelog::LineageBuilder::Keep keep,
               std::map<base::Partition, changelog::LineageBuilder>& lineages,
               std::map<base::Partition, base::Offset>& read_to, LoadResult& out);
+  // Files `p` under out.failed, and says so, when a state taken over was refused for
+  // a reason a cold restore would meet as well (another consumer group's shard,
+  // kBadConfig): it is not a fallback, and reading the whole changelog again would
+  // only say the same.
+  static bool RefusedForGood(const base::Error& error, base::Partition p, LoadResult& out);
   // Files a failed read of `partitions` under out.held_back (an open transaction held
   // it back) or out.failed.
   static void FileFailedRead(const std::vector<base::Partition>& partitions,

@@ -73,6 +73,8 @@ struct StrictInstanceOptions {
   bool leave_group_on_stop = true;
   // kafka.group_id: another one is another deployment on the same topics.
   std::string group_id = "oncecount";
+  // kafka.previous_group_id: the group it was renamed from.
+  std::string previous_group_id{};
   // The processor is expected to refuse to start: its error is kept (refusal()), and
   // a start is a test failure.
   bool expect_refusal = false;

@@ -252,6 +252,46 @@ TEST_F(LocalCheckpointRestart, PassesOverACheckpointWhoseTailANewerReleaseWroteT
       << again.metrics().Render();
 }
 
+// A checkpoint of a shard that another consumer group claimed since (the group was
+// renamed, then the old configuration came back): the shard is refused at once,
+// naming both groups. It was counted as a checkpoint fallback ("diverged"), as if the
+// checkpoint were at fault, and a cold restore read the whole changelog again only
+// to refuse it the same way.
+TEST_F(LocalCheckpointRestart, RefusesAShardAnotherGroupClaimedSinceWithoutCallingItAFallback) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  RunAndKill(kafka);
+  {
+    testing::StrictInstanceOptions renamed;
+    renamed.process = "renamed";
+    renamed.group_id = "oncecount-renamed";
+    renamed.previous_group_id = "oncecount";
+    Instance b(kafka, renamed);
+    ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return b.RunsAll(kPartitions); })) << b.log();
+    Send(kafka, 300, 350);
+    b.StepAndCommit();
+    ASSERT_TRUE(b.Finish().ok());
+  }
+  Instance again(kafka, Options());
+  ASSERT_TRUE(RunUntil(kafka, {&again}, [&] {
+    for (int32_t p = 0; p < kPartitions; ++p) {
+      if (!again.View(p) || again.View(p)->phase != shard::ShardPhase::kFailed) return false;
+    }
+    return true;
+  })) << again.log();
+  EXPECT_NE(again.View(0)->failure.find("the changelog's newest claim is by consumer group "
+                                        "\"oncecount-renamed\", not this instance's "
+                                        "\"oncecount\""),
+            std::string::npos)
+      << again.View(0)->failure;
+  EXPECT_EQ(again.log().find("passed over"), std::string::npos) << again.log();
+  EXPECT_NE(again.metrics().Render().find(
+                "oncecount_checkpoint_fallbacks_total{reason=\"diverged\"} 0\n"),
+            std::string::npos)
+      << again.metrics().Render();
+  EXPECT_FALSE(again.Ready());
+}
+
 // A damaged record in the tail after a checkpoint is skipped and counted, as a cold
 // restore counts it (it was skipped without a count).
 TEST_F(LocalCheckpointRestart, CountsADamagedRecordInTheTailAfterACheckpoint) {

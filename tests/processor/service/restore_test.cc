@@ -132,7 +132,9 @@ TEST(Restore, AHandOverDoesNotCatchUpOverARecordANewerReleaseWrote) {
   replica::Handoff handoff{std::move(made).value(),
                            changelog::LineageFollower(base::Epoch(), base::Seq(), 0),
                            base::Offset(0)};
-  EXPECT_FALSE(CatchUp(kPartition, std::move(handoff), tail, kDraw, "its standby replica"));
+  auto taken = CatchUp(kPartition, std::move(handoff), tail, kDraw, "its standby replica");
+  ASSERT_FALSE(taken.ok());
+  EXPECT_EQ(taken.code(), base::Errc::kCorrupt) << "a cold restore says why";
 }
 
 // Regression: the damaged records a standby's build skipped were logged on its
@@ -149,7 +151,7 @@ TEST(Restore, AHandOverCountsTheDamagedRecordsItsReplicaSkippedWithItsTails) {
                            changelog::LineageFollower(base::Epoch(), base::Seq(), 0),
                            base::Offset(0), 2};
   auto restored = CatchUp(kPartition, std::move(handoff), tail, kDraw, "its standby replica");
-  ASSERT_TRUE(restored.has_value());
+  ASSERT_TRUE(restored.ok()) << restored.error();
   EXPECT_EQ(restored->unreadable_records, 3u);
   EXPECT_NE(restored->summary.find("3 changelog record(s) could not be read"), std::string::npos)
       << restored->summary;
@@ -294,10 +296,12 @@ TEST(Restore, AHandOverDoesNotTakeAShardAnotherConsumerGroupClaimed) {
   replica::Handoff handoff{std::move(made).value(),
                            changelog::LineageFollower(base::Epoch(), base::Seq(), 0),
                            base::Offset(0)};
-  EXPECT_FALSE(CatchUp(kPartition, std::move(handoff), ClaimedLastBy("production"),
-                       DrawOf("canary"), "its standby replica")
-                   .has_value())
-      << "a cold restore then says why";
+  auto taken = CatchUp(kPartition, std::move(handoff), ClaimedLastBy("production"),
+                       DrawOf("canary"), "its standby replica");
+  ASSERT_FALSE(taken.ok());
+  EXPECT_EQ(taken.code(), base::Errc::kBadConfig) << "a cold restore would be refused too";
+  EXPECT_NE(taken.message().find("consumer group \"production\""), std::string::npos)
+      << taken.message();
 }
 
 // A standby built before the shard's first claim learns the key from the claim it
@@ -310,7 +314,7 @@ TEST(Restore, ATakeOverCarriesTheKeyOfTheClaimsTheReplicaFollowed) {
                            base::Offset(0)};
   auto taken = CatchUp(kPartition, std::move(handoff), FirstOwnersChangelog(kShardKey), kDraw,
                        "its standby replica");
-  ASSERT_TRUE(taken.has_value());
+  ASSERT_TRUE(taken.ok()) << taken.error();
   EXPECT_EQ(taken->claim.hash_key, kShardKey.value);
   EXPECT_EQ(RetryOutcome(*taken->state), shard::Outcome::kDuplicate);
 }
