@@ -80,16 +80,25 @@ class ByteReader {
   bool Words(std::vector<uint64_t>& words, uint64_t expected) {
     if (U64() != expected || !ok_ || (in_.size() - pos_) / 8 < expected) return ok_ = false;
     words.resize(expected);
-    if constexpr (std::endian::native == std::endian::little) {
-      std::memcpy(words.data(), in_.data() + pos_, expected * 8);
-      pos_ += expected * 8;
-    } else {
-      for (auto& w : words) w = U64();
-    }
-    return ok_;
+    return WordsInto(words);
+  }
+  // Reads a word count that must be into.size(), then the words straight into `into`:
+  // a large structure decoded in place, not through a copy of itself.
+  bool Words(std::span<uint64_t> into) {
+    if (U64() != into.size() || !ok_ || (in_.size() - pos_) / 8 < into.size()) return ok_ = false;
+    return WordsInto(into);
   }
 
  private:
+  bool WordsInto(std::span<uint64_t> into) {
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(into.data(), in_.data() + pos_, into.size_bytes());
+      pos_ += into.size_bytes();
+    } else {
+      for (auto& w : into) w = U64();
+    }
+    return ok_;
+  }
   uint64_t Le(size_t bytes) {
     if (!ok_ || in_.size() - pos_ < bytes) {
       ok_ = false;

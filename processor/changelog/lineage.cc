@@ -106,7 +106,7 @@ void LineageBuilder::OnChunk(SnapshotChunk chunk) {
   }
   if (chunk.index == 0) {
     snapshots_.push_back(
-        {chunk.epoch, chunk.seq, chunk.claim, chunk.count, std::move(chunk.group), {}, true});
+        {chunk.epoch, chunk.seq, chunk.claim, chunk.count, std::move(chunk.group), {}, 0, true});
   }
   if (snapshots_.empty()) {
     ++ignored_;  // the head of this snapshot was lost
@@ -114,12 +114,18 @@ void LineageBuilder::OnChunk(SnapshotChunk chunk) {
   }
   Snapshot& s = snapshots_.back();
   if (s.epoch != chunk.epoch || s.seq != chunk.seq || s.count != chunk.count ||
-      s.chunks.size() != chunk.index) {
+      s.received != chunk.index) {
     ++ignored_;
     s.usable = false;
+    std::string().swap(s.bytes);
     return;
   }
-  s.chunks.push_back(std::move(chunk.bytes));
+  if (s.bytes.empty()) {
+    s.bytes = std::move(chunk.bytes);
+  } else {
+    s.bytes += chunk.bytes;
+  }
+  ++s.received;
   if (fit == ClaimRule::Fit::kNewerEpoch && s.usable && s.complete()) {
     // Its batch, written just before it in the same transaction, was deleted.
     claims_.Adopt(s.epoch, s.claim);
@@ -166,9 +172,7 @@ base::Result<RestorePlan> LineageBuilder::Finish() && {
   plan.last_seq = last_seq();
   for (auto it = snapshots_.rbegin(); it != snapshots_.rend(); ++it) {
     if (!it->usable || !it->complete() || it->seq > plan.last_seq) continue;
-    std::string bytes;
-    for (const std::string& chunk : it->chunks) bytes += chunk;
-    plan.snapshot = std::move(bytes);
+    plan.snapshot = std::move(it->bytes);
     plan.snapshot_seq = it->seq;
     break;
   }

@@ -125,9 +125,13 @@ class LineageBuilder {
     uint64_t claim = 0;
     uint32_t count = 0;
     std::string group;  // of its claim (SnapshotChunk::group)
-    std::vector<std::string> chunks;
+    // Its chunks, joined as they arrive: each record is let go of at once, and a
+    // snapshot of tens of MiB is not held twice, as chunks and joined, at the restore's
+    // peak (docs/BENCHMARKS.md, "Restore memory").
+    std::string bytes;
+    uint32_t received = 0;  // chunks
     bool usable = true;
-    bool complete() const { return chunks.size() == count; }
+    bool complete() const { return received == count; }
   };
   void OnBatch(BatchRecord batch);
   void OnClaim(const ClaimRecord& claim);

@@ -69,12 +69,12 @@ base::Result<RestoredShard> RestoreCold(base::Partition p, changelog::LineageBui
   lineage.Add(changelog::Record{claim});
   auto plan = std::move(lineage).Finish();
   if (!plan) return plan.error();
-  auto state = plan->snapshot ? shard::ShardState::FromSnapshot(*plan->snapshot,
+  SnapshotCycleKept kept;
+  kept.snapshot_bytes = plan->snapshot ? plan->snapshot->size() : 0;
+  auto state = plan->snapshot ? shard::ShardState::FromSnapshot(std::move(*plan->snapshot),
                                                                 filter::DecodeLimitsFor(dedup))
                               : shard::ShardState::Create(p, dedup, filter::Millis{0});
   if (!state) return state.error();
-  SnapshotCycleKept kept;
-  kept.snapshot_bytes = plan->snapshot ? plan->snapshot->size() : 0;
   for (const changelog::BatchRecord& b : plan->batches) {
     state.value()->Replay(b);
     kept.batch_bytes += changelog::BatchRecordBytes(b);

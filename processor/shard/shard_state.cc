@@ -488,8 +488,8 @@ std::string ShardState::EncodeSnapshot(base::Epoch epoch) const {
   return out;
 }
 
-base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshot(
-    std::string_view bytes, const filter::DecodeLimits& limits) {
+base::Result<std::string_view> ShardState::SnapshotBody(std::string_view bytes, uint16_t& version,
+                                                        std::string& unpacked) {
   if (bytes.size() < 4 + 8 || bytes.substr(0, 4) != std::string_view(kSnapshotMagic, 4)) {
     return base::Corrupt("shard snapshot: bad magic");
   }
@@ -499,8 +499,8 @@ base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshot(
     return base::Corrupt("shard snapshot: checksum mismatch");
   }
   base::ByteReader r(covered.substr(4));
-  const uint16_t version = r.U16();
-  if (version == kPlainSnapshotVersion) return FromSnapshotBody(covered.substr(6), version, limits);
+  version = r.U16();
+  if (version == kPlainSnapshotVersion) return covered.substr(6);
   if (version != kSnapshotVersion && version != kUnkeyedSnapshotVersion &&
       version != kClocklessSnapshotVersion) {
     return base::Corrupt("shard snapshot: unsupported version " + std::to_string(version));
@@ -513,11 +513,29 @@ base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshot(
       ZSTD_getFrameContentSize(packed.data(), packed.size()) != body_bytes) {
     return base::Corrupt("shard snapshot: bad body length");
   }
-  std::string body;
-  if (!Decompress(packed, body_bytes, body)) {
+  if (!Decompress(packed, body_bytes, unpacked)) {
     return base::Corrupt("shard snapshot: cannot decompress");
   }
-  return FromSnapshotBody(body, version, limits);
+  return std::string_view(unpacked);
+}
+
+base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshot(
+    std::string_view bytes, const filter::DecodeLimits& limits) {
+  uint16_t version = 0;
+  std::string unpacked;
+  auto body = SnapshotBody(bytes, version, unpacked);
+  if (!body) return body.error();
+  return FromSnapshotBody(body.value(), version, limits);
+}
+
+base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshot(
+    std::string&& bytes, const filter::DecodeLimits& limits) {
+  uint16_t version = 0;
+  std::string unpacked;
+  auto body = SnapshotBody(bytes, version, unpacked);
+  if (!body) return body.error();
+  if (version != kPlainSnapshotVersion) std::string().swap(bytes);  // the body is unpacked
+  return FromSnapshotBody(body.value(), version, limits);
 }
 
 base::Result<std::unique_ptr<ShardState>> ShardState::FromSnapshotBody(

@@ -130,6 +130,11 @@ class ShardState {
   // dedup settings): a snapshot's bytes come from the changelog or a checkpoint file.
   static base::Result<std::unique_ptr<ShardState>> FromSnapshot(std::string_view bytes,
                                                                 const filter::DecodeLimits& limits);
+  // The same, letting go of `bytes` once its body is decompressed: a filter near its
+  // bound has a snapshot of tens of MiB, which need not stay beside the decoded state
+  // at a restore's peak.
+  static base::Result<std::unique_ptr<ShardState>> FromSnapshot(std::string&& bytes,
+                                                                const filter::DecodeLimits& limits);
 
   // The rules of an active owner (the defaults until set).
   void set_rules(const ShardRules& rules);
@@ -149,6 +154,9 @@ class ShardState {
   std::vector<changelog::BatchRecord> PendingBatches(base::Epoch epoch) const;
   // How many filter calls the pending batches hold.
   size_t pending_events() const { return pending_events_; }
+  // Whether anything was applied since the last seal: filter calls, and also dead
+  // letters, which move the position without one.
+  bool has_pending() const { return has_pending_ || !closed_batches_.empty(); }
   // Ends the pending batches: returns them (as PendingBatches would, stamped with the
   // owner's wall clock `sealed_at_ms`) and puts them in flight; later applies start
   // the next batch. Empty, and nothing changes, when nothing was applied. Call only
@@ -228,6 +236,10 @@ class ShardState {
 
  private:
   // The body of a snapshot, after its envelope (magic, version, codec, checksum).
+  // Checks a snapshot's magic, version and checksum and gives its body: decompressed
+  // into `unpacked`, or, for a plain (version 1) snapshot, a view of `bytes`.
+  static base::Result<std::string_view> SnapshotBody(std::string_view bytes, uint16_t& version,
+                                                     std::string& unpacked);
   static base::Result<std::unique_ptr<ShardState>> FromSnapshotBody(
       std::string_view body, uint16_t version, const filter::DecodeLimits& limits);
   ShardState(base::Partition partition, std::unique_ptr<filter::DedupFilter> filter);
@@ -250,7 +262,6 @@ class ShardState {
   // Closes the open batch (a later one begins with the next event).
   void CutBatch();
   changelog::BatchRecord OpenBatch() const;
-  bool has_pending() const { return has_pending_ || !closed_batches_.empty(); }
   changelog::ShardStats PendingStats() const;
   // Remembers that a counter changed since the last view.
   void NoteChanged(CounterTable::Index counter);

@@ -126,11 +126,6 @@ uint64_t FingerprintPlane<Word>::CountOccupied(uint32_t slot,
   return n;
 }
 
-template <class Word>
-void FingerprintPlane<Word>::Restore(std::span<const uint64_t> words) {
-  std::memcpy(buffer_.data(), words.data(), std::min<size_t>(words.size(), WordCount()) * 8);
-}
-
 template class FingerprintPlane<uint64_t>;
 template class FingerprintPlane<Bucket128>;
 

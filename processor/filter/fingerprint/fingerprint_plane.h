@@ -249,8 +249,10 @@ class FingerprintPlane {
   // The groups as 64-bit words (a 128-bit bucket low word first).
   std::span<const uint64_t> words() const { return {buffer_.data(), WordCount()}; }
   uint64_t WordCount() const { return groups_ * stride_; }
-  // Replaces the contents (deserialization); `words` must have WordCount().
-  void Restore(std::span<const uint64_t> words);
+  // The contents, for deserialization to write every word of in place (a plane near
+  // the memory bound is tens of MiB: decoding it through a copy doubled a restore's
+  // peak for it).
+  std::span<uint64_t> words_to_restore() { return {buffer_.data(), WordCount()}; }
 
  private:
   FingerprintPlane(BitBuffer buffer, uint64_t groups, uint32_t width);

@@ -133,7 +133,6 @@ base::Status FingerprintStateCodec::ReadPlanes(base::ByteReader& r, uint8_t layo
   if (!r.ok() || planes == 0 || planes > most) {
     return CorruptState("fingerprint plane count out of range");
   }
-  std::vector<uint64_t> words;
   f.planes_.clear();
   for (uint32_t i = 0; i < planes; ++i) {
     const uint64_t groups = r.U64();
@@ -147,10 +146,7 @@ base::Status FingerprintStateCodec::ReadPlanes(base::ByteReader& r, uint8_t layo
     }
     auto plane = FingerprintPlane<W>::Create(groups, width);
     if (!plane) return CorruptState(plane.message());
-    if (!r.Words(words, plane->WordCount())) {
-      return CorruptState("truncated fingerprint plane");
-    }
-    plane->Restore(words);
+    if (!r.Words(plane->words_to_restore())) return CorruptState("truncated fingerprint plane");
     f.planes_.push_back({std::move(plane).value(), live});
   }
   if (f.config_.memory_limit_bytes != 0 && f.plane_bytes() > f.config_.memory_limit_bytes) {

@@ -812,6 +812,22 @@ TEST(ShardState, SnapshotOfAFreshShardRoundTrips) {
   EXPECT_EQ(restored->position(), kUnknownOffset);
 }
 
+// A restore hands over the snapshot it joined: the bytes are let go of once
+// decompressed, so that they are not held beside the decoded state.
+TEST(ShardState, RestoresTheSameStateFromSnapshotBytesItOwnsAndLetsGoOfThem) {
+  auto s = NewShard();
+  Stream stream(5);
+  RunAndCommit(*s, stream, 1, 100, 1);
+  std::string bytes = s->EncodeSnapshot(base::Epoch(1));
+  auto from_view = ShardState::FromSnapshot(std::string_view(bytes), {});
+  ASSERT_TRUE(from_view.ok()) << from_view.error();
+  auto from_owned = ShardState::FromSnapshot(std::move(bytes), {});
+  ASSERT_TRUE(from_owned.ok()) << from_owned.error();
+  ExpectSameState(*from_view.value(), *from_owned.value());
+  EXPECT_TRUE(bytes.empty());                             // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(bytes.capacity(), std::string().capacity());  // NOLINT(bugprone-use-after-move)
+}
+
 TEST(ShardState, RejectsACorruptedSnapshot) {
   auto s = NewShard();
   Stream stream(5);
