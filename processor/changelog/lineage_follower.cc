@@ -84,8 +84,15 @@ LineageFollower::Step LineageFollower::Next(const Record& record) {
   if (seeking_) return Seek(record);
   if (const auto* batch = std::get_if<BatchRecord>(&record)) return OnBatch(*batch);
   if (const auto* claim = std::get_if<ClaimRecord>(&record)) return OnClaim(*claim);
-  // Snapshots matter only to a rebuild, and say whose the current claim is.
+  // Snapshots matter only to a rebuild, and say whose the current claim is. One of a
+  // newer epoch than any claim or batch seen means the records before it are gone (a
+  // snapshot stands for its own batch, written just before it): its claim, and the
+  // batches the state lacks. Taking it as nothing new would claim that epoch again,
+  // and every later reader would drop the new claim's work as a rival's.
   if (const auto* chunk = std::get_if<SnapshotChunk>(&record)) {
+    if (claims_.Of(chunk->epoch, chunk->claim) == ClaimRule::Fit::kNewerEpoch) {
+      return Step::kRebuild;
+    }
     claims_.NameGroup(chunk->epoch, chunk->claim, chunk->group);
   }
   return Step::kSkip;

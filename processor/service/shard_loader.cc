@@ -208,8 +208,16 @@ std::vector<RestoredShard> ShardLoader::TakeOver(const std::vector<base::Partiti
     taken.push_back(p);
     from[p] = h.next_offset;
   }
-  auto read =
-      kafka::ReadPartitions(*o_.clients, *o_.clock, o_.changelog_topic, taken, o_.wait, from);
+  // The tails are held whole (a replica far behind has a long one): a machine that
+  // cannot hold them restores cold, which streams.
+  std::optional<base::Result<kafka::ReadResult>> tails;
+  try {
+    tails = kafka::ReadPartitions(*o_.clients, *o_.clock, o_.changelog_topic, taken, o_.wait, from);
+  } catch (const std::bad_alloc&) {
+    Log("out of memory reading the changelog after the replicas; restoring from scratch");
+    return out;
+  }
+  base::Result<kafka::ReadResult>& read = *tails;
   if (!read && read.error().code() == base::Errc::kUnavailable) {
     // The replicas' states are handed over already: the next attempt restores cold.
     FileFailedRead(taken, read.error(), out_result);

@@ -103,6 +103,21 @@ TEST(LineageFollower, SkipsSnapshotChunks) {
   EXPECT_EQ(f.applied_seq().value(), 1u);
 }
 
+// Retention (or DeleteRecords) took a new owner's claim and batch while the state
+// was not following, and its tail begins with that owner's snapshot: the state lacks
+// the batch the snapshot stands for, and the snapshot's epoch was claimed. It was
+// skipped as nothing new, and a take-over then claimed that epoch a second time, which
+// every later reader refuses, dropping the taker's work as a rival's.
+TEST(LineageFollower, RebuildsOnASnapshotOfAnEpochWhoseClaimItNeverSaw) {
+  LineageFollower f(base::Epoch(1), base::Seq(1), 0xf1);
+  EXPECT_EQ(f.Next(SnapshotChunk{kPartition, base::Epoch(2), base::Seq(2), 0, 2, "sta", 0xab}),
+            Step::kRebuild);
+  LineageFollower zombie(base::Epoch(2), base::Seq(1), 0xab);
+  EXPECT_EQ(zombie.Next(SnapshotChunk{kPartition, base::Epoch(1), base::Seq(2), 0, 1, "s", 0xf1}),
+            Step::kSkip)
+      << "an older epoch's snapshot is a zombie's";
+}
+
 TEST(LineageFollower, SkipsASecondClaimOfItsEpochAndTheBatchesWrittenUnderIt) {
   LineageFollower f(base::Epoch(1), base::Seq(1), 0xf1);
   EXPECT_EQ(f.Next(Claim(1, 0, 0x5e)), Step::kSkip);
