@@ -15,7 +15,31 @@ std::string SizeOf(const std::optional<std::string>& bytes) {
   return bytes ? std::to_string(bytes->size()) : "none";
 }
 
+constexpr std::string_view kServicePrefix = "oncecount.";
+
+bool IsTheServices(const kafka::Header& h) {
+  return h.name.starts_with(kServicePrefix);
+}
+
 }  // namespace
+
+DeadLetter MakeDeadLetter(const kafka::Message& m, std::string_view reason,
+                          const std::string& input_topic) {
+  DeadLetter d;
+  if (m.key) d.key.emplace(*m.key);
+  if (m.value) d.value.emplace(*m.value);
+  d.headers = m.Headers();
+  for (kafka::Header& h : d.headers) {
+    if (IsTheServices(h)) h.name.insert(0, "original.");
+  }
+  d.headers.push_back({"oncecount.error", std::string(reason)});
+  d.headers.push_back({"oncecount.source", input_topic + "/" + std::to_string(m.partition.value()) +
+                                               "/" + std::to_string(m.offset.value())});
+  // The letter's own timestamp is its commit's: how late a `late` one was is this.
+  d.headers.push_back(
+      {"oncecount.timestamp", m.timestamp_ms < 0 ? "none" : std::to_string(m.timestamp_ms)});
+  return d;
+}
 
 size_t DeadLetterBytes(const DeadLetter& letter) {
   size_t bytes = kBatchOverhead + letter.key.value_or("").size() + letter.value.value_or("").size();
@@ -29,11 +53,10 @@ void FitDeadLetter(DeadLetter& letter, size_t max_bytes) {
   if (DeadLetterBytes(letter) <= max_bytes) return;
   const size_t original_headers =
       std::count_if(letter.headers.begin(), letter.headers.end(),
-                    [](const kafka::Header& h) { return h.name.rfind("oncecount.", 0) != 0; });
+                    [](const kafka::Header& h) { return !IsTheServices(h); });
   const std::string note = "key=" + SizeOf(letter.key) + " value=" + SizeOf(letter.value) +
                            " headers=" + std::to_string(original_headers);
-  std::erase_if(letter.headers,
-                [](const kafka::Header& h) { return h.name.rfind("oncecount.", 0) != 0; });
+  std::erase_if(letter.headers, [](const kafka::Header& h) { return !IsTheServices(h); });
   letter.headers.push_back({"oncecount.truncated", note});
   DeadLetter bare{letter.key ? std::optional<std::string>("") : std::nullopt,
                   letter.value ? std::optional<std::string>("") : std::nullopt, letter.headers};

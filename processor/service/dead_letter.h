@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "processor/kafka/clients.h"
@@ -24,6 +25,18 @@ struct DeadLetter {
   std::optional<std::string> value;  // nullopt: the original had no value
   std::vector<kafka::Header> headers;
 };
+
+// The letter of input message `m`, refused for `reason` (event::DlqReasonName): its
+// key, value and headers, then `oncecount.error`, `oncecount.source`
+// ("<input_topic>/<partition>/<offset>") and `oncecount.timestamp` (the record's
+// timestamp in ms, or "none": what a `late` letter was judged by, which the input may
+// no longer keep when an operator reads the letter). The input's own headers named oncecount.*
+// (a letter produced again, or a producer's) are renamed original.oncecount.*: a
+// letter holds one reason and one source, and FitDeadLetter may drop such headers like
+// any other of the input's (kept as the service's, a large one made a letter that
+// could never fit, and every commit carrying it failed).
+DeadLetter MakeDeadLetter(const kafka::Message& m, std::string_view reason,
+                          const std::string& input_topic);
 
 // An upper bound of the bytes a record batch holding only this message takes, as a
 // broker measures it against max.message.bytes.

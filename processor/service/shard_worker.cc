@@ -126,21 +126,10 @@ void ShardWorker::ApplyRun(Shard& shard, const std::vector<kafka::Message>& mess
   state.ApplyAll(inputs_, wall, decisions_);
   for (size_t i = 0; i < decisions_.size(); ++i) {
     if (decisions_[i].outcome == shard::Outcome::kDeadLetter) {
-      shard.dead_letters.push_back(MakeDeadLetter(messages[first + i], decisions_[i].reason));
+      shard.dead_letters.push_back(MakeDeadLetter(
+          messages[first + i], event::DlqReasonName(decisions_[i].reason), o_.input_topic));
     }
   }
-}
-
-DeadLetter ShardWorker::MakeDeadLetter(const kafka::Message& m, event::DlqReason reason) const {
-  DeadLetter d;
-  if (m.key) d.key.emplace(*m.key);
-  if (m.value) d.value.emplace(*m.value);
-  d.headers = m.Headers();
-  d.headers.push_back({"oncecount.error", std::string(event::DlqReasonName(reason))});
-  d.headers.push_back({"oncecount.source", o_.input_topic + "/" +
-                                               std::to_string(m.partition.value()) + "/" +
-                                               std::to_string(m.offset.value())});
-  return d;
 }
 
 // Says once (and once more after it fits again) that a shard's snapshots are too
@@ -303,7 +292,7 @@ void ShardWorker::Execute(RefreshCommand& c) {
   std::vector<std::shared_ptr<const shard::ShardView>> views;
   for (auto& [p, shard] : shards_) {
     const shard::ShardState& state = *shard.state;
-    if (shard.failure || state.pending_events() > 0 || state.has_batch_in_flight()) continue;
+    if (shard.failure || state.has_pending() || state.has_batch_in_flight()) continue;
     if (shard.last_view && shard.last_view->digest_seq == state.committed_seq()) continue;
     try {
       views.push_back(MakeView(shard, true));

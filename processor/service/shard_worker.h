@@ -205,7 +205,6 @@ class ShardWorker {
   SealedShard SealShard(base::Partition p, Shard& shard, int64_t now, bool backlog);
   // The shard's state threw (the worker is the module's edge): it is lost from here on.
   void Fail(base::Partition p, Shard& shard, const std::string& doing, const std::exception& e);
-  DeadLetter MakeDeadLetter(const kafka::Message& m, event::DlqReason reason) const;
   std::shared_ptr<const shard::ShardView> MakeView(Shard& shard, bool force_detail,
                                                    bool backlog = false);
 

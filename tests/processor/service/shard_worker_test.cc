@@ -407,6 +407,33 @@ TEST(ShardWorker, BuildsTheNextBatchWhileOneIsInFlightAndCommitsInOrder) {
   EXPECT_TRUE(worker->RefreshIdleViews().empty()) << "nothing changed since";
 }
 
+// Regression: a shard whose pending batch held only dead letters counted as idle (no
+// filter call pending), and a refresh published its position past the commit: lag
+// and oncecount_input_offset read ahead of what was committed, and would have gone
+// back had the transaction aborted.
+TEST(ShardWorker, DoesNotRefreshTheViewOfAShardWhosePendingBatchHoldsOnlyDeadLetters) {
+  Feed feed;
+  RunningWorker worker(Options());
+  worker->Adopt(FreshShard(base::Partition(0)));
+  worker->Apply(feed.RoundTrip(base::Partition(0), {{"c-1/1", Event("likes", 1), {}}}));
+  worker->Seal().get();
+  worker->Committed();
+  worker->Apply(feed.RoundTrip(base::Partition(0), {{"c-1/2", Event("likes", 1), {}}}));
+  worker->Seal().get();
+  worker->Committed();  // its view reuses the digest of batch 1
+  worker->Apply(feed.RoundTrip(base::Partition(0), {{"c-1/3", "{not json", {}}}));
+  for (const auto& view : worker->RefreshIdleViews()) {
+    EXPECT_EQ(view->input_offset, base::Offset(2)) << "the committed position";
+  }
+  const std::vector<SealedShard> sealed = worker->Seal().get();
+  ASSERT_EQ(sealed.size(), 1u);
+  EXPECT_EQ(sealed[0].dead_letters.size(), 1u);
+  worker->Committed();
+  const auto views = worker->RefreshIdleViews();
+  ASSERT_EQ(views.size(), 1u);
+  EXPECT_EQ(views[0]->input_offset, base::Offset(3));
+}
+
 // A filter that cannot get the memory to describe itself.
 class SummaryOutOfMemory final : public filter::DedupFilter {
  public:
