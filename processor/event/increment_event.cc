@@ -108,22 +108,32 @@ ParseResult EventParser::Parse(std::optional<std::string_view> key, std::string_
   simdjson::dom::object object;
   if (root.get_object().get(object) != simdjson::SUCCESS) return DlqReason::kInvalidJson;
 
-  IncrementEvent event;
-  simdjson::dom::element counter;
-  if (object.at_key("counter").get(counter) != simdjson::SUCCESS) {
-    return DlqReason::kMissingCounter;
+  // One pass over the fields: a field given twice has no one reading (JSON leaves it
+  // to the reader, and readers differ: most take the last, simdjson's at_key the
+  // first), so such an event is refused under that field's reason, not counted as
+  // one of them.
+  std::optional<simdjson::dom::element> counter;
+  std::optional<simdjson::dom::element> delta;
+  for (const simdjson::dom::key_value_pair field : object) {
+    if (field.key == "counter") {
+      if (counter) return DlqReason::kInvalidCounter;
+      counter = field.value;
+    } else if (field.key == "delta") {
+      if (delta) return DlqReason::kInvalidDelta;
+      delta = field.value;
+    }
   }
+  if (!counter) return DlqReason::kMissingCounter;
+  IncrementEvent event;
   std::string_view name;
-  if (counter.get_string().get(name) != simdjson::SUCCESS || !IsCounterName(name)) {
+  if (counter->get_string().get(name) != simdjson::SUCCESS || !IsCounterName(name)) {
     return DlqReason::kInvalidCounter;
   }
   event.counter.assign(name);
-
-  simdjson::dom::element delta;
-  if (object.at_key("delta").get(delta) == simdjson::SUCCESS) {
+  if (delta) {
     // Only JSON integers that fit int64: 1.0, 1e3, "3", null and 2^63 are rejected.
-    if (!delta.is_int64()) return DlqReason::kInvalidDelta;
-    event.delta = delta.get_int64().value_unsafe();
+    if (!delta->is_int64()) return DlqReason::kInvalidDelta;
+    event.delta = delta->get_int64().value_unsafe();
   }
   return event;
 }
