@@ -333,6 +333,9 @@ struct Replicator::Impl {
   }
 
   void OnEnd(base::Partition p, Replica& r, base::Offset end) {
+    // A replica that failed on a record before it (its retry rebuilds it) is not
+    // caught up: taken as such, its lag read 0 and its retry waited longer.
+    if (r.mode == Replica::Mode::kFailed) return;
     if (r.stall_warned) Log("replica " + std::to_string(p.value()) + ": reading again");
     r.stall_warned = false;
     r.at_end = true;

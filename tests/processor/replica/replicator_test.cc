@@ -226,6 +226,10 @@ TEST(Replicator, AReplicaFailsOnAChangelogRecordANewerReleaseWroteInsteadOfSkipp
   EXPECT_NE(b.View(p)->failure.find("which a newer release wrote"), std::string::npos)
       << b.View(p)->failure;
   EXPECT_NE(b.log().find("which a newer release wrote"), std::string::npos) << b.log();
+  // Failed, it is behind: the partition's end, which its reader reached after the
+  // record it failed on, does not make it caught up (its lag read 0 for 15 s).
+  RunFor(kafka, {&a, &b}, 2s);
+  EXPECT_GT(b.View(p)->replica_lag_ms, 0) << b.log();
   // Its retries fail too: it stays behind since its first failure (the lag read 10 s
   // at most, each retry starting it again), and they come less and less often.
   RunFor(kafka, {&a, &b}, 70s);
