@@ -724,8 +724,9 @@ class Api {
     e.PerShard(s, "oncecount_transactions_aborted_total", "counter", "Transactions aborted.",
                [](const ShardView& v) { return MetricValue(v.transactions_aborted); });
     e.PerShard(s, "oncecount_input_lost_messages_total", "counter",
-               "Input messages that retention removed before the shard applied them (lost "
-               "events; alert on any increase).",
+               "Input messages that retention removed before the shard applied them, or that "
+               "the consumer could not read and went past (lost events; alert on any "
+               "increase).",
                [](const ShardView& v) { return MetricValue(v.input_lost); });
     e.PerShard(s, "oncecount_changelog_unreadable_records", "gauge",
                "Changelog records the restore that gave this instance the shard could not "

@@ -127,6 +127,10 @@ enum class MessageKind : uint8_t {
   // The position is below the partition's oldest record (retention removed
   // records not read yet); `offset` is the position that is gone.
   kOffsetOutOfRange,
+  // The consumer could not read the record (or the batch) at `offset` and goes on
+  // past it: a checksum mismatch (check.crcs), a batch it cannot decompress, a
+  // format it does not know. `error` says which. What it held is not delivered.
+  kUnreadable,
   // A consumer error worth a log line; `error` says what.
   kError,
   // The consumer cannot go on.

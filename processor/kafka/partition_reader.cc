@@ -91,6 +91,11 @@ base::Result<std::map<base::Partition, base::Offset>> StreamPartitions(
       reached = m->offset;
     } else if (m->kind == MessageKind::kFatal || m->kind == MessageKind::kError) {
       return base::KafkaFailure("reading " + topic + ": " + m->error);
+    } else if (m->kind == MessageKind::kUnreadable) {
+      // Read on, the state would be built without it: what it held is not known.
+      return base::Corrupt(
+          "reading " + topic + ": partition " + std::to_string(m->partition.value()) + ", offset " +
+          std::to_string(m->offset.value()) + " cannot be read (" + m->error + ")");
     }
     if (reached > last_reached[m->partition]) {
       last_reached[m->partition] = reached;

@@ -88,6 +88,15 @@ Message Wrap(rd_kafka_message_t* m) {
       out.kind = MessageKind::kFatal;
       out.error = rd_kafka_message_errstr(m);
       return out;
+    // librdkafka reports these for a record or batch it then skips (its message-set
+    // reader goes on with the next), not for a fetch it retries.
+    case RD_KAFKA_RESP_ERR__BAD_MSG:
+    case RD_KAFKA_RESP_ERR__BAD_COMPRESSION:
+    case RD_KAFKA_RESP_ERR__NOT_IMPLEMENTED:
+      out.kind = m->rkt != nullptr && m->partition >= 0 && m->offset >= 0 ? MessageKind::kUnreadable
+                                                                          : MessageKind::kError;
+      out.error = rd_kafka_err2name(m->err) + std::string(": ") + rd_kafka_message_errstr(m);
+      return out;
     default:
       out.kind = MessageKind::kError;
       out.error = rd_kafka_message_errstr(m);

@@ -626,6 +626,16 @@ struct Replicator::Impl {
   }
 
   void OnMessage(const kafka::Message& m) {
+    if (m.kind == kafka::MessageKind::kUnreadable && m.topic == o.changelog_topic) {
+      // Followed past, the replica would miss what it held (a claim leaves no gap in
+      // the batches); its rebuild's read fails on it, loudly.
+      if (auto it = replicas.find(m.partition);
+          it != replicas.end() && it->second.mode != Replica::Mode::kFailed) {
+        return Fail(m.partition, it->second,
+                    "the changelog record at offset " + std::to_string(m.offset.value()) +
+                        " could not be read (" + m.error + ")");
+      }
+    }
     if (m.kind != kafka::MessageKind::kRecord && m.kind != kafka::MessageKind::kPartitionEnd) {
       Warn("replicas: " + m.error);
       return;

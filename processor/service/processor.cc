@@ -46,9 +46,11 @@ struct ShardSlot {
   base::Seq committed_seq;  // the last changelog batch committed
   uint64_t transactions_committed = 0;
   uint64_t transactions_aborted = 0;
-  uint64_t input_lost = 0;  // input messages retention removed before they were applied
-  // The input below this offset that retention removed is counted in input_lost: a
-  // restore after an abort goes back over the same gap, which must not count twice.
+  // Input messages retention removed before they were applied, or that the consumer
+  // could not read and went past (OnInputUnreadable).
+  uint64_t input_lost = 0;
+  // The input below this offset that was lost is counted in input_lost: a restore
+  // after an abort goes back over the same gap, which must not count twice.
   base::Offset input_lost_counted_to;
   uint64_t changelog_unreadable_records = 0;  // skipped by the restore that adopted it
   // Restores: failed attempts in a row, when the next may start (steady clock), and
@@ -963,6 +965,26 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // retention removed input before it was applied (the service was down longer than
   // the topic keeps data, or fell that far behind). Those events are lost; count
   // them where operators look, and go on from the oldest record there is.
+  // The consumer skipped an input record (or batch) it could not read: its events are
+  // neither counted nor dead-lettered, and the next batch's input range covers the
+  // offset. Counted as lost (one message: a batch's size is not known), as input
+  // retention removed is, so that the same metric and alert say so.
+  void OnInputUnreadable(base::Partition p, base::Offset offset, const std::string& error) {
+    auto it = shards.find(p);
+    if (it == shards.end() || it->second.phase != shard::ShardPhase::kRunning) {
+      Warn("consumer: " + error);
+      return;
+    }
+    ShardSlot& slot = it->second;
+    if (offset < slot.input_lost_counted_to) return;  // counted before an abort took it back
+    ++slot.input_lost;
+    slot.input_lost_counted_to = std::max(slot.input_lost_counted_to, offset.Next());
+    Warn("shard " + std::to_string(p.value()) + ": the input record at offset " +
+         std::to_string(offset.value()) + " could not be read and the consumer went on past it (" +
+         error + "): at least 1 message lost");
+    Publish(p, slot);
+  }
+
   void OnInputGone(base::Partition p, base::Offset from) {
     auto it = shards.find(p);
     if (it == shards.end() || it->second.phase != shard::ShardPhase::kRunning) return;
@@ -1071,6 +1093,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
         case kafka::MessageKind::kFatal:
           fatal = base::KafkaFailure("the consumer hit a fatal error: " + m->error +
                                      FencedInstanceHint(m->error));
+          break;
+        case kafka::MessageKind::kUnreadable:
+          OnInputUnreadable(m->partition, m->offset, m->error);
           break;
         case kafka::MessageKind::kError:
           Warn("consumer: " + m->error);

@@ -130,6 +130,7 @@ class StrictCluster {
     std::vector<kafka::Header> headers;
     int64_t timestamp_ms = -1;
     std::string transactional_id;
+    bool unreadable = false;  // consumers report it and go past (MakeUnreadable)
   };
 
   static size_t EntryBytes(const Entry& e) { return RecordBatchBytes(e.key, e.value, e.headers); }
@@ -741,8 +742,15 @@ Message NewMessage(MessageKind kind, std::unique_ptr<Payload> payload, int32_t p
   return message;
 }
 
+Message EventMessage(MessageKind kind, const std::string& topic, int32_t partition, int64_t offset);
+
 Message RecordMessage(const std::string& topic, int32_t partition,
                       const StrictCluster::Entry& entry) {
+  if (entry.unreadable) {  // as librdkafka reports a record whose checksum fails
+    Message m = EventMessage(MessageKind::kUnreadable, topic, partition, entry.offset);
+    m.error = "_BAD_MSG: Message at offset " + std::to_string(entry.offset) + " failed CRC32 check";
+    return m;
+  }
   auto payload = std::make_unique<Payload>(Payload{topic, entry.key, entry.value, entry.headers});
   return NewMessage(MessageKind::kRecord, std::move(payload), partition, entry.offset,
                     entry.timestamp_ms);
@@ -1912,6 +1920,18 @@ void StrictKafka::SetRetentionBytes(const std::string& topic, size_t bytes, bool
   std::lock_guard lock(cluster_->mu);
   for (auto& partition : cluster_->topics[topic]) partition.retention_bytes = bytes;
   cluster_->retention_described[topic] = described;
+}
+
+KafkaError StrictKafka::MakeUnreadable(const std::string& topic, int32_t partition,
+                                       int64_t offset) {
+  std::lock_guard lock(cluster_->mu);
+  auto* log = cluster_->FindPartition(topic, partition);
+  if (log == nullptr) return UnknownPartition(ErrorKind::kFailed, topic, partition);
+  if (offset < log->log_start || offset >= log->HighWatermark()) {
+    return Fail(ErrorKind::kFailed, "OFFSET_OUT_OF_RANGE", std::to_string(offset));
+  }
+  log->At(offset).unreadable = true;
+  return {};
 }
 
 KafkaError StrictKafka::DeleteRecordsBefore(const std::string& topic, int32_t partition,

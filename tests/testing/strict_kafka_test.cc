@@ -419,6 +419,24 @@ TEST(StrictKafka, AReadThatRetentionMadeJumpDoesNotShowMarkers) {
   EXPECT_FALSE(clients->WritesTransactionMarkers());
 }
 
+// A record a consumer cannot read (MakeUnreadable) is reported, as librdkafka reports
+// a checksum mismatch, and a read of the partition refuses to go on without it: a
+// state built past it would not hold what it held.
+TEST(StrictKafka, AReadStopsAtARecordTheConsumerCannotReadNamingIt) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("log", 1).ok());
+  for (const char* value : {"a", "b", "c"}) kafka.ProduceForTest("log", 0, std::nullopt, value);
+  ASSERT_FALSE(kafka.MakeUnreadable("log", 0, 1));
+  EXPECT_TRUE(kafka.MakeUnreadable("log", 0, 3)) << "past the end";
+  auto clients = kafka.ClientsFor("a");
+  auto read = kafka::ReadPartitions(*clients, kafka.clock(), "log", {base::Partition(0)}, 5s);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.code(), base::Errc::kCorrupt);
+  EXPECT_NE(read.message().find("partition 0, offset 1 cannot be read (_BAD_MSG"),
+            std::string::npos)
+      << read.message();
+}
+
 TEST(StrictKafka, PartitionEndComesAtTheLastStableOffsetAndAgainOnlyAfterItMoves) {
   StrictKafka kafka;
   ASSERT_TRUE(kafka.CreateTopic("log", 2).ok());

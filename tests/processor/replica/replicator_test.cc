@@ -240,6 +240,33 @@ TEST(Replicator, AReplicaFailsOnAChangelogRecordANewerReleaseWroteInsteadOfSkipp
   EXPECT_LE(rebuilds, 4u) << b.log();
 }
 
+// A changelog record the replica's reader cannot read (a checksum mismatch under
+// check.crcs) and goes past: the replica fails, as for a record that does not decode,
+// instead of following without it (a claim missed leaves no gap in the batches).
+TEST(Replicator, AReplicaFailsOnAChangelogRecordItsReaderCannotRead) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Pair pair = StartCaughtUpPair(kafka);
+  ASSERT_GE(pair.p, 0);
+  StrictInstance& a = *pair.a;
+  StrictInstance& b = *pair.b;
+  const int32_t p = pair.p;
+  const std::string record = kafka.CommittedValues("events.changelog", p).back();
+  auto writer = kafka.ClientsFor("writer")->NewPlainProducer({});
+  ASSERT_TRUE(writer.ok()) << writer.error();
+  ASSERT_FALSE(
+      writer.value()->Produce({"events.changelog", base::Partition(p), std::nullopt, record, {}}));
+  ASSERT_EQ(writer.value()->Flush(10s), 0u);
+  ASSERT_FALSE(
+      kafka.MakeUnreadable("events.changelog", p, kafka.HighWatermark("events.changelog", p) - 1));
+  ASSERT_TRUE(RunUntil(kafka, {&a, &b}, [&] {
+    auto view = b.View(p);
+    return view && view->phase == shard::ShardPhase::kFailed;
+  })) << b.log();
+  EXPECT_NE(b.View(p)->failure.find("could not be read (_BAD_MSG"), std::string::npos)
+      << b.View(p)->failure;
+}
+
 // Regression: a standby's build skipped a damaged changelog record with a warning on
 // its own instance, and the hand-over did not carry the count: after a failover the
 // shard's changelog_unreadable_records read 0, as if every record had been read.

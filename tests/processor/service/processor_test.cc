@@ -577,6 +577,31 @@ std::map<int32_t, int64_t> RemoveHalfTheInputAsAClaims(StrictKafka& kafka) {
   return ends;
 }
 
+// Regression: a record the consumer could not read (a checksum mismatch under
+// check.crcs, a batch it cannot decompress) was a log line. librdkafka goes on past
+// it, the next batch's input range covered its offset, and its event was neither
+// counted, nor dead-lettered, nor counted as lost.
+TEST(Processor, AnInputRecordTheConsumerCannotReadIsCountedAsLost) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  Send(kafka, 0, 40);
+  const int64_t end = kafka.HighWatermark("events", 0);
+  ASSERT_GE(end, 4);
+  ASSERT_FALSE(kafka.MakeUnreadable("events", 0, 2));
+  a.StepAndCommit();
+  const auto view = a.View(0);
+  EXPECT_EQ(view->input_lost, 1u);
+  EXPECT_EQ(view->events_applied, static_cast<uint64_t>(end - 1));
+  EXPECT_EQ(view->input_offset, base::Offset(end));
+  EXPECT_NE(a.log().find("shard 0: the input record at offset 2 could not be read and the "
+                         "consumer went on past it (_BAD_MSG"),
+            std::string::npos)
+      << a.log();
+  EXPECT_EQ(a.View(1)->input_lost, 0u);
+}
+
 // A shard that never had input claims the start of its input partition as it is at
 // the claim, and reads on from there: input that retention removes between the claim
 // and the first fetch is counted as lost, not skipped without a word (as a fetch
