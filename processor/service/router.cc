@@ -6,6 +6,12 @@ namespace {
 // Messages handed to a worker at a time: enough to amortize the mailbox, few enough
 // that workers start early.
 constexpr size_t kHandOver = 512;
+// And bytes (keys and values): a worker's mailbox holds mailbox_capacity (64)
+// hand-overs, which with events near the input topic's record limit (1 MB by default)
+// would be tens of GB for a worker that is behind, a process killed for its memory at
+// every start while the backlog lasts. A hand-over stops at 1 MiB, plus the message
+// that crossed it.
+constexpr size_t kHandOverBytes = size_t{1} << 20;
 // A new run's first allocation: most hand-overs hold a few shards' runs.
 constexpr size_t kRunReserve = 128;
 
@@ -19,8 +25,9 @@ void Router::Route(kafka::Message message) {
   ++routed_;
   const size_t w = static_cast<size_t>(message.partition.value()) % workers_.size();
   Staged& staged = staged_[w];
+  staged.bytes += message.key.value_or("").size() + message.value.value_or("").size();
   RunOf(staged, message.partition).messages.push_back(std::move(message));
-  if (++staged.messages >= kHandOver) HandOver(w);
+  if (++staged.messages >= kHandOver || staged.bytes >= kHandOverBytes) HandOver(w);
 }
 
 InputRun& Router::RunOf(Staged& staged, base::Partition partition) {

@@ -1,8 +1,9 @@
 // Router: the routing role of the processor. It hands the input messages of running
 // shards to the worker that owns each shard (shard p lives on worker p % workers),
-// a few hundred at a time so that the mailbox's cost is amortized and workers start
-// early, grouped into one run per shard (the consumer interleaves partitions; a
-// worker applies a shard's run as one batch), and it counts what each shard got since
+// a few hundred at a time (and at most about 1 MiB of keys and values, so that a
+// worker's bounded mailbox is bounded in bytes too) so that the mailbox's cost is
+// amortized and workers start early, grouped into one run per shard (the consumer interleaves
+// partitions; a worker applies a shard's run as one batch), and it counts what each shard got since
 // the last commit: once one shard's batch holds max_batch_events messages a commit is
 // due, which keeps every batch far below the broker's message size limit.
 //
@@ -46,6 +47,7 @@ class Router {
   struct Staged {
     std::vector<InputRun> runs;
     size_t messages = 0;
+    size_t bytes = 0;     // of the messages' keys and values
     size_t last_run = 0;  // where the last message went: the next one usually follows it
   };
 

@@ -48,15 +48,16 @@ class RouterTest : public ::testing::Test {
     worker.Adopt(std::move(made).value());
   }
 
-  // `n` events sent to `partition`, as a consumer delivers them.
-  std::vector<kafka::Message> Messages(base::Partition partition, int n) {
+  // `n` events sent to `partition`, as a consumer delivers them; `padding` bytes more
+  // in each value, in a field the parser ignores.
+  std::vector<kafka::Message> Messages(base::Partition partition, int n, size_t padding = 0) {
     const base::Offset first{kafka_.HighWatermark("events", partition.value())};
     for (int i = 0; i < n; ++i) {
       const std::string key =
           "c/" + std::to_string(partition.value()) + "/" + std::to_string(first.value() + i);
-      EXPECT_TRUE(
-          kafka_.ProduceForTest("events", partition.value(), key, R"({"counter":"n","delta":1})")
-              .ok());
+      const std::string value =
+          R"({"counter":"n","delta":1,"pad":")" + std::string(padding, 'p') + "\"}";
+      EXPECT_TRUE(kafka_.ProduceForTest("events", partition.value(), key, value).ok());
     }
     auto reader = kafka_.ClientsFor("reader")->NewPartitionReader("test");
     EXPECT_TRUE(reader.ok());
@@ -122,6 +123,18 @@ TEST_F(RouterTest, HoldsMessagesUntilHandedOverOrUntilAWorkersGroupIsFull) {
   for (kafka::Message& m : Messages(base::Partition(0), 502)) router.Route(std::move(m));
   EXPECT_EQ(Sealed(0), (std::map<base::Partition, uint64_t>{{base::Partition(0), 512}}))
       << "a full group goes at once";
+}
+
+// A worker's mailbox is bounded in hand-overs: with events near the record limit, 512
+// to a hand-over let a worker that is behind hold hundreds of MB per slot.
+TEST_F(RouterTest, HandsAGroupOverOnceItHoldsAMebibyteWhateverItsCount) {
+  Router router(Workers(), 100'000);
+  std::vector<kafka::Message> large = Messages(base::Partition(0), 4, 300'000);
+  for (size_t i = 0; i < 3; ++i) router.Route(std::move(large[i]));
+  EXPECT_TRUE(Sealed(0).empty()) << "900 kB: staged still";
+  router.Route(std::move(large[3]));
+  EXPECT_EQ(Sealed(0), (std::map<base::Partition, uint64_t>{{base::Partition(0), 4}}))
+      << "1.2 MB goes at once";
 }
 
 TEST_F(RouterTest, MakesACommitDueOnceOneShardsBatchIsFullAndCountsAgainAfterTheSeal) {
