@@ -439,7 +439,8 @@ class Clients {
   virtual std::optional<size_t> RetentionBytes(const std::string& topic) = 0;
   // Every setting of `topic` the cluster tells, asked as MaxMessageBytes is: nullopt
   // while the answer is outstanding; a cluster that cannot say answers with every
-  // field nullopt.
+  // field nullopt. Asked again every few minutes, so that an answer may change while
+  // the service runs (the last one stands while the next is outstanding).
   virtual std::optional<TopicSettings> DescribeTopic(const std::string& topic) = 0;
 
   // Whether a read of this cluster found an offset that holds nothing a

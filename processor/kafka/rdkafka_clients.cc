@@ -2,8 +2,11 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <map>
 #include <mutex>
+#include <set>
 #include <string_view>
 #include <vector>
 
@@ -734,7 +737,16 @@ class RdKafkaClients final : public Clients {
     if (!EnsureAdmin().ok()) return TopicSettings{};
     TakeConfigAnswers();
     auto [it, first] = topic_configs_.try_emplace(topic);
-    if (first) AskConfig(it->first);
+    // Asked again every few minutes, the last answer standing meanwhile: a setting
+    // changed while the service runs (a changelog made compacted, a timestamp rule
+    // dropped) is judged as one found at start.
+    const auto now = std::chrono::steady_clock::now();
+    if (first || (it->second && !config_outstanding_.contains(topic) &&
+                  now - config_asked_at_[topic] >= kConfigRefresh)) {
+      config_asked_at_[topic] = now;
+      config_outstanding_.insert(topic);
+      AskConfig(it->first);
+    }
     return it->second;
   }
 
@@ -768,16 +780,22 @@ class RdKafkaClients final : public Clients {
       if (rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR || count == 0) {
         // The request as a whole failed: its question is answered with nothing told,
         // for good.
+        // A question asked again keeps its last answer.
         if (const auto* asked = static_cast<const std::string*>(rd_kafka_event_opaque(event))) {
+          config_outstanding_.erase(*asked);
           std::optional<TopicSettings>& answer = topic_configs_[*asked];
           if (!answer) answer = TopicSettings{};
         }
       }
       for (size_t i = 0; i < count; ++i) {
-        std::optional<TopicSettings>& answer =
-            topic_configs_[rd_kafka_ConfigResource_name(resources[i])];
+        const std::string topic = rd_kafka_ConfigResource_name(resources[i]);
+        config_outstanding_.erase(topic);
+        std::optional<TopicSettings>& answer = topic_configs_[topic];
+        if (rd_kafka_ConfigResource_error(resources[i]) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+          if (!answer) answer = TopicSettings{};
+          continue;
+        }
         answer = TopicSettings{};
-        if (rd_kafka_ConfigResource_error(resources[i]) != RD_KAFKA_RESP_ERR_NO_ERROR) continue;
         size_t entries = 0;
         const rd_kafka_ConfigEntry_t** config =
             rd_kafka_ConfigResource_configs(resources[i], &entries);
@@ -824,10 +842,14 @@ class RdKafkaClients final : public Clients {
   Settings connection_;
   std::map<std::string, std::string> properties_;
   rd_kafka_t* admin_ = nullptr;
-  std::mutex config_mu_;  // guards the two below
+  std::mutex config_mu_;  // guards what follows
   rd_kafka_queue_t* config_answers_ = nullptr;
   // nullopt: asked, no answer yet.
   std::map<std::string, std::optional<TopicSettings>> topic_configs_;
+  // When each topic was last asked, and which questions are still out.
+  static constexpr std::chrono::minutes kConfigRefresh{5};
+  std::map<std::string, std::chrono::steady_clock::time_point> config_asked_at_;
+  std::set<std::string> config_outstanding_;
 };
 
 }  // namespace

@@ -105,8 +105,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // The producer's batch.size: a batch of one partition's records must pass the
   // broker's max.message.bytes check as a single record does (BatchLimit).
   size_t producer_batch_bytes = 0;
-  bool changelog_settings_checked = false;  // ApplyTopicSettings
-  bool input_timestamps_checked = false;    // ApplyTopicSettings
+  // The topics' settings ApplyTopicSettings last acted on (nullopt: none told yet):
+  // a change while the service runs is judged again.
+  std::optional<kafka::TopicSettings> changelog_settings_checked;
+  std::optional<kafka::TopicSettings> input_settings_judged;
   // InputTimestampVerdict::Guard, read by /metrics.
   std::atomic<int> input_timestamp_guard{static_cast<int>(InputTimestampVerdict::Guard::kUnknown)};
   int64_t next_settings_ms = 0;                       // when Step calls it next
@@ -277,20 +279,23 @@ struct Processor::Impl final : kafka::RebalanceListener {
     return {};
   }
 
-  // Says once, as soon as the cluster answers, whether the input topic's timestamp
-  // settings keep producer clocks from moving the shards' clocks (input_timestamps.h).
+  // Says, as soon as the cluster answers and again whenever the answer changes,
+  // whether the input topic's timestamp settings keep producer clocks from moving the
+  // shards' clocks (input_timestamps.h).
   void CheckInputTimestamps() {
-    if (input_timestamps_checked) return;
     const std::optional<kafka::TopicSettings> told = o.clients->DescribeTopic(o.input_topic);
-    if (!told) return;  // asked; not answered yet
-    input_timestamps_checked = true;
+    if (!told || told == input_settings_judged) return;  // not answered yet, or judged
+    const bool changed = input_settings_judged.has_value();
+    input_settings_judged = told;
     const InputTimestampVerdict verdict =
         JudgeInputTimestamps(o.input_topic, *told, o.timestamp_tolerance);
     input_timestamp_guard.store(static_cast<int>(verdict.guard), std::memory_order_relaxed);
+    const std::string line =
+        (changed ? o.input_topic + "'s settings changed: " : std::string()) + verdict.sentence;
     if (verdict.guard == InputTimestampVerdict::Guard::kGuarded) {
-      Log(verdict.sentence);
+      Log(line);
     } else {
-      Warn(verdict.sentence);
+      Warn(line);
     }
   }
 
@@ -301,12 +306,13 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // known to take is replaced. Called between transactions.
   base::Status ApplyTopicSettings() {
     CheckInputTimestamps();
-    if (!changelog_settings_checked) {
-      if (const std::optional<kafka::TopicSettings> told =
-              o.clients->DescribeTopic(o.changelog_topic)) {
-        changelog_settings_checked = true;
-        if (base::Status s = CheckChangelogRetention(*told); !s) return s;
-      }
+    // A changelog made compacted or time-limited while the service runs is refused as
+    // at start (the instance stops, saying why): an idle shard's state would go.
+    if (const std::optional<kafka::TopicSettings> told =
+            o.clients->DescribeTopic(o.changelog_topic);
+        told && told != changelog_settings_checked) {
+      changelog_settings_checked = told;
+      if (base::Status s = CheckChangelogRetention(*told); !s) return s;
     }
     if (producer != nullptr && producer_batch_bytes > BatchLimit()) {
       Log("batches of " + std::to_string(producer_batch_bytes) + " bytes are above a topic's " +

@@ -211,6 +211,31 @@ TEST(ChangelogSettings, AreRefusedAtStartWhenTheyCouldDeleteAShardsState) {
   EXPECT_EQ(a.log().find("did not tell"), std::string::npos) << a.log();
 }
 
+// Regression: the changelog's settings were judged once, at the start. A changelog
+// made time-limited (or compacted) while the service ran went on without a word, until
+// an idle shard's whole changelog expired and its restore started it at zero. It is
+// refused as at the start: the processor stops, saying why.
+TEST(ChangelogLoss, StopsWhenTheChangelogIsMadeTimeLimitedWhileItRuns) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  kafka.SetCleanupPolicy(kChangelog, "delete");
+  kafka.SetRetentionMs(kChangelog, -1);
+  kafka.SetRetentionBytes(kChangelog, size_t{64} << 20);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  kafka.SetRetentionMs(kChangelog, 604'800'000);
+  bool stopped = false;
+  for (int i = 0; i < 20 && !stopped; ++i) {
+    kafka.Advance(1s);
+    stopped = !a.Step();
+  }
+  EXPECT_TRUE(stopped) << a.log();
+  const base::Status finished = a.Finish();
+  EXPECT_NE(finished.message().find("retention.ms=604800000"), std::string::npos)
+      << finished.message() << "\n"
+      << a.log();
+}
+
 // The snapshots are timed by what a changelog partition keeps: a cluster that does
 // not tell it (dev-kafka keeps 5 MB and answers no DescribeConfigs), with nothing
 // configured instead, is warned about at the start, naming the key that tells it.

@@ -253,6 +253,23 @@ TEST(EventTime, ATopicThatBoundsTimestampsAheadKeepsABacklogExactAndTheStartSays
   EXPECT_NE(a.metrics().Render().find("oncecount_input_timestamps_guarded 1\n"), std::string::npos);
 }
 
+// Regression: the input topic's timestamp settings were judged once: a bound dropped
+// while the service ran left oncecount_input_timestamps_guarded at 1 and said nothing.
+TEST(EventTime, SaysSoWhenTheInputTopicsTimestampBoundIsDroppedWhileItRuns) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  kafka.SetTimestampRules("events", "CreateTime", 1000);
+  Instance a(kafka, TenSecondWindow("a"));
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  ASSERT_NE(a.metrics().Render().find("oncecount_input_timestamps_guarded 1\n"), std::string::npos);
+  kafka.SetTimestampRules("events", "CreateTime", std::nullopt);
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] {
+    return a.metrics().Render().find("oncecount_input_timestamps_guarded 0\n") != std::string::npos;
+  })) << a.log();
+  EXPECT_NE(a.log().find("events's settings changed: "), std::string::npos) << a.log();
+  EXPECT_NE(a.log().find("takes records stamped any time ahead"), std::string::npos) << a.log();
+}
+
 // The same backlog on a topic without the bound: the producer ten minutes ahead moves
 // the shards' clocks, and the retries behind it are late. The start warns, naming the
 // setting; the late retries are counted and, under dead_letter, not counted twice.
