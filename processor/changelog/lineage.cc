@@ -113,8 +113,13 @@ void LineageBuilder::OnChunk(SnapshotChunk chunk) {
     return;
   }
   Snapshot& s = snapshots_.back();
-  if (s.epoch != chunk.epoch || s.seq != chunk.seq || s.count != chunk.count ||
-      s.received != chunk.index) {
+  if (s.epoch != chunk.epoch || s.seq != chunk.seq || s.count != chunk.count) {
+    // Another snapshot's, whose head was lost (damaged, say): it says nothing of the
+    // snapshot before it, which stays as usable as it was.
+    ++ignored_;
+    return;
+  }
+  if (s.received != chunk.index) {  // a chunk of it is missing
     ++ignored_;
     s.usable = false;
     std::string().swap(s.bytes);

@@ -370,7 +370,7 @@ struct Replicator::Impl {
     base::Result<changelog::RestorePlan> plan = std::move(*r.collecting).Finish();
     r.collecting.reset();
     if (!plan) return Fail(p, r, plan.message());
-    auto state = plan->snapshot ? shard::ShardState::FromSnapshot(*plan->snapshot,
+    auto state = plan->snapshot ? shard::ShardState::FromSnapshot(std::move(*plan->snapshot),
                                                                   filter::DecodeLimitsFor(o.dedup))
                                 : shard::ShardState::Create(p, o.dedup, filter::Millis{0});
     if (!state) return Fail(p, r, state.message());

@@ -72,16 +72,16 @@ std::map<base::Partition, ShardLoader::CheckpointRead> ShardLoader::UsableCheckp
                    std::to_string(start.value().value()) + " on");
       continue;
     }
-    auto state =
-        shard::ShardState::FromSnapshot(checkpoint.snapshot, filter::DecodeLimitsFor(o_.dedup));
-    if (!state) {
-      PassOver(p, CheckpointFallback::kUnreadable, "its snapshot: " + state.message());
-      continue;
-    }
     const std::optional<SnapshotCycleKept> snapshot_kept =
         start.value() <= checkpoint.changelog_offset
             ? std::optional(SnapshotCycleKept{checkpoint.snapshot.size(), 0})
             : std::nullopt;
+    auto state = shard::ShardState::FromSnapshot(std::move(checkpoint.snapshot),
+                                                 filter::DecodeLimitsFor(o_.dedup));
+    if (!state) {
+      PassOver(p, CheckpointFallback::kUnreadable, "its snapshot: " + state.message());
+      continue;
+    }
     if (resume_at) {
       usable.emplace(p, CheckpointRead{std::move(state).value(),
                                        changelog::LineageFollower::Resuming(

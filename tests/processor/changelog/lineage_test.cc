@@ -337,6 +337,26 @@ TEST_P(Lineage, FallsBackToAnEarlierSnapshotWhenTheNewestLacksChunks) {
   EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{3, 1}, {4, 1}, {5, 1}}));
 }
 
+// Regression: the second chunk of a snapshot whose first was lost (damaged, and so
+// skipped) was checked against the snapshot before it, found not to match, and made
+// that one unusable too: in a lineage that keeps only what follows the newest
+// snapshot, the restore then lacked the batches it had let go of.
+TEST_P(Lineage, KeepsTheSnapshotBeforeOneWhoseFirstChunkWasLost) {
+  Builder builder(GetParam());
+  Feed(builder, Batch(1, 1));
+  Feed(builder, Batch(1, 2));
+  Feed(builder, Snapshot(1, 2, {"old-a", "old-b"}));
+  Feed(builder, Batch(1, 3));
+  std::vector<SnapshotChunk> newest = Snapshot(1, 3, {"new-a", "new-b"});
+  Feed(builder, newest[1]);  // its first chunk never arrived
+  Feed(builder, Batch(1, 4));
+  const RestorePlan plan = Planned(std::move(builder));
+  ASSERT_TRUE(plan.snapshot.has_value());
+  EXPECT_EQ(*plan.snapshot, "old-aold-b");
+  EXPECT_EQ(plan.snapshot_seq.value(), 2u);
+  EXPECT_EQ(SeqsAndEpochs(plan), (SeqEpoch{{3, 1}, {4, 1}}));
+}
+
 TEST_P(Lineage, DoesNotUseASnapshotWithAChunkMissingInTheMiddle) {
   Builder builder(GetParam());
   Feed(builder, Batch(1, 1));
