@@ -32,6 +32,10 @@ constexpr int kBurst = 2048;
 constexpr uint64_t kDrainedCommitEvents = 1000;
 // How often the views of idle shards are brought up to date (RefreshViews).
 constexpr int64_t kViewRefreshMs = 1000;
+// How long the consumer may report the same unreadable input record without going
+// past it before its shard fails (OnInputUnreadable): librdkafka fetches a batch it
+// cannot decompress again and again.
+constexpr int64_t kUnreadableStuckMs = 30'000;
 // What a record batch of one record needs beyond the record's value (batch header,
 // record framing): our records must stay this far below a topic's max.message.bytes.
 constexpr size_t kRecordFraming = 1024;
@@ -49,9 +53,15 @@ struct ShardSlot {
   // Input messages retention removed before they were applied, or that the consumer
   // could not read and went past (OnInputUnreadable).
   uint64_t input_lost = 0;
-  // The input below this offset that was lost is counted in input_lost: a restore
-  // after an abort goes back over the same gap, which must not count twice.
+  // The input below this offset that retention removed is counted in input_lost: a
+  // restore after an abort goes back over the same gap, which must not count twice.
   base::Offset input_lost_counted_to;
+  // An input record the consumer reported it could not read (OnInputUnreadable), not
+  // gone past yet; when it was first reported (steady clock). And below which the
+  // records it went past are counted in input_lost (across aborts, as above).
+  std::optional<base::Offset> unreadable_at;
+  int64_t unreadable_since_ms = 0;
+  base::Offset unreadable_counted_to;
   uint64_t changelog_unreadable_records = 0;  // skipped by the restore that adopted it
   // Restores: failed attempts in a row, when the next may start (steady clock), and
   // whether it continues from our own last commit (after our abort).
@@ -412,6 +422,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
     // A paused shard's input may still arrive from before the pause: its restore
     // seeks back to the position its changelog records.
     if (it == shards.end() || it->second.phase != shard::ShardPhase::kRunning) return;
+    if (it->second.unreadable_at && m.offset > *it->second.unreadable_at) {
+      PassedUnreadable(m.partition, it->second, m.offset);
+    }
     router.Route(std::move(m));
   }
 
@@ -821,6 +834,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     }
     slot.phase = shard::ShardPhase::kRunning;
     slot.failure.clear();
+    slot.unreadable_at.reset();  // its input starts again: the consumer says it again
     slot.changelog_unreadable_records = r.unreadable_records;
     slot.restore_failures = 0;
     slot.after_abort = false;
@@ -971,10 +985,12 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // retention removed input before it was applied (the service was down longer than
   // the topic keeps data, or fell that far behind). Those events are lost; count
   // them where operators look, and go on from the oldest record there is.
-  // The consumer skipped an input record (or batch) it could not read: its events are
-  // neither counted nor dead-lettered, and the next batch's input range covers the
-  // offset. Counted as lost (one message: a batch's size is not known), as input
-  // retention removed is, so that the same metric and alert say so.
+  // The consumer could not read an input record (or batch): librdkafka either goes on
+  // past it (a checksum mismatch) or fetches it again and again (a batch it cannot
+  // decompress). Gone past, its events are neither counted nor dead-lettered: the
+  // records skipped are counted as lost (PassedUnreadable). Stuck on it, the shard
+  // makes no progress: after kUnreadableStuckMs it fails, naming the error, and
+  // /readyz says so.
   void OnInputUnreadable(base::Partition p, base::Offset offset, const std::string& error) {
     auto it = shards.find(p);
     if (it == shards.end() || it->second.phase != shard::ShardPhase::kRunning) {
@@ -982,12 +998,35 @@ struct Processor::Impl final : kafka::RebalanceListener {
       return;
     }
     ShardSlot& slot = it->second;
-    if (offset < slot.input_lost_counted_to) return;  // counted before an abort took it back
-    ++slot.input_lost;
-    slot.input_lost_counted_to = std::max(slot.input_lost_counted_to, offset.Next());
-    Warn("shard " + std::to_string(p.value()) + ": the input record at offset " +
-         std::to_string(offset.value()) + " could not be read and the consumer went on past it (" +
-         error + "): at least 1 message lost");
+    const int64_t now = clock.SteadyMs();
+    if (slot.unreadable_at != offset) {
+      slot.unreadable_at = offset;
+      slot.unreadable_since_ms = now;
+      Warn("shard " + std::to_string(p.value()) + ": the input record at offset " +
+           std::to_string(offset.value()) + " cannot be read (" + error +
+           "); what it holds is lost if the consumer goes on past it");
+    } else if (now - slot.unreadable_since_ms >= kUnreadableStuckMs) {
+      slot.unreadable_at.reset();
+      RestoreFailed(p, "its input record at offset " + std::to_string(offset.value()) +
+                           " cannot be read and the consumer does not go past it (" + error +
+                           "): find what wrote it (docs/operations.md, \"An input record "
+                           "cannot be read\")");
+    }
+  }
+
+  // A record past the unreadable one arrived: the consumer went past what it could
+  // not read. Counted as lost up to the new record (at most: the skipped offsets may
+  // hold transaction markers), once across aborts.
+  void PassedUnreadable(base::Partition p, ShardSlot& slot, base::Offset next) {
+    const base::Offset from = std::max(*slot.unreadable_at, slot.unreadable_counted_to);
+    slot.unreadable_at.reset();
+    if (next <= from) return;
+    const uint64_t lost = static_cast<uint64_t>(next.Since(from));
+    slot.input_lost += lost;
+    slot.unreadable_counted_to = next;
+    Warn("shard " + std::to_string(p.value()) + ": the consumer went past input offsets " +
+         std::to_string(from.value()) + ".." + std::to_string(next.Previous().value()) +
+         ", which it could not read: up to " + std::to_string(lost) + " message(s) lost");
     Publish(p, slot);
   }
 

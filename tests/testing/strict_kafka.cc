@@ -130,7 +130,9 @@ class StrictCluster {
     std::vector<kafka::Header> headers;
     int64_t timestamp_ms = -1;
     std::string transactional_id;
-    bool unreadable = false;  // consumers report it and go past (MakeUnreadable)
+    // MakeUnreadable: consumers report it, and go past it unless it is stuck.
+    bool unreadable = false;
+    bool stuck = false;
   };
 
   static size_t EntryBytes(const Entry& e) { return RecordBatchBytes(e.key, e.value, e.headers); }
@@ -1229,7 +1231,9 @@ std::optional<Message> StrictPartitionReader::Next(const TopicPartition& where,
   }
   const int64_t end = log.LastStableOffset();
   if (SkipToDeliverable(log, position.next, end)) {
-    return RecordMessage(where.first, where.second, log.At(position.next++));
+    const bool stuck = log.At(position.next).stuck;
+    return RecordMessage(where.first, where.second,
+                         log.At(stuck ? position.next : position.next++));
   }
   if (position.next != end || position.reported_end == end) return std::nullopt;
   position.reported_end = end;
@@ -1496,7 +1500,8 @@ std::optional<Message> StrictGroupConsumer::NextFrom(int32_t partition, Fetch& f
     return EventMessage(MessageKind::kOffsetOutOfRange, spec_.topic, partition, lost);
   }
   if (!SkipToDeliverable(log, fetch.position, log.LastStableOffset())) return std::nullopt;
-  return RecordMessage(spec_.topic, partition, log.At(fetch.position++));
+  const bool stuck = log.At(fetch.position).stuck;
+  return RecordMessage(spec_.topic, partition, log.At(stuck ? fetch.position : fetch.position++));
 }
 
 StrictGroupConsumer::Fetch StrictGroupConsumer::StartFetch(const StrictCluster::Partition& log,
@@ -1922,8 +1927,8 @@ void StrictKafka::SetRetentionBytes(const std::string& topic, size_t bytes, bool
   cluster_->retention_described[topic] = described;
 }
 
-KafkaError StrictKafka::MakeUnreadable(const std::string& topic, int32_t partition,
-                                       int64_t offset) {
+KafkaError StrictKafka::MakeUnreadable(const std::string& topic, int32_t partition, int64_t offset,
+                                       bool stuck) {
   std::lock_guard lock(cluster_->mu);
   auto* log = cluster_->FindPartition(topic, partition);
   if (log == nullptr) return UnknownPartition(ErrorKind::kFailed, topic, partition);
@@ -1931,6 +1936,7 @@ KafkaError StrictKafka::MakeUnreadable(const std::string& topic, int32_t partiti
     return Fail(ErrorKind::kFailed, "OFFSET_OUT_OF_RANGE", std::to_string(offset));
   }
   log->At(offset).unreadable = true;
+  log->At(offset).stuck = stuck;
   return {};
 }
 

@@ -177,9 +177,12 @@ class StrictKafka {
   // until set).
   void SetTimestampRules(const std::string& topic, std::string type,
                          std::optional<int64_t> after_max_ms, bool described = true);
-  // The record at `offset` reads as damaged from then on (a checksum mismatch under
-  // check.crcs): consumers report it (kUnreadable) and go past it, as librdkafka does.
-  kafka::KafkaError MakeUnreadable(const std::string& topic, int32_t partition, int64_t offset);
+  // The record at `offset` reads as damaged from then on: consumers report it
+  // (kUnreadable) and go past it, as librdkafka does with a checksum mismatch under
+  // check.crcs; `stuck`: they report it at every poll and never go past it, as
+  // librdkafka does with a batch it cannot decompress.
+  kafka::KafkaError MakeUnreadable(const std::string& topic, int32_t partition, int64_t offset,
+                                   bool stuck = false);
   // Retention: moves the log start to `offset` (at most the high watermark).
   kafka::KafkaError DeleteRecordsBefore(const std::string& topic, int32_t partition,
                                         int64_t offset);

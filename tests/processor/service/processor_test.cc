@@ -595,11 +595,38 @@ TEST(Processor, AnInputRecordTheConsumerCannotReadIsCountedAsLost) {
   EXPECT_EQ(view->input_lost, 1u);
   EXPECT_EQ(view->events_applied, static_cast<uint64_t>(end - 1));
   EXPECT_EQ(view->input_offset, base::Offset(end));
-  EXPECT_NE(a.log().find("shard 0: the input record at offset 2 could not be read and the "
-                         "consumer went on past it (_BAD_MSG"),
+  EXPECT_NE(a.log().find("shard 0: the input record at offset 2 cannot be read (_BAD_MSG"),
+            std::string::npos)
+      << a.log();
+  EXPECT_NE(a.log().find("shard 0: the consumer went past input offsets 2..2, which it could "
+                         "not read: up to 1 message(s) lost"),
             std::string::npos)
       << a.log();
   EXPECT_EQ(a.View(1)->input_lost, 0u);
+}
+
+// librdkafka fetches a batch it cannot decompress again and again, never past it: the
+// shard fails, naming the error, rather than count it as lost (nothing was yet) or
+// stall with only its lag showing it.
+TEST(Processor, AShardWhoseConsumerIsStuckOnAnInputRecordItCannotReadFails) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  Send(kafka, 0, 40);
+  ASSERT_GE(kafka.HighWatermark("events", 0), 4);
+  ASSERT_FALSE(kafka.MakeUnreadable("events", 0, 2, /*stuck=*/true));
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] {
+    auto view = a.View(0);
+    return view && view->phase == shard::ShardPhase::kFailed;
+  })) << a.log();
+  EXPECT_NE(a.View(0)->failure.find("its input record at offset 2 cannot be read and the "
+                                    "consumer does not go past it (_BAD_MSG"),
+            std::string::npos)
+      << a.View(0)->failure;
+  EXPECT_EQ(a.View(0)->input_lost, 0u);
+  EXPECT_FALSE(a.Ready());
+  EXPECT_TRUE(a.Runs(1)) << "the other shard goes on";
 }
 
 // A shard that never had input claims the start of its input partition as it is at
