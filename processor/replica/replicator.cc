@@ -86,13 +86,13 @@ struct Replicator::Impl {
   base::Offset members_next_offset = kafka::kOffsetBeginning;
   static constexpr size_t kMaxUnreadableSendersNamed = 64;
   std::set<std::string> unreadable_senders;  // whose unreadable heartbeat was logged
-  int64_t started_ms = 0;
+  int64_t started_ms = 0;                    // MemberNow() at Start
   bool assignment_changed = true;
   int64_t next_assign_ms = 0;  // after a refused assignment
   bool heartbeat_soon = true;
-  int64_t next_heartbeat_ms = 0;
-  int64_t next_roles_ms = 0;
-  base::Status fatal;  // what ended the replicator; ok while it runs
+  int64_t next_heartbeat_ms = 0;  // MemberNow()
+  int64_t next_roles_ms = 0;      // MemberNow()
+  base::Status fatal;             // what ended the replicator; ok while it runs
 
   // Commands from other threads.
   struct TakeCommand {
@@ -234,7 +234,7 @@ struct Replicator::Impl {
   void FollowNow(const std::vector<base::Partition>& given_back) {
     for (base::Partition p : given_back) {
       actives.erase(p);
-      if (!replicas.contains(p)) StartCollecting(p, WantsHot(p, Now()));
+      if (!replicas.contains(p)) StartCollecting(p, WantsHot(p, MemberNow()));
     }
     assignment_changed = true;
     heartbeat_soon = true;
@@ -243,6 +243,11 @@ struct Replicator::Impl {
   // --- Replicas ------------------------------------------------------------------
 
   int64_t Now() const { return clock.WallMs(); }
+  // Membership's clock: when heartbeats arrived, whether a member is live, when the
+  // next heartbeat is due. Durations on this host: a wall-clock step (NTP) larger than
+  // member_timeout made every peer look dead (this instance then stood by for every
+  // shard, rebuilding each replica from the changelog's start) or kept a dead one live.
+  int64_t MemberNow() const { return clock.SteadyMs(); }
 
   void StartCollecting(base::Partition p, bool hot, bool keep_everything = false) {
     Replica& r = replicas[p];
@@ -525,7 +530,7 @@ struct Replicator::Impl {
       }
       return;
     }
-    if (membership) membership->Observe(record.value(), Now());
+    if (membership) membership->Observe(record.value(), MemberNow());
   }
 
   // --- Views ---------------------------------------------------------------------
@@ -584,7 +589,7 @@ struct Replicator::Impl {
 
   void Start() {
     owner.store(std::this_thread::get_id());
-    started_ms = Now();
+    started_ms = MemberNow();
     board.SetPartitionCount(partitions);
     for (base::Partition p : base::AllPartitions(partitions)) {
       if (!actives.contains(p) && !replicas.contains(p))
@@ -610,15 +615,16 @@ struct Replicator::Impl {
     }
     if (!fatal.ok()) return false;
     const int64_t now = Now();
-    if (membership && (heartbeat_soon || now >= next_heartbeat_ms)) {
+    const int64_t member_now = MemberNow();
+    if (membership && (heartbeat_soon || member_now >= next_heartbeat_ms)) {
       Heartbeat(false);
-      next_heartbeat_ms = now + o.heartbeat.count();
+      next_heartbeat_ms = member_now + o.heartbeat.count();
     }
     if (members_producer) members_producer->Poll(std::chrono::milliseconds(0));
-    if (now >= next_roles_ms) {
-      UpdateRoles(now);
+    if (member_now >= next_roles_ms) {
+      UpdateRoles(member_now);
       RetryFailed(now);
-      next_roles_ms = now + kRolesEveryMs;
+      next_roles_ms = member_now + kRolesEveryMs;
     }
     ConfirmAnEnd(now);
     PublishDue(Now());

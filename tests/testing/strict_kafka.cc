@@ -104,8 +104,9 @@ class StrictKafkaClock final : public base::Clock {
  public:
   StrictKafkaClock(StrictCluster& cluster, int64_t start_wall_ms)
       : cluster_(cluster), start_wall_ms_(start_wall_ms) {}
-  int64_t WallMs() const override { return start_wall_ms_ + SteadyMs(); }
+  int64_t WallMs() const override { return start_wall_ms_ + wall_step_ms_.load() + SteadyMs(); }
   int64_t SteadyMs() const override { return elapsed_ms_.load(); }
+  void StepWall(std::chrono::milliseconds step) { wall_step_ms_ += step.count(); }
   // Code under test that sleeps moves the whole simulated world, timers included.
   void Sleep(std::chrono::milliseconds duration) override;
   void Move(std::chrono::milliseconds duration) { elapsed_ms_ += duration.count(); }
@@ -116,6 +117,7 @@ class StrictKafkaClock final : public base::Clock {
   // Atomic so that reading the time never needs the cluster's mutex (listeners and
   // the code under test read it while the mutex may be held elsewhere).
   std::atomic<int64_t> elapsed_ms_{0};
+  std::atomic<int64_t> wall_step_ms_{0};  // StepWallClock
 };
 
 // --- The cluster's state and rules -----------------------------------------------
@@ -1848,6 +1850,10 @@ base::Clock& StrictKafka::clock() {
 
 void StrictKafka::Advance(std::chrono::milliseconds duration) {
   cluster_->Advance(duration);
+}
+
+void StrictKafka::StepWallClock(std::chrono::milliseconds step) {
+  cluster_->clock.StepWall(step);
 }
 
 void StrictKafka::set_session_timeout(std::chrono::milliseconds timeout) {

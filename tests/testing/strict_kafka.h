@@ -140,6 +140,9 @@ class StrictKafka {
   // Moves time, then aborts the transactions open longer than their timeout and
   // expels the members whose session timed out or that stopped polling.
   void Advance(std::chrono::milliseconds duration);
+  // The hosts' wall clocks step (NTP, a VM resumed), forward or back; steady clocks,
+  // and so timers and timeouts, do not.
+  void StepWallClock(std::chrono::milliseconds step);
   void set_session_timeout(std::chrono::milliseconds timeout);     // default 10 s
   void set_max_poll_interval(std::chrono::milliseconds interval);  // default 300 s
   // How often the coordinators look for transactions past their timeout (the

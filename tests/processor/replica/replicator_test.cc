@@ -161,6 +161,48 @@ TEST(Replicator, CountsEveryRebuildOfAReplica) {
   }
 }
 
+// Regression: membership ran on the wall clock. A step of the hosts' clocks (NTP)
+// larger than member_timeout made every peer look dead until its next heartbeat came:
+// an instance holding counters-only replicas stood by for those shards at once,
+// rebuilding each from its changelog's start, and dropped their filters again when
+// the heartbeats came.
+TEST(Replicator, AWallClockStepChangesNoStandbysRole) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  StrictInstance a(kafka, WithStandby("a"));
+  StrictInstance b(kafka, WithStandby("b"));
+  StrictInstance c(kafka, WithStandby("c"));
+  const auto standbys = [&] {
+    int n = 0;
+    for (const StrictInstance* i : {&a, &b, &c}) {
+      for (int32_t p = 0; p < testing::kServicePartitions; ++p) {
+        auto view = i->View(p);
+        n += view && view->role == shard::ShardRole::kStandby &&
+             view->phase == shard::ShardPhase::kRunning;
+      }
+    }
+    return n;
+  };
+  ASSERT_TRUE(
+      RunUntil(kafka, {&a, &b, &c}, [&] { return standbys() == testing::kServicePartitions; }))
+      << a.log() << b.log() << c.log();
+  RunFor(kafka, {&a, &b, &c}, 10s);
+  const auto role_changes = [&] {
+    size_t n = 0;
+    for (const StrictInstance* i : {&a, &b, &c}) {
+      n += Logged(*i, "stands by for the shard now") + Logged(*i, "keeps counters only");
+    }
+    return n;
+  };
+  const size_t before = role_changes();
+  for (const auto step : {std::chrono::milliseconds(10min), std::chrono::milliseconds(-20min)}) {
+    kafka.StepWallClock(step);
+    RunFor(kafka, {&a, &b, &c}, 10s);
+  }
+  EXPECT_EQ(role_changes(), before) << a.log() << b.log() << c.log();
+  EXPECT_EQ(standbys(), testing::kServicePartitions);
+}
+
 // Regression: a replica built from a changelog partition whose every record was
 // deleted (time retention of an idle shard, DeleteRecords) read it as a new shard's
 // and stood by at zero: served as complete, and on a failover taken over at zero,
