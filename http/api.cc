@@ -478,7 +478,9 @@ class Api {
 
   // Ready, but with a guarantee that does not hold in full right now: each active
   // shard whose filter holds less than its configured window (SPEC §2.1), and each
-  // standby that failed (a failover to this instance would restore cold, §2.4).
+  // standby that failed or is still being built (a failover to this instance would
+  // restore cold, §2.4: a rolling restart that moves on before this instance's
+  // standbys are built loses the hot take-over it counts on).
   static void WriteDegraded(json::JsonWriter& j, const Snapshot& s) {
     j.Key("degraded").BeginArray();
     for (const auto& v : s.shards) {
@@ -487,6 +489,13 @@ class Api {
         j.Key("reason").String("its standby failed (" + v->failure +
                                "): it is retried; until then a failover of the shard to this "
                                "instance restores it from the changelog");
+        j.EndObject();
+      } else if (v->role == shard::ShardRole::kStandby &&
+                 v->phase == shard::ShardPhase::kRestoring) {
+        j.BeginObject().Key("partition").Int(v->partition.value());
+        j.Key("reason").String(
+            "its standby is being built from the changelog: until it is, a failover of the "
+            "shard to this instance restores it from the changelog");
         j.EndObject();
       }
     }

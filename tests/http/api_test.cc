@@ -547,6 +547,28 @@ TEST_F(ApiTest, ReadinessShowsShardsByRoleAndTheFurthestReplicaLag) {
   EXPECT_EQ(body["max_replica_lag_ms"].get_int64().value(), 180);
 }
 
+// SPEC §2.4: a standby still being built (after a restart, say) cannot take its shard
+// over hot yet. The instance is ready, and says so under "degraded": a rolling restart
+// that moved on before would restore the next instance's shards cold.
+TEST_F(ApiTest, ReadinessNamesAStandbyStillBeingBuilt) {
+  board_.SetAssignmentKnown(true);
+  Publish(DetailedView());
+  ShardView building = SecondView();
+  building.role = ShardRole::kStandby;
+  building.phase = shard::ShardPhase::kRestoring;
+  Publish(building);
+  Response r = Get("/readyz");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  auto degraded = Json(r)["degraded"].get_array().value();
+  ASSERT_EQ(degraded.size(), 1u) << r.body;
+  EXPECT_EQ(degraded.at(0)["partition"].get_int64().value(), 1);
+  const std::string reason(degraded.at(0)["reason"].get_string().value());
+  EXPECT_NE(reason.find("its standby is being built"), std::string::npos) << reason;
+  building.phase = shard::ShardPhase::kRunning;
+  Publish(building);
+  EXPECT_EQ(Json(Get("/readyz"))["degraded"].get_array().value().size(), 0u);
+}
+
 // SPEC §2.1: a filter that cannot keep its window says so. The shard still runs, so
 // the instance stays ready, with the shard and the reason under "degraded".
 TEST_F(ApiTest, ReadinessNamesTheShardsWhoseFilterHoldsLessThanItsWindow) {
