@@ -50,6 +50,7 @@ struct Replica {
   std::optional<changelog::LineageFollower> follower;
   base::Offset next_offset = kafka::kOffsetBeginning;
   uint64_t unreadable_records = 0;  // damaged records its last build skipped
+  changelog::SnapshotCycle cycle;   // of what it built from and followed since (Handoff)
   bool at_end = false;
   // Where the reader last reported the partition's end, while no record came after
   // it: what a confirmation of the end compares with.
@@ -221,7 +222,8 @@ struct Replicator::Impl {
       if (it == replicas.end()) continue;
       Replica& r = it->second;
       if (r.mode == Replica::Mode::kFollowing && r.hot && !r.state->forgot_filter()) {
-        handoffs[p] = Handoff{std::move(r.state), *r.follower, r.next_offset, r.unreadable_records};
+        handoffs[p] =
+            Handoff{std::move(r.state), *r.follower, r.next_offset, r.unreadable_records, r.cycle};
       }
       replicas.erase(it);
       board.RemoveFollowerView(p);
@@ -318,9 +320,14 @@ struct Replicator::Impl {
         } catch (const std::bad_alloc&) {
           return Fail(p, r, "out of memory replaying its changelog");
         }
+        r.cycle.OnBatch(std::get<changelog::BatchRecord>(record.value()));
         r.dirty = true;
         break;
       case changelog::LineageFollower::Step::kSkip:
+        if (const auto* chunk = std::get_if<changelog::SnapshotChunk>(&record.value());
+            chunk != nullptr && chunk->epoch == r.follower->epoch()) {
+          r.cycle.OnChunk(*chunk);
+        }
         break;
       case changelog::LineageFollower::Step::kRebuild:
         Rebuild(p, r, "its lineage was cut back or has a gap");
@@ -375,6 +382,9 @@ struct Replicator::Impl {
     base::Result<changelog::RestorePlan> plan = std::move(*r.collecting).Finish();
     r.collecting.reset();
     if (!plan) return Fail(p, r, plan.message());
+    size_t batch_bytes = 0;
+    for (const changelog::BatchRecord& b : plan->batches) batch_bytes += BatchRecordBytes(b);
+    r.cycle = changelog::SnapshotCycle(plan->snapshot ? plan->snapshot->size() : 0, batch_bytes);
     auto state = plan->snapshot ? shard::ShardState::FromSnapshot(std::move(*plan->snapshot),
                                                                   filter::DecodeLimitsFor(o.dedup))
                                 : shard::ShardState::Create(p, o.dedup, filter::Millis{0});

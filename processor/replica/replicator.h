@@ -46,6 +46,7 @@
 #include "processor/base/metrics.h"
 #include "processor/base/result.h"
 #include "processor/changelog/lineage_follower.h"
+#include "processor/changelog/snapshot_cycle.h"
 #include "processor/filter/filter_factory.h"
 #include "processor/kafka/clients.h"
 #include "processor/shard/shard_state.h"
@@ -81,6 +82,8 @@ struct Handoff {
   // Damaged changelog records the replica's build skipped: the shard is restored past
   // them all the same, and its new owner says so (changelog_unreadable_records).
   uint64_t unreadable_records = 0;
+  // Where the replica is in the shard's snapshot cycle, carried on by the tail.
+  changelog::SnapshotCycle cycle{};
 };
 
 class Replicator {

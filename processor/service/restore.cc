@@ -112,7 +112,12 @@ base::Result<RestoredShard> CatchUp(base::Partition p, replica::Handoff h,
     const auto step = h.follower.Next(record.value());
     if (step == changelog::LineageFollower::Step::kApply) {
       h.state->Replay(std::get<changelog::BatchRecord>(record.value()));
+      h.cycle.OnBatch(std::get<changelog::BatchRecord>(record.value()));
       ++applied;
+    } else if (const auto* chunk = std::get_if<changelog::SnapshotChunk>(&record.value());
+               step == changelog::LineageFollower::Step::kSkip && chunk != nullptr &&
+               chunk->epoch == h.follower.epoch()) {
+      h.cycle.OnChunk(*chunk);
     } else if (step == changelog::LineageFollower::Step::kRebuild) {
       return base::Corrupt(
           "the changelog's tail went another way (a newer claim cut back batches the state "
@@ -122,6 +127,9 @@ base::Result<RestoredShard> CatchUp(base::Partition p, replica::Handoff h,
   auto claimed = ClaimFollowed(p, std::move(h.state), h.follower, applied, draw, source);
   if (!claimed) return claimed;
   NoteUnreadableRecords(claimed.value(), unreadable);
+  // The cycle its changelog holds goes on (a failover's shards would otherwise all
+  // snapshot in their first transaction).
+  claimed.value().kept = SnapshotCycleKept{h.cycle.snapshot_bytes(), h.cycle.batch_bytes()};
   return claimed;
 }
 

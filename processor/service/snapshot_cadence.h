@@ -71,8 +71,9 @@ struct SnapshotCycleKept {
 // that two snapshots and the batches between still fit in the retention (a fresh
 // count would let another whole cycle of batches in on top of what is kept). It starts
 // at least SnapshotPhase of the way through. `kept` nullopt: the restore cannot say
-// (a standby's state, built from records read before); under a known retention its
-// first snapshot is then due at once.
+// (retention took part of a local checkpoint's snapshot); under a known retention its
+// first snapshot is then due at once. A standby's state carries the cycle it followed
+// (changelog::SnapshotCycle).
 struct AdoptedCycle {
   size_t last_snapshot_bytes = 0;
   size_t bytes_since_snapshot = 0;

@@ -319,5 +319,43 @@ TEST(Restore, ATakeOverCarriesTheKeyOfTheClaimsTheReplicaFollowed) {
   EXPECT_EQ(RetryOutcome(*taken->state), shard::Outcome::kDuplicate);
 }
 
+// A failover's shards went on from no snapshot cycle: under a known retention each
+// snapshotted at its first commit, every one of them in one transaction. A take-over
+// carries the cycle the replica followed, and the tail's records carry it on.
+TEST(Restore, ATakeOverGoesOnWithTheSnapshotCycleItsReplicaFollowed) {
+  const std::vector<std::string> records = FirstOwnersChangelog(kShardKey, /*with_snapshot=*/true);
+  auto made = shard::ShardState::Create(kPartition, testing::TestDedup(), filter::Millis{0});
+  ASSERT_TRUE(made.ok());
+  replica::Handoff batches_only{std::move(made).value(),
+                                changelog::LineageFollower(base::Epoch(), base::Seq(), 0),
+                                base::Offset(0), 0, changelog::SnapshotCycle(700, 30)};
+  const std::vector<std::string> claim_and_batch(records.begin(), records.begin() + 2);
+  auto taken = CatchUp(kPartition, std::move(batches_only), claim_and_batch, kDraw, "its standby");
+  ASSERT_TRUE(taken.ok()) << taken.error();
+  ASSERT_TRUE(taken->kept.has_value());
+  const auto batch = changelog::DecodeRecord(records[1]);
+  ASSERT_TRUE(batch.ok());
+  const size_t batch_bytes = changelog::BatchRecordBytes(std::get<BatchRecord>(batch.value()));
+  EXPECT_EQ(taken->kept->snapshot_bytes, 700u);
+  EXPECT_EQ(taken->kept->batch_bytes, 30u + batch_bytes);
+
+  made = shard::ShardState::Create(kPartition, testing::TestDedup(), filter::Millis{0});
+  ASSERT_TRUE(made.ok());
+  replica::Handoff with_snapshot{std::move(made).value(),
+                                 changelog::LineageFollower(base::Epoch(), base::Seq(), 0),
+                                 base::Offset(0), 0, changelog::SnapshotCycle(700, 30)};
+  taken = CatchUp(kPartition, std::move(with_snapshot), records, kDraw, "its standby");
+  ASSERT_TRUE(taken.ok()) << taken.error();
+  size_t snapshot_bytes = 0;
+  for (size_t i = 2; i < records.size(); ++i) {
+    const auto chunk = changelog::DecodeRecord(records[i]);
+    ASSERT_TRUE(chunk.ok());
+    snapshot_bytes += std::get<changelog::SnapshotChunk>(chunk.value()).bytes.size();
+  }
+  ASSERT_GT(snapshot_bytes, 0u);
+  EXPECT_EQ(taken->kept->snapshot_bytes, snapshot_bytes) << "the snapshot after the batch";
+  EXPECT_EQ(taken->kept->batch_bytes, 0u);
+}
+
 }  // namespace
 }  // namespace oncecount::service
