@@ -66,6 +66,10 @@ class LineageFollower {
 
   // The newest epoch seen: a new owner claims epoch() + 1.
   Epoch epoch() const { return claims_.epoch(); }
+  // Whether a record of `epoch` written under `claim` is of the claim that counts.
+  bool IsCurrentClaim(Epoch epoch, uint64_t claim) const {
+    return claims_.Of(epoch, claim) == ClaimRule::Fit::kCurrent;
+  }
   // The last batch applied: a new owner's claim continues from it.
   Seq applied_seq() const { return applied_; }
   // A Seeking() follower that has not met its batch yet.

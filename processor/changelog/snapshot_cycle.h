@@ -21,14 +21,23 @@ class SnapshotCycle {
 
   // A batch the follower applied.
   void OnBatch(const BatchRecord& batch) { batch_bytes_ += BatchRecordBytes(batch); }
-  // A chunk of a snapshot of the followed epoch: once the last arrives, the cycle
-  // starts again from it (its batch came just before it).
+  // A chunk of a snapshot of the claim followed (LineageFollower::IsCurrentClaim):
+  // once every chunk of one snapshot arrived in order, the cycle starts again from it
+  // (its batch came just before it). A snapshot with a chunk missing or out of order
+  // is one a restore would not use, and changes nothing.
   void OnChunk(const SnapshotChunk& chunk) {
-    if (chunk.index == 0) partial_bytes_ = 0;
-    partial_bytes_ += chunk.bytes.size();
-    if (chunk.index + 1 == chunk.count) {
-      snapshot_bytes_ = partial_bytes_;
+    if (chunk.index == 0) {
+      partial_ = Partial{chunk.epoch, chunk.seq, chunk.count, 0, 0};
+    } else if (partial_.count == 0 || chunk.epoch != partial_.epoch || chunk.seq != partial_.seq ||
+               chunk.count != partial_.count || chunk.index != partial_.next) {
+      partial_.count = 0;  // not usable
+      return;
+    }
+    partial_.bytes += chunk.bytes.size();
+    if (++partial_.next == partial_.count) {
+      snapshot_bytes_ = partial_.bytes;
       batch_bytes_ = 0;
+      partial_.count = 0;
     }
   }
 
@@ -38,7 +47,15 @@ class SnapshotCycle {
  private:
   size_t snapshot_bytes_ = 0;  // 0: none read past
   size_t batch_bytes_ = 0;
-  size_t partial_bytes_ = 0;  // of the snapshot whose chunks are arriving
+  // The snapshot whose chunks are arriving (count 0: none, or not usable).
+  struct Partial {
+    Epoch epoch;
+    Seq seq;
+    uint32_t count = 0;
+    uint32_t next = 0;
+    size_t bytes = 0;
+  };
+  Partial partial_;
 };
 
 }  // namespace oncecount::changelog

@@ -91,8 +91,9 @@ Message Wrap(rd_kafka_message_t* m) {
       out.kind = MessageKind::kFatal;
       out.error = rd_kafka_message_errstr(m);
       return out;
-    // librdkafka reports these for a record or batch it then skips (its message-set
-    // reader goes on with the next), not for a fetch it retries.
+    // librdkafka reports these for a record or batch it cannot read: it then either
+    // goes on past it or fetches it again (the processor tells which by what comes
+    // next, OnInputUnreadable).
     case RD_KAFKA_RESP_ERR__BAD_MSG:
     case RD_KAFKA_RESP_ERR__BAD_COMPRESSION:
     case RD_KAFKA_RESP_ERR__NOT_IMPLEMENTED:
@@ -778,9 +779,8 @@ class RdKafkaClients final : public Clients {
       const rd_kafka_ConfigResource_t** resources =
           result != nullptr ? rd_kafka_DescribeConfigs_result_resources(result, &count) : nullptr;
       if (rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR || count == 0) {
-        // The request as a whole failed: its question is answered with nothing told,
-        // for good.
-        // A question asked again keeps its last answer.
+        // The request as a whole failed: a first question is answered with nothing
+        // told (until it is asked again), one asked again keeps its last answer.
         if (const auto* asked = static_cast<const std::string*>(rd_kafka_event_opaque(event))) {
           config_outstanding_.erase(*asked);
           std::optional<TopicSettings>& answer = topic_configs_[*asked];

@@ -87,13 +87,13 @@ struct Replicator::Impl {
   base::Offset members_next_offset = kafka::kOffsetBeginning;
   static constexpr size_t kMaxUnreadableSendersNamed = 64;
   std::set<std::string> unreadable_senders;  // whose unreadable heartbeat was logged
-  int64_t started_ms = 0;                    // MemberNow() at Start
+  int64_t started_ms = 0;                    // Now() at Start
   bool assignment_changed = true;
   int64_t next_assign_ms = 0;  // after a refused assignment
   bool heartbeat_soon = true;
-  int64_t next_heartbeat_ms = 0;  // MemberNow()
-  int64_t next_roles_ms = 0;      // MemberNow()
-  base::Status fatal;             // what ended the replicator; ok while it runs
+  int64_t next_heartbeat_ms = 0;
+  int64_t next_roles_ms = 0;
+  base::Status fatal;  // what ended the replicator; ok while it runs
 
   // Commands from other threads.
   struct TakeCommand {
@@ -236,7 +236,7 @@ struct Replicator::Impl {
   void FollowNow(const std::vector<base::Partition>& given_back) {
     for (base::Partition p : given_back) {
       actives.erase(p);
-      if (!replicas.contains(p)) StartCollecting(p, WantsHot(p, MemberNow()));
+      if (!replicas.contains(p)) StartCollecting(p, WantsHot(p, Now()));
     }
     assignment_changed = true;
     heartbeat_soon = true;
@@ -244,12 +244,16 @@ struct Replicator::Impl {
 
   // --- Replicas ------------------------------------------------------------------
 
-  int64_t Now() const { return clock.WallMs(); }
-  // Membership's clock: when heartbeats arrived, whether a member is live, when the
-  // next heartbeat is due. Durations on this host: a wall-clock step (NTP) larger than
+  // The replicator's clock: when heartbeats arrived, whether a member is live, when a
+  // replica was last caught up or failed, when the next heartbeat, publish or retry is
+  // due. Durations on this host: on the wall clock a step (NTP) larger than
   // member_timeout made every peer look dead (this instance then stood by for every
-  // shard, rebuilding each replica from the changelog's start) or kept a dead one live.
-  int64_t MemberNow() const { return clock.SteadyMs(); }
+  // shard, rebuilding each replica from the changelog's start) or kept a dead one
+  // live, and a step back made a replica behind look caught up. The wall clock only
+  // stamps what other processes read (heartbeats, views).
+  int64_t Now() const { return clock.SteadyMs(); }
+  // The wall-clock time of steady time `steady_ms` (a view's published_at_ms).
+  int64_t WallAt(int64_t steady_ms) const { return clock.WallMs() - (Now() - steady_ms); }
 
   void StartCollecting(base::Partition p, bool hot, bool keep_everything = false) {
     Replica& r = replicas[p];
@@ -325,7 +329,7 @@ struct Replicator::Impl {
         break;
       case changelog::LineageFollower::Step::kSkip:
         if (const auto* chunk = std::get_if<changelog::SnapshotChunk>(&record.value());
-            chunk != nullptr && chunk->epoch == r.follower->epoch()) {
+            chunk != nullptr && r.follower->IsCurrentClaim(chunk->epoch, chunk->claim)) {
           r.cycle.OnChunk(*chunk);
         }
         break;
@@ -513,7 +517,7 @@ struct Replicator::Impl {
     m.api_url = o.api_url;
     m.actives.assign(actives.begin(), actives.end());
     m.standby_replicas = o.standby_replicas;
-    m.sent_at_ms = Now();
+    m.sent_at_ms = clock.WallMs();
     m.leaving = leaving;
     const std::string bytes = EncodeMemberRecord(m);
     heartbeat_soon = false;
@@ -540,7 +544,7 @@ struct Replicator::Impl {
       }
       return;
     }
-    if (membership) membership->Observe(record.value(), MemberNow());
+    if (membership) membership->Observe(record.value(), Now());
   }
 
   // --- Views ---------------------------------------------------------------------
@@ -576,17 +580,17 @@ struct Replicator::Impl {
       } else {
         r.last_filter_detail_ms = now;
       }
-      auto made = r.state->MakeView(std::move(base), now, detail);
+      auto made = r.state->MakeView(std::move(base), WallAt(now), detail);
       auto stamped = std::make_shared<shard::ShardView>(*made);
       // What a replica answers is as fresh as its last look at the changelog's end.
-      stamped->published_at_ms = caught_up ? now : r.since_ms;
+      stamped->published_at_ms = WallAt(caught_up ? now : r.since_ms);
       view = std::move(stamped);
     } else {
       base.phase = r.mode == Replica::Mode::kFailed ? shard::ShardPhase::kFailed
                                                     : shard::ShardPhase::kRestoring;
       base.failure = r.failure;
       base.counters = std::make_shared<const shard::CounterSnapshot>();
-      base.published_at_ms = now;
+      base.published_at_ms = WallAt(now);
       view = std::make_shared<const shard::ShardView>(std::move(base));
     }
     r.last_view = view;
@@ -599,7 +603,7 @@ struct Replicator::Impl {
 
   void Start() {
     owner.store(std::this_thread::get_id());
-    started_ms = MemberNow();
+    started_ms = Now();
     board.SetPartitionCount(partitions);
     for (base::Partition p : base::AllPartitions(partitions)) {
       if (!actives.contains(p) && !replicas.contains(p))
@@ -625,16 +629,15 @@ struct Replicator::Impl {
     }
     if (!fatal.ok()) return false;
     const int64_t now = Now();
-    const int64_t member_now = MemberNow();
-    if (membership && (heartbeat_soon || member_now >= next_heartbeat_ms)) {
+    if (membership && (heartbeat_soon || now >= next_heartbeat_ms)) {
       Heartbeat(false);
-      next_heartbeat_ms = member_now + o.heartbeat.count();
+      next_heartbeat_ms = now + o.heartbeat.count();
     }
     if (members_producer) members_producer->Poll(std::chrono::milliseconds(0));
-    if (member_now >= next_roles_ms) {
-      UpdateRoles(member_now);
+    if (now >= next_roles_ms) {
+      UpdateRoles(now);
       RetryFailed(now);
-      next_roles_ms = member_now + kRolesEveryMs;
+      next_roles_ms = now + kRolesEveryMs;
     }
     ConfirmAnEnd(now);
     PublishDue(Now());

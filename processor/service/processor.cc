@@ -10,6 +10,7 @@
 #include "processor/kafka/topics.h"
 #include "processor/replica/replicator.h"
 #include "processor/service/input_timestamps.h"
+#include "processor/service/lost_input.h"
 #include "processor/service/restore.h"
 #include "processor/service/router.h"
 #include "processor/service/shard_loader.h"
@@ -33,7 +34,7 @@ constexpr uint64_t kDrainedCommitEvents = 1000;
 // How often the views of idle shards are brought up to date (RefreshViews).
 constexpr int64_t kViewRefreshMs = 1000;
 // How long the consumer may report the same unreadable input record without going
-// past it before its shard fails (OnInputUnreadable): librdkafka fetches a batch it
+// past it before its shard shows failed (OnInputUnreadable): librdkafka fetches a batch it
 // cannot decompress again and again.
 constexpr int64_t kUnreadableStuckMs = 30'000;
 // What a record batch of one record needs beyond the record's value (batch header,
@@ -53,15 +54,15 @@ struct ShardSlot {
   // Input messages retention removed before they were applied, or that the consumer
   // could not read and went past (OnInputUnreadable).
   uint64_t input_lost = 0;
-  // The input below this offset that retention removed is counted in input_lost: a
-  // restore after an abort goes back over the same gap, which must not count twice.
-  base::Offset input_lost_counted_to;
+  // The offsets counted in input_lost: a restore after an abort goes back over the
+  // same gap, which must not count twice.
+  LostInput lost;
   // An input record the consumer reported it could not read (OnInputUnreadable), not
-  // gone past yet; when it was first reported (steady clock). And below which the
-  // records it went past are counted in input_lost (across aborts, as above).
+  // gone past yet, and when it was first reported (steady clock); `stuck`: why the
+  // shard shows failed while the consumer reports it and goes no further.
   std::optional<base::Offset> unreadable_at;
   int64_t unreadable_since_ms = 0;
-  base::Offset unreadable_counted_to;
+  std::string stuck;
   uint64_t changelog_unreadable_records = 0;  // skipped by the restore that adopted it
   // Restores: failed attempts in a row, when the next may start (steady clock), and
   // whether it continues from our own last commit (after our abort).
@@ -115,8 +116,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // The producer's batch.size: a batch of one partition's records must pass the
   // broker's max.message.bytes check as a single record does (BatchLimit).
   size_t producer_batch_bytes = 0;
-  // The topics' settings ApplyTopicSettings last acted on (nullopt: none told yet):
-  // a change while the service runs is judged again.
+  // The topics' settings ApplyTopicSettings last acted on, only those it reads
+  // (nullopt: none told yet): a change while the service runs is judged again, and a
+  // change of another field (brokers of two versions telling different sets) is not.
   std::optional<kafka::TopicSettings> changelog_settings_checked;
   std::optional<kafka::TopicSettings> input_settings_judged;
   // InputTimestampVerdict::Guard, read by /metrics.
@@ -293,7 +295,14 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // whether the input topic's timestamp settings keep producer clocks from moving the
   // shards' clocks (input_timestamps.h).
   void CheckInputTimestamps() {
-    const std::optional<kafka::TopicSettings> told = o.clients->DescribeTopic(o.input_topic);
+    std::optional<kafka::TopicSettings> told = o.clients->DescribeTopic(o.input_topic);
+    if (told) {
+      kafka::TopicSettings read;
+      read.timestamp_type = told->timestamp_type;
+      read.timestamp_after_max_ms = told->timestamp_after_max_ms;
+      read.timestamp_difference_max_ms = told->timestamp_difference_max_ms;
+      told = read;
+    }
     if (!told || told == input_settings_judged) return;  // not answered yet, or judged
     const bool changed = input_settings_judged.has_value();
     input_settings_judged = told;
@@ -318,9 +327,15 @@ struct Processor::Impl final : kafka::RebalanceListener {
     CheckInputTimestamps();
     // A changelog made compacted or time-limited while the service runs is refused as
     // at start (the instance stops, saying why): an idle shard's state would go.
-    if (const std::optional<kafka::TopicSettings> told =
-            o.clients->DescribeTopic(o.changelog_topic);
-        told && told != changelog_settings_checked) {
+    std::optional<kafka::TopicSettings> told = o.clients->DescribeTopic(o.changelog_topic);
+    if (told) {
+      kafka::TopicSettings read;
+      read.cleanup_policy = told->cleanup_policy;
+      read.retention_ms = told->retention_ms;
+      read.retention_bytes = told->retention_bytes;
+      told = read;
+    }
+    if (told && told != changelog_settings_checked) {
       changelog_settings_checked = told;
       if (base::Status s = CheckChangelogRetention(*told); !s) return s;
     }
@@ -835,6 +850,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     slot.phase = shard::ShardPhase::kRunning;
     slot.failure.clear();
     slot.unreadable_at.reset();  // its input starts again: the consumer says it again
+    // (slot.stuck stays until the consumer goes past the record)
     slot.changelog_unreadable_records = r.unreadable_records;
     slot.restore_failures = 0;
     slot.after_abort = false;
@@ -969,6 +985,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
     view->role = shard::ShardRole::kActive;
     view->phase = slot.phase;
     view->failure = slot.failure;
+    if (slot.phase == shard::ShardPhase::kRunning && !slot.stuck.empty()) {
+      view->phase = shard::ShardPhase::kFailed;  // it runs, and can go no further
+      view->failure = slot.stuck;
+    }
     view->high_watermark = slot.high_watermark;
     view->transactions_committed = slot.transactions_committed;
     view->transactions_aborted = slot.transactions_aborted;
@@ -988,9 +1008,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // The consumer could not read an input record (or batch): librdkafka either goes on
   // past it (a checksum mismatch) or fetches it again and again (a batch it cannot
   // decompress). Gone past, its events are neither counted nor dead-lettered: the
-  // records skipped are counted as lost (PassedUnreadable). Stuck on it, the shard
-  // makes no progress: after kUnreadableStuckMs it fails, naming the error, and
-  // /readyz says so.
+  // offsets skipped are counted as lost (PassedUnreadable). Stuck on it, the shard
+  // makes no progress: after kUnreadableStuckMs its view shows it failed, naming the
+  // error (/readyz 503), until the consumer goes past the record.
   void OnInputUnreadable(base::Partition p, base::Offset offset, const std::string& error) {
     auto it = shards.find(p);
     if (it == shards.end() || it->second.phase != shard::ShardPhase::kRunning) {
@@ -999,34 +1019,39 @@ struct Processor::Impl final : kafka::RebalanceListener {
     }
     ShardSlot& slot = it->second;
     const int64_t now = clock.SteadyMs();
+    if (slot.unreadable_at && offset > *slot.unreadable_at) PassedUnreadable(p, slot, offset);
     if (slot.unreadable_at != offset) {
       slot.unreadable_at = offset;
       slot.unreadable_since_ms = now;
       Warn("shard " + std::to_string(p.value()) + ": the input record at offset " +
            std::to_string(offset.value()) + " cannot be read (" + error +
            "); what it holds is lost if the consumer goes on past it");
-    } else if (now - slot.unreadable_since_ms >= kUnreadableStuckMs) {
-      slot.unreadable_at.reset();
-      RestoreFailed(p, "its input record at offset " + std::to_string(offset.value()) +
-                           " cannot be read and the consumer does not go past it (" + error +
-                           "): find what wrote it (docs/operations.md, \"An input record "
-                           "cannot be read\")");
+    } else if (slot.stuck.empty() && now - slot.unreadable_since_ms >= kUnreadableStuckMs) {
+      slot.stuck = "its input record at offset " + std::to_string(offset.value()) +
+                   " cannot be read and the consumer does not go past it (" + error +
+                   "): find what wrote it (docs/operations.md, \"An input record cannot be "
+                   "read\")";
+      Warn("shard " + std::to_string(p.value()) + ": " + slot.stuck);
+      Publish(p, slot);
     }
   }
 
-  // A record past the unreadable one arrived: the consumer went past what it could
-  // not read. Counted as lost up to the new record (at most: the skipped offsets may
-  // hold transaction markers), once across aborts.
+  // The consumer went past the unreadable record: a record after it arrived, or
+  // another unreadable one. What it skipped is counted as lost up to there (at most:
+  // the offsets may hold transaction markers), once across aborts.
   void PassedUnreadable(base::Partition p, ShardSlot& slot, base::Offset next) {
-    const base::Offset from = std::max(*slot.unreadable_at, slot.unreadable_counted_to);
+    const base::Offset from = *slot.unreadable_at;
     slot.unreadable_at.reset();
-    if (next <= from) return;
-    const uint64_t lost = static_cast<uint64_t>(next.Since(from));
+    slot.stuck.clear();
+    const uint64_t lost = slot.lost.Count(from, next);
     slot.input_lost += lost;
-    slot.unreadable_counted_to = next;
     Warn("shard " + std::to_string(p.value()) + ": the consumer went past input offsets " +
          std::to_string(from.value()) + ".." + std::to_string(next.Previous().value()) +
-         ", which it could not read: up to " + std::to_string(lost) + " message(s) lost");
+         ", which it could not read: up to " + std::to_string(next.Since(from)) +
+         " message(s) lost" +
+         (lost < static_cast<uint64_t>(next.Since(from))
+              ? " (" + std::to_string(lost) + " not counted before)"
+              : std::string()));
     Publish(p, slot);
   }
 
@@ -1054,20 +1079,19 @@ struct Processor::Impl final : kafka::RebalanceListener {
     ShardSlot& slot = it->second;
     const uint64_t gone =
         !base::IsLogical(from) && low > from ? static_cast<uint64_t>(low.Since(from)) : 0;
-    const base::Offset counted_from = std::max(from, slot.input_lost_counted_to);
-    const uint64_t lost = !base::IsLogical(from) && low > counted_from
-                              ? static_cast<uint64_t>(low.Since(counted_from))
-                              : 0;
+    const uint64_t lost = gone > 0 ? slot.lost.Count(from, low) : 0;
     slot.input_lost += lost;
-    if (!base::IsLogical(from) && !base::IsLogical(low)) {
-      slot.input_lost_counted_to = std::max(slot.input_lost_counted_to, low);
+    if (slot.unreadable_at && *slot.unreadable_at < low) {  // deleted past it (the way out)
+      slot.unreadable_at.reset();
+      slot.stuck.clear();
     }
     Warn("shard " + std::to_string(p.value()) + ": input offsets " + std::to_string(from.value()) +
          ".." + std::to_string(low.Previous().value()) +
          " were removed by retention before they were applied: " + std::to_string(gone) +
          " messages lost" +
          (lost < gone ? " (" + std::to_string(gone - lost) +
-                            " of them counted already, before an abort took the shard back)"
+                            " of them counted already: before an abort took the shard back, "
+                            "or as records the consumer could not read)"
                       : std::string()) +
          "; going on at offset " + std::to_string(low.value()));
     if (kafka::KafkaError e = StartInputAt(p, low)) {

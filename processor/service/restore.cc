@@ -116,7 +116,7 @@ base::Result<RestoredShard> CatchUp(base::Partition p, replica::Handoff h,
       ++applied;
     } else if (const auto* chunk = std::get_if<changelog::SnapshotChunk>(&record.value());
                step == changelog::LineageFollower::Step::kSkip && chunk != nullptr &&
-               chunk->epoch == h.follower.epoch()) {
+               h.follower.IsCurrentClaim(chunk->epoch, chunk->claim)) {
       h.cycle.OnChunk(*chunk);
     } else if (step == changelog::LineageFollower::Step::kRebuild) {
       return base::Corrupt(

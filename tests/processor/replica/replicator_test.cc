@@ -105,6 +105,21 @@ Pair StartCaughtUpPair(StrictKafka& kafka) {
   return pair;
 }
 
+// Writes `record` to changelog partition p outside any owner's transaction (a tool,
+// a newer release, a damaged copy).
+void WriteToTheChangelog(StrictKafka& kafka, int32_t p, const std::string& record) {
+  auto writer = kafka.ClientsFor("writer")->NewPlainProducer({});
+  ASSERT_TRUE(writer.ok()) << writer.error();
+  ASSERT_FALSE(
+      writer.value()->Produce({"events.changelog", base::Partition(p), std::nullopt, record, {}}));
+  ASSERT_EQ(writer.value()->Flush(10s), 0u);
+}
+
+bool ReplicaFailed(const StrictInstance& instance, int32_t p) {
+  auto view = instance.View(p);
+  return view && view->phase == shard::ShardPhase::kFailed;
+}
+
 // How many times an instance logged `what`.
 size_t Logged(const StrictInstance& instance, const std::string& what) {
   size_t logged = 0;
@@ -256,15 +271,8 @@ TEST(Replicator, AReplicaFailsOnAChangelogRecordANewerReleaseWroteInsteadOfSkipp
   // The last record as the next format would carry it (its version field, resealed).
   const std::string record = testing::WithField(kafka.CommittedValues("events.changelog", p).back(),
                                                 4, 2, changelog::kChangelogFormatVersion + 1);
-  auto writer = kafka.ClientsFor("newer-release")->NewPlainProducer({});
-  ASSERT_TRUE(writer.ok()) << writer.error();
-  ASSERT_FALSE(
-      writer.value()->Produce({"events.changelog", base::Partition(p), std::nullopt, record, {}}));
-  ASSERT_EQ(writer.value()->Flush(10s), 0u);
-  ASSERT_TRUE(RunUntil(kafka, {&a, &b}, [&] {
-    auto view = b.View(p);
-    return view && view->phase == shard::ShardPhase::kFailed;
-  })) << b.log();
+  WriteToTheChangelog(kafka, p, record);
+  ASSERT_TRUE(RunUntil(kafka, {&a, &b}, [&] { return ReplicaFailed(b, p); })) << b.log();
   EXPECT_NE(b.View(p)->failure.find("which a newer release wrote"), std::string::npos)
       << b.View(p)->failure;
   EXPECT_NE(b.log().find("which a newer release wrote"), std::string::npos) << b.log();
@@ -293,18 +301,10 @@ TEST(Replicator, AReplicaFailsOnAChangelogRecordItsReaderCannotRead) {
   StrictInstance& a = *pair.a;
   StrictInstance& b = *pair.b;
   const int32_t p = pair.p;
-  const std::string record = kafka.CommittedValues("events.changelog", p).back();
-  auto writer = kafka.ClientsFor("writer")->NewPlainProducer({});
-  ASSERT_TRUE(writer.ok()) << writer.error();
-  ASSERT_FALSE(
-      writer.value()->Produce({"events.changelog", base::Partition(p), std::nullopt, record, {}}));
-  ASSERT_EQ(writer.value()->Flush(10s), 0u);
+  WriteToTheChangelog(kafka, p, kafka.CommittedValues("events.changelog", p).back());
   ASSERT_FALSE(
       kafka.MakeUnreadable("events.changelog", p, kafka.HighWatermark("events.changelog", p) - 1));
-  ASSERT_TRUE(RunUntil(kafka, {&a, &b}, [&] {
-    auto view = b.View(p);
-    return view && view->phase == shard::ShardPhase::kFailed;
-  })) << b.log();
+  ASSERT_TRUE(RunUntil(kafka, {&a, &b}, [&] { return ReplicaFailed(b, p); })) << b.log();
   EXPECT_NE(b.View(p)->failure.find("could not be read (_BAD_MSG"), std::string::npos)
       << b.View(p)->failure;
 }
@@ -321,13 +321,7 @@ TEST(Replicator, AShardTakenOverFromItsStandbyCountsTheDamagedRecordsTheStandbyS
   StrictInstance& a = *pair.a;
   StrictInstance& b = *pair.b;
   const int32_t p = pair.p;
-  {
-    auto writer = kafka.ClientsFor("writer")->NewPlainProducer({});
-    ASSERT_TRUE(writer.ok()) << writer.error();
-    ASSERT_FALSE(writer.value()->Produce(
-        {"events.changelog", base::Partition(p), std::nullopt, "not a changelog record", {}}));
-    ASSERT_EQ(writer.value()->Flush(10s), 0u);
-  }
+  WriteToTheChangelog(kafka, p, "not a changelog record");
   // b's standby fails on it, and its retry's build skips it, saying so.
   ASSERT_TRUE(RunUntil(
       kafka, {&a, &b}, [&] { return Logged(b, "could not be read") >= 2 && CaughtUp(b, a, p); },

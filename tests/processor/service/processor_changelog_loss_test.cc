@@ -35,6 +35,14 @@ using Instance = testing::StrictInstance;
 constexpr int32_t kPartitions = testing::kServicePartitions;
 constexpr const char* kChangelog = "events.changelog";
 
+// The changelog's settings as deploy/create-topics.sh makes them: delete, no time
+// limit, bounded by size.
+void AsCreateTopicsMakesIt(StrictKafka& kafka) {
+  kafka.SetCleanupPolicy(kChangelog, "delete");
+  kafka.SetRetentionMs(kChangelog, -1);
+  kafka.SetRetentionBytes(kChangelog, size_t{64} << 20);
+}
+
 // Every input partition's committed offset, to show that nothing was consumed again.
 std::vector<std::optional<int64_t>> CommittedInput(StrictKafka& kafka) {
   std::vector<std::optional<int64_t>> out;
@@ -200,12 +208,9 @@ TEST(ChangelogSettings, AreRefusedAtStartWhenTheyCouldDeleteAShardsState) {
     EXPECT_NE(a.refusal().find(r.named), std::string::npos) << a.refusal();
   }
 
-  // As deploy/create-topics.sh creates it: delete, no time limit, bounded by size.
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
-  kafka.SetCleanupPolicy(kChangelog, "delete");
-  kafka.SetRetentionMs(kChangelog, -1);
-  kafka.SetRetentionBytes(kChangelog, size_t{64} << 20);
+  AsCreateTopicsMakesIt(kafka);
   Instance a(kafka, "a");
   EXPECT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
   EXPECT_EQ(a.log().find("did not tell"), std::string::npos) << a.log();
@@ -218,9 +223,7 @@ TEST(ChangelogSettings, AreRefusedAtStartWhenTheyCouldDeleteAShardsState) {
 TEST(ChangelogLoss, StopsWhenTheChangelogIsMadeTimeLimitedWhileItRuns) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
-  kafka.SetCleanupPolicy(kChangelog, "delete");
-  kafka.SetRetentionMs(kChangelog, -1);
-  kafka.SetRetentionBytes(kChangelog, size_t{64} << 20);
+  AsCreateTopicsMakesIt(kafka);
   Instance a(kafka, "a");
   ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
   kafka.SetRetentionMs(kChangelog, 604'800'000);
