@@ -1001,10 +1001,6 @@ struct Processor::Impl final : kafka::RebalanceListener {
     board.Publish(std::move(view));
   }
 
-  // The shard's next input record is older than the partition's oldest one:
-  // retention removed input before it was applied (the service was down longer than
-  // the topic keeps data, or fell that far behind). Those events are lost; count
-  // them where operators look, and go on from the oldest record there is.
   // The consumer could not read an input record (or batch): librdkafka either goes on
   // past it (a checksum mismatch) or fetches it again and again (a batch it cannot
   // decompress). Gone past, its events are neither counted nor dead-lettered: the
@@ -1055,6 +1051,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
     Publish(p, slot);
   }
 
+  // The shard's next input record is older than the partition's oldest one:
+  // retention removed input before it was applied (the service was down longer than
+  // the topic keeps data, or fell that far behind). Those events are lost; count
+  // them where operators look, and go on from the oldest record there is.
   void OnInputGone(base::Partition p, base::Offset from) {
     auto it = shards.find(p);
     if (it == shards.end() || it->second.phase != shard::ShardPhase::kRunning) return;
