@@ -88,6 +88,17 @@ uint64_t KernelRandomNonZero() {
   return value;
 }
 
+// Only the `fields` of what the cluster told of a topic: a check compares what it
+// reads, so that a change of another field is no change to it.
+template <class... Fields>
+std::optional<kafka::TopicSettings> Only(const std::optional<kafka::TopicSettings>& told,
+                                         Fields... fields) {
+  if (!told) return std::nullopt;
+  kafka::TopicSettings read;
+  ((read.*fields = (*told).*fields), ...);
+  return read;
+}
+
 }  // namespace
 
 struct Processor::Impl final : kafka::RebalanceListener {
@@ -295,14 +306,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // whether the input topic's timestamp settings keep producer clocks from moving the
   // shards' clocks (input_timestamps.h).
   void CheckInputTimestamps() {
-    std::optional<kafka::TopicSettings> told = o.clients->DescribeTopic(o.input_topic);
-    if (told) {
-      kafka::TopicSettings read;
-      read.timestamp_type = told->timestamp_type;
-      read.timestamp_after_max_ms = told->timestamp_after_max_ms;
-      read.timestamp_difference_max_ms = told->timestamp_difference_max_ms;
-      told = read;
-    }
+    using kafka::TopicSettings;
+    const std::optional<TopicSettings> told =
+        Only(o.clients->DescribeTopic(o.input_topic), &TopicSettings::timestamp_type,
+             &TopicSettings::timestamp_after_max_ms, &TopicSettings::timestamp_difference_max_ms);
     if (!told || told == input_settings_judged) return;  // not answered yet, or judged
     const bool changed = input_settings_judged.has_value();
     input_settings_judged = told;
@@ -327,14 +334,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
     CheckInputTimestamps();
     // A changelog made compacted or time-limited while the service runs is refused as
     // at start (the instance stops, saying why): an idle shard's state would go.
-    std::optional<kafka::TopicSettings> told = o.clients->DescribeTopic(o.changelog_topic);
-    if (told) {
-      kafka::TopicSettings read;
-      read.cleanup_policy = told->cleanup_policy;
-      read.retention_ms = told->retention_ms;
-      read.retention_bytes = told->retention_bytes;
-      told = read;
-    }
+    using kafka::TopicSettings;
+    const std::optional<TopicSettings> told =
+        Only(o.clients->DescribeTopic(o.changelog_topic), &TopicSettings::cleanup_policy,
+             &TopicSettings::retention_ms, &TopicSettings::retention_bytes);
     if (told && told != changelog_settings_checked) {
       changelog_settings_checked = told;
       if (base::Status s = CheckChangelogRetention(*told); !s) return s;
