@@ -132,6 +132,8 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // change of another field (brokers of two versions telling different sets) is not.
   std::optional<kafka::TopicSettings> changelog_settings_checked;
   std::optional<kafka::TopicSettings> input_settings_judged;
+  // What the running shards were last given (GiveShardsTheChangelogLimits).
+  std::optional<shard::ChangelogLimits> changelog_limits_given;
   // InputTimestampVerdict::Guard, read by /metrics.
   std::atomic<int> input_timestamp_guard{static_cast<int>(InputTimestampVerdict::Guard::kUnknown)};
   int64_t next_settings_ms = 0;                       // when Step calls it next
@@ -342,12 +344,36 @@ struct Processor::Impl final : kafka::RebalanceListener {
       changelog_settings_checked = told;
       if (base::Status s = CheckChangelogRetention(*told); !s) return s;
     }
+    GiveShardsTheChangelogLimits();
     if (producer != nullptr && producer_batch_bytes > BatchLimit()) {
       Log("batches of " + std::to_string(producer_batch_bytes) + " bytes are above a topic's " +
           "limit: a new producer writes batches of at most " + std::to_string(BatchLimit()));
       return CreateProducer();
     }
     return {};
+  }
+
+  // Shards adopted before the cluster told the changelog's limits (its answer comes
+  // after the start, in the background) or before they changed would otherwise keep
+  // the old ones until their next adoption: snapshots timed as if retention were
+  // unknown, which can let it take the last complete one.
+  void GiveShardsTheChangelogLimits() {
+    const shard::ChangelogLimits limits = ChangelogLimits();
+    if (limits == changelog_limits_given) return;
+    if (changelog_limits_given) {
+      Log("the changelog's limits are now records of at most " +
+          std::to_string(limits.max_record_bytes) + " bytes and " +
+          (limits.retention_bytes > 0 ? std::to_string(limits.retention_bytes) + " bytes kept"
+                                      : std::string("retention unknown")) +
+          " per partition; the running shards follow them");
+    }
+    changelog_limits_given = limits;
+    for (ShardWorker* w : router.workers()) w->SetChangelogLimits(limits);
+  }
+
+  shard::ChangelogLimits ChangelogLimits() {
+    return {RecordLimit(o.changelog_topic),
+            o.clients->RetentionBytes(o.changelog_topic).value_or(o.changelog_retention_bytes)};
   }
 
   base::Status CheckTopics() {
@@ -419,15 +445,15 @@ struct Processor::Impl final : kafka::RebalanceListener {
 
   shard::ShardRules ShardRules() {
     shard::ShardRules rules;
-    rules.max_record_bytes = RecordLimit(o.changelog_topic);
+    const shard::ChangelogLimits limits = ChangelogLimits();
+    rules.max_record_bytes = limits.max_record_bytes;
+    rules.changelog_retention_bytes = limits.retention_bytes;
     rules.max_clock_ahead = o.timestamp_tolerance;
     // SPEC §2.1: the guarantee covers a retry only while the shard's clock is at most
     // the tolerance past its timestamp; the filter keeps window + tolerance.
     rules.late_after = o.timestamp_tolerance;
     rules.record_window = o.dedup.window - o.timestamp_tolerance;
     rules.late_records = o.late_records;
-    rules.changelog_retention_bytes =
-        o.clients->RetentionBytes(o.changelog_topic).value_or(o.changelog_retention_bytes);
     rules.dedups = o.dedup.mode != filter::DedupMode::kNone;
     rules.bounds_filters = o.dedup.memory_limit_bytes != 0;
     return rules;

@@ -44,6 +44,10 @@ void ShardWorker::Adopt(std::unique_ptr<shard::ShardState> state,
   Post(AdoptCommand{std::move(state), check_from, kept, run});
 }
 
+void ShardWorker::SetChangelogLimits(shard::ChangelogLimits limits) {
+  Post(LimitsCommand{limits});
+}
+
 void ShardWorker::Drop(std::vector<base::Partition> partitions) {
   Post(DropCommand{std::move(partitions), false});
 }
@@ -190,6 +194,12 @@ void ShardWorker::Execute(AdoptCommand& c) {
   shard.last_snapshot_bytes = cycle.last_snapshot_bytes;
   shard.bytes_since_snapshot = cycle.bytes_since_snapshot;
   shard.last_snapshot_ms = o_.now_ms() - cycle.ms_since_snapshot;
+}
+
+void ShardWorker::Execute(LimitsCommand& c) {
+  for (auto& [p, shard] : shards_) {
+    if (shard.state != nullptr) shard.state->set_changelog_limits(c.limits);
+  }
 }
 
 void ShardWorker::Execute(DropCommand& c) {

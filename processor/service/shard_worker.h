@@ -110,6 +110,9 @@ class ShardWorker {
              std::optional<base::Offset> check_from = std::nullopt,
              std::optional<SnapshotCycleKept> kept = SnapshotCycleKept{},
              std::optional<OwnedRun> run = std::nullopt);
+  // What the changelog takes now, for the shards it runs from the next seal on
+  // (shards adopted later come with it in their rules).
+  void SetChangelogLimits(shard::ChangelogLimits limits);
   // Drops shards (revoked, failed or about to be restored again).
   void Drop(std::vector<base::Partition> partitions);
   void DropAll();
@@ -164,6 +167,9 @@ class ShardWorker {
     std::optional<SnapshotCycleKept> kept;
     std::optional<OwnedRun> run;
   };
+  struct LimitsCommand {
+    shard::ChangelogLimits limits;
+  };
   struct DropCommand {
     std::vector<base::Partition> partitions;
     bool all = false;
@@ -181,7 +187,7 @@ class ShardWorker {
   struct SyncCommand {
     std::promise<void> done;
   };
-  using Command = std::variant<ApplyCommand, AdoptCommand, DropCommand, SealCommand,
+  using Command = std::variant<ApplyCommand, AdoptCommand, LimitsCommand, DropCommand, SealCommand,
                                CommittedCommand, RefreshCommand, SyncCommand>;
 
   void Post(Command command);
@@ -192,6 +198,7 @@ class ShardWorker {
   void ReportEarlyForgetting(base::Partition p, Shard& shard, const shard::ShardView& view);
   void Execute(ApplyCommand& c);
   void Execute(AdoptCommand& c);
+  void Execute(LimitsCommand& c);
   void Execute(DropCommand& c);
   void Execute(SealCommand& c);
   void Execute(CommittedCommand& c);

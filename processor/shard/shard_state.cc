@@ -83,10 +83,15 @@ base::Result<std::unique_ptr<ShardState>> ShardState::Create(base::Partition par
   return std::unique_ptr<ShardState>(new ShardState(partition, std::move(made.value())));
 }
 
+void ShardState::set_changelog_limits(const ChangelogLimits& limits) {
+  rules_.max_record_bytes =
+      std::clamp(limits.max_record_bytes, changelog::kMinRecordBytes, changelog::kMaxRecordBytes);
+  rules_.changelog_retention_bytes = limits.retention_bytes;
+}
+
 void ShardState::set_rules(const ShardRules& rules) {
   rules_ = rules;
-  rules_.max_record_bytes =
-      std::clamp(rules.max_record_bytes, changelog::kMinRecordBytes, changelog::kMaxRecordBytes);
+  set_changelog_limits({rules.max_record_bytes, rules.changelog_retention_bytes});
   // SPEC §2.1 needs the filter to hold the window plus the tolerance. A filter made
   // under a smaller tolerance (or window) holds less, and only a new filter could hold
   // more: until then a record later than what it holds is late, whatever the

@@ -63,6 +63,15 @@ struct InputMessage {
   int64_t timestamp_ms = -1;  // the Kafka record's timestamp; -1: none (the shard's clock is used)
 };
 
+// What the changelog topic takes, as the cluster tells it (DescribeConfigs answers
+// in the background, and may change while the service runs) and as refusals taught
+// the instance: it reaches running shards as well as those adopted after it.
+struct ChangelogLimits {
+  size_t max_record_bytes = changelog::kMaxRecordBytes;
+  size_t retention_bytes = 0;  // of one partition; 0: unknown or unbounded
+  bool operator==(const ChangelogLimits&) const = default;
+};
+
 // How an active owner builds batches and reads record timestamps.
 struct ShardRules {
   size_t max_record_bytes = changelog::kMaxRecordBytes;  // at least kMinRecordBytes
@@ -138,6 +147,8 @@ class ShardState {
 
   // The rules of an active owner (the defaults until set).
   void set_rules(const ShardRules& rules);
+  // The rules' changelog limits only (the rest as set): for a running shard.
+  void set_changelog_limits(const ChangelogLimits& limits);
   const ShardRules& rules() const { return rules_; }
 
   // Applies one input message; `wall` is the owner's wall clock (ms since the epoch),

@@ -265,6 +265,7 @@ class StrictCluster {
   };
   std::map<std::string, SizeLimit> max_message_bytes;  // by topic; absent: Kafka's default
   std::map<std::string, bool> retention_described;     // by topic: DescribeConfigs tells it
+  bool settings_held = false;                          // every DescribeConfigs answer outstanding
   struct TimeRetention {
     int64_t ms = -1;        // -1: none
     bool described = true;  // DescribeConfigs tells it
@@ -1763,7 +1764,9 @@ class StrictClients final : public kafka::Clients {
   }
   std::optional<size_t> MaxMessageBytes(const std::string& topic) override {
     std::lock_guard lock(id_.cluster->mu);
-    if (id_.crashed() || id_.cluster->topics.count(topic) == 0) return std::nullopt;
+    if (id_.crashed() || id_.cluster->settings_held || id_.cluster->topics.count(topic) == 0) {
+      return std::nullopt;
+    }
     const auto it = id_.cluster->max_message_bytes.find(topic);
     if (it != id_.cluster->max_message_bytes.end() && !it->second.described) return std::nullopt;
     return id_.cluster->MaxMessageBytes(topic);
@@ -1785,6 +1788,7 @@ std::optional<kafka::TopicSettings> StrictClients::DescribeTopic(const std::stri
   std::lock_guard lock(id_.cluster->mu);
   const auto topic_it = id_.cluster->topics.find(topic);
   if (id_.crashed() || topic_it == id_.cluster->topics.end()) return kafka::TopicSettings{};
+  if (id_.cluster->settings_held) return std::nullopt;
   if (id_.cluster->retention_described[topic] && !topic_it->second.empty()) {
     const size_t bytes = topic_it->second.front().retention_bytes;
     told.retention_bytes = bytes > 0 ? static_cast<int64_t>(bytes) : -1;
@@ -1925,6 +1929,11 @@ void StrictKafka::SetTimestampRules(const std::string& topic, std::string type,
                                     std::optional<int64_t> after_max_ms, bool described) {
   std::lock_guard lock(cluster_->mu);
   cluster_->timestamp_rules[topic] = {std::move(type), after_max_ms, described};
+}
+
+void StrictKafka::HoldSettingsAnswers(bool held) {
+  std::lock_guard lock(cluster_->mu);
+  cluster_->settings_held = held;
 }
 
 void StrictKafka::SetRetentionBytes(const std::string& topic, size_t bytes, bool described) {

@@ -180,6 +180,11 @@ class StrictKafka {
   // until set).
   void SetTimestampRules(const std::string& topic, std::string type,
                          std::optional<int64_t> after_max_ms, bool described = true);
+  // A real cluster answers DescribeConfigs in the background: the first question is
+  // answered nullopt (outstanding), later ones once the answer came. While held, every
+  // question about a topic's settings (DescribeTopic, MaxMessageBytes, RetentionBytes)
+  // is outstanding; released, the cluster tells what it tells.
+  void HoldSettingsAnswers(bool held);
   // The record at `offset` reads as damaged from then on: consumers report it
   // (kUnreadable) and go past it, as librdkafka does with a checksum mismatch under
   // check.crcs; `stuck`: they report it at every poll and never go past it, as

@@ -1162,5 +1162,23 @@ TEST(StrictKafka, AppliesATopicsTimestampRulesAtAppendAsABrokerDoes) {
   EXPECT_FALSE(clients->DescribeTopic("untold")->timestamp_type) << "untold until set";
 }
 
+// DescribeConfigs answers in the background: held, every question about a topic's
+// settings is outstanding; released, the cluster tells what it tells.
+TEST(StrictKafka, AnswersNoSettingsQuestionWhileItsAnswersAreHeld) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("log", 1).ok());
+  kafka.SetRetentionBytes("log", 4096);
+  kafka.SetMaxMessageBytes("log", 2048);
+  auto clients = kafka.ClientsFor("a");
+  kafka.HoldSettingsAnswers(true);
+  EXPECT_FALSE(clients->DescribeTopic("log").has_value());
+  EXPECT_FALSE(clients->RetentionBytes("log").has_value());
+  EXPECT_FALSE(clients->MaxMessageBytes("log").has_value());
+  kafka.HoldSettingsAnswers(false);
+  ASSERT_TRUE(clients->DescribeTopic("log").has_value());
+  EXPECT_EQ(clients->RetentionBytes("log"), 4096u);
+  EXPECT_EQ(clients->MaxMessageBytes("log"), 2048u);
+}
+
 }  // namespace
 }  // namespace oncecount::testing

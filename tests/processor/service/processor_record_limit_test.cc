@@ -29,6 +29,7 @@ using namespace std::chrono_literals;
 using testing::ExpectAllInputCommitted;
 using testing::ExpectEveryClaimTookANewEpoch;
 using testing::NewCluster;
+using testing::RunFor;
 using testing::RunUntil;
 using testing::StrictKafka;
 using Instance = testing::StrictInstance;
@@ -173,20 +174,30 @@ namespace {
 
 constexpr size_t kChangelogRetention = 256 * 1024;
 
-// Whether the cluster tells the changelog's retention (DescribeConfigs), or the
-// instance is configured with it (the embedded cluster cannot say).
-class SnapshotsUnderRetention : public ::testing::TestWithParam<bool> {};
+// How the instance learns the changelog's retention: the cluster tells it
+// (DescribeConfigs) before the shards start or only after they run (its answer comes
+// in the background), or the instance is configured with it (the embedded cluster
+// cannot say).
+enum class RetentionLearnt { kToldAtStart, kToldOnceTheShardsRun, kConfigured };
+
+class SnapshotsUnderRetention : public ::testing::TestWithParam<RetentionLearnt> {};
 
 TEST_P(SnapshotsUnderRetention, AlwaysLeaveACompleteSnapshotAndTheBatchesAfterItInTheChangelog) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
-  const bool told = GetParam();
-  kafka.SetRetentionBytes("events.changelog", kChangelogRetention, told);
+  const RetentionLearnt learnt = GetParam();
+  kafka.SetRetentionBytes("events.changelog", kChangelogRetention,
+                          learnt != RetentionLearnt::kConfigured);
   testing::StrictInstanceOptions options;
   options.process = "a";
-  if (!told) options.changelog_retention_bytes = kChangelogRetention;
+  if (learnt == RetentionLearnt::kConfigured) {
+    options.changelog_retention_bytes = kChangelogRetention;
+  }
+  kafka.HoldSettingsAnswers(learnt == RetentionLearnt::kToldOnceTheShardsRun);
   Instance a(kafka, options);
   ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  kafka.HoldSettingsAnswers(false);
+  RunFor(kafka, {&a}, 2s);  // the instance asks again each second
   // 100 new counters of 200 bytes a commit: about 11 KB of batch per shard, so that
   // 60 commits write two and a half times what a changelog partition keeps.
   constexpr int kCommits = 60, kPerCommit = 100;
@@ -208,9 +219,20 @@ TEST_P(SnapshotsUnderRetention, AlwaysLeaveACompleteSnapshotAndTheBatchesAfterIt
   EXPECT_EQ(a.log().find("too few for two snapshots"), std::string::npos) << a.log();
 }
 
-INSTANTIATE_TEST_SUITE_P(, SnapshotsUnderRetention, ::testing::Values(true, false),
-                         [](const ::testing::TestParamInfo<bool>& told) {
-                           return told.param ? "ToldByTheCluster" : "Configured";
+INSTANTIATE_TEST_SUITE_P(, SnapshotsUnderRetention,
+                         ::testing::Values(RetentionLearnt::kToldAtStart,
+                                           RetentionLearnt::kToldOnceTheShardsRun,
+                                           RetentionLearnt::kConfigured),
+                         [](const ::testing::TestParamInfo<RetentionLearnt>& learnt) {
+                           switch (learnt.param) {
+                             case RetentionLearnt::kToldAtStart:
+                               return "ToldByTheCluster";
+                             case RetentionLearnt::kToldOnceTheShardsRun:
+                               return "ToldByTheClusterOnceTheShardsRun";
+                             case RetentionLearnt::kConfigured:
+                               return "Configured";
+                           }
+                           return "";
                          });
 
 }  // namespace
