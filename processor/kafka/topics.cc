@@ -15,9 +15,15 @@ const RequiredTopic* FirstMissing(const std::map<std::string, int>& counts,
   return it == topics.end() ? nullptr : &*it;
 }
 
+// Kafka lists only the topics a principal may describe, so a topic missing from the
+// list may exist behind an ACL. (Asked for by name, a broker would tell the two
+// apart, but the embedded cluster creates a topic asked for by name.)
 base::Error MissingTopic(const RequiredTopic& t) {
   return base::Error(base::Errc::kMissingTopic,
-                     "topic " + t.name + " does not exist" + (t.hint.empty() ? "" : "; " + t.hint));
+                     "topic " + t.name + " does not exist" + (t.hint.empty() ? "" : "; " + t.hint) +
+                         " (or this instance's principal may not Describe it: the cluster "
+                         "lists only the topics a principal may describe; docs/operations.md, "
+                         "\"ACLs\")");
 }
 
 std::map<std::string, int> CountsOf(const std::map<std::string, int>& counts,

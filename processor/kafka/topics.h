@@ -27,7 +27,8 @@ struct RequiredTopic {
 };
 
 // The partition count of each required topic, or an error: kMissingTopic naming the
-// first one missing, or why the cluster could not be asked (kKafka).
+// first one missing (or hidden from this instance by an ACL), or why the cluster
+// could not be asked (kKafka).
 base::Result<std::map<std::string, int>> RequireTopics(Clients& clients,
                                                        const std::vector<RequiredTopic>& topics,
                                                        std::chrono::milliseconds timeout);

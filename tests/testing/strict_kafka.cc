@@ -266,6 +266,7 @@ class StrictCluster {
   std::map<std::string, SizeLimit> max_message_bytes;  // by topic; absent: Kafka's default
   std::map<std::string, bool> retention_described;     // by topic: DescribeConfigs tells it
   bool settings_held = false;                          // every DescribeConfigs answer outstanding
+  std::set<std::string> describe_denied;               // topics no instance may describe
   struct TimeRetention {
     int64_t ms = -1;        // -1: none
     bool described = true;  // DescribeConfigs tells it
@@ -1818,7 +1819,10 @@ base::Result<std::map<std::string, int>> StrictClients::PartitionCounts(std::chr
   }
   std::map<std::string, int> counts;
   for (const auto& [name, partitions] : id_.cluster->topics) {
-    counts[name] = static_cast<int>(partitions.size());
+    // A list of every topic holds only those the principal may describe.
+    if (!id_.cluster->describe_denied.contains(name)) {
+      counts[name] = static_cast<int>(partitions.size());
+    }
   }
   return counts;
 }
@@ -1929,6 +1933,15 @@ void StrictKafka::SetTimestampRules(const std::string& topic, std::string type,
                                     std::optional<int64_t> after_max_ms, bool described) {
   std::lock_guard lock(cluster_->mu);
   cluster_->timestamp_rules[topic] = {std::move(type), after_max_ms, described};
+}
+
+void StrictKafka::DenyDescribe(const std::string& topic, bool denied) {
+  std::lock_guard lock(cluster_->mu);
+  if (denied) {
+    cluster_->describe_denied.insert(topic);
+  } else {
+    cluster_->describe_denied.erase(topic);
+  }
 }
 
 void StrictKafka::HoldSettingsAnswers(bool held) {

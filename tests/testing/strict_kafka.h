@@ -180,6 +180,10 @@ class StrictKafka {
   // until set).
   void SetTimestampRules(const std::string& topic, std::string type,
                          std::optional<int64_t> after_max_ms, bool described = true);
+  // The cluster's ACLs deny every instance Describe on `topic` (until called again with
+  // `denied` false): a list of every topic leaves it out, as Kafka lists only the
+  // topics a principal may describe.
+  void DenyDescribe(const std::string& topic, bool denied = true);
   // A real cluster answers DescribeConfigs in the background: the first question is
   // answered nullopt (outstanding), later ones once the answer came. While held, every
   // question about a topic's settings (DescribeTopic, MaxMessageBytes, RetentionBytes)

@@ -1162,6 +1162,21 @@ TEST(StrictKafka, AppliesATopicsTimestampRulesAtAppendAsABrokerDoes) {
   EXPECT_FALSE(clients->DescribeTopic("untold")->timestamp_type) << "untold until set";
 }
 
+// Kafka lists only the topics a principal may describe: a topic the ACLs hide is left
+// out of the list, as one that does not exist is.
+TEST(StrictKafka, ListsOnlyTheTopicsTheInstanceMayDescribe) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("open", 2).ok());
+  ASSERT_TRUE(kafka.CreateTopic("hidden", 3).ok());
+  auto clients = kafka.ClientsFor("a");
+  kafka.DenyDescribe("hidden");
+  auto counts = clients->PartitionCounts(kTimeout);
+  ASSERT_TRUE(counts.ok()) << counts.error();
+  EXPECT_EQ(counts.value(), (std::map<std::string, int>{{"open", 2}}));
+  kafka.DenyDescribe("hidden", false);
+  EXPECT_EQ(clients->PartitionCounts(kTimeout)->at("hidden"), 3);
+}
+
 // DescribeConfigs answers in the background: held, every question about a topic's
 // settings is outstanding; released, the cluster tells what it tells.
 TEST(StrictKafka, AnswersNoSettingsQuestionWhileItsAnswersAreHeld) {

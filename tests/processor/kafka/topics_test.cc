@@ -33,7 +33,25 @@ TEST(RequireTopics, NamesTheFirstMissingTopicWithItsHint) {
   auto counts = RequireTopics(*clients, kTopics, 1s);
   ASSERT_FALSE(counts);
   EXPECT_EQ(counts.code(), base::Errc::kMissingTopic);
-  EXPECT_EQ(counts.message(), "topic events does not exist; create it");
+  EXPECT_EQ(counts.message().rfind("topic events does not exist; create it (", 0), 0)
+      << counts.error();
+}
+
+// Kafka leaves a topic the principal may not describe out of a list of every topic:
+// the error says that it may be hidden, not only missing, and what to grant.
+TEST(RequireTopics, SaysATopicItCannotSeeMayBeHiddenByAnAcl) {
+  testing::StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("events", 4).ok());
+  ASSERT_TRUE(kafka.CreateTopic("events.changelog", 4).ok());
+  kafka.DenyDescribe("events");
+  auto clients = kafka.ClientsFor("a");
+  auto counts = RequireTopics(*clients, kTopics, 1s);
+  ASSERT_FALSE(counts);
+  EXPECT_EQ(counts.code(), base::Errc::kMissingTopic);
+  EXPECT_NE(counts.message().find("topic events does not exist; create it (or this instance's "
+                                  "principal may not Describe it"),
+            std::string::npos)
+      << counts.error();
 }
 
 TEST(AwaitTopics, WaitsWithADoublingBackOffUntilTheMissingTopicIsCreated) {
