@@ -33,6 +33,10 @@ constexpr int kBurst = 2048;
 constexpr uint64_t kDrainedCommitEvents = 1000;
 // How often the views of idle shards are brought up to date (RefreshViews).
 constexpr int64_t kViewRefreshMs = 1000;
+// How often the instance asks whether the cluster still lists its input topic, and
+// how long it waits for the answer (the consumer loop waits meanwhile).
+constexpr int64_t kInputCheckMs = 10000;
+constexpr std::chrono::milliseconds kInputCheckTimeout{500};
 // How long the consumer may report the same unreadable input record without going
 // past it before its shard shows failed (OnInputUnreadable): librdkafka fetches a batch it
 // cannot decompress again and again.
@@ -136,7 +140,11 @@ struct Processor::Impl final : kafka::RebalanceListener {
   std::optional<shard::ChangelogLimits> changelog_limits_given;
   // InputTimestampVerdict::Guard, read by /metrics.
   std::atomic<int> input_timestamp_guard{static_cast<int>(InputTimestampVerdict::Guard::kUnknown)};
-  int64_t next_settings_ms = 0;                       // when Step calls it next
+  int64_t next_settings_ms = 0;     // when Step calls it next
+  int64_t next_input_check_ms = 0;  // when Step calls CheckInputListed
+  // 1: the cluster lists the input topic, 0: it does not, -1: not asked yet. Read by
+  // /metrics.
+  std::atomic<int> input_listed{-1};
   std::unique_ptr<base::MetricRegistry> own_metrics;  // when the options bring none
   base::Counter* generation_retries = nullptr;
   base::Histogram* commit_seconds = nullptr;
@@ -193,6 +201,12 @@ struct Processor::Impl final : kafka::RebalanceListener {
         "", [this] {
           return static_cast<double>(input_timestamp_guard.load(std::memory_order_relaxed));
         });
+    metrics->AddGaugeFunction(
+        "oncecount_input_topic_listed",
+        "1 while the cluster lists the input topic, 0 when it does not (deleted, or Describe "
+        "revoked: no shard can run, and /readyz says so), -1 before the first answer. "
+        "Asked every 10 s.",
+        "", [this] { return static_cast<double>(input_listed.load(std::memory_order_relaxed)); });
     generation_retries = &metrics->AddCounter(
         "oncecount_generation_retries_total",
         "Transactions tried a second time after the group refused their offsets for a "
@@ -374,6 +388,29 @@ struct Processor::Impl final : kafka::RebalanceListener {
   shard::ChangelogLimits ChangelogLimits() {
     return {RecordLimit(o.changelog_topic),
             o.clients->RetentionBytes(o.changelog_topic).value_or(o.changelog_retention_bytes)};
+  }
+
+  // The group's consumers see a deleted input topic (or one whose Describe was
+  // revoked) as no partitions at all: every instance ends with an empty assignment,
+  // which is ready. So the instance asks the cluster itself whether it still lists
+  // the topic, and is not ready while it does not. An unanswered question changes
+  // nothing (an unreachable cluster shows in the commits).
+  void CheckInputListed() {
+    const auto counts = o.clients->PartitionCounts(kInputCheckTimeout);
+    if (!counts) return;
+    const bool listed = counts.value().contains(o.input_topic);
+    const int was = input_listed.exchange(listed ? 1 : 0, std::memory_order_relaxed);
+    if (listed && was == 0) {
+      Log("topic " + o.input_topic + " is listed by the cluster again");
+      board.SetInputUnavailable({});
+    } else if (!listed && was != 0) {
+      const std::string why =
+          "topic " + o.input_topic +
+          " is not in the cluster's list of topics (deleted, or this instance's principal may "
+          "no longer Describe it): no shard can run until it is back";
+      Warn(why);
+      board.SetInputUnavailable(why);
+    }
   }
 
   base::Status CheckTopics() {
@@ -1165,6 +1202,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
   }
 
   bool Step(std::chrono::milliseconds poll_timeout) {
+    if (fatal.ok() && clock.SteadyMs() >= next_input_check_ms) {
+      next_input_check_ms = clock.SteadyMs() + kInputCheckMs;
+      CheckInputListed();
+    }
     if (fatal.ok() && clock.SteadyMs() >= next_settings_ms) {
       next_settings_ms = clock.SteadyMs() + kViewRefreshMs;
       if (base::Status s = ApplyTopicSettings(); !s) {

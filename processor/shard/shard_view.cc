@@ -40,9 +40,14 @@ void StateBoard::SetAssignmentKnown(bool known) {
   assignment_known_ = known;
 }
 
+void StateBoard::SetInputUnavailable(std::string why) {
+  std::lock_guard lock(mu_);
+  input_unavailable_ = std::move(why);
+}
+
 StateBoard::Snapshot StateBoard::Read() const {
   std::lock_guard lock(mu_);
-  return Snapshot{shards_, partitions_, assignment_known_};
+  return Snapshot{shards_, partitions_, assignment_known_, input_unavailable_};
 }
 
 bool StateBoard::Snapshot::complete() const {
@@ -59,7 +64,7 @@ bool StateBoard::Snapshot::complete() const {
 }
 
 bool StateBoard::Snapshot::ready() const {
-  if (!assignment_known) return false;
+  if (!assignment_known || !input_unavailable.empty()) return false;
   return std::all_of(shards.begin(), shards.end(), [](const auto& v) {
     return v->role != ShardRole::kActive || v->phase == ShardPhase::kRunning;
   });

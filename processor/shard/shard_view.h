@@ -153,11 +153,16 @@ class StateBoard {
   // Set once the processor has joined its group and received its first assignment;
   // /readyz is 503 before that.
   void SetAssignmentKnown(bool known);
+  // Why the input topic cannot be read (the cluster no longer lists it: deleted, or
+  // Describe revoked); empty once it can. /readyz is 503 meanwhile: an instance whose
+  // group lost the topic holds no shard and would otherwise look ready.
+  void SetInputUnavailable(std::string why);
 
   struct Snapshot {
     std::vector<std::shared_ptr<const ShardView>> shards;  // by partition
     int32_t partitions = 0;
     bool assignment_known = false;
+    std::string input_unavailable;  // SetInputUnavailable
     // Every shard of the cluster has a running view on this instance.
     bool complete() const;
     // Every shard assigned to this instance is restored and running.
@@ -169,6 +174,7 @@ class StateBoard {
   mutable std::mutex mu_;
   int32_t partitions_;
   bool assignment_known_ = false;
+  std::string input_unavailable_;
   std::vector<std::shared_ptr<const ShardView>> shards_;  // sorted by partition
 };
 

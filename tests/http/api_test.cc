@@ -547,6 +547,17 @@ TEST_F(ApiTest, ReadinessShowsShardsByRoleAndTheFurthestReplicaLag) {
   EXPECT_EQ(body["max_replica_lag_ms"].get_int64().value(), 180);
 }
 
+// An instance whose input topic is gone holds no shard (its group gives every member
+// an empty share): /readyz is 503 and says why.
+TEST_F(ApiTest, ReadinessNamesAnInputTopicTheClusterNoLongerLists) {
+  board_.SetAssignmentKnown(true);
+  board_.SetInputUnavailable("topic events is not in the cluster's list of topics");
+  const Response r = Get("/readyz");
+  EXPECT_EQ(r.status, 503u) << r.body;
+  EXPECT_NE(r.body.find("topic events is not in the cluster's list of topics"), std::string::npos)
+      << r.body;
+}
+
 // SPEC §2.4: a standby still being built (after a restart, say) cannot take its shard
 // over hot yet. The instance is ready, and says so under "degraded": a rolling restart
 // that moved on before would restore the next instance's shards cold.

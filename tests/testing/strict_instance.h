@@ -120,6 +120,7 @@ class StrictInstance {
   bool RunsAll(int32_t partitions) const;
   // What GET /readyz says: every shard assigned to the instance runs.
   bool Ready() const { return board_.Read().ready(); }
+  const shard::StateBoard& board() const { return board_; }
   const std::string& log() const { return log_; }
   // What the replicator's loop ended with, once it ended by itself.
   const std::optional<base::Status>& replicator_ended() const { return replicator_ended_; }

@@ -1228,7 +1228,9 @@ base::Result<base::Offset> StrictPartitionReader::StableEnd(const std::string& t
 std::optional<Message> StrictPartitionReader::Next(const TopicPartition& where,
                                                    Position& position) {
   if (id_.cluster->stalled.contains({id_.instance, where.first})) return std::nullopt;
-  const auto& log = *id_.cluster->FindPartition(where.first, where.second);
+  const auto* found = id_.cluster->FindPartition(where.first, where.second);
+  if (found == nullptr) return std::nullopt;  // its topic was deleted
+  const auto& log = *found;
   // auto.offset.reset=earliest: a lost position silently restarts at the log start.
   if (position.next < log.log_start || position.next > log.HighWatermark()) {
     position.next = log.log_start;
@@ -1483,7 +1485,9 @@ std::optional<Message> StrictGroupConsumer::NextMessage() {
 }
 
 std::optional<Message> StrictGroupConsumer::NextFrom(int32_t partition, Fetch& fetch) {
-  const auto& log = *cluster().FindPartition(spec_.topic, partition);
+  const auto* found = cluster().FindPartition(spec_.topic, partition);
+  if (found == nullptr) return std::nullopt;  // deleted: its revocation is on its way
+  const auto& log = *found;
   if (fetch.from_committed && !ResolveCommitted(log, partition, fetch)) return std::nullopt;
   if (fetch.from_beginning) {
     fetch.position = log.log_start;
@@ -1914,6 +1918,11 @@ KafkaError StrictKafka::DeleteTopic(const std::string& name) {
   std::lock_guard lock(cluster_->mu);
   if (cluster_->topics.erase(name) == 0) {
     return Fail(ErrorKind::kFailed, "UNKNOWN_TOPIC_OR_PARTITION", name);
+  }
+  // Consumers see the topic gone at their next metadata refresh, and their group
+  // revokes its partitions.
+  for (auto& [id, group] : cluster_->groups) {
+    if (group.topic == name && !group.members.empty()) cluster_->BumpAndRebalance(group);
   }
   return {};
 }

@@ -154,7 +154,8 @@ class StrictKafka {
   // --- Topics ------------------------------------------------------------------
   kafka::KafkaError CreateTopic(const std::string& name, int partitions);
   // Deletes the topic and its records, as kafka-topics.sh --delete does (the groups'
-  // committed offsets of it stay, as a broker keeps them until they expire).
+  // committed offsets of it stay, as a broker keeps them until they expire); the
+  // groups subscribed to it rebalance, their members losing its partitions.
   kafka::KafkaError DeleteTopic(const std::string& name);
   // The topic's max.message.bytes (Kafka's default, kKafkaDefaultMaxMessageBytes,
   // until set): a record whose batch would be larger is refused with

@@ -27,6 +27,7 @@ namespace oncecount::service {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::RunFor;
 using testing::RunUntil;
 using testing::StrictKafka;
 using Call = StrictKafka::Call;
@@ -173,6 +174,55 @@ TEST(Processor, ASecondDeploymentOnTheSameInputIsRefusedTheFirstOnesShards) {
   for (int32_t p = 0; p < kPartitions; ++p) {
     EXPECT_EQ(ClaimEpochs(kafka, p), (std::vector<uint64_t>{1})) << "shard " << p;
   }
+}
+
+// The input topic deleted: the group gives every member an empty share, which alone
+// would look ready with nothing counted. The instance asks the cluster whether it still
+// lists the topic and is not ready while it does not, naming it.
+TEST(Processor, IsNotReadyWhileTheClusterNoLongerListsItsInputTopic) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions) && a.Ready(); }))
+      << a.log();
+  EXPECT_NE(a.metrics().Render().find("oncecount_input_topic_listed 1\n"), std::string::npos);
+  ASSERT_TRUE(kafka.DeleteTopic("events").ok());
+  ASSERT_TRUE(RunUntil(
+      kafka, {&a}, [&] { return !a.Runs(0) && !a.Runs(1); }, 30s))
+      << a.log();
+  ASSERT_TRUE(RunUntil(
+      kafka, {&a}, [&] { return !a.Ready(); }, 15s))
+      << "ready with no shard and no input topic";
+  EXPECT_NE(a.board().Read().input_unavailable.find(
+                "topic events is not in the cluster's list of topics"),
+            std::string::npos)
+      << a.log();
+  EXPECT_NE(a.metrics().Render().find("oncecount_input_topic_listed 0\n"), std::string::npos);
+  RunFor(kafka, {&a}, 30s);
+  EXPECT_FALSE(a.Ready()) << "it stays not ready while the topic is gone";
+}
+
+// A principal whose Describe on the input topic is revoked no longer sees it listed;
+// granted again, the instance is ready again.
+TEST(Processor, IsReadyAgainOnceItsInputTopicIsListedAgain) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions) && a.Ready(); }))
+      << a.log();
+  kafka.DenyDescribe("events");
+  ASSERT_TRUE(RunUntil(
+      kafka, {&a}, [&] { return !a.Ready(); }, 15s))
+      << a.log();
+  kafka.DenyDescribe("events", false);
+  ASSERT_TRUE(RunUntil(
+      kafka, {&a}, [&] { return a.Ready(); }, 15s))
+      << a.log();
+  EXPECT_NE(a.log().find("topic events is listed by the cluster again"), std::string::npos)
+      << a.log();
+  Send(kafka, 0, 60);
+  a.StepAndCommit();
+  ExpectExactlyOnce(kafka, 60);
 }
 
 // A rebalance completes between the moment a reads the group's metadata and the

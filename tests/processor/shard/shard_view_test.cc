@@ -108,6 +108,18 @@ TEST(StateBoard, IsReadyOnceTheAssignmentIsKnownAndEveryActiveShardRuns) {
   EXPECT_FALSE(board.Read().ready());
 }
 
+TEST(StateBoard, IsNotReadyWhileItsInputTopicIsUnavailableWhateverItsShards) {
+  StateBoard board(1);
+  board.SetAssignmentKnown(true);
+  board.Publish(View(0));
+  ASSERT_TRUE(board.Read().ready());
+  board.SetInputUnavailable("topic events is gone");
+  EXPECT_FALSE(board.Read().ready());
+  EXPECT_EQ(board.Read().input_unavailable, "topic events is gone");
+  board.SetInputUnavailable({});
+  EXPECT_TRUE(board.Read().ready());
+}
+
 // The replicator hands a shard to the processor and removes its replica view after
 // the processor published the shard as restoring: the board must still say that an
 // assigned shard is not running yet.
