@@ -37,6 +37,12 @@ constexpr int64_t kViewRefreshMs = 1000;
 // how long it waits for the answer (the consumer loop waits meanwhile).
 constexpr int64_t kInputCheckMs = 10000;
 constexpr std::chrono::milliseconds kInputCheckTimeout{500};
+// A running shard that received nothing for this many input checks has the end of its
+// partition asked for (CheckQuietInputs), each question waiting at most
+// kQuietAskTimeout and all of a check's at most kQuietAskBudget.
+constexpr int kQuietChecks = 3;
+constexpr std::chrono::milliseconds kQuietAskTimeout{1000};
+constexpr std::chrono::milliseconds kQuietAskBudget{1000};
 // How long the consumer may report the same unreadable input record without going
 // past it before its shard shows failed (OnInputUnreadable): librdkafka fetches a batch it
 // cannot decompress again and again.
@@ -68,6 +74,16 @@ struct ShardSlot {
   int64_t unreadable_since_ms = 0;
   std::string stuck;
   uint64_t changelog_unreadable_records = 0;  // skipped by the restore that adopted it
+  // A partition whose leader is gone (or whose brokers cannot be reached) gives the
+  // consumer nothing and no error: the shard would look running and idle, its lag
+  // frozen. The processor notes the last input offset routed, and once a shard got
+  // none for a few checks it asks the partition's end itself (CheckQuietInputs);
+  // `input_unreachable`: why the shard shows failed while that fails.
+  base::Offset last_routed{-1};
+  base::Offset routed_at_last_check{-1};
+  int quiet_checks = 0;
+  int end_query_failures = 0;
+  std::string input_unreachable;
   // Restores: failed attempts in a row, when the next may start (steady clock), and
   // whether it continues from our own last commit (after our abort).
   uint64_t restore_failures = 0;
@@ -140,8 +156,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
   std::optional<shard::ChangelogLimits> changelog_limits_given;
   // InputTimestampVerdict::Guard, read by /metrics.
   std::atomic<int> input_timestamp_guard{static_cast<int>(InputTimestampVerdict::Guard::kUnknown)};
-  int64_t next_settings_ms = 0;     // when Step calls it next
-  int64_t next_input_check_ms = 0;  // when Step calls CheckInputListed
+  int64_t next_settings_ms = 0;          // when Step calls it next
+  int64_t next_input_check_ms = 0;       // when Step calls CheckInputListed
+  base::Partition last_quiet_asked{-1};  // CheckQuietInputs goes round
   // 1: the cluster lists the input topic, 0: it does not, -1: not asked yet. Read by
   // /metrics.
   std::atomic<int> input_listed{-1};
@@ -413,6 +430,60 @@ struct Processor::Impl final : kafka::RebalanceListener {
     }
   }
 
+  // Asks the end of the input partitions of running shards that received nothing for
+  // kQuietChecks checks (CheckInputListed's cadence): a partition without a leader, or
+  // whose brokers cannot be reached, gives the consumer nothing and says nothing. Two
+  // questions in a row that fail show the shard failed, naming the error (/readyz
+  // 503), until one is answered or input comes. An answer also refreshes the shard's
+  // lag, which the fetcher's cached watermark no longer moves. Each call asks for at
+  // most kQuietAskBudget in all, going round the shards.
+  void CheckQuietInputs() {
+    const int64_t until = clock.SteadyMs() + kQuietAskBudget.count();
+    std::vector<base::Partition> to_ask;
+    for (auto& [p, slot] : shards) {
+      if (slot.phase != shard::ShardPhase::kRunning) continue;
+      if (slot.last_routed != slot.routed_at_last_check) {
+        slot.routed_at_last_check = slot.last_routed;
+        slot.quiet_checks = 0;
+        slot.end_query_failures = 0;
+        InputReachable(p, slot);
+      } else if (++slot.quiet_checks >= kQuietChecks) {
+        to_ask.push_back(p);
+      }
+    }
+    // Going round: those after the last one asked first.
+    std::stable_partition(to_ask.begin(), to_ask.end(),
+                          [&](base::Partition p) { return p > last_quiet_asked; });
+    for (base::Partition p : to_ask) {
+      if (clock.SteadyMs() >= until) break;
+      last_quiet_asked = p;
+      ShardSlot& slot = shards[p];
+      base::Offset low, high;
+      if (kafka::KafkaError e = consumer->QueryWatermarks(p, low, high, kQuietAskTimeout)) {
+        if (++slot.end_query_failures >= 2 && slot.input_unreachable.empty()) {
+          slot.input_unreachable =
+              "its input partition cannot be read: the consumer got nothing from it for " +
+              std::to_string(slot.quiet_checks * kInputCheckMs / 1000) +
+              " s and its end cannot be asked for (" + e.ToString() +
+              "; a partition without a leader, or brokers that cannot be reached)";
+          Warn("shard " + std::to_string(p.value()) + ": " + slot.input_unreachable);
+          Publish(p, slot);
+        }
+        continue;
+      }
+      slot.end_query_failures = 0;
+      slot.high_watermark = high;
+      InputReachable(p, slot);
+    }
+  }
+
+  void InputReachable(base::Partition p, ShardSlot& slot) {
+    if (slot.input_unreachable.empty()) return;
+    slot.input_unreachable.clear();
+    Log("shard " + std::to_string(p.value()) + ": its input partition can be read again");
+    Publish(p, slot);
+  }
+
   base::Status CheckTopics() {
     const std::string create =
         "create it (the changelog with as many partitions as " + o.input_topic + ")";
@@ -506,6 +577,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     if (it->second.unreadable_at && m.offset > *it->second.unreadable_at) {
       PassedUnreadable(m.partition, it->second, m.offset);
     }
+    it->second.last_routed = m.offset;
     router.Route(std::move(m));
   }
 
@@ -918,6 +990,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
     slot.unreadable_at.reset();  // its input starts again: the consumer says it again
     // (slot.stuck stays until the consumer goes past the record)
     slot.changelog_unreadable_records = r.unreadable_records;
+    slot.quiet_checks = 0;
+    slot.end_query_failures = 0;
+    slot.input_unreachable.clear();
     slot.restore_failures = 0;
     slot.after_abort = false;
     slot.epoch = r.claim.epoch;
@@ -1051,9 +1126,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
     view->role = shard::ShardRole::kActive;
     view->phase = slot.phase;
     view->failure = slot.failure;
-    if (slot.phase == shard::ShardPhase::kRunning && !slot.stuck.empty()) {
+    if (slot.phase == shard::ShardPhase::kRunning &&
+        (!slot.stuck.empty() || !slot.input_unreachable.empty())) {
       view->phase = shard::ShardPhase::kFailed;  // it runs, and can go no further
-      view->failure = slot.stuck;
+      view->failure = !slot.stuck.empty() ? slot.stuck : slot.input_unreachable;
     }
     view->high_watermark = slot.high_watermark;
     view->transactions_committed = slot.transactions_committed;
@@ -1205,6 +1281,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     if (fatal.ok() && clock.SteadyMs() >= next_input_check_ms) {
       next_input_check_ms = clock.SteadyMs() + kInputCheckMs;
       CheckInputListed();
+      CheckQuietInputs();
     }
     if (fatal.ok() && clock.SteadyMs() >= next_settings_ms) {
       next_settings_ms = clock.SteadyMs() + kViewRefreshMs;

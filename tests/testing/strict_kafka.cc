@@ -263,10 +263,11 @@ class StrictCluster {
     size_t bytes = 0;
     bool described = true;  // DescribeConfigs tells it
   };
-  std::map<std::string, SizeLimit> max_message_bytes;  // by topic; absent: Kafka's default
-  std::map<std::string, bool> retention_described;     // by topic: DescribeConfigs tells it
-  bool settings_held = false;                          // every DescribeConfigs answer outstanding
-  std::set<std::string> describe_denied;               // topics no instance may describe
+  std::map<std::string, SizeLimit> max_message_bytes;    // by topic; absent: Kafka's default
+  std::map<std::string, bool> retention_described;       // by topic: DescribeConfigs tells it
+  bool settings_held = false;                            // every DescribeConfigs answer outstanding
+  std::set<std::pair<std::string, int32_t>> leaderless;  // MakeLeaderless
+  std::set<std::string> describe_denied;                 // topics no instance may describe
   struct TimeRetention {
     int64_t ms = -1;        // -1: none
     bool described = true;  // DescribeConfigs tells it
@@ -1487,6 +1488,7 @@ std::optional<Message> StrictGroupConsumer::NextMessage() {
 std::optional<Message> StrictGroupConsumer::NextFrom(int32_t partition, Fetch& fetch) {
   const auto* found = cluster().FindPartition(spec_.topic, partition);
   if (found == nullptr) return std::nullopt;  // deleted: its revocation is on its way
+  if (cluster().leaderless.contains({spec_.topic, partition})) return std::nullopt;
   const auto& log = *found;
   if (fetch.from_committed && !ResolveCommitted(log, partition, fetch)) return std::nullopt;
   if (fetch.from_beginning) {
@@ -1664,6 +1666,10 @@ KafkaError StrictGroupConsumer::QueryWatermarks(base::Partition partition, base:
   if (auto error = Usable()) return error;
   const auto* log = cluster().FindPartition(spec_.topic, partition.value());
   if (log == nullptr) return UnknownPartition(ErrorKind::kFailed, spec_.topic, partition.value());
+  if (cluster().leaderless.contains({spec_.topic, partition.value()})) {
+    return Fail(ErrorKind::kRetriable, "LEADER_NOT_AVAILABLE",
+                spec_.topic + "/" + std::to_string(partition.value()) + " has no leader");
+  }
   low = base::Offset(log->log_start);
   high = base::Offset(log->LastStableOffset());  // read_committed asks for the stable end
   return {};
@@ -1942,6 +1948,15 @@ void StrictKafka::SetTimestampRules(const std::string& topic, std::string type,
                                     std::optional<int64_t> after_max_ms, bool described) {
   std::lock_guard lock(cluster_->mu);
   cluster_->timestamp_rules[topic] = {std::move(type), after_max_ms, described};
+}
+
+void StrictKafka::MakeLeaderless(const std::string& topic, int32_t partition, bool leaderless) {
+  std::lock_guard lock(cluster_->mu);
+  if (leaderless) {
+    cluster_->leaderless.insert({topic, partition});
+  } else {
+    cluster_->leaderless.erase({topic, partition});
+  }
 }
 
 void StrictKafka::DenyDescribe(const std::string& topic, bool denied) {

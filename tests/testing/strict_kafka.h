@@ -185,6 +185,10 @@ class StrictKafka {
   // `denied` false): a list of every topic leaves it out, as Kafka lists only the
   // topics a principal may describe.
   void DenyDescribe(const std::string& topic, bool denied = true);
+  // The partition has no leader (every broker holding it down): group consumers fetch
+  // nothing from it, without an error, and questions about its offsets fail with
+  // LEADER_NOT_AVAILABLE, until called again with `leaderless` false.
+  void MakeLeaderless(const std::string& topic, int32_t partition, bool leaderless = true);
   // A real cluster answers DescribeConfigs in the background: the first question is
   // answered nullopt (outstanding), later ones once the answer came. While held, every
   // question about a topic's settings (DescribeTopic, MaxMessageBytes, RetentionBytes)

@@ -234,6 +234,33 @@ class AssigningListener : public RebalanceListener {
   int assigned = 0;
 };
 
+// What the processor's check of a quiet input partition builds on: a partition
+// without a leader gives its end to no question (within the question's timeout), and
+// the other partitions still answer.
+TEST_F(RdKafkaClientsTest, AConsumerCannotAskTheEndOfAPartitionWithoutALeader) {
+  auto made = clients_->NewGroupConsumer({.topic = "log", .group_id = "leaderless"});
+  ASSERT_TRUE(made.ok()) << made.error();
+  GroupConsumer& consumer = *made.value();
+  AssigningListener listener;
+  listener.consumer = &consumer;
+  ASSERT_FALSE(consumer.Subscribe(&listener));
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (listener.assigned < 2 && std::chrono::steady_clock::now() < deadline) {
+    consumer.Poll(100ms);
+  }
+  ASSERT_EQ(listener.assigned, 2) << "never assigned";
+  base::Offset low, high;
+  ASSERT_FALSE(consumer.QueryWatermarks(base::Partition(1), low, high, 5s));
+  ASSERT_EQ(rd_kafka_mock_partition_set_leader(cluster_->mock(), "log", 1, -1),
+            RD_KAFKA_RESP_ERR_NO_ERROR);
+  const auto asked = std::chrono::steady_clock::now();
+  const KafkaError e = consumer.QueryWatermarks(base::Partition(1), low, high, 1s);
+  EXPECT_TRUE(e) << "told an end " << high.value() << " of a partition without a leader";
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, 5s);
+  EXPECT_FALSE(consumer.QueryWatermarks(base::Partition(0), low, high, 5s));
+  consumer.Close();
+}
+
 // Whether a consumer's Close sent a LeaveGroup: one empty error is stacked on the
 // broker for the next LeaveGroup request, and a request takes it off the stack.
 class LeaveOnClose : public RdKafkaClientsTest,

@@ -225,6 +225,54 @@ TEST(Processor, IsReadyAgainOnceItsInputTopicIsListedAgain) {
   ExpectExactlyOnce(kafka, 60);
 }
 
+// A partition without a leader gives the consumer nothing and no error: its shard
+// looked running and idle, ready, its lag frozen. Quiet for a few checks, the
+// instance asks the partition's end itself; failing twice, the shard shows failed,
+// naming the error, until the partition has a leader again. Nothing is lost or
+// counted twice.
+TEST(Processor, AShardWhoseInputPartitionHasNoLeaderShowsFailedUntilItHasOneAgain) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions) && a.Ready(); }))
+      << a.log();
+  Send(kafka, 0, 40);
+  a.StepAndCommit();
+  kafka.MakeLeaderless("events", 0);
+  Send(kafka, 40, 80);  // half of it on partition 0, which the consumer cannot fetch
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] {
+    a.Commit();
+    return a.View(0)->phase == shard::ShardPhase::kFailed;
+  })) << a.log();
+  EXPECT_NE(a.View(0)->failure.find("its input partition cannot be read"), std::string::npos)
+      << a.View(0)->failure;
+  EXPECT_NE(a.View(0)->failure.find("LEADER_NOT_AVAILABLE"), std::string::npos)
+      << a.View(0)->failure;
+  EXPECT_FALSE(a.Ready());
+  EXPECT_TRUE(a.Runs(1)) << "the other shard goes on";
+  kafka.MakeLeaderless("events", 0, false);
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] {
+    a.Commit();
+    return a.Runs(0) && a.Ready();
+  })) << a.log();
+  EXPECT_NE(a.log().find("shard 0: its input partition can be read again"), std::string::npos);
+  ExpectExactlyOnce(kafka, 80);
+}
+
+// A quiet partition that has a leader is only quiet: its shard stays running.
+TEST(Processor, AShardWhoseInputIsQuietButReadableStaysRunning) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions) && a.Ready(); }))
+      << a.log();
+  Send(kafka, 0, 40);
+  a.StepAndCommit();
+  RunFor(kafka, {&a}, 120s);
+  EXPECT_TRUE(a.RunsAll(kPartitions) && a.Ready()) << a.log();
+  EXPECT_EQ(a.log().find("cannot be read"), std::string::npos) << a.log();
+}
+
 // A rebalance completes between the moment a reads the group's metadata and the
 // moment its offsets reach the coordinator (b joins: librdkafka rejoins a in the
 // background, and a still holds both partitions until it serves the revocation). The
