@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <ostream>
@@ -117,6 +118,11 @@ base::Result<service::ProcessorOptions> ProcessorOptionsOf(const RuntimeOptions&
   po.timestamp_tolerance = std::chrono::milliseconds(c.dedup.timestamp_tolerance_ms);
   po.late_records = c.dedup.late_records;
   po.changelog_retention_bytes = options.changelog_retention_bytes;
+  if (const auto it = c.kafka.properties.find("max.poll.interval.ms");
+      it != c.kafka.properties.end()) {
+    const long long ms = std::strtoll(it->second.c_str(), nullptr, 10);
+    if (ms > 0) po.max_poll_interval = std::chrono::milliseconds(ms);
+  }
   if (options.local_checkpoints) {
     std::error_code error;
     std::filesystem::create_directories(c.state.dir, error);

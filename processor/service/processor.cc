@@ -810,7 +810,28 @@ struct Processor::Impl final : kafka::RebalanceListener {
     for (const auto& [p, why] : loaded.held_back) RestoreHeldBack(p, why);
     // The read may have waited: the group may have moved on meanwhile, and a claim
     // now would be a zombie's (the next poll serves the revocation).
-    if (loaded.restored.empty() || consumer->AssignmentLost()) return {};
+    if (loaded.restored.empty()) return {};
+    const int64_t took_ms = clock.SteadyMs() - start;
+    if (consumer->AssignmentLost()) {
+      Warn("restoring " + std::to_string(loaded.restored.size()) + " shard(s) took " +
+           std::to_string(took_ms) +
+           " ms, and meanwhile the group moved on without this instance (a rebalance that "
+           "waited longer than max.poll.interval.ms, " +
+           std::to_string(o.max_poll_interval.count()) +
+           " ms, for it, or a session timeout): no claim; the restore starts over once the "
+           "group gives the shards again");
+      return {};
+    }
+    if (2 * took_ms > o.max_poll_interval.count()) {
+      Warn("restoring " + std::to_string(loaded.restored.size()) + " shard(s) took " +
+           std::to_string(took_ms) + " ms, more than half of max.poll.interval.ms (" +
+           std::to_string(o.max_poll_interval.count()) +
+           " ms): a rebalance while a restore this long runs (an instance joining or "
+           "leaving) waits at most that long for this instance, then puts it out of the group, "
+           "and the restore starts over; raise max.poll.interval.ms in kafka.properties, or "
+           "keep restores short (state.dir on a volume that outlives the pod, "
+           "processing.standby_replicas)");
+    }
     std::map<base::Partition, base::Offset> positions = Claim(loaded.restored);
     if (!positions.empty()) {
       restore_seconds->Observe(static_cast<double>(clock.SteadyMs() - start) / 1000.0);
@@ -1078,6 +1099,15 @@ struct Processor::Impl final : kafka::RebalanceListener {
       if (it == positions.end()) paused.push_back(p);
     }
     if (kafka::KafkaError e = consumer->IncrementalAssign(assign)) {
+      if (consumer->AssignmentLost()) {
+        // Dropped by the group during the restore: these partitions are no longer
+        // ours to take, and no revocation will name them.
+        Warn("the group moved on without this instance before it took its assignment (" +
+             e.ToString() + "); waiting for the group to give the shards again");
+        board.SetAssignmentKnown(false);
+        Forget(partitions);
+        return;
+      }
       fatal = e.ToError();
       return;
     }
@@ -1099,13 +1129,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
       Log("revoked " + std::to_string(partitions.size()) + " partition(s)");
       Commit();
     }
-    std::map<ShardWorker*, std::vector<base::Partition>> to_drop;
-    for (base::Partition p : partitions) {
-      shards.erase(p);
-      board.Remove(p);
-      to_drop[&WorkerOf(p)].push_back(p);
-    }
-    for (auto& [worker, dropped] : to_drop) worker->Drop(std::move(dropped));
+    Forget(partitions);
     if (kafka::KafkaError e = consumer->IncrementalUnassign(partitions)) {
       // One of them may be unassigned already (a StartInputAt that failed half-way);
       // the group completes the revocation only once every one is.
@@ -1113,6 +1137,17 @@ struct Processor::Impl final : kafka::RebalanceListener {
       for (base::Partition p : partitions) consumer->IncrementalUnassign({p});
     }
     if (replicator) replicator->Follow(partitions);
+  }
+
+  // Takes the shards off the instance: their slots, views and workers' states.
+  void Forget(const std::vector<base::Partition>& partitions) {
+    std::map<ShardWorker*, std::vector<base::Partition>> to_drop;
+    for (base::Partition p : partitions) {
+      shards.erase(p);
+      board.Remove(p);
+      to_drop[&WorkerOf(p)].push_back(p);
+    }
+    for (auto& [worker, dropped] : to_drop) worker->Drop(std::move(dropped));
   }
 
   // --- Views and the loop --------------------------------------------------------

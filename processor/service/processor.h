@@ -100,6 +100,12 @@ struct ProcessorOptions {
   // Restores run in the rebalance callback, where the group can complete no other
   // rebalance: this bounds that stall, beyond the read itself.
   std::chrono::milliseconds restore_wait{5000};
+  // The group consumer's max.poll.interval.ms (kafka.properties; librdkafka's default
+  // otherwise). Restores run in the rebalance callback, where the consumer does not
+  // poll: one longer than this puts the instance out of its group, and its work is
+  // thrown away and starts over when the group gives the shards again. A restore that
+  // takes half of it is warned about.
+  std::chrono::milliseconds max_poll_interval{300000};
   // First back-off after a failed restore; it doubles up to restore_backoff_max.
   std::chrono::milliseconds restore_backoff{1000};
   std::chrono::milliseconds restore_backoff_max{30000};

@@ -99,6 +99,7 @@ StrictInstance::StrictInstance(StrictKafka& kafka, StrictInstanceOptions options
   po.late_records = options_.late_records;
   po.changelog_retention_bytes = options_.changelog_retention_bytes;
   po.checkpoint_dir = options_.checkpoint_dir;
+  po.max_poll_interval = options_.max_poll_interval;
   po.log = log;
   po.metrics = &metrics_;
   auto made = service::Processor::Create(std::move(po), board_, workers, replicator_.get());

@@ -71,6 +71,9 @@ struct StrictInstanceOptions {
   // (kafka.leave_group_on_stop).
   bool static_membership = false;
   bool leave_group_on_stop = true;
+  // ProcessorOptions::max_poll_interval: what the instance believes of its consumer's
+  // max.poll.interval.ms (the double's own is StrictKafka::set_max_poll_interval).
+  std::chrono::milliseconds max_poll_interval{300000};
   // kafka.group_id: another one is another deployment on the same topics.
   std::string group_id = "oncecount";
   // kafka.previous_group_id: the group it was renamed from.

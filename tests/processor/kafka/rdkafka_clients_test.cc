@@ -9,7 +9,9 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <thread>
 
 #include "processor/base/clock.h"
 #include "processor/kafka/embedded_cluster.h"
@@ -258,6 +260,58 @@ TEST_F(RdKafkaClientsTest, AConsumerCannotAskTheEndOfAPartitionWithoutALeader) {
   EXPECT_TRUE(e) << "told an end " << high.value() << " of a partition without a leader";
   EXPECT_LT(std::chrono::steady_clock::now() - asked, 5s);
   EXPECT_FALSE(consumer.QueryWatermarks(base::Partition(0), low, high, 5s));
+  consumer.Close();
+}
+
+// Restores run in the assignment callback, before the processor assigns what the
+// group gave (processor.cc, OnAssigned). What librdkafka 2.0.2 does with a callback
+// that outlasts max.poll.interval.ms there (measured on the embedded cluster): it does
+// not put the member out of its group, the assignment is not lost and can be taken
+// after, and no loss follows while the consumer polls again past the session timeout.
+// (A callback that assigns first and then outlasts it is put out of the group, and
+// sees its assignment lost at once: the processor claims nothing then.)
+TEST_F(RdKafkaClientsTest, AnAssignmentCallbackThatOutlastsMaxPollIntervalBeforeAssigningKeepsIt) {
+  auto clients =
+      MakeRdKafkaClients(cluster_->bootstrap_servers(), {{"max.poll.interval.ms", "6000"},
+                                                         {"session.timeout.ms", "6000"},
+                                                         {"heartbeat.interval.ms", "100"}});
+  auto made = clients->NewGroupConsumer({.topic = "log", .group_id = "slow-assignment"});
+  ASSERT_TRUE(made.ok()) << made.error();
+  GroupConsumer& consumer = *made.value();
+  // As the processor does: the restore first, then the assignment.
+  struct SlowListener : RebalanceListener {
+    void OnAssigned(const std::vector<base::Partition>& partitions) override {
+      ++assignments;
+      std::this_thread::sleep_for(8s);  // librdkafka's own timer: no clock to inject
+      lost_after = consumer->AssignmentLost();
+      std::vector<PartitionOffset> from_start;
+      for (base::Partition p : partitions) from_start.push_back({p, kOffsetBeginning});
+      assign = consumer->IncrementalAssign(from_start);
+    }
+    void OnRevoked(const std::vector<base::Partition>& partitions, bool lost) override {
+      if (lost) ++losses;
+      consumer->IncrementalUnassign(partitions);
+    }
+    GroupConsumer* consumer = nullptr;
+    int assignments = 0;
+    int losses = 0;
+    std::optional<bool> lost_after;
+    KafkaError assign;
+  } listener;
+  listener.consumer = &consumer;
+  ASSERT_FALSE(consumer.Subscribe(&listener));
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!listener.lost_after && std::chrono::steady_clock::now() < deadline) {
+    if (!consumer.Poll(0ms)) std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(listener.lost_after.has_value()) << "never assigned";
+  EXPECT_FALSE(*listener.lost_after);
+  EXPECT_FALSE(listener.assign) << listener.assign.ToString();
+  deadline = std::chrono::steady_clock::now() + 8s;  // past the session timeout
+  while (std::chrono::steady_clock::now() < deadline) consumer.Poll(100ms);
+  EXPECT_EQ(listener.losses, 0);
+  EXPECT_EQ(listener.assignments, 1);
+  EXPECT_FALSE(consumer.AssignmentLost());
   consumer.Close();
 }
 

@@ -176,6 +176,63 @@ TEST(Processor, ASecondDeploymentOnTheSameInputIsRefusedTheFirstOnesShards) {
   }
 }
 
+// The group drops a member while it reads its shards' changelogs (a restore longer
+// than max.poll.interval.ms, or its session timing out meanwhile): it claims nothing,
+// says why, and restores again once the group gives the shards back.
+TEST(Processor, AMemberDroppedWhileItRestoresSaysSoAndClaimsNothing) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  {
+    Instance a(kafka, "a");
+    ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+    Send(kafka, 0, 100);
+    a.StepAndCommit();
+    ASSERT_TRUE(a.Finish().ok());
+  }
+  // b's first read of a changelog outlasts max.poll.interval.ms: the group drops b,
+  // which its client learns at its next read.
+  kafka.ObserveAt(Call::kReaderPoll, "b", [&] {
+    kafka.set_max_poll_interval(1s);
+    kafka.Advance(2s);
+    kafka.set_max_poll_interval(300s);
+    kafka.LearnDropAt(Call::kReaderPoll, "b");
+  });
+  Instance b(kafka, "b");
+  ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return b.RunsAll(kPartitions); }))
+      << b.log() << (b.View(0) ? shard::ShardPhaseName(b.View(0)->phase) : "none") << " "
+      << (b.View(0) ? b.View(0)->failure : "");
+  EXPECT_NE(b.log().find("and meanwhile the group moved on without this instance"),
+            std::string::npos)
+      << b.log();
+  Send(kafka, 100, 150);
+  b.StepAndCommit();
+  ExpectExactlyOnce(kafka, 150);
+  ExpectEveryClaimTookANewEpoch(kafka);
+}
+
+// Restores run in the rebalance callback: one that takes more than half of
+// max.poll.interval.ms is warned about, naming the setting (a rebalance meanwhile
+// waits that long for the instance, then puts it out of the group).
+TEST(Processor, WarnsOfARestoreThatTakesHalfOfMaxPollInterval) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  {
+    Instance first(kafka, "first");  // leaves a changelog to read
+    ASSERT_TRUE(RunUntil(kafka, {&first}, [&] { return first.RunsAll(kPartitions); }));
+    Send(kafka, 0, 20);
+    first.StepAndCommit();
+    ASSERT_TRUE(first.Finish().ok());
+  }
+  testing::StrictInstanceOptions options;
+  options.process = "a";
+  options.max_poll_interval = 2s;
+  kafka.ObserveAt(Call::kReaderPoll, "a", [&] { kafka.Advance(1500ms); });
+  Instance a(kafka, options);
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  EXPECT_NE(a.log().find("more than half of max.poll.interval.ms (2000 ms)"), std::string::npos)
+      << a.log();
+}
+
 // The input topic deleted: the group gives every member an empty share, which alone
 // would look ready with nothing counted. The instance asks the cluster whether it still
 // lists the topic and is not ready while it does not, naming it.
