@@ -41,7 +41,7 @@ constexpr std::chrono::milliseconds kInputCheckTimeout{500};
 // partition asked for (CheckQuietInputs), each question waiting at most
 // kQuietAskTimeout and all of a check's at most kQuietAskBudget.
 constexpr int kQuietChecks = 3;
-constexpr std::chrono::milliseconds kQuietAskTimeout{1000};
+constexpr std::chrono::milliseconds kQuietAskTimeout{300};
 constexpr std::chrono::milliseconds kQuietAskBudget{1000};
 // How long the consumer may report the same unreadable input record without going
 // past it before its shard shows failed (OnInputUnreadable): librdkafka fetches a batch it
@@ -158,6 +158,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   std::atomic<int> input_timestamp_guard{static_cast<int>(InputTimestampVerdict::Guard::kUnknown)};
   int64_t next_settings_ms = 0;          // when Step calls it next
   int64_t next_input_check_ms = 0;       // when Step calls CheckInputListed
+  int input_check_failures = 0;          // CheckInputListed's, in a row
   base::Partition last_quiet_asked{-1};  // CheckQuietInputs goes round
   // 1: the cluster lists the input topic, 0: it does not, -1: not asked yet. Read by
   // /metrics.
@@ -414,7 +415,15 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // nothing (an unreachable cluster shows in the commits).
   void CheckInputListed() {
     const auto counts = o.clients->PartitionCounts(kInputCheckTimeout);
-    if (!counts) return;
+    if (!counts) {
+      if (++input_check_failures == 3) {
+        Warn("the cluster did not say which topics exist at the last 3 checks (last: " +
+             counts.error().ToString() + "): whether topic " + o.input_topic +
+             " still exists is not known");
+      }
+      return;
+    }
+    input_check_failures = 0;
     const bool listed = counts.value().contains(o.input_topic);
     const int was = input_listed.exchange(listed ? 1 : 0, std::memory_order_relaxed);
     if (listed && was == 0) {
@@ -446,7 +455,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
         slot.routed_at_last_check = slot.last_routed;
         slot.quiet_checks = 0;
         slot.end_query_failures = 0;
-        InputReachable(p, slot);
+        MarkInputReachable(p, slot);
       } else if (++slot.quiet_checks >= kQuietChecks) {
         to_ask.push_back(p);
       }
@@ -455,11 +464,13 @@ struct Processor::Impl final : kafka::RebalanceListener {
     std::stable_partition(to_ask.begin(), to_ask.end(),
                           [&](base::Partition p) { return p > last_quiet_asked; });
     for (base::Partition p : to_ask) {
-      if (clock.SteadyMs() >= until) break;
+      const int64_t left = until - clock.SteadyMs();
+      if (left < kQuietAskTimeout.count() / 3) break;
       last_quiet_asked = p;
       ShardSlot& slot = shards[p];
       base::Offset low, high;
-      if (kafka::KafkaError e = consumer->QueryWatermarks(p, low, high, kQuietAskTimeout)) {
+      const auto timeout = std::min(kQuietAskTimeout, std::chrono::milliseconds(left));
+      if (kafka::KafkaError e = consumer->QueryWatermarks(p, low, high, timeout)) {
         if (++slot.end_query_failures >= 2 && slot.input_unreachable.empty()) {
           slot.input_unreachable =
               "its input partition cannot be read: the consumer got nothing from it for " +
@@ -472,12 +483,12 @@ struct Processor::Impl final : kafka::RebalanceListener {
         continue;
       }
       slot.end_query_failures = 0;
-      slot.high_watermark = high;
-      InputReachable(p, slot);
+      slot.high_watermark = std::max(slot.high_watermark, high);
+      MarkInputReachable(p, slot);
     }
   }
 
-  void InputReachable(base::Partition p, ShardSlot& slot) {
+  void MarkInputReachable(base::Partition p, ShardSlot& slot) {
     if (slot.input_unreachable.empty()) return;
     slot.input_unreachable.clear();
     Log("shard " + std::to_string(p.value()) + ": its input partition can be read again");
@@ -578,6 +589,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
       PassedUnreadable(m.partition, it->second, m.offset);
     }
     it->second.last_routed = m.offset;
+    if (!it->second.input_unreachable.empty()) MarkInputReachable(m.partition, it->second);
     router.Route(std::move(m));
   }
 
@@ -826,9 +838,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
       Warn("restoring " + std::to_string(loaded.restored.size()) + " shard(s) took " +
            std::to_string(took_ms) + " ms, more than half of max.poll.interval.ms (" +
            std::to_string(o.max_poll_interval.count()) +
-           " ms): a rebalance while a restore this long runs (an instance joining or "
-           "leaving) waits at most that long for this instance, then puts it out of the group, "
-           "and the restore starts over; raise max.poll.interval.ms in kafka.properties, or "
+           " ms): the consumer does not poll while it restores, and past that a rebalance "
+           "that waits for this instance (or, for a restore retried outside a rebalance, "
+           "librdkafka itself) puts it out of the group, and the restore starts over; raise "
+           "max.poll.interval.ms in kafka.properties, or "
            "keep restores short (state.dir on a volume that outlives the pod, "
            "processing.standby_replicas)");
     }
@@ -1106,6 +1119,8 @@ struct Processor::Impl final : kafka::RebalanceListener {
              e.ToString() + "); waiting for the group to give the shards again");
         board.SetAssignmentKnown(false);
         Forget(partitions);
+        // The restore took them from the replicator, as a revocation gives them back.
+        if (replicator) replicator->Follow(partitions);
         return;
       }
       fatal = e.ToError();
@@ -1281,8 +1296,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // and a new timestamp on every view (it says how fresh the answer is).
   void RefreshViews() {
     for (auto& [p, slot] : shards) {
+      // The fetcher's cache stops while its partition cannot be fetched; an end
+      // CheckQuietInputs asked for since may be newer.
       const base::Offset high = consumer->CachedHighWatermark(p);
-      if (!base::IsLogical(high)) slot.high_watermark = high;
+      if (!base::IsLogical(high)) slot.high_watermark = std::max(slot.high_watermark, high);
     }
     for (ShardWorker* w : router.workers()) {
       for (auto& view : w->RefreshIdleViews()) {

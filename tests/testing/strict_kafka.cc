@@ -579,7 +579,10 @@ void StrictCluster::BumpAndRebalance(Group& group) {
 void StrictCluster::Rebalance(Group& group) {
   if (group.members.empty()) return;
   const auto topic = topics.find(group.topic);
-  const int32_t partitions = topic == topics.end() ? 0 : static_cast<int32_t>(topic->second.size());
+  // A topic the members may not describe has no partitions for them.
+  const int32_t partitions = topic == topics.end() || describe_denied.contains(group.topic)
+                                 ? 0
+                                 : static_cast<int32_t>(topic->second.size());
   const std::map<std::string, size_t> quotas = Quotas(group, partitions);
   for (auto& [id, member] : group.members) TrimToQuota(member, quotas.at(id));
   for (int32_t partition = 0; partition < partitions; ++partition) {
@@ -1657,16 +1660,22 @@ base::Offset StrictGroupConsumer::CachedHighWatermark(base::Partition partition)
   if (id_.crashed()) return base::Offset(-1);
   Touch();
   const auto* log = cluster().FindPartition(spec_.topic, partition.value());
-  return base::Offset(log == nullptr ? -1 : log->HighWatermark());
+  // A partition that cannot be fetched tells its fetcher nothing new.
+  if (log == nullptr || cluster().leaderless.contains({spec_.topic, partition.value()})) {
+    return base::Offset(-1);
+  }
+  return base::Offset(log->HighWatermark());
 }
 
 KafkaError StrictGroupConsumer::QueryWatermarks(base::Partition partition, base::Offset& low,
-                                                base::Offset& high, std::chrono::milliseconds) {
+                                                base::Offset& high,
+                                                std::chrono::milliseconds timeout) {
   std::lock_guard lock(cluster().mu);
   if (auto error = Usable()) return error;
   const auto* log = cluster().FindPartition(spec_.topic, partition.value());
   if (log == nullptr) return UnknownPartition(ErrorKind::kFailed, spec_.topic, partition.value());
   if (cluster().leaderless.contains({spec_.topic, partition.value()})) {
+    cluster().Advance(timeout);  // librdkafka looks for a leader until the timeout
     return Fail(ErrorKind::kRetriable, "LEADER_NOT_AVAILABLE",
                 spec_.topic + "/" + std::to_string(partition.value()) + " has no leader");
   }
@@ -1925,6 +1934,8 @@ KafkaError StrictKafka::DeleteTopic(const std::string& name) {
   if (cluster_->topics.erase(name) == 0) {
     return Fail(ErrorKind::kFailed, "UNKNOWN_TOPIC_OR_PARTITION", name);
   }
+  std::erase_if(cluster_->leaderless, [&](const auto& p) { return p.first == name; });
+  cluster_->describe_denied.erase(name);
   // Consumers see the topic gone at their next metadata refresh, and their group
   // revokes its partitions.
   for (auto& [id, group] : cluster_->groups) {
@@ -1965,6 +1976,9 @@ void StrictKafka::DenyDescribe(const std::string& topic, bool denied) {
     cluster_->describe_denied.insert(topic);
   } else {
     cluster_->describe_denied.erase(topic);
+  }
+  for (auto& [id, group] : cluster_->groups) {
+    if (group.topic == topic && !group.members.empty()) cluster_->BumpAndRebalance(group);
   }
 }
 

@@ -182,12 +182,14 @@ class StrictKafka {
   void SetTimestampRules(const std::string& topic, std::string type,
                          std::optional<int64_t> after_max_ms, bool described = true);
   // The cluster's ACLs deny every instance Describe on `topic` (until called again with
-  // `denied` false): a list of every topic leaves it out, as Kafka lists only the
-  // topics a principal may describe.
+  // `denied` false), as revoking its Read (which implies Describe) does: a list of every
+  // topic leaves it out, as Kafka lists only the topics a principal may describe, and
+  // the groups subscribed to it rebalance, their members losing its partitions.
   void DenyDescribe(const std::string& topic, bool denied = true);
   // The partition has no leader (every broker holding it down): group consumers fetch
-  // nothing from it, without an error, and questions about its offsets fail with
-  // LEADER_NOT_AVAILABLE, until called again with `leaderless` false.
+  // nothing from it, without an error, their cached high watermark stops, and
+  // questions about its offsets fail with LEADER_NOT_AVAILABLE once their timeout
+  // passed (simulated time moves by it), until called again with `leaderless` false.
   void MakeLeaderless(const std::string& topic, int32_t partition, bool leaderless = true);
   // A real cluster answers DescribeConfigs in the background: the first question is
   // answered nullopt (outstanding), later ones once the answer came. While held, every
