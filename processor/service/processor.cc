@@ -442,10 +442,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // Asks the end of the input partitions of running shards that received nothing for
   // kQuietChecks checks (CheckInputListed's cadence): a partition without a leader, or
   // whose brokers cannot be reached, gives the consumer nothing and says nothing. Two
-  // questions in a row that fail show the shard failed, naming the error (/readyz
-  // 503), until one is answered or input comes. An answer also refreshes the shard's
-  // lag, which the fetcher's cached watermark no longer moves. Each call asks for at
-  // most kQuietAskBudget in all, going round the shards.
+  // questions in a row that fail (four that time out) show the shard failed, naming
+  // the error (/readyz 503), until one is answered or input comes. An answer also refreshes the
+  // shard's lag, which the fetcher's cached watermark no longer moves. Each call asks for at most
+  // kQuietAskBudget in all, going round the shards.
   void CheckQuietInputs() {
     const int64_t until = clock.SteadyMs() + kQuietAskBudget.count();
     std::vector<base::Partition> to_ask;
@@ -471,7 +471,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
       base::Offset low, high;
       const auto timeout = std::min(kQuietAskTimeout, std::chrono::milliseconds(left));
       if (kafka::KafkaError e = consumer->QueryWatermarks(p, low, high, timeout)) {
-        if (++slot.end_query_failures >= 2 && slot.input_unreachable.empty()) {
+        // A question that timed out may only have met a busy broker: it takes more
+        // of them in a row than an answer that says there is no leader.
+        const int needed = e.code == "_TIMED_OUT" ? 4 : 2;
+        if (++slot.end_query_failures >= needed && slot.input_unreachable.empty()) {
           slot.input_unreachable =
               "its input partition cannot be read: the consumer got nothing from it for " +
               std::to_string(slot.quiet_checks * kInputCheckMs / 1000) +
