@@ -236,6 +236,17 @@ class AssigningListener : public RebalanceListener {
   int assigned = 0;
 };
 
+// Subscribes `consumer` to "log" and polls until the group gave it both partitions.
+void SubscribeUntilBothPartitionsAreAssigned(GroupConsumer& consumer, AssigningListener& listener) {
+  listener.consumer = &consumer;
+  ASSERT_FALSE(consumer.Subscribe(&listener));
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (listener.assigned < 2 && std::chrono::steady_clock::now() < deadline) {
+    consumer.Poll(100ms);
+  }
+  ASSERT_EQ(listener.assigned, 2) << "never assigned";
+}
+
 // What the processor's check of a quiet input partition builds on: a partition
 // without a leader gives its end to no question (within the question's timeout), and
 // the other partitions still answer.
@@ -244,13 +255,7 @@ TEST_F(RdKafkaClientsTest, AConsumerCannotAskTheEndOfAPartitionWithoutALeader) {
   ASSERT_TRUE(made.ok()) << made.error();
   GroupConsumer& consumer = *made.value();
   AssigningListener listener;
-  listener.consumer = &consumer;
-  ASSERT_FALSE(consumer.Subscribe(&listener));
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (listener.assigned < 2 && std::chrono::steady_clock::now() < deadline) {
-    consumer.Poll(100ms);
-  }
-  ASSERT_EQ(listener.assigned, 2) << "never assigned";
+  ASSERT_NO_FATAL_FAILURE(SubscribeUntilBothPartitionsAreAssigned(consumer, listener));
   base::Offset low, high;
   ASSERT_FALSE(consumer.QueryWatermarks(base::Partition(1), low, high, 5s));
   ASSERT_EQ(rd_kafka_mock_partition_set_leader(cluster_->mock(), "log", 1, -1),
@@ -345,13 +350,7 @@ TEST_P(LeaveOnClose, SendsALeaveGroupUnlessAStaticMemberIsToStay) {
   ASSERT_TRUE(made.ok()) << made.error();
   GroupConsumer& consumer = *made.value();
   AssigningListener listener;
-  listener.consumer = &consumer;
-  ASSERT_FALSE(consumer.Subscribe(&listener));
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (listener.assigned < 2 && std::chrono::steady_clock::now() < deadline) {
-    consumer.Poll(100ms);
-  }
-  ASSERT_EQ(listener.assigned, 2) << "never assigned";
+  ASSERT_NO_FATAL_FAILURE(SubscribeUntilBothPartitionsAreAssigned(consumer, listener));
   ASSERT_EQ(rd_kafka_mock_broker_push_request_error_rtts(
                 cluster_->mock(), kBroker, kLeaveGroupApiKey, 1, RD_KAFKA_RESP_ERR_NO_ERROR, 0),
             RD_KAFKA_RESP_ERR_NO_ERROR);

@@ -43,6 +43,11 @@ using testing::ExpectExactlyOnce;
 using testing::NewCluster;
 using testing::Send;
 
+// Steps `a` until it runs every shard and says it is ready.
+bool RunsAllAndIsReady(StrictKafka& kafka, Instance& a) {
+  return RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions) && a.Ready(); });
+}
+
 // --- An owner killed in the middle of a commit ------------------------------------
 
 class KilledMidCommit : public ::testing::TestWithParam<Call> {};
@@ -245,8 +250,7 @@ TEST(Processor, IsNotReadyWhileTheClusterNoLongerListsItsInputTopic) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
   Instance a(kafka, "a");
-  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions) && a.Ready(); }))
-      << a.log();
+  ASSERT_TRUE(RunsAllAndIsReady(kafka, a)) << a.log();
   EXPECT_NE(a.metrics().Render().find("oncecount_input_topic_listed 1\n"), std::string::npos);
   ASSERT_TRUE(kafka.DeleteTopic("events").ok());
   ASSERT_TRUE(RunUntil(
@@ -270,8 +274,7 @@ TEST(Processor, IsReadyAgainOnceItsInputTopicIsListedAgain) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
   Instance a(kafka, "a");
-  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions) && a.Ready(); }))
-      << a.log();
+  ASSERT_TRUE(RunsAllAndIsReady(kafka, a)) << a.log();
   kafka.DenyDescribe("events");
   ASSERT_TRUE(RunUntil(
       kafka, {&a}, [&] { return !a.Ready(); }, 15s))
@@ -296,8 +299,7 @@ TEST(Processor, AShardWhoseInputPartitionHasNoLeaderShowsFailedUntilItHasOneAgai
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
   Instance a(kafka, "a");
-  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions) && a.Ready(); }))
-      << a.log();
+  ASSERT_TRUE(RunsAllAndIsReady(kafka, a)) << a.log();
   Send(kafka, 0, 40);
   a.StepAndCommit();
   kafka.MakeLeaderless("events", 0);
@@ -326,8 +328,7 @@ TEST(Processor, AShardWhoseInputIsQuietButReadableStaysRunning) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
   Instance a(kafka, "a");
-  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions) && a.Ready(); }))
-      << a.log();
+  ASSERT_TRUE(RunsAllAndIsReady(kafka, a)) << a.log();
   Send(kafka, 0, 40);
   a.StepAndCommit();
   RunFor(kafka, {&a}, 120s);
