@@ -575,7 +575,8 @@ class Api {
     if (!s.input_unavailable.empty()) return s.input_unavailable;
     if (!s.assignment_known) {
       return "no partition assignment: the processor has not joined its consumer group yet, "
-             "or lost its partitions (session timeout) and is rejoining it";
+             "or lost its partitions (its session timed out, the group moved on while it "
+             "restored, or its input topic is gone; the log says which) and is rejoining it";
     }
     std::string pending;
     for (const auto& v : s.shards) {

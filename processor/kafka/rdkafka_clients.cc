@@ -102,8 +102,14 @@ Message Wrap(rd_kafka_message_t* m) {
       out.error = rd_kafka_err2name(m->err) + std::string(": ") + rd_kafka_message_errstr(m);
       return out;
     default:
+      // The error's name first (TOPIC_AUTHORIZATION_FAILED, _TRANSPORT...): the text
+      // alone does not always say which it is.
       out.kind = MessageKind::kError;
-      out.error = rd_kafka_message_errstr(m);
+      out.error = rd_kafka_err2name(m->err) + std::string(": ") + rd_kafka_message_errstr(m);
+      if (m->rkt != nullptr && m->partition >= 0) {
+        out.error += " (" + std::string(rd_kafka_topic_name(m->rkt)) + "/" +
+                     std::to_string(m->partition) + ")";
+      }
       return out;
   }
   rd_kafka_timestamp_type_t type = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;

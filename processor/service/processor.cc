@@ -165,6 +165,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   std::atomic<int> input_listed{-1};
   std::unique_ptr<base::MetricRegistry> own_metrics;  // when the options bring none
   base::Counter* generation_retries = nullptr;
+  base::Counter* consumer_errors = nullptr;
   base::Histogram* commit_seconds = nullptr;
   base::Histogram* restore_seconds = nullptr;
   RestoreProgress restore_progress;  // read by /metrics while a restore blocks the thread
@@ -225,6 +226,11 @@ struct Processor::Impl final : kafka::RebalanceListener {
         "revoked: no shard can run, and /readyz says so), -1 before the first answer. "
         "Asked every 10 s.",
         "", [this] { return static_cast<double>(input_listed.load(std::memory_order_relaxed)); });
+    consumer_errors = &metrics->AddCounter(
+        "oncecount_consumer_errors_total",
+        "Errors the input consumer reported (each logged with its name: an authorization "
+        "refused, a topic gone, brokers that cannot be reached...). librdkafka retries most "
+        "of them itself and reports one only once: a rise is worth a look at the log.");
     generation_retries = &metrics->AddCounter(
         "oncecount_generation_retries_total",
         "Transactions tried a second time after the group refused their offsets for a "
@@ -1369,6 +1375,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
           OnInputUnreadable(m->partition, m->offset, m->error);
           break;
         case kafka::MessageKind::kError:
+          consumer_errors->Add();
           Warn("consumer: " + m->error);
           break;
         case kafka::MessageKind::kPartitionEnd:

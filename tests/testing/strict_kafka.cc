@@ -1394,6 +1394,11 @@ std::optional<Message> StrictGroupConsumer::Poll(std::chrono::milliseconds) {
             spec_.group_instance_id;
         return fatal;
       }
+      if (auto injected = cluster().TakeInjection(Call::kConsumerPoll, id_.instance)) {
+        Message error = EventMessage(MessageKind::kError, spec_.topic, -1, -1);
+        error.error = injected->ToString();
+        return error;
+      }
       callback = TakeCallback();
       if (callback.kind == Callback::kNone) return NextMessage();
     }

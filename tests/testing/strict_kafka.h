@@ -105,6 +105,9 @@ class StrictKafka {
     // PlainProducer::Produce (kept apart so heartbeats do not eat kProduce); after a
     // kFatal the producer refuses everything, as librdkafka's idempotent producer.
     kPlainProduce,
+    // GroupConsumer::Poll: the error comes as a kError message, and the consumer goes on
+    // (librdkafka reports an error it retries itself, once).
+    kConsumerPoll,
   };
 
   // One entry of a partition's log as the broker stores it.

@@ -290,6 +290,27 @@ TEST(Processor, IsReadyAgainOnceItsInputTopicIsListedAgain) {
   ExpectExactlyOnce(kafka, 60);
 }
 
+// An error the consumer reports (and retries itself) is logged with its name and
+// counted, so that an alert can see it.
+TEST(Processor, CountsAndLogsTheErrorsItsConsumerReports) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunsAllAndIsReady(kafka, a)) << a.log();
+  EXPECT_NE(a.metrics().Render().find("oncecount_consumer_errors_total 0\n"), std::string::npos);
+  kafka.InjectError(Call::kConsumerPoll,
+                    {kafka::ErrorKind::kFailed, "TOPIC_AUTHORIZATION_FAILED",
+                     "TOPIC_AUTHORIZATION_FAILED: Broker: Topic authorization failed"},
+                    1, "a");
+  a.Step();
+  EXPECT_NE(a.metrics().Render().find("oncecount_consumer_errors_total 1\n"), std::string::npos)
+      << a.metrics().Render();
+  EXPECT_NE(a.log().find("consumer: TOPIC_AUTHORIZATION_FAILED"), std::string::npos) << a.log();
+  Send(kafka, 0, 20);
+  a.StepAndCommit();
+  ExpectExactlyOnce(kafka, 20);
+}
+
 // A partition without a leader gives the consumer nothing and no error: its shard
 // looked running and idle, ready, its lag frozen. Quiet for a few checks, the
 // instance asks the partition's end itself; failing twice, the shard shows failed,
