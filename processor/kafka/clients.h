@@ -242,6 +242,12 @@ class GroupConsumer {
   // The partition's oldest offset and end, asked of the broker.
   virtual KafkaError QueryWatermarks(base::Partition partition, base::Offset& low,
                                      base::Offset& high, std::chrono::milliseconds timeout) = 0;
+  // The partition's end as a read_committed reader sees it (its last stable offset),
+  // asked of the broker. Unlike QueryWatermarks, the whole question keeps to `timeout`:
+  // librdkafka's watermark query waits for its answer up to socket.timeout.ms (60 s),
+  // whatever its timeout.
+  virtual KafkaError QueryEnd(base::Partition partition, base::Offset& end,
+                              std::chrono::milliseconds timeout) = 0;
   // The group's committed offset of the partition (nullopt: none), asked of the broker.
   virtual KafkaError CommittedOffset(base::Partition partition,
                                      std::optional<base::Offset>& committed,

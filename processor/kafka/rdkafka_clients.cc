@@ -287,6 +287,24 @@ class RdGroupConsumer final : public GroupConsumer {
     high = base::Offset(end);
     return e;
   }
+  KafkaError QueryEnd(base::Partition partition, base::Offset& end,
+                      std::chrono::milliseconds timeout) override {
+    // A ListOffsets for the latest offset (timestamp -1), in the consumer's isolation
+    // level; offsets_for_times stops waiting for the answer at its timeout.
+    PartitionList list(rd_kafka_topic_partition_list_new(1));
+    rd_kafka_topic_partition_t* asked =
+        rd_kafka_topic_partition_list_add(list.get(), topic_.c_str(), partition.value());
+    asked->offset = RD_KAFKA_OFFSET_END;
+    const std::string what =
+        "cannot read the end of " + topic_ + "/" + std::to_string(partition.value());
+    if (KafkaError e = Failed(
+            rd_kafka_offsets_for_times(rk_, list.get(), static_cast<int>(timeout.count())), what)) {
+      return e;
+    }
+    if (KafkaError e = Failed(asked->err, what)) return e;
+    end = base::Offset(asked->offset);
+    return {};
+  }
   KafkaError CommittedOffset(base::Partition partition, std::optional<base::Offset>& committed,
                              std::chrono::milliseconds timeout) override {
     committed.reset();

@@ -474,9 +474,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
       if (left < kQuietAskTimeout.count() / 3) break;
       last_quiet_asked = p;
       ShardSlot& slot = shards[p];
-      base::Offset low, high;
+      base::Offset high;
       const auto timeout = std::min(kQuietAskTimeout, std::chrono::milliseconds(left));
-      if (kafka::KafkaError e = consumer->QueryWatermarks(p, low, high, timeout)) {
+      if (kafka::KafkaError e = consumer->QueryEnd(p, high, timeout)) {
         // A question that timed out may only have met a busy broker: it takes more
         // of them in a row than an answer that says there is no leader.
         const int needed = e.code == "_TIMED_OUT" ? 4 : 2;

@@ -1277,6 +1277,8 @@ class StrictGroupConsumer final : public kafka::GroupConsumer {
   bool AssignmentLost() override;
   std::unique_ptr<kafka::GroupMetadata> Metadata() override;
   base::Offset CachedHighWatermark(base::Partition partition) override;
+  KafkaError QueryEnd(base::Partition partition, base::Offset& end,
+                      std::chrono::milliseconds timeout) override;
   KafkaError QueryWatermarks(base::Partition partition, base::Offset& low, base::Offset& high,
                              std::chrono::milliseconds) override;
   KafkaError CommittedOffset(base::Partition partition, std::optional<base::Offset>& committed,
@@ -1396,7 +1398,7 @@ std::optional<Message> StrictGroupConsumer::Poll(std::chrono::milliseconds) {
       }
       if (auto injected = cluster().TakeInjection(Call::kConsumerPoll, id_.instance)) {
         Message error = EventMessage(MessageKind::kError, spec_.topic, -1, -1);
-        error.error = injected->ToString();
+        error.error = injected->code + ": " + injected->message;  // as the client's Wrap
         return error;
       }
       callback = TakeCallback();
@@ -1673,19 +1675,37 @@ base::Offset StrictGroupConsumer::CachedHighWatermark(base::Partition partition)
 }
 
 KafkaError StrictGroupConsumer::QueryWatermarks(base::Partition partition, base::Offset& low,
-                                                base::Offset& high,
-                                                std::chrono::milliseconds timeout) {
+                                                base::Offset& high, std::chrono::milliseconds) {
   std::lock_guard lock(cluster().mu);
   if (auto error = Usable()) return error;
   const auto* log = cluster().FindPartition(spec_.topic, partition.value());
   if (log == nullptr) return UnknownPartition(ErrorKind::kFailed, spec_.topic, partition.value());
   if (cluster().leaderless.contains({spec_.topic, partition.value()})) {
-    cluster().Advance(timeout);  // librdkafka looks for a leader until the timeout
-    return Fail(ErrorKind::kRetriable, "LEADER_NOT_AVAILABLE",
+    // librdkafka asks the leader it knew, or finds none to ask, and says so at once.
+    return Fail(ErrorKind::kFailed, "NOT_LEADER_FOR_PARTITION",
                 spec_.topic + "/" + std::to_string(partition.value()) + " has no leader");
   }
   low = base::Offset(log->log_start);
   high = base::Offset(log->LastStableOffset());  // read_committed asks for the stable end
+  return {};
+}
+
+KafkaError StrictGroupConsumer::QueryEnd(base::Partition partition, base::Offset& end,
+                                         std::chrono::milliseconds timeout) {
+  std::lock_guard lock(cluster().mu);
+  if (auto error = Usable()) return error;
+  if (auto injected = cluster().TakeInjection(Call::kQueryEnd, id_.instance)) {
+    if (injected->code == "_TIMED_OUT") cluster().Advance(timeout);
+    return *injected;
+  }
+  const auto* log = cluster().FindPartition(spec_.topic, partition.value());
+  if (log == nullptr) return UnknownPartition(ErrorKind::kFailed, spec_.topic, partition.value());
+  if (cluster().leaderless.contains({spec_.topic, partition.value()})) {
+    // librdkafka asks the leader it knew, or finds none to ask, and says so at once.
+    return Fail(ErrorKind::kFailed, "NOT_LEADER_FOR_PARTITION",
+                spec_.topic + "/" + std::to_string(partition.value()) + " has no leader");
+  }
+  end = base::Offset(log->LastStableOffset());  // read_committed asks for the stable end
   return {};
 }
 
@@ -1939,8 +1959,8 @@ KafkaError StrictKafka::DeleteTopic(const std::string& name) {
   if (cluster_->topics.erase(name) == 0) {
     return Fail(ErrorKind::kFailed, "UNKNOWN_TOPIC_OR_PARTITION", name);
   }
+  // (ACLs are kept by name: a topic created again under it is denied as well.)
   std::erase_if(cluster_->leaderless, [&](const auto& p) { return p.first == name; });
-  cluster_->describe_denied.erase(name);
   // Consumers see the topic gone at their next metadata refresh, and their group
   // revokes its partitions.
   for (auto& [id, group] : cluster_->groups) {
@@ -1977,11 +1997,9 @@ void StrictKafka::MakeLeaderless(const std::string& topic, int32_t partition, bo
 
 void StrictKafka::DenyDescribe(const std::string& topic, bool denied) {
   std::lock_guard lock(cluster_->mu);
-  if (denied) {
-    cluster_->describe_denied.insert(topic);
-  } else {
-    cluster_->describe_denied.erase(topic);
-  }
+  const bool changed = denied ? cluster_->describe_denied.insert(topic).second
+                              : cluster_->describe_denied.erase(topic) > 0;
+  if (!changed) return;
   for (auto& [id, group] : cluster_->groups) {
     if (group.topic == topic && !group.members.empty()) cluster_->BumpAndRebalance(group);
   }

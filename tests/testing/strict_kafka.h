@@ -106,8 +106,10 @@ class StrictKafka {
     // kFatal the producer refuses everything, as librdkafka's idempotent producer.
     kPlainProduce,
     // GroupConsumer::Poll: the error comes as a kError message, and the consumer goes on
-    // (librdkafka reports an error it retries itself, once).
+    // (librdkafka reports an error it retries itself, once), its text as the client
+    // makes it ("<NAME>: <what librdkafka says>").
     kConsumerPoll,
+    kQueryEnd,  // GroupConsumer::QueryEnd
   };
 
   // One entry of a partition's log as the broker stores it.
@@ -191,8 +193,9 @@ class StrictKafka {
   void DenyDescribe(const std::string& topic, bool denied = true);
   // The partition has no leader (every broker holding it down): group consumers fetch
   // nothing from it, without an error, their cached high watermark stops, and
-  // questions about its offsets fail with LEADER_NOT_AVAILABLE once their timeout
-  // passed (simulated time moves by it), until called again with `leaderless` false.
+  // questions about its offsets fail at once with NOT_LEADER_FOR_PARTITION (as
+  // librdkafka's do before its metadata shows no leader; _UNKNOWN_PARTITION after),
+  // until called again with `leaderless` false.
   void MakeLeaderless(const std::string& topic, int32_t partition, bool leaderless = true);
   // A real cluster answers DescribeConfigs in the background: the first question is
   // answered nullopt (outstanding), later ones once the answer came. While held, every
