@@ -476,13 +476,17 @@ class Api {
     return JsonResponse(j);
   }
 
-  // Ready, but with a guarantee that does not hold in full right now: each active
+  // Ready, but with a guarantee that does not hold in full right now: the input's
+  // partition count changed within the last dedup window (keys moved), each active
   // shard whose filter holds less than its configured window (SPEC §2.1), and each
   // standby that failed or is still being built (a failover to this instance would
   // restore cold, §2.4: a rolling restart that moves on before this instance's
   // standbys are built loses the hot take-over it counts on).
   static void WriteDegraded(json::JsonWriter& j, const Snapshot& s) {
     j.Key("degraded").BeginArray();
+    if (!s.input_degraded.empty()) {  // the whole instance's: no partition
+      j.BeginObject().Key("partition").Null().Key("reason").String(s.input_degraded).EndObject();
+    }
     for (const auto& v : s.shards) {
       if (v->role == shard::ShardRole::kStandby && v->phase == shard::ShardPhase::kFailed) {
         j.BeginObject().Key("partition").Int(v->partition.value());

@@ -163,6 +163,11 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // 1: the cluster lists the input topic, 0: it does not, -1: not asked yet. Read by
   // /metrics.
   std::atomic<int> input_listed{-1};
+  // The input's partition count the cluster last told (-1: not yet), and until when
+  // (wall ms) a change of it is reported (NoticeInputPartitions; -1: none). Read by
+  // /metrics.
+  std::atomic<int> input_partitions{-1};
+  std::atomic<int64_t> repartitioned_until_ms{-1};
   std::unique_ptr<base::MetricRegistry> own_metrics;  // when the options bring none
   base::Counter* generation_retries = nullptr;
   base::Counter* consumer_errors = nullptr;
@@ -226,6 +231,23 @@ struct Processor::Impl final : kafka::RebalanceListener {
         "revoked: no shard can run, and /readyz says so), -1 before the first answer. "
         "Asked every 10 s.",
         "", [this] { return static_cast<double>(input_listed.load(std::memory_order_relaxed)); });
+    metrics->AddGaugeFunction(
+        "oncecount_input_partitions",
+        "How many partitions the cluster says the input topic has (-1 before it tells). "
+        "Asked every 10 s: a change moves keys between shards (docs/operations.md, "
+        "\"Partitions are the unit of scale\").",
+        "",
+        [this] { return static_cast<double>(input_partitions.load(std::memory_order_relaxed)); });
+    metrics->AddGaugeFunction(
+        "oncecount_input_repartitioned",
+        "1 for one dedup window (dedup.window_ms plus dedup.timestamp_tolerance_ms) after "
+        "this instance saw the input topic's partition count change, 0 otherwise: a retry "
+        "of an event produced before the change may reach a shard that never saw its first "
+        "copy and be counted twice (/readyz lists it under degraded).",
+        "", [this] {
+          const int64_t until = repartitioned_until_ms.load(std::memory_order_relaxed);
+          return until >= 0 && clock.WallMs() < until ? 1.0 : 0.0;
+        });
     consumer_errors = &metrics->AddCounter(
         "oncecount_consumer_errors_total",
         "Errors the input consumer reported (each logged with its name: an authorization "
@@ -431,6 +453,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     }
     input_check_failures = 0;
     const bool listed = counts.value().contains(o.input_topic);
+    if (listed) NoticeInputPartitions(counts.value());
     const int was = input_listed.exchange(listed ? 1 : 0, std::memory_order_relaxed);
     if (listed && was == 0) {
       Log("topic " + o.input_topic + " is listed by the cluster again");
@@ -442,6 +465,45 @@ struct Processor::Impl final : kafka::RebalanceListener {
           "no longer Describe it): no shard can run until it is back";
       Warn(why);
       board.SetInputUnavailable(why);
+    }
+  }
+
+  // Adding partitions to the input moves keys (the producers' default partitioner
+  // takes a key's hash modulo the count): a retry produced after the change may reach
+  // a shard that never saw its first copy and be counted twice. That lasts one dedup
+  // window, and the instance says so for that long: a log line, /readyz `degraded`,
+  // oncecount_input_repartitioned. Its merged answers count the new shards from then
+  // on (StateBoard::Snapshot::complete).
+  void NoticeInputPartitions(const std::map<std::string, int>& counts) {
+    const int now = counts.at(o.input_topic);
+    const int before = input_partitions.exchange(now, std::memory_order_relaxed);
+    const int64_t until = repartitioned_until_ms.load(std::memory_order_relaxed);
+    if (until >= 0 && clock.WallMs() >= until) {
+      repartitioned_until_ms.store(-1, std::memory_order_relaxed);
+      board.SetInputDegraded({});
+      Log("one dedup window has passed since topic " + o.input_topic +
+          " changed its partition count: retries land on their first copy's shard again");
+    }
+    if (before < 0 || before == now) return;
+    board.SetPartitionCount(now);
+    const std::chrono::milliseconds window = o.dedup.window + o.timestamp_tolerance;
+    repartitioned_until_ms.store(clock.WallMs() + window.count(), std::memory_order_relaxed);
+    const std::string why =
+        "topic " + o.input_topic + " has " + std::to_string(now) + " partitions now, " +
+        std::to_string(before) +
+        " before: the producers' partitioner sends keys to other partitions from the change "
+        "on, so a retry of an event produced before it may reach a shard that never saw its "
+        "first copy and be counted twice, for one dedup window (" +
+        std::to_string(window.count()) +
+        " ms) after it (docs/operations.md, \"Partitions are "
+        "the unit of scale\")";
+    board.SetInputDegraded(why);
+    const auto changelog = counts.find(o.changelog_topic);
+    if (changelog != counts.end() && changelog->second < now) {
+      Warn(why + "; and topic " + o.changelog_topic + " has " + std::to_string(changelog->second) +
+           " partitions: the new partitions' shards cannot run until it has as many");
+    } else {
+      Warn(why);
     }
   }
 
@@ -520,6 +582,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
                          "topic " + o.changelog_topic);
     }
     board.SetPartitionCount(partitions[o.input_topic]);
+    input_partitions.store(partitions[o.input_topic], std::memory_order_relaxed);
     return ApplyTopicSettings();
   }
 

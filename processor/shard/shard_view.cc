@@ -45,9 +45,14 @@ void StateBoard::SetInputUnavailable(std::string why) {
   input_unavailable_ = std::move(why);
 }
 
+void StateBoard::SetInputDegraded(std::string why) {
+  std::lock_guard lock(mu_);
+  input_degraded_ = std::move(why);
+}
+
 StateBoard::Snapshot StateBoard::Read() const {
   std::lock_guard lock(mu_);
-  return Snapshot{shards_, partitions_, assignment_known_, input_unavailable_};
+  return Snapshot{shards_, partitions_, assignment_known_, input_unavailable_, input_degraded_};
 }
 
 bool StateBoard::Snapshot::complete() const {

@@ -157,12 +157,17 @@ class StateBoard {
   // Describe revoked); empty once it can. /readyz is 503 meanwhile: an instance whose
   // group lost the topic holds no shard and would otherwise look ready.
   void SetInputUnavailable(std::string why);
+  // Why a guarantee holds less than in full for the whole instance rather than one
+  // shard (the input's partition count changed: keys moved); empty when none.
+  // /readyz lists it under `degraded` with no partition.
+  void SetInputDegraded(std::string why);
 
   struct Snapshot {
     std::vector<std::shared_ptr<const ShardView>> shards;  // by partition
     int32_t partitions = 0;
     bool assignment_known = false;
     std::string input_unavailable;  // SetInputUnavailable
+    std::string input_degraded;     // SetInputDegraded
     // Every shard of the cluster has a running view on this instance.
     bool complete() const;
     // Every shard assigned to this instance is restored and running.
@@ -175,6 +180,7 @@ class StateBoard {
   int32_t partitions_;
   bool assignment_known_ = false;
   std::string input_unavailable_;
+  std::string input_degraded_;
   std::vector<std::shared_ptr<const ShardView>> shards_;  // sorted by partition
 };
 

@@ -558,6 +558,23 @@ TEST_F(ApiTest, ReadinessNamesAnInputTopicTheClusterNoLongerLists) {
       << r.body;
 }
 
+// A change of the input's partition count concerns every shard: it is listed under
+// "degraded" with no partition, and the instance stays ready.
+TEST_F(ApiTest, ReadinessListsAChangeOfTheInputsPartitionCountAsDegradedWithNoPartition) {
+  board_.SetAssignmentKnown(true);
+  Publish(DetailedView());
+  board_.SetInputDegraded("topic events has 3 partitions now, 2 before");
+  Response r = Get("/readyz");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  auto degraded = Json(r)["degraded"].get_array().value();
+  ASSERT_EQ(degraded.size(), 1u) << r.body;
+  EXPECT_TRUE(degraded.at(0)["partition"].is_null()) << r.body;
+  EXPECT_EQ(std::string(degraded.at(0)["reason"].get_string().value()),
+            "topic events has 3 partitions now, 2 before");
+  board_.SetInputDegraded({});
+  EXPECT_EQ(Json(Get("/readyz"))["degraded"].get_array().value().size(), 0u);
+}
+
 // SPEC §2.4: a standby still being built (after a restart, say) cannot take its shard
 // over hot yet. The instance is ready, and says so under "degraded": a rolling restart
 // that moved on before would restore the next instance's shards cold.

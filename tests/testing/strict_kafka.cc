@@ -1969,6 +1969,26 @@ KafkaError StrictKafka::DeleteTopic(const std::string& name) {
   return {};
 }
 
+KafkaError StrictKafka::AddPartitions(const std::string& topic, int partitions) {
+  std::lock_guard lock(cluster_->mu);
+  const auto it = cluster_->topics.find(topic);
+  if (it == cluster_->topics.end()) {
+    return Fail(ErrorKind::kFailed, "UNKNOWN_TOPIC_OR_PARTITION", topic);
+  }
+  auto& logs = it->second;
+  if (partitions <= static_cast<int>(logs.size())) {
+    return Fail(ErrorKind::kFailed, "INVALID_PARTITIONS",
+                topic + " has " + std::to_string(logs.size()) + " partitions already");
+  }
+  const size_t retention_bytes = logs.front().retention_bytes;
+  logs.resize(static_cast<size_t>(partitions));
+  for (auto& log : logs) log.retention_bytes = retention_bytes;
+  for (auto& [id, group] : cluster_->groups) {
+    if (group.topic == topic && !group.members.empty()) cluster_->BumpAndRebalance(group);
+  }
+  return {};
+}
+
 void StrictKafka::SetRetentionMs(const std::string& topic, int64_t ms, bool described) {
   std::lock_guard lock(cluster_->mu);
   cluster_->retention_ms[topic] = {ms, described};

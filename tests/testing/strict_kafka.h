@@ -162,6 +162,11 @@ class StrictKafka {
   // committed offsets of it stay, as a broker keeps them until they expire); the
   // groups subscribed to it rebalance, their members losing its partitions.
   kafka::KafkaError DeleteTopic(const std::string& name);
+  // Grows the topic to `partitions`, as kafka-topics.sh --alter --partitions does
+  // (never fewer: INVALID_PARTITIONS); the new ones keep the topic's retention, and
+  // the groups subscribed to it rebalance, as their consumers' next metadata refresh
+  // makes them.
+  kafka::KafkaError AddPartitions(const std::string& topic, int partitions);
   // The topic's max.message.bytes (Kafka's default, kKafkaDefaultMaxMessageBytes,
   // until set): a record whose batch would be larger is refused with
   // MSG_SIZE_TOO_LARGE (the transaction must abort). `described`: whether

@@ -1177,6 +1177,33 @@ TEST(StrictKafka, ListsOnlyTheTopicsTheInstanceMayDescribe) {
   EXPECT_EQ(clients->PartitionCounts(kTimeout)->at("hidden"), 3);
 }
 
+// kafka-topics.sh --alter --partitions: the topic is listed with its new count, the
+// new partitions keep its retention and take records, and its groups rebalance, the
+// new partitions assigned as any other. A topic never shrinks.
+TEST(StrictKafka, AddsPartitionsToATopicAndItsGroupsAssignThem) {
+  StrictKafka kafka;
+  ASSERT_TRUE(kafka.CreateTopic("input", 2).ok());
+  kafka.SetRetentionBytes("input", 4096);
+  auto clients = kafka.ClientsFor("a");
+  Member a = Subscribed(*clients);
+  Drain(*a.consumer);
+  ASSERT_EQ(a.listener->events, std::vector<std::string>{"assigned 0 1"});
+  const int32_t generation = kafka.Generation("counting");
+  ASSERT_TRUE(kafka.AddPartitions("input", 3).ok());
+  EXPECT_EQ(clients->PartitionCounts(kTimeout)->at("input"), 3);
+  EXPECT_GT(kafka.Generation("counting"), generation);
+  Drain(*a.consumer);
+  EXPECT_EQ(a.listener->events, (std::vector<std::string>{"assigned 0 1", "assigned 2"}));
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(kafka.ProduceForTest("input", 2, std::nullopt, std::string(1000, 'z')).ok());
+  }
+  EXPECT_EQ(kafka.HighWatermark("input", 2), 10);
+  EXPECT_GT(kafka.LogStart("input", 2), 0) << "retention.bytes holds on the new partition";
+  EXPECT_EQ(kafka.AddPartitions("input", 3).code, "INVALID_PARTITIONS");
+  EXPECT_EQ(kafka.AddPartitions("input", 1).code, "INVALID_PARTITIONS");
+  EXPECT_EQ(kafka.AddPartitions("missing", 4).code, "UNKNOWN_TOPIC_OR_PARTITION");
+}
+
 // DescribeConfigs answers in the background: held, every question about a topic's
 // settings is outstanding; released, the cluster tells what it tells.
 TEST(StrictKafka, AnswersNoSettingsQuestionWhileItsAnswersAreHeld) {

@@ -290,6 +290,72 @@ TEST(Processor, IsReadyAgainOnceItsInputTopicIsListedAgain) {
   ExpectExactlyOnce(kafka, 60);
 }
 
+// Partitions added to the input move keys: for one dedup window after the change, a
+// retry may reach a shard that never saw its first copy. The instance stays ready,
+// runs the new shard, and says so for that window (log, /readyz degraded, a gauge).
+TEST(Processor, SaysForOneDedupWindowThatRetriesMayCountTwiceOnceItsInputGainsPartitions) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunsAllAndIsReady(kafka, a)) << a.log();
+  EXPECT_NE(a.metrics().Render().find("oncecount_input_partitions 2\n"), std::string::npos);
+  EXPECT_NE(a.metrics().Render().find("oncecount_input_repartitioned 0\n"), std::string::npos);
+  ASSERT_TRUE(kafka.AddPartitions("events.changelog", 3).ok());
+  ASSERT_TRUE(kafka.AddPartitions("events", 3).ok());
+  ASSERT_TRUE(RunUntil(
+      kafka, {&a}, [&] { return a.Runs(2) && !a.board().Read().input_degraded.empty(); }, 30s))
+      << a.log();
+  const shard::StateBoard::Snapshot grown = a.board().Read();
+  EXPECT_TRUE(grown.ready()) << "keys moved, but every shard runs";
+  EXPECT_EQ(grown.partitions, 3) << "a merged answer waits for the new shard too";
+  EXPECT_NE(grown.input_degraded.find("topic events has 3 partitions now, 2 before"),
+            std::string::npos)
+      << grown.input_degraded;
+  EXPECT_NE(grown.input_degraded.find("counted twice, for one dedup window (601000 ms)"),
+            std::string::npos)
+      << grown.input_degraded;
+  EXPECT_NE(a.log().find("counted twice"), std::string::npos) << a.log();
+  EXPECT_NE(a.metrics().Render().find("oncecount_input_partitions 3\n"), std::string::npos);
+  EXPECT_NE(a.metrics().Render().find("oncecount_input_repartitioned 1\n"), std::string::npos);
+
+  RunFor(kafka, {&a}, 550s);
+  EXPECT_FALSE(a.board().Read().input_degraded.empty()) << "still within the window";
+  ASSERT_TRUE(RunUntil(
+      kafka, {&a}, [&] { return a.board().Read().input_degraded.empty(); }, 70s))
+      << a.log();
+  EXPECT_NE(a.metrics().Render().find("oncecount_input_repartitioned 0\n"), std::string::npos);
+  EXPECT_NE(a.log().find("one dedup window has passed since topic events changed"),
+            std::string::npos)
+      << a.log();
+  Send(kafka, 0, 40);
+  a.StepAndCommit();
+  ExpectExactlyOnce(kafka, 40);
+}
+
+// The input grown alone: its new partitions' shards have no changelog partition to
+// claim. The instance is not ready and says what to grow.
+TEST(Processor, SaysTheNewShardsCannotRunUntilItsChangelogGainsThePartitionsToo) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunsAllAndIsReady(kafka, a)) << a.log();
+  ASSERT_TRUE(kafka.AddPartitions("events", 3).ok());
+  ASSERT_TRUE(RunUntil(
+      kafka, {&a}, [&] { return !a.board().Read().input_degraded.empty(); }, 30s))
+      << a.log();
+  EXPECT_NE(a.log().find("topic events.changelog has 2 partitions: the new partitions' shards "
+                         "cannot run until it has as many"),
+            std::string::npos)
+      << a.log();
+  RunFor(kafka, {&a}, 30s);
+  EXPECT_FALSE(a.Ready()) << "shard 2 cannot run";
+  EXPECT_FALSE(a.Runs(2));
+  ASSERT_TRUE(kafka.AddPartitions("events.changelog", 3).ok());
+  ASSERT_TRUE(RunUntil(
+      kafka, {&a}, [&] { return a.Runs(2) && a.Ready(); }, 60s))
+      << a.log();
+}
+
 // An error the consumer reports (and retries itself) is logged with its name and
 // counted, so that an alert can see it.
 TEST(Processor, CountsAndLogsTheErrorsItsConsumerReports) {
