@@ -248,8 +248,17 @@ void ServiceRuntime::StartThreads() {
 base::Result<std::unique_ptr<ServiceRuntime>> ServiceRuntime::Start(RuntimeOptions options) {
   std::unique_ptr<ServiceRuntime> rt(new ServiceRuntime());
   rt->log_ = options.log;
-  rt->clients_ =
-      kafka::MakeRdKafkaClients(options.bootstrap_servers, options.config.kafka.properties);
+  // librdkafka's own lines (a broker that cannot be reached, authentication refused)
+  // join the service's log, its format and its level, and are counted.
+  kafka::ClientLog client_log{
+      options.log.Child("kafka"),
+      &rt->metrics_.AddCounter(
+          "oncecount_kafka_client_warnings_total",
+          "librdkafka's own log lines at warning level or worse, from its background threads "
+          "(a broker that cannot be reached, authentication refused, a consumer past "
+          "max.poll.interval.ms): each is in the service's log, under the \"kafka\" context.")};
+  rt->clients_ = kafka::MakeRdKafkaClients(options.bootstrap_servers,
+                                           options.config.kafka.properties, std::move(client_log));
   auto po = ProcessorOptionsOf(options);
   if (!po) return std::move(po).error();
   po->clients = rt->clients_.get();

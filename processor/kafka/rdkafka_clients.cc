@@ -191,25 +191,66 @@ rd_kafka_resp_err_t ProduceCopy(rd_kafka_t* rk, const OutgoingRecord& r) {
   }
 }
 
-base::Result<rd_kafka_t*> NewHandle(rd_kafka_type_t type, base::Result<rd_kafka_conf_s*> made,
-                                    const std::string& what) {
-  if (!made) return std::move(made).error();
-  rd_kafka_conf_t* conf = made.value();
-  char error[512];
-  rd_kafka_t* rk = rd_kafka_new(type, conf, error, sizeof error);
-  if (rk == nullptr) {
-    rd_kafka_conf_destroy(conf);
-    return base::KafkaFailure("cannot create the " + what + ": " + error);
-  }
-  return rk;
+// librdkafka's levels are syslog's: 0-3 errors, 4 warnings, 5-6 notices and
+// information, 7 debugging (only with its `debug` property).
+base::LogLevel LevelOf(int syslog_level) {
+  if (syslog_level <= 3) return base::LogLevel::kError;
+  if (syslog_level == 4) return base::LogLevel::kWarn;
+  if (syslog_level <= 6) return base::LogLevel::kInfo;
+  return base::LogLevel::kDebug;
 }
+
+// What every handle's opaque points at, so that librdkafka's callbacks on a handle
+// find their object: its log lines (from librdkafka's threads, from rd_kafka_new
+// on), and the rebalance and delivery callbacks of its kind (inside the owner's
+// calls). An owner makes its handle (MakeHandle) and destroys it before it goes.
+class HandleOwner {
+ public:
+  explicit HandleOwner(std::shared_ptr<const ClientLog> log) : log_(std::move(log)) {}
+  virtual ~HandleOwner() = default;
+  HandleOwner(const HandleOwner&) = delete;
+  HandleOwner& operator=(const HandleOwner&) = delete;
+
+  // The owner of the handle a callback's opaque belongs to.
+  template <class Owner>
+  static Owner& Of(void* opaque) {
+    return static_cast<Owner&>(*static_cast<HandleOwner*>(opaque));
+  }
+
+  base::Result<rd_kafka_t*> MakeHandle(rd_kafka_type_t type, base::Result<rd_kafka_conf_s*> made,
+                                       const std::string& what) {
+    if (!made) return std::move(made).error();
+    rd_kafka_conf_t* conf = made.value();
+    rd_kafka_conf_set_opaque(conf, this);
+    if (log_->log) rd_kafka_conf_set_log_cb(conf, &HandleOwner::OnLog);
+    char error[512];
+    rd_kafka_t* rk = rd_kafka_new(type, conf, error, sizeof error);
+    if (rk == nullptr) {
+      rd_kafka_conf_destroy(conf);
+      return base::KafkaFailure("cannot create the " + what + ": " + error);
+    }
+    return rk;
+  }
+
+ private:
+  static void OnLog(const rd_kafka_t* rk, int level, const char* facility, const char* line) {
+    const ClientLog& log = *static_cast<const HandleOwner*>(rd_kafka_opaque(rk))->log_;
+    const base::LogLevel as = LevelOf(level);
+    if (as >= base::LogLevel::kWarn && log.warnings != nullptr) log.warnings->Add();
+    log.log.Log(as, std::string(rd_kafka_name(rk)) + " " + facility + ": " + line);
+  }
+
+  std::shared_ptr<const ClientLog> log_;
+};
 
 // --- The group consumer ------------------------------------------------------------
 
-class RdGroupConsumer final : public GroupConsumer {
+class RdGroupConsumer final : public GroupConsumer, public HandleOwner {
  public:
-  RdGroupConsumer(std::string topic, bool leave_before_close)
-      : topic_(std::move(topic)), leave_before_close_(leave_before_close) {}
+  RdGroupConsumer(std::shared_ptr<const ClientLog> log, std::string topic, bool leave_before_close)
+      : HandleOwner(std::move(log)),
+        topic_(std::move(topic)),
+        leave_before_close_(leave_before_close) {}
   ~RdGroupConsumer() override {
     if (rk_ != nullptr) rd_kafka_destroy(rk_);
   }
@@ -220,7 +261,7 @@ class RdGroupConsumer final : public GroupConsumer {
   // The rebalance callback's opaque must point at this object before Subscribe.
   static void OnRebalance(rd_kafka_t*, rd_kafka_resp_err_t err,
                           rd_kafka_topic_partition_list_t* parts, void* opaque) {
-    auto* self = static_cast<RdGroupConsumer*>(opaque);
+    auto* self = &Of<RdGroupConsumer>(opaque);
     std::vector<base::Partition> partitions;
     for (int i = 0; i < parts->cnt; ++i)
       partitions.push_back(base::Partition(parts->elems[i].partition));
@@ -369,9 +410,10 @@ class RdGroupConsumer final : public GroupConsumer {
 
 // --- The transactional producer -----------------------------------------------------
 
-class RdTransactionalProducer final : public TransactionalProducer {
+class RdTransactionalProducer final : public TransactionalProducer, public HandleOwner {
  public:
-  explicit RdTransactionalProducer(std::string id) : id_(std::move(id)) {}
+  RdTransactionalProducer(std::shared_ptr<const ClientLog> log, std::string id)
+      : HandleOwner(std::move(log)), id_(std::move(id)) {}
   ~RdTransactionalProducer() override {
     for (rd_kafka_topic_t* t : known_topics_) rd_kafka_topic_destroy(t);
     if (rk_ != nullptr) rd_kafka_destroy(rk_);
@@ -380,7 +422,7 @@ class RdTransactionalProducer final : public TransactionalProducer {
 
   // Delivery reports run inside Poll and commit_transaction, on the owner's thread.
   static void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
-    auto* self = static_cast<RdTransactionalProducer*>(opaque);
+    auto* self = &Of<RdTransactionalProducer>(opaque);
     if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       const base::Offset offset(m->offset);
       auto [it, first] = self->delivered_[rd_kafka_topic_name(m->rkt)].try_emplace(
@@ -492,13 +534,15 @@ class RdTransactionalProducer final : public TransactionalProducer {
 
 // --- Readers and the plain producer -----------------------------------------------------
 
-class RdPartitionReader final : public PartitionReader {
+class RdPartitionReader final : public PartitionReader, public HandleOwner {
  public:
-  explicit RdPartitionReader(rd_kafka_t* rk) : rk_(rk) {}
+  explicit RdPartitionReader(std::shared_ptr<const ClientLog> log) : HandleOwner(std::move(log)) {}
   ~RdPartitionReader() override {
+    if (rk_ == nullptr) return;
     if (!closed_) rd_kafka_consumer_close(rk_);
     rd_kafka_destroy(rk_);
   }
+  void set_handle(rd_kafka_t* rk) { rk_ = rk; }
   KafkaError Assign(const std::vector<TopicPartitionOffset>& partitions) override {
     PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size())));
     for (const TopicPartitionOffset& p : partitions) {
@@ -541,9 +585,9 @@ class RdPartitionReader final : public PartitionReader {
   bool closed_ = false;
 };
 
-class RdPlainProducer final : public PlainProducer {
+class RdPlainProducer final : public PlainProducer, public HandleOwner {
  public:
-  RdPlainProducer() = default;
+  explicit RdPlainProducer(std::shared_ptr<const ClientLog> log) : HandleOwner(std::move(log)) {}
   ~RdPlainProducer() override {
     if (rk_ != nullptr) rd_kafka_destroy(rk_);
   }
@@ -574,7 +618,7 @@ class RdPlainProducer final : public PlainProducer {
   const Deliveries& deliveries() const override { return deliveries_; }
 
   static void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
-    Deliveries& d = static_cast<RdPlainProducer*>(opaque)->deliveries_;
+    Deliveries& d = Of<RdPlainProducer>(opaque).deliveries_;
     if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       ++d.acked;
     } else if (d.failed++ == 0) {
@@ -591,9 +635,12 @@ class RdPlainProducer final : public PlainProducer {
 
 class RdKafkaClients final : public Clients {
  public:
-  RdKafkaClients(std::string bootstrap, std::map<std::string, std::string> properties)
+  RdKafkaClients(std::string bootstrap, std::map<std::string, std::string> properties,
+                 ClientLog client_log)
       : connection_{{"bootstrap.servers", std::move(bootstrap)}},
-        properties_(std::move(properties)) {}
+        properties_(std::move(properties)),
+        log_(std::make_shared<const ClientLog>(std::move(client_log))),
+        admin_owner_(log_) {}
   ~RdKafkaClients() override {
     if (config_answers_ != nullptr) rd_kafka_queue_destroy(config_answers_);
     if (admin_ != nullptr) rd_kafka_destroy(admin_);
@@ -623,9 +670,8 @@ class RdKafkaClients final : public Clients {
     rd_kafka_conf_t* conf = made.value();
     rd_kafka_conf_set_rebalance_cb(conf, &RdGroupConsumer::OnRebalance);
     auto consumer = std::make_unique<RdGroupConsumer>(
-        spec.topic, is_static && spec.static_member_leaves_on_close);
-    rd_kafka_conf_set_opaque(conf, consumer.get());
-    auto rk = NewHandle(RD_KAFKA_CONSUMER, conf, "consumer");
+        log_, spec.topic, is_static && spec.static_member_leaves_on_close);
+    auto rk = consumer->MakeHandle(RD_KAFKA_CONSUMER, conf, "consumer");
     if (!rk) return rk.error();
     rd_kafka_poll_set_consumer(rk.value());
     consumer->set_handle(rk.value());
@@ -645,12 +691,11 @@ class RdKafkaClients final : public Clients {
          {"batch.size", std::to_string(std::max<size_t>(spec.max_batch_bytes, 1))}});
     if (!made) return std::move(made).error();
     rd_kafka_conf_t* conf = made.value();
-    auto producer = std::make_unique<RdTransactionalProducer>(spec.transactional_id);
+    auto producer = std::make_unique<RdTransactionalProducer>(log_, spec.transactional_id);
     // Delivery reports also wake the flush inside commit_transaction as soon as the
     // last record is acknowledged; without them it polls in 10 ms steps.
     rd_kafka_conf_set_dr_msg_cb(conf, &RdTransactionalProducer::OnDelivery);
-    rd_kafka_conf_set_opaque(conf, producer.get());
-    auto rk = NewHandle(RD_KAFKA_PRODUCER, conf, "transactional producer");
+    auto rk = producer->MakeHandle(RD_KAFKA_PRODUCER, conf, "transactional producer");
     if (!rk) return rk.error();
     producer->set_handle(rk.value());
     return std::unique_ptr<TransactionalProducer>(std::move(producer));
@@ -670,10 +715,12 @@ class RdKafkaClients final : public Clients {
                                   {"enable.partition.eof", "true"},
                                   {"isolation.level", "read_committed"},
                                   {"auto.offset.reset", "earliest"}});
-    auto rk = NewHandle(RD_KAFKA_CONSUMER, std::move(made), "reader " + name);
+    auto reader = std::make_unique<RdPartitionReader>(log_);
+    auto rk = reader->MakeHandle(RD_KAFKA_CONSUMER, std::move(made), "reader " + name);
     if (!rk) return rk.error();
     rd_kafka_poll_set_consumer(rk.value());
-    return std::unique_ptr<PartitionReader>(std::make_unique<RdPartitionReader>(rk.value()));
+    reader->set_handle(rk.value());
+    return std::unique_ptr<PartitionReader>(std::move(reader));
   }
 
   base::Result<std::unique_ptr<PlainProducer>> NewPlainProducer(
@@ -690,10 +737,9 @@ class RdKafkaClients final : public Clients {
     auto made = MakeClientConfig(defaults, properties_, pinned);
     if (!made) return std::move(made).error();
     rd_kafka_conf_t* conf = made.value();
-    auto producer = std::make_unique<RdPlainProducer>();
+    auto producer = std::make_unique<RdPlainProducer>(log_);
     rd_kafka_conf_set_dr_msg_cb(conf, &RdPlainProducer::OnDelivery);
-    rd_kafka_conf_set_opaque(conf, producer.get());
-    auto rk = NewHandle(RD_KAFKA_PRODUCER, conf, "producer");
+    auto rk = producer->MakeHandle(RD_KAFKA_PRODUCER, conf, "producer");
     if (!rk) return rk.error();
     producer->set_handle(rk.value());
     return std::unique_ptr<PlainProducer>(std::move(producer));
@@ -857,7 +903,7 @@ class RdKafkaClients final : public Clients {
                                  {{"group.id", "oncecount-admin"},
                                   {"enable.auto.commit", "false"},
                                   {"isolation.level", "read_uncommitted"}});
-    auto rk = NewHandle(RD_KAFKA_CONSUMER, std::move(made), "admin client");
+    auto rk = admin_owner_.MakeHandle(RD_KAFKA_CONSUMER, std::move(made), "admin client");
     if (!rk) return rk.error();
     admin_ = rk.value();
     return {};
@@ -865,6 +911,8 @@ class RdKafkaClients final : public Clients {
 
   Settings connection_;
   std::map<std::string, std::string> properties_;
+  std::shared_ptr<const ClientLog> log_;  // every handle's
+  HandleOwner admin_owner_;
   rd_kafka_t* admin_ = nullptr;
   std::mutex config_mu_;  // guards what follows
   rd_kafka_queue_t* config_answers_ = nullptr;
@@ -904,8 +952,10 @@ KafkaError ClassifyTxnError(const rd_kafka_error_s* error) {
 }
 
 std::unique_ptr<Clients> MakeRdKafkaClients(std::string bootstrap_servers,
-                                            std::map<std::string, std::string> properties) {
-  return std::make_unique<RdKafkaClients>(std::move(bootstrap_servers), std::move(properties));
+                                            std::map<std::string, std::string> properties,
+                                            ClientLog client_log) {
+  return std::make_unique<RdKafkaClients>(std::move(bootstrap_servers), std::move(properties),
+                                          std::move(client_log));
 }
 
 }  // namespace oncecount::kafka

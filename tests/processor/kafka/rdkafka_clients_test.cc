@@ -9,9 +9,11 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "processor/base/clock.h"
 #include "processor/kafka/embedded_cluster.h"
@@ -49,6 +51,55 @@ class RdKafkaClientsTest : public ::testing::Test {
   std::unique_ptr<EmbeddedCluster> cluster_;
   std::unique_ptr<Clients> clients_;
 };
+
+// A sink that keeps what it is given, from librdkafka's threads.
+class KeptLines : public base::LogSink {
+ public:
+  void Write(base::LogLevel level, std::string_view context, std::string_view message) override {
+    std::lock_guard lock(mu_);
+    lines_.push_back(std::string(base::LogLevelName(level)) + " [" + std::string(context) + "] " +
+                     std::string(message));
+  }
+  std::vector<std::string> lines() const {
+    std::lock_guard lock(mu_);
+    return lines_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::string> lines_;
+};
+
+// What librdkafka's threads see outside any call (here: a broker that refuses the
+// connection) goes to the service's log at its level, not to stderr, and lines at
+// warning level or worse are counted.
+TEST(RdKafkaClientLog, SendsLibrdkafkasOwnLinesToTheLogItIsGivenAndCountsItsWarnings) {
+  auto sink = std::make_shared<KeptLines>();
+  base::Counter warnings;
+  // Port 1 on loopback: nothing listens, every connection is refused at once.
+  auto clients = MakeRdKafkaClients("127.0.0.1:1", {}, {base::Logger(sink, "a kafka"), &warnings});
+  auto producer = clients->NewPlainProducer({});
+  ASSERT_TRUE(producer.ok()) << producer.message();
+  ASSERT_FALSE(producer.value()->Produce({"log", base::Partition(0), std::nullopt, "x", {}}));
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  auto refused = [&] {
+    for (const std::string& line : sink->lines()) {
+      if (line.find("127.0.0.1:1") != std::string::npos &&
+          line.find("refused") != std::string::npos) {
+        return line;
+      }
+    }
+    return std::string();
+  };
+  while (refused().empty() && std::chrono::steady_clock::now() < deadline) {
+    producer.value()->Poll(100ms);
+  }
+  const std::string line = refused();
+  ASSERT_FALSE(line.empty()) << "no line about the refused connection in 30 s";
+  EXPECT_EQ(line.rfind("error [a kafka] rdkafka#producer-", 0), 0u) << line;
+  EXPECT_NE(line.find(" FAIL: "), std::string::npos) << line;
+  EXPECT_GE(warnings.value(), 1u);
+}
 
 TEST_F(RdKafkaClientsTest, TellsWhereTheRecordsOfTheLastCommittedTransactionWent) {
   std::unique_ptr<TransactionalProducer> p = Producer();
