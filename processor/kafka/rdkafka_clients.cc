@@ -221,6 +221,7 @@ class HandleOwner {
                                        const std::string& what) {
     if (!made) return std::move(made).error();
     rd_kafka_conf_t* conf = made.value();
+    what_ = what;  // before rd_kafka_new starts the threads that read it
     rd_kafka_conf_set_opaque(conf, this);
     if (log_->log) rd_kafka_conf_set_log_cb(conf, &HandleOwner::OnLog);
     char error[512];
@@ -233,14 +234,25 @@ class HandleOwner {
   }
 
  private:
+  // librdkafka's threads call this (a log callback may call no librdkafka function
+  // but rd_kafka_opaque, a read of the handle's configuration).
   static void OnLog(const rd_kafka_t* rk, int level, const char* facility, const char* line) {
-    const ClientLog& log = *static_cast<const HandleOwner*>(rd_kafka_opaque(rk))->log_;
-    const base::LogLevel as = LevelOf(level);
+    const auto& self = *static_cast<const HandleOwner*>(rd_kafka_opaque(rk));
+    const ClientLog& log = *self.log_;
+    base::LogLevel as = LevelOf(level);
+    // kafka.properties goes to every client, and each warns, when it is made, of the
+    // properties of another kind of client that it ignores (session.timeout.ms on a
+    // producer): expected, not a problem.
+    if (std::string_view(facility) == "CONFWARN" &&
+        std::string_view(line).find("will be ignored by this") != std::string_view::npos) {
+      as = base::LogLevel::kInfo;
+    }
     if (as >= base::LogLevel::kWarn && log.warnings != nullptr) log.warnings->Add();
-    log.log.Log(as, std::string(rd_kafka_name(rk)) + " " + facility + ": " + line);
+    log.log.Log(as, self.what_ + " " + facility + ": " + line);
   }
 
   std::shared_ptr<const ClientLog> log_;
+  std::string what_;  // "consumer", "reader changelog-3"...: names the handle's lines
 };
 
 // --- The group consumer ------------------------------------------------------------

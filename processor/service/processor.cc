@@ -36,6 +36,10 @@ constexpr int64_t kViewRefreshMs = 1000;
 // How often the instance asks whether the cluster still lists its input topic, and
 // how long it waits for the answer (the consumer loop waits meanwhile).
 constexpr int64_t kInputCheckMs = 10000;
+// How long producers go on with a topic's old partition count: librdkafka's
+// topic.metadata.refresh.interval.ms and the Java client's metadata.max.age.ms, both
+// 5 minutes by default.
+constexpr std::chrono::milliseconds kProducerMetadataAge{300000};
 constexpr std::chrono::milliseconds kInputCheckTimeout{500};
 // A running shard that received nothing for this many input checks has the end of its
 // partition asked for (CheckQuietInputs), each question waiting at most
@@ -163,11 +167,16 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // 1: the cluster lists the input topic, 0: it does not, -1: not asked yet. Read by
   // /metrics.
   std::atomic<int> input_listed{-1};
-  // The input's partition count the cluster last told (-1: not yet), and until when
-  // (wall ms) a change of it is reported (NoticeInputPartitions; -1: none). Read by
-  // /metrics.
+  // The input's largest partition count the cluster told (-1: not yet; read by
+  // /metrics), and a smaller count it told last (-1: none), warned about once.
   std::atomic<int> input_partitions{-1};
-  std::atomic<int64_t> repartitioned_until_ms{-1};
+  int input_shrunk_to = -1;
+  // Until when (steady ms) a gain of input partitions is reported (-1: none), and
+  // whether it is now (read by /metrics).
+  int64_t repartitioned_until_ms = -1;
+  std::atomic<bool> repartition_reported{false};
+  // The shards (0..n-1) the replicator was told to follow (FollowNewShards).
+  int32_t followed_through = 0;
   std::unique_ptr<base::MetricRegistry> own_metrics;  // when the options bring none
   base::Counter* generation_retries = nullptr;
   base::Counter* consumer_errors = nullptr;
@@ -240,14 +249,12 @@ struct Processor::Impl final : kafka::RebalanceListener {
         [this] { return static_cast<double>(input_partitions.load(std::memory_order_relaxed)); });
     metrics->AddGaugeFunction(
         "oncecount_input_repartitioned",
-        "1 for one dedup window (dedup.window_ms plus dedup.timestamp_tolerance_ms) after "
-        "this instance saw the input topic's partition count change, 0 otherwise: a retry "
-        "of an event produced before the change may reach a shard that never saw its first "
-        "copy and be counted twice (/readyz lists it under degraded).",
-        "", [this] {
-          const int64_t until = repartitioned_until_ms.load(std::memory_order_relaxed);
-          return until >= 0 && clock.WallMs() < until ? 1.0 : 0.0;
-        });
+        "1 while the input topic's gain of partitions may still get retries counted twice "
+        "(for the producers' metadata refresh, 5 min by default, plus one dedup window after "
+        "this instance saw it), 0 otherwise: a retry of an event produced before a producer "
+        "learned the new count may reach a shard that never saw its first copy (/readyz lists "
+        "it under degraded).",
+        "", [this] { return repartition_reported.load(std::memory_order_relaxed) ? 1.0 : 0.0; });
     consumer_errors = &metrics->AddCounter(
         "oncecount_consumer_errors_total",
         "Errors the input consumer reported (each logged with its name: an authorization "
@@ -442,6 +449,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // the topic, and is not ready while it does not. An unanswered question changes
   // nothing (an unreachable cluster shows in the commits).
   void CheckInputListed() {
+    ExpireRepartitionNotice();
     const auto counts = o.clients->PartitionCounts(kInputCheckTimeout);
     if (!counts) {
       if (++input_check_failures == 3) {
@@ -469,35 +477,49 @@ struct Processor::Impl final : kafka::RebalanceListener {
   }
 
   // Adding partitions to the input moves keys (the producers' default partitioner
-  // takes a key's hash modulo the count): a retry produced after the change may reach
-  // a shard that never saw its first copy and be counted twice. That lasts one dedup
-  // window, and the instance says so for that long: a log line, /readyz `degraded`,
-  // oncecount_input_repartitioned. Its merged answers count the new shards from then
-  // on (StateBoard::Snapshot::complete).
+  // takes a key's hash modulo the count): a retry produced after a producer learned
+  // the new count may reach a shard that never saw its first copy and be counted
+  // twice. Producers learn it at their next metadata refresh, and a retry comes up to
+  // a dedup window after its first copy: the instance says so for that long (a log
+  // line, /readyz `degraded`, oncecount_input_repartitioned), and follows the new
+  // shards it does not own, so that its merged answers are complete again.
   void NoticeInputPartitions(const std::map<std::string, int>& counts) {
     const int now = counts.at(o.input_topic);
-    const int before = input_partitions.exchange(now, std::memory_order_relaxed);
-    const int64_t until = repartitioned_until_ms.load(std::memory_order_relaxed);
-    if (until >= 0 && clock.WallMs() >= until) {
-      repartitioned_until_ms.store(-1, std::memory_order_relaxed);
-      board.SetInputDegraded({});
-      Log("one dedup window has passed since topic " + o.input_topic +
-          " changed its partition count: retries land on their first copy's shard again");
+    const int before = input_partitions.load(std::memory_order_relaxed);
+    if (now > before) {
+      input_partitions.store(now, std::memory_order_relaxed);
+      ReportRepartition(before, now, counts);
+    } else if (now < before && now != input_shrunk_to) {
+      // Kafka never removes partitions: a broker's stale metadata, or a topic deleted
+      // and created again (whose shards' states no longer match its records).
+      Warn("the cluster says topic " + o.input_topic + " has " + std::to_string(now) +
+           " partitions, fewer than the " + std::to_string(before) +
+           " it had: Kafka never removes partitions, so a broker answered from stale "
+           "metadata, or the topic was deleted and created again (its shards' counts then "
+           "no longer match its records; docs/operations.md, \"A shard's input is behind its "
+           "state\")");
     }
-    if (before < 0 || before == now) return;
+    input_shrunk_to = now < before ? now : -1;
+    FollowNewShards(counts);
+  }
+
+  void ReportRepartition(int before, int now, const std::map<std::string, int>& counts) {
     board.SetPartitionCount(now);
-    const std::chrono::milliseconds window = o.dedup.window + o.timestamp_tolerance;
-    repartitioned_until_ms.store(clock.WallMs() + window.count(), std::memory_order_relaxed);
+    const std::chrono::milliseconds lasts =
+        kProducerMetadataAge + o.dedup.window + o.timestamp_tolerance;
+    repartitioned_until_ms = clock.SteadyMs() + lasts.count();
     const std::string why =
         "topic " + o.input_topic + " has " + std::to_string(now) + " partitions now, " +
         std::to_string(before) +
-        " before: the producers' partitioner sends keys to other partitions from the change "
-        "on, so a retry of an event produced before it may reach a shard that never saw its "
-        "first copy and be counted twice, for one dedup window (" +
-        std::to_string(window.count()) +
-        " ms) after it (docs/operations.md, \"Partitions are "
+        " before: a producer that learns the new count sends keys to other partitions, so a "
+        "retry of an event produced before it did may reach a shard that never saw its first "
+        "copy and be counted twice, for " +
+        std::to_string(lasts.count() / 1000) +
+        " s after the change (the producers' metadata refresh, 5 min by default, and one "
+        "dedup window, for events produced meanwhile; docs/operations.md, \"Partitions are "
         "the unit of scale\")";
     board.SetInputDegraded(why);
+    repartition_reported.store(true, std::memory_order_relaxed);
     const auto changelog = counts.find(o.changelog_topic);
     if (changelog != counts.end() && changelog->second < now) {
       Warn(why + "; and topic " + o.changelog_topic + " has " + std::to_string(changelog->second) +
@@ -505,6 +527,36 @@ struct Processor::Impl final : kafka::RebalanceListener {
     } else {
       Warn(why);
     }
+  }
+
+  // Called before every check, whether the cluster answers it or not.
+  void ExpireRepartitionNotice() {
+    if (repartitioned_until_ms < 0 || clock.SteadyMs() < repartitioned_until_ms) return;
+    repartitioned_until_ms = -1;
+    board.SetInputDegraded({});
+    repartition_reported.store(false, std::memory_order_relaxed);
+    Log("the producers' metadata refresh and one dedup window have passed since topic " +
+        o.input_topic + " gained partitions: a retry now reaches its first copy's shard");
+  }
+
+  // The replicator follows the shards that existed when it started; shards added
+  // since that another instance owns are followed from the moment their changelog
+  // partition exists (a revocation gives it the ones this instance owns).
+  void FollowNewShards(const std::map<std::string, int>& counts) {
+    if (replicator == nullptr) return;
+    const auto changelog = counts.find(o.changelog_topic);
+    if (changelog == counts.end()) return;
+    const int32_t followable = std::min(input_partitions.load(std::memory_order_relaxed),
+                                        static_cast<int>(changelog->second));
+    std::vector<base::Partition> added;
+    for (int32_t p = followed_through; p < followable; ++p) {
+      if (!shards.contains(base::Partition(p))) added.push_back(base::Partition(p));
+    }
+    followed_through = std::max(followed_through, followable);
+    if (added.empty()) return;
+    Log("following " + std::to_string(added.size()) +
+        " new shard(s) this instance does not own, as standbys or replicas");
+    replicator->Follow(added);
   }
 
   // Asks the end of the input partitions of running shards that received nothing for
@@ -583,6 +635,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     }
     board.SetPartitionCount(partitions[o.input_topic]);
     input_partitions.store(partitions[o.input_topic], std::memory_order_relaxed);
+    followed_through = partitions[o.input_topic];  // the replicator follows these from its start
     return ApplyTopicSettings();
   }
 

@@ -176,6 +176,42 @@ TEST(Replicator, CountsEveryRebuildOfAReplica) {
   }
 }
 
+// A shard added to the input (and its changelog) while the instances run: the
+// instance that does not own it follows it, so that its merged answers are complete
+// again and the shard has a standby, without a restart.
+TEST(Replicator, AnInstanceFollowsAShardAddedWhileItRunsThatAnotherInstanceOwns) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Pair pair = StartPair(kafka);
+  ASSERT_GE(pair.p, 0) << pair.a->log() << pair.b->log();
+  StrictInstance& a = *pair.a;
+  StrictInstance& b = *pair.b;
+  ASSERT_TRUE(kafka.AddPartitions("events.changelog", 3).ok());
+  ASSERT_TRUE(kafka.AddPartitions("events", 3).ok());
+  const auto follows_2 = [](const StrictInstance& i) {
+    auto view = i.View(2);
+    return view && view->role != shard::ShardRole::kActive &&
+           view->phase == shard::ShardPhase::kRunning;
+  };
+  ASSERT_TRUE(RunUntil(kafka, {&a, &b},
+                       [&] { return (a.Runs(2) && follows_2(b)) || (b.Runs(2) && follows_2(a)); }))
+      << a.log() << b.log();
+  StrictInstance& owner = a.Runs(2) ? a : b;
+  StrictInstance& follower = a.Runs(2) ? b : a;
+  EXPECT_EQ(follower.View(2)->role, shard::ShardRole::kStandby) << follower.log();
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(kafka
+                    .ProduceForTest("events", 2, "new/" + std::to_string(i),
+                                    R"({"counter":"p2","delta":1})")
+                    .ok());
+  }
+  owner.StepAndCommit();
+  ASSERT_TRUE(RunUntil(kafka, {&a, &b}, [&] {
+    return CounterIn(follower, 2, "p2") == 5 && follower.board().Read().complete();
+  })) << follower.log();
+  EXPECT_EQ(follower.board().Read().partitions, 3);
+}
+
 // Regression: membership ran on the wall clock. A step of the hosts' clocks (NTP)
 // larger than member_timeout made every peer look dead until its next heartbeat came:
 // an instance holding counters-only replicas stood by for those shards at once,
