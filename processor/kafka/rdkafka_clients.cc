@@ -593,7 +593,7 @@ class RdPartitionReader final : public PartitionReader, public HandleOwner {
   }
 
  private:
-  rd_kafka_t* rk_;
+  rd_kafka_t* rk_ = nullptr;
   bool closed_ = false;
 };
 
