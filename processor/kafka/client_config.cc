@@ -42,6 +42,7 @@ base::Result<rd_kafka_conf_s*> MakeClientConfig(const Settings& defaults,
   for (const auto& [name, value] : pinned) {
     if (failed.empty()) failed = set(name, value);
   }
+  if (failed.empty()) failed = set("allow.auto.create.topics", "false");
   if (!failed.empty()) {
     rd_kafka_conf_destroy(conf);
     return base::Error(base::Errc::kBadConfig, failed, "kafka.properties");

@@ -13,7 +13,7 @@
 
 namespace oncecount::kafka {
 
-inline constexpr std::array<std::string_view, 16> kServiceOwnedProperties = {
+inline constexpr std::array<std::string_view, 18> kServiceOwnedProperties = {
     // kafka.bootstrap_servers: given here as well, it would win over the key (and its
     // ONCECOUNT_ variable), while "embedded" still started an in-process cluster.
     "bootstrap.servers",
@@ -34,6 +34,11 @@ inline constexpr std::array<std::string_view, 16> kServiceOwnedProperties = {
     // A position retention removed must be reported, not reset: "earliest" would
     // skip the count of what was lost, "latest" the whole retained backlog.
     "auto.offset.reset",
+    // Every client: the service never creates topics (MakeClientConfig).
+    "allow.auto.create.topics",
+    // librdkafka's lines go to the service's log from its own threads (ClientLog); on
+    // a log queue nothing would serve them.
+    "log.queue",
 };
 
 inline bool IsServiceOwnedProperty(std::string_view name) {
