@@ -576,7 +576,7 @@ class Api {
   }
 
   static std::string NotReadyReason(const Snapshot& s) {
-    if (!s.input_unavailable.empty()) return s.input_unavailable;
+    if (!s.topics_unavailable.empty()) return s.topics_unavailable;
     if (!s.assignment_known) {
       return "no partition assignment: the processor has not joined its consumer group yet, "
              "or lost its partitions (its session timed out, the group moved on while it "

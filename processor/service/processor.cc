@@ -161,12 +161,17 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // InputTimestampVerdict::Guard, read by /metrics.
   std::atomic<int> input_timestamp_guard{static_cast<int>(InputTimestampVerdict::Guard::kUnknown)};
   int64_t next_settings_ms = 0;          // when Step calls it next
-  int64_t next_input_check_ms = 0;       // when Step calls CheckInputListed
-  int input_check_failures = 0;          // CheckInputListed's, in a row
+  int64_t next_input_check_ms = 0;       // when Step calls CheckTopicsListed
+  int input_check_failures = 0;          // CheckTopicsListed's, in a row
   base::Partition last_quiet_asked{-1};  // CheckQuietInputs goes round
   // 1: the cluster lists the input topic, 0: it does not, -1: not asked yet. Read by
   // /metrics.
   std::atomic<int> input_listed{-1};
+  // Likewise for the changelog and the dead-letter topic together.
+  std::atomic<int> outputs_listed{-1};
+  // Why CheckTopicsListed found a topic missing, for /readyz (empty: none).
+  std::string input_unlisted;
+  std::string outputs_unlisted;
   // The input's largest partition count the cluster told (-1: not yet; read by
   // /metrics), and a smaller count it told last (-1: none), warned about once.
   std::atomic<int> input_partitions{-1};
@@ -255,6 +260,12 @@ struct Processor::Impl final : kafka::RebalanceListener {
         "learned the new count may reach a shard that never saw its first copy (/readyz lists "
         "it under degraded).",
         "", [this] { return repartition_reported.load(std::memory_order_relaxed) ? 1.0 : 0.0; });
+    metrics->AddGaugeFunction(
+        "oncecount_output_topics_listed",
+        "1 while the cluster lists both the changelog and the dead-letter topic, 0 when it "
+        "does not list one of them (deleted, or Describe revoked: no commit that writes there "
+        "can succeed, and /readyz says so), -1 before the first answer. Asked every 10 s.",
+        "", [this] { return static_cast<double>(outputs_listed.load(std::memory_order_relaxed)); });
     consumer_errors = &metrics->AddCounter(
         "oncecount_consumer_errors_total",
         "Errors the input consumer reported (each logged with its name: an authorization "
@@ -446,9 +457,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // The group's consumers see a deleted input topic (or one whose Describe was
   // revoked) as no partitions at all: every instance ends with an empty assignment,
   // which is ready. So the instance asks the cluster itself whether it still lists
-  // the topic, and is not ready while it does not. An unanswered question changes
-  // nothing (an unreachable cluster shows in the commits).
-  void CheckInputListed() {
+  // the topic, and is not ready while it does not; nor while it does not list the
+  // changelog or the dead-letter topic (CheckOutputsListed). An unanswered question
+  // changes nothing (an unreachable cluster shows in the commits).
+  void CheckTopicsListed() {
     ExpireRepartitionNotice();
     const auto counts = o.clients->PartitionCounts(kInputCheckTimeout);
     if (!counts) {
@@ -465,15 +477,46 @@ struct Processor::Impl final : kafka::RebalanceListener {
     const int was = input_listed.exchange(listed ? 1 : 0, std::memory_order_relaxed);
     if (listed && was == 0) {
       Log("topic " + o.input_topic + " is listed by the cluster again");
-      board.SetInputUnavailable({});
+      input_unlisted.clear();
     } else if (!listed && was != 0) {
-      const std::string why =
+      input_unlisted =
           "topic " + o.input_topic +
           " is not in the cluster's list of topics (deleted, or this instance's principal may "
           "no longer Describe it): no shard can run until it is back";
-      Warn(why);
-      board.SetInputUnavailable(why);
+      Warn(input_unlisted);
     }
+    CheckOutputsListed(counts.value());
+    board.SetTopicsUnavailable(input_unlisted.empty() || outputs_unlisted.empty()
+                                   ? input_unlisted + outputs_unlisted
+                                   : input_unlisted + "; " + outputs_unlisted);
+  }
+
+  // A changelog or dead-letter topic deleted (or hidden) while the instance runs fails
+  // every commit that writes to it: the changelog's at once, the dead-letter topic's
+  // only once a malformed event comes, which may be hours later, and then every
+  // shard's. Said as soon as the cluster stops listing either.
+  void CheckOutputsListed(const std::map<std::string, int>& counts) {
+    std::string missing;
+    for (const std::string* topic : {&o.changelog_topic, &o.dlq_topic}) {
+      if (counts.contains(*topic)) continue;
+      missing += (missing.empty() ? "topic " : " and topic ") + *topic;
+    }
+    outputs_listed.store(missing.empty() ? 1 : 0, std::memory_order_relaxed);
+    std::string why;
+    if (!missing.empty()) {
+      why = missing +
+            " not in the cluster's list of topics (deleted, or this instance's principal may no "
+            "longer Describe it): a commit that writes there fails, so the instance cannot "
+            "count until it is back (docs/operations.md, \"A topic the service writes is "
+            "gone\")";
+    }
+    if (why == outputs_unlisted) return;
+    if (why.empty()) {
+      Log("the cluster lists the changelog and the dead-letter topic again");
+    } else {
+      Warn(why);
+    }
+    outputs_unlisted = std::move(why);
   }
 
   // Adding partitions to the input moves keys (the producers' default partitioner
@@ -560,7 +603,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   }
 
   // Asks the end of the input partitions of running shards that received nothing for
-  // kQuietChecks checks (CheckInputListed's cadence): a partition without a leader, or
+  // kQuietChecks checks (CheckTopicsListed's cadence): a partition without a leader, or
   // whose brokers cannot be reached, gives the consumer nothing and says nothing. Two
   // questions in a row that fail (four that time out) show the shard failed, naming
   // the error (/readyz 503), until one is answered or input comes. An answer also refreshes the
@@ -1457,7 +1500,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   bool Step(std::chrono::milliseconds poll_timeout) {
     if (fatal.ok() && clock.SteadyMs() >= next_input_check_ms) {
       next_input_check_ms = clock.SteadyMs() + kInputCheckMs;
-      CheckInputListed();
+      CheckTopicsListed();
       CheckQuietInputs();
     }
     if (fatal.ok() && clock.SteadyMs() >= next_settings_ms) {

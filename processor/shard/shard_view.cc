@@ -40,9 +40,9 @@ void StateBoard::SetAssignmentKnown(bool known) {
   assignment_known_ = known;
 }
 
-void StateBoard::SetInputUnavailable(std::string why) {
+void StateBoard::SetTopicsUnavailable(std::string why) {
   std::lock_guard lock(mu_);
-  input_unavailable_ = std::move(why);
+  topics_unavailable_ = std::move(why);
 }
 
 void StateBoard::SetInputDegraded(std::string why) {
@@ -52,7 +52,7 @@ void StateBoard::SetInputDegraded(std::string why) {
 
 StateBoard::Snapshot StateBoard::Read() const {
   std::lock_guard lock(mu_);
-  return Snapshot{shards_, partitions_, assignment_known_, input_unavailable_, input_degraded_};
+  return Snapshot{shards_, partitions_, assignment_known_, topics_unavailable_, input_degraded_};
 }
 
 bool StateBoard::Snapshot::complete() const {
@@ -69,7 +69,7 @@ bool StateBoard::Snapshot::complete() const {
 }
 
 bool StateBoard::Snapshot::ready() const {
-  if (!assignment_known || !input_unavailable.empty()) return false;
+  if (!assignment_known || !topics_unavailable.empty()) return false;
   return std::all_of(shards.begin(), shards.end(), [](const auto& v) {
     return v->role != ShardRole::kActive || v->phase == ShardPhase::kRunning;
   });

@@ -153,10 +153,12 @@ class StateBoard {
   // Set once the processor has joined its group and received its first assignment;
   // /readyz is 503 before that.
   void SetAssignmentKnown(bool known);
-  // Why the input topic cannot be read (the cluster no longer lists it: deleted, or
-  // Describe revoked); empty once it can. /readyz is 503 meanwhile: an instance whose
-  // group lost the topic holds no shard and would otherwise look ready.
-  void SetInputUnavailable(std::string why);
+  // Why a topic the instance reads or writes cannot be used (the cluster no longer
+  // lists it: deleted, or Describe revoked); empty once every one can. /readyz is 503
+  // meanwhile: an instance whose group lost its input holds no shard and would
+  // otherwise look ready, and one without its changelog or dead-letter topic cannot
+  // commit (the dead-letter topic: once a malformed event comes).
+  void SetTopicsUnavailable(std::string why);
   // Why a guarantee holds less than in full for the whole instance rather than one
   // shard (the input's partition count changed: keys moved); empty when none.
   // /readyz lists it under `degraded` with no partition.
@@ -166,8 +168,8 @@ class StateBoard {
     std::vector<std::shared_ptr<const ShardView>> shards;  // by partition
     int32_t partitions = 0;
     bool assignment_known = false;
-    std::string input_unavailable;  // SetInputUnavailable
-    std::string input_degraded;     // SetInputDegraded
+    std::string topics_unavailable;  // SetTopicsUnavailable
+    std::string input_degraded;      // SetInputDegraded
     // Every shard of the cluster has a running view on this instance.
     bool complete() const;
     // Every shard assigned to this instance is restored and running.
@@ -179,7 +181,7 @@ class StateBoard {
   mutable std::mutex mu_;
   int32_t partitions_;
   bool assignment_known_ = false;
-  std::string input_unavailable_;
+  std::string topics_unavailable_;
   std::string input_degraded_;
   std::vector<std::shared_ptr<const ShardView>> shards_;  // sorted by partition
 };

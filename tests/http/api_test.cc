@@ -551,7 +551,7 @@ TEST_F(ApiTest, ReadinessShowsShardsByRoleAndTheFurthestReplicaLag) {
 // an empty share): /readyz is 503 and says why.
 TEST_F(ApiTest, ReadinessNamesAnInputTopicTheClusterNoLongerLists) {
   board_.SetAssignmentKnown(true);
-  board_.SetInputUnavailable("topic events is not in the cluster's list of topics");
+  board_.SetTopicsUnavailable("topic events is not in the cluster's list of topics");
   const Response r = Get("/readyz");
   EXPECT_EQ(r.status, 503u) << r.body;
   EXPECT_NE(r.body.find("topic events is not in the cluster's list of topics"), std::string::npos)

@@ -259,7 +259,7 @@ TEST(Processor, IsNotReadyWhileTheClusterNoLongerListsItsInputTopic) {
   ASSERT_TRUE(RunUntil(
       kafka, {&a}, [&] { return !a.Ready(); }, 15s))
       << "ready with no shard and no input topic";
-  EXPECT_NE(a.board().Read().input_unavailable.find(
+  EXPECT_NE(a.board().Read().topics_unavailable.find(
                 "topic events is not in the cluster's list of topics"),
             std::string::npos)
       << a.log();
@@ -288,6 +288,62 @@ TEST(Processor, IsReadyAgainOnceItsInputTopicIsListedAgain) {
   Send(kafka, 0, 60);
   a.StepAndCommit();
   ExpectExactlyOnce(kafka, 60);
+}
+
+// The dead-letter topic deleted while the instance runs: nothing fails until a
+// malformed event comes (maybe hours later), and then every commit would. The
+// instance says so at once, and is ready again once the topic is back.
+TEST(Processor, IsNotReadyWhileTheClusterNoLongerListsItsDeadLetterTopic) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunsAllAndIsReady(kafka, a)) << a.log();
+  EXPECT_NE(a.metrics().Render().find("oncecount_output_topics_listed 1\n"), std::string::npos);
+  ASSERT_TRUE(kafka.DeleteTopic("events.dlq").ok());
+  ASSERT_TRUE(RunUntil(
+      kafka, {&a}, [&] { return !a.Ready(); }, 15s))
+      << "ready without a dead-letter topic\n"
+      << a.log();
+  EXPECT_NE(a.board().Read().topics_unavailable.find(
+                "topic events.dlq not in the cluster's list of topics"),
+            std::string::npos)
+      << a.board().Read().topics_unavailable;
+  EXPECT_NE(a.metrics().Render().find("oncecount_output_topics_listed 0\n"), std::string::npos);
+  EXPECT_TRUE(a.Runs(0) && a.Runs(1)) << "its shards still count";
+  ASSERT_TRUE(kafka.CreateTopic("events.dlq", 1).ok());
+  ASSERT_TRUE(RunUntil(
+      kafka, {&a}, [&] { return a.Ready(); }, 15s))
+      << a.log();
+  EXPECT_NE(a.log().find("the cluster lists the changelog and the dead-letter topic again"),
+            std::string::npos);
+  Send(kafka, 0, 30);
+  SendMalformed(kafka, 0, 4);
+  a.StepAndCommit();
+  ExpectExactlyOnce(kafka, 30);
+  testing::ExpectDeadLetteredOnce(kafka, 0, 4);
+}
+
+// Both reasons at once: the input and the changelog hidden from this principal.
+TEST(Processor, NamesEveryTopicTheClusterNoLongerListsWhenItIsNotReady) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunsAllAndIsReady(kafka, a)) << a.log();
+  kafka.DenyDescribe("events.changelog");
+  kafka.DenyDescribe("events");
+  ASSERT_TRUE(RunUntil(
+      kafka, {&a}, [&] { return !a.Ready(); }, 15s))
+      << a.log();
+  const std::string why = a.board().Read().topics_unavailable;
+  EXPECT_NE(why.find("topic events is not in the cluster's list"), std::string::npos) << why;
+  EXPECT_NE(why.find("; topic events.changelog not in the cluster's list"), std::string::npos)
+      << why;
+  kafka.DenyDescribe("events", false);
+  kafka.DenyDescribe("events.changelog", false);
+  ASSERT_TRUE(RunUntil(
+      kafka, {&a}, [&] { return a.Ready(); }, 30s))
+      << a.log();
+  EXPECT_TRUE(a.board().Read().topics_unavailable.empty());
 }
 
 // Partitions added to the input move keys: until every producer learned the new count

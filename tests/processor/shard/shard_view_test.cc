@@ -113,10 +113,10 @@ TEST(StateBoard, IsNotReadyWhileItsInputTopicIsUnavailableWhateverItsShards) {
   board.SetAssignmentKnown(true);
   board.Publish(View(0));
   ASSERT_TRUE(board.Read().ready());
-  board.SetInputUnavailable("topic events is gone");
+  board.SetTopicsUnavailable("topic events is gone");
   EXPECT_FALSE(board.Read().ready());
-  EXPECT_EQ(board.Read().input_unavailable, "topic events is gone");
-  board.SetInputUnavailable({});
+  EXPECT_EQ(board.Read().topics_unavailable, "topic events is gone");
+  board.SetTopicsUnavailable({});
   EXPECT_TRUE(board.Read().ready());
 }
 
