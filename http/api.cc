@@ -331,7 +331,7 @@ class Api {
         .Key("complete")
         .Bool(s.complete())
         .Key("ready")
-        .Bool(s.ready())
+        .Bool(s.ready() && s.StuckTransaction(options_.now_ms()).empty())
         .Key("target_fpp")
         .Double(options_.target_fpp)
         .Key("staleness_ms")
@@ -448,6 +448,9 @@ class Api {
   Response Readyz() const {
     const Snapshot s = board_.Read();
     if (!s.ready()) return ErrorResponse({503, "not_ready", NotReadyReason(s)});
+    if (std::string stuck = s.StuckTransaction(options_.now_ms()); !stuck.empty()) {
+      return ErrorResponse({503, "not_ready", std::move(stuck)});
+    }
     // Shards by role, and how far the furthest standby or replica is behind its
     // active (the failover and query freshness an operator cares about).
     std::array<uint64_t, 3> by_role{};

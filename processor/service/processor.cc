@@ -677,6 +677,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
                          "topic " + o.changelog_topic);
     }
     board.SetPartitionCount(partitions[o.input_topic]);
+    board.SetTransactionTimeout(o.transaction_timeout.count());
     input_partitions.store(partitions[o.input_topic], std::memory_order_relaxed);
     followed_through = partitions[o.input_topic];  // the replicator follows these from its start
     return ApplyTopicSettings();
@@ -837,7 +838,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
   TxnResult TimedTransaction(const TxnContent& content) {
     const int64_t start = clock.SteadyMs();
     txn_open_since_ms.store(start, std::memory_order_relaxed);
+    board.SetTransactionOpenSince(clock.WallMs());
     TxnResult result = Transaction(*producer, clock, kCallTimeout).Run(content);
+    board.SetTransactionOpenSince(-1);
     txn_open_since_ms.store(-1, std::memory_order_relaxed);
     commit_seconds->Observe(static_cast<double>(clock.SteadyMs() - start) / 1000.0);
     return result;

@@ -50,9 +50,35 @@ void StateBoard::SetInputDegraded(std::string why) {
   input_degraded_ = std::move(why);
 }
 
+void StateBoard::SetTransactionOpenSince(int64_t wall_ms) {
+  std::lock_guard lock(mu_);
+  transaction_open_since_ms_ = wall_ms;
+}
+
+void StateBoard::SetTransactionTimeout(int64_t ms) {
+  std::lock_guard lock(mu_);
+  transaction_timeout_ms_ = ms;
+}
+
 StateBoard::Snapshot StateBoard::Read() const {
   std::lock_guard lock(mu_);
-  return Snapshot{shards_, partitions_, assignment_known_, topics_unavailable_, input_degraded_};
+  return Snapshot{shards_,
+                  partitions_,
+                  assignment_known_,
+                  topics_unavailable_,
+                  input_degraded_,
+                  transaction_open_since_ms_,
+                  transaction_timeout_ms_};
+}
+
+std::string StateBoard::Snapshot::StuckTransaction(int64_t now_ms) const {
+  if (transaction_open_since_ms < 0 || transaction_timeout_ms <= 0) return {};
+  const int64_t open_ms = now_ms - transaction_open_since_ms;
+  if (open_ms <= transaction_timeout_ms) return {};
+  return "the instance's transaction has been open for " + std::to_string(open_ms / 1000) +
+         " s, past kafka.transaction_timeout_ms (" + std::to_string(transaction_timeout_ms) +
+         " ms): its commit is stuck (the transaction coordinator or a partition's leader "
+         "cannot be reached?), and nothing the instance counts is committed meanwhile";
 }
 
 bool StateBoard::Snapshot::complete() const {

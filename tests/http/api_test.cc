@@ -558,6 +558,24 @@ TEST_F(ApiTest, ReadinessNamesAnInputTopicTheClusterNoLongerLists) {
       << r.body;
 }
 
+// The processor's thread is blocked in a commit that hangs: its shards still look
+// running, but nothing commits. Past the transaction timeout, /readyz says so.
+TEST_F(ApiTest, ReadinessIsNotReadyWhileTheInstancesTransactionIsOpenPastItsTimeout) {
+  board_.SetAssignmentKnown(true);
+  Publish(DetailedView());
+  board_.SetTransactionTimeout(10'000);
+  board_.SetTransactionOpenSince(kNow - 9'000);
+  EXPECT_EQ(Get("/readyz").status, 200u);
+  now_ = kNow + 2'000;
+  const Response r = Get("/readyz");
+  EXPECT_EQ(r.status, 503u) << r.body;
+  EXPECT_NE(r.body.find("the instance's transaction has been open for 11 s"), std::string::npos)
+      << r.body;
+  EXPECT_FALSE(Json(Get("/v1/stats"))["ready"].get_bool().value());
+  board_.SetTransactionOpenSince(-1);
+  EXPECT_EQ(Get("/readyz").status, 200u);
+}
+
 // A change of the input's partition count concerns every shard: it is listed under
 // "degraded" with no partition, and the instance stays ready.
 TEST_F(ApiTest, ReadinessListsAChangeOfTheInputsPartitionCountAsDegradedWithNoPartition) {

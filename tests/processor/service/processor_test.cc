@@ -290,6 +290,34 @@ TEST(Processor, IsReadyAgainOnceItsInputTopicIsListedAgain) {
   ExpectExactlyOnce(kafka, 60);
 }
 
+// A commit that hangs (a transaction coordinator that cannot be reached) blocks the
+// processor's thread, which then publishes nothing: the board says when the
+// transaction began, so that /readyz can tell it is stuck once it outlives its timeout.
+TEST(Processor, TellsTheBoardWhenItsTransactionBeganSoThatAStuckCommitShows) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunsAllAndIsReady(kafka, a)) << a.log();
+  EXPECT_EQ(a.board().Read().transaction_timeout_ms, 10000);
+  Send(kafka, 0, 20);
+  std::string during;
+  int64_t began = -1;
+  kafka.ObserveAt(Call::kCommitTransaction, "a", [&] {
+    began = a.board().Read().transaction_open_since_ms;
+    EXPECT_TRUE(a.board().Read().StuckTransaction(kafka.clock().WallMs()).empty());
+    kafka.Advance(11s);  // the commit waits on its coordinator
+    during = a.board().Read().StuckTransaction(kafka.clock().WallMs());
+  });
+  a.StepAndCommit();
+  EXPECT_GE(began, 0);
+  EXPECT_NE(during.find("the instance's transaction has been open for 11 s, past "
+                        "kafka.transaction_timeout_ms (10000 ms)"),
+            std::string::npos)
+      << during;
+  EXPECT_EQ(a.board().Read().transaction_open_since_ms, -1) << "none is open after it";
+  EXPECT_TRUE(a.board().Read().StuckTransaction(kafka.clock().WallMs()).empty());
+}
+
 // The dead-letter topic deleted while the instance runs: nothing fails until a
 // malformed event comes (maybe hours later), and then every commit would. The
 // instance says so at once, and is ready again once the topic is back.

@@ -165,5 +165,16 @@ TEST(ShardView, NamesRolesAndPhasesAndClampsLag) {
   EXPECT_EQ(v.lag(), 4);
 }
 
+TEST(StateBoard, SaysATransactionOpenPastItsTimeoutIsStuck) {
+  StateBoard board;
+  board.SetTransactionOpenSince(1'000);
+  EXPECT_TRUE(board.Read().StuckTransaction(100'000).empty()) << "no timeout told: not judged";
+  board.SetTransactionTimeout(10'000);
+  EXPECT_TRUE(board.Read().StuckTransaction(11'000).empty()) << "at its timeout";
+  EXPECT_NE(board.Read().StuckTransaction(11'001).find("open for 10 s"), std::string::npos);
+  board.SetTransactionOpenSince(-1);
+  EXPECT_TRUE(board.Read().StuckTransaction(100'000).empty()) << "none open";
+}
+
 }  // namespace
 }  // namespace oncecount::shard
