@@ -80,6 +80,10 @@ struct Replicator::Impl {
   shard::StateBoard& board;
   std::unique_ptr<kafka::PartitionReader> reader;  // the changelog and the members topic
   std::unique_ptr<kafka::PlainProducer> members_producer;
+  // What the members producer's deliveries were when last looked at (CheckHeartbeats),
+  // and whether heartbeats fail now: a run of failures is logged once, not each second.
+  kafka::Deliveries heartbeats_seen;
+  bool heartbeats_failing = false;
   int32_t partitions = 0;
   std::map<base::Partition, Replica> replicas;
   std::set<base::Partition> actives;
@@ -111,6 +115,7 @@ struct Replicator::Impl {
 
   std::unique_ptr<base::MetricRegistry> own_metrics;  // when the options bring none
   base::Counter* rebuilds = nullptr;
+  base::Counter* heartbeat_failures = nullptr;
 
   Impl(ReplicatorOptions options, shard::StateBoard& b)
       : o(std::move(options)),
@@ -125,6 +130,11 @@ struct Replicator::Impl {
         "oncecount_replica_rebuilds_total",
         "Replicas read again from the start of their changelog partition (a gap, a "
         "changelog that moved under them, a new epoch they could not follow).");
+    heartbeat_failures = &metrics->AddCounter(
+        "oncecount_heartbeat_failures_total",
+        "Heartbeats to the members topic that could not be sent or were not delivered (the "
+        "topic deleted, a partition without a leader, Write refused). While this instance's "
+        "heartbeats fail, the others see it absent and stand by for its shards.");
   }
 
   void Log(const std::string& line) const { o.log.Info(line); }
@@ -151,6 +161,7 @@ struct Replicator::Impl {
     auto p = o.clients->NewPlainProducer({});
     if (!p) return p.error().Wrap("cannot create the members producer");
     members_producer = std::move(p.value());
+    heartbeats_seen = {};
     return {};
   }
 
@@ -524,9 +535,36 @@ struct Replicator::Impl {
     if (kafka::KafkaError e = members_producer->Produce(
             {o.members_topic, base::Partition(0), o.instance_id, bytes, {}})) {
       if (e.kind == kafka::ErrorKind::kFatal && !leaving) return RenewMembersProducer(e.ToString());
-      Warn("members: cannot send a heartbeat: " + e.ToString());
+      HeartbeatsFail("cannot send a heartbeat: " + e.ToString());
     }
     members_producer->Poll(std::chrono::milliseconds(0));
+    CheckHeartbeats();
+  }
+
+  // Deliveries fail after the send succeeded (a partition without a leader, Write
+  // refused): counted and said as failed sends are; an acknowledged one ends the run.
+  void CheckHeartbeats() {
+    const kafka::Deliveries& now = members_producer->deliveries();
+    const uint64_t failed = now.failed - heartbeats_seen.failed;
+    const bool acked = now.acked > heartbeats_seen.acked;
+    heartbeats_seen = now;
+    if (failed > 0) {
+      heartbeat_failures->Add(failed - 1);  // HeartbeatsFail counts one
+      HeartbeatsFail("heartbeats were not delivered: " + now.first_error);
+    } else if (acked && heartbeats_failing) {
+      heartbeats_failing = false;
+      Log("members: heartbeats are delivered again");
+    }
+  }
+
+  void HeartbeatsFail(const std::string& why) {
+    heartbeat_failures->Add();
+    if (heartbeats_failing) return;
+    heartbeats_failing = true;
+    Warn("members: " + why +
+         "; the other instances see this one absent and stand by for its shards until its "
+         "heartbeats go through (oncecount_heartbeat_failures_total counts them; this is "
+         "said once until then)");
   }
 
   void OnMemberRecord(const kafka::Message& m) {
@@ -633,7 +671,10 @@ struct Replicator::Impl {
       Heartbeat(false);
       next_heartbeat_ms = now + o.heartbeat.count();
     }
-    if (members_producer) members_producer->Poll(std::chrono::milliseconds(0));
+    if (members_producer) {
+      members_producer->Poll(std::chrono::milliseconds(0));
+      CheckHeartbeats();
+    }
     if (now >= next_roles_ms) {
       UpdateRoles(now);
       RetryFailed(now);

@@ -545,6 +545,30 @@ TEST(Replicator, AHeartbeatItCannotReadIsLoggedOncePerSender) {
   EXPECT_EQ(Logged(a, "members: cannot read a heartbeat of b"), 0u) << a.log();
 }
 
+// Heartbeats that cannot be sent (the members topic deleted) are counted, and said
+// once per run of failures rather than every second; a heartbeat delivered again ends
+// the run.
+TEST(Replicator, HeartbeatsThatCannotBeSentAreCountedAndSaidOnceUntilTheyGoThroughAgain) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Pair pair = StartCaughtUpPair(kafka);
+  ASSERT_GE(pair.p, 0);
+  StrictInstance& a = *pair.a;
+  StrictInstance& b = *pair.b;
+  ASSERT_NE(a.metrics().Render().find("oncecount_heartbeat_failures_total 0\n"), std::string::npos);
+  ASSERT_TRUE(kafka.DeleteTopic("events.members").ok());
+  RunFor(kafka, {&a, &b}, 30s);
+  EXPECT_EQ(Logged(a, "members: cannot send a heartbeat"), 1u) << a.log();
+  const std::string metrics = a.metrics().Render();
+  const std::string sample = "\noncecount_heartbeat_failures_total ";
+  const size_t at = metrics.find(sample);
+  ASSERT_NE(at, std::string::npos) << metrics;
+  EXPECT_GE(std::stoi(metrics.substr(at + sample.size())), 20) << "one a second";
+  ASSERT_TRUE(kafka.CreateTopic("events.members", 1).ok());
+  RunFor(kafka, {&a, &b}, 5s);
+  EXPECT_EQ(Logged(a, "members: heartbeats are delivered again"), 1u) << a.log();
+}
+
 // The processor publishes a shard it is given as restoring, then takes it from the
 // replicator, which drops its replica: the instance must not look ready (GET /readyz)
 // while it claims the shard. It did, with no view of the shard at all, when the
