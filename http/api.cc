@@ -46,6 +46,12 @@ int64_t SystemNowMs() {
       .count();
 }
 
+int64_t SystemSteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 // The shards' counter snapshots, merged on the fly by the queries (summing per name).
 std::vector<CountersPtr> CountersOf(const Snapshot& s) {
   std::vector<CountersPtr> shards;
@@ -203,6 +209,7 @@ class Api {
   Api(const shard::StateBoard& board, ApiOptions options)
       : board_(board), options_(std::move(options)) {
     if (!options_.now_ms) options_.now_ms = SystemNowMs;
+    if (!options_.steady_ms) options_.steady_ms = SystemSteadyMs;
   }
 
   Response Handle(const Request& request) {
@@ -331,7 +338,7 @@ class Api {
         .Key("complete")
         .Bool(s.complete())
         .Key("ready")
-        .Bool(s.ready() && s.StuckTransaction(options_.now_ms()).empty())
+        .Bool(s.ready() && s.StuckTransaction(options_.steady_ms()).empty())
         .Key("target_fpp")
         .Double(options_.target_fpp)
         .Key("staleness_ms")
@@ -448,7 +455,7 @@ class Api {
   Response Readyz() const {
     const Snapshot s = board_.Read();
     if (!s.ready()) return ErrorResponse({503, "not_ready", NotReadyReason(s)});
-    if (std::string stuck = s.StuckTransaction(options_.now_ms()); !stuck.empty()) {
+    if (std::string stuck = s.StuckTransaction(options_.steady_ms()); !stuck.empty()) {
       return ErrorResponse({503, "not_ready", std::move(stuck)});
     }
     // Shards by role, and how far the furthest standby or replica is behind its
@@ -487,8 +494,8 @@ class Api {
   // standbys are built loses the hot take-over it counts on).
   static void WriteDegraded(json::JsonWriter& j, const Snapshot& s) {
     j.Key("degraded").BeginArray();
-    if (!s.input_degraded.empty()) {  // the whole instance's: no partition
-      j.BeginObject().Key("partition").Null().Key("reason").String(s.input_degraded).EndObject();
+    for (const std::string& why : s.instance_degraded) {  // the whole instance's: no partition
+      j.BeginObject().Key("partition").Null().Key("reason").String(why).EndObject();
     }
     for (const auto& v : s.shards) {
       if (v->role == shard::ShardRole::kStandby && v->phase == shard::ShardPhase::kFailed) {

@@ -32,6 +32,9 @@ struct ApiOptions {
   // Wall clock in ms since the epoch, for staleness; injectable for tests. Empty:
   // the system clock.
   std::function<int64_t()> now_ms;
+  // The steady clock in ms, the processor's (how long its transaction has been open);
+  // injectable for tests. Empty: the system's steady clock.
+  std::function<int64_t()> steady_ms;
   // The page served at GET /; empty: the built-in dashboard (http/dashboard.html).
   std::string dashboard_html;
   // What the instance's components count about themselves, rendered after the

@@ -325,6 +325,7 @@ struct Deliveries {
   uint64_t acked = 0;
   uint64_t failed = 0;
   std::string first_error;  // of the first failed delivery
+  std::string last_error;   // of the latest failed delivery
 };
 
 // How a PlainProducer batches and orders its records.
@@ -338,6 +339,9 @@ struct PlainProducerSpec {
   int max_in_flight = 5;
   std::chrono::milliseconds linger{0};  // how long a record may wait for a batch
   int max_queued = 100000;              // records waiting in the local queue, at most
+  // How long a record may wait for its delivery before it is reported failed
+  // (message.timeout.ms); 0: librdkafka's default, 5 minutes.
+  std::chrono::milliseconds delivery_timeout{0};
 };
 
 // An idempotent producer outside transactions: heartbeats, and the workloads of

@@ -633,9 +633,10 @@ class RdPlainProducer final : public PlainProducer, public HandleOwner {
     Deliveries& d = Of<RdPlainProducer>(opaque).deliveries_;
     if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       ++d.acked;
-    } else if (d.failed++ == 0) {
-      d.first_error = rd_kafka_err2str(m->err);
+      return;
     }
+    d.last_error = rd_kafka_err2str(m->err);
+    if (d.failed++ == 0) d.first_error = d.last_error;
   }
 
  private:
@@ -742,6 +743,9 @@ class RdKafkaClients final : public Clients {
     Settings defaults = connection_;
     defaults.push_back({"linger.ms", std::to_string(spec.linger.count())});
     defaults.push_back({"queue.buffering.max.messages", std::to_string(spec.max_queued)});
+    if (spec.delivery_timeout.count() > 0) {
+      defaults.push_back({"message.timeout.ms", std::to_string(spec.delivery_timeout.count())});
+    }
     Settings pinned = {{"enable.idempotence", "true"}};
     const std::string in_flight = std::to_string(spec.max_in_flight);
     (spec.max_in_flight == 1 ? pinned : defaults)

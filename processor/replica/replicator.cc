@@ -158,7 +158,12 @@ struct Replicator::Impl {
   }
 
   base::Status CreateMembersProducer() {
-    auto p = o.clients->NewPlainProducer({});
+    // A heartbeat that cannot be delivered (a partition without a leader, brokers out of
+    // reach) is told failed after member_timeout, when the others already count this
+    // instance absent, not after librdkafka's five minutes.
+    kafka::PlainProducerSpec spec;
+    spec.delivery_timeout = o.member_timeout;
+    auto p = o.clients->NewPlainProducer(spec);
     if (!p) return p.error().Wrap("cannot create the members producer");
     members_producer = std::move(p.value());
     heartbeats_seen = {};
@@ -550,7 +555,7 @@ struct Replicator::Impl {
     heartbeats_seen = now;
     if (failed > 0) {
       heartbeat_failures->Add(failed - 1);  // HeartbeatsFail counts one
-      HeartbeatsFail("heartbeats were not delivered: " + now.first_error);
+      HeartbeatsFail("heartbeats were not delivered: " + now.last_error);
     } else if (acked && heartbeats_failing) {
       heartbeats_failing = false;
       Log("members: heartbeats are delivered again");

@@ -169,9 +169,16 @@ struct Processor::Impl final : kafka::RebalanceListener {
   std::atomic<int> input_listed{-1};
   // Likewise for the changelog and the dead-letter topic together.
   std::atomic<int> outputs_listed{-1};
-  // Why CheckTopicsListed found a topic missing, for /readyz (empty: none).
-  std::string input_unlisted;
-  std::string outputs_unlisted;
+  // What CheckTopicsListed saw of each topic it watches.
+  struct WatchedTopic {
+    int misses = 0;  // answered checks in a row that did not list it
+    bool missing = false;
+  };
+  static constexpr int kMissesToTell = 2;
+  std::map<std::string, WatchedTopic> watched_topics;
+  // The instance's `degraded` reasons (PublishInstanceDegraded); empty: none.
+  std::string repartition_reason;
+  std::string dead_letters_unlisted;
   // The input's largest partition count the cluster told (-1: not yet; read by
   // /metrics), and a smaller count it told last (-1: none), warned about once.
   std::atomic<int> input_partitions{-1};
@@ -458,8 +465,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // revoked) as no partitions at all: every instance ends with an empty assignment,
   // which is ready. So the instance asks the cluster itself whether it still lists
   // the topic, and is not ready while it does not; nor while it does not list the
-  // changelog or the dead-letter topic (CheckOutputsListed). An unanswered question
-  // changes nothing (an unreachable cluster shows in the commits).
+  // changelog, which every commit writes. A missing dead-letter topic fails every
+  // commit only once a malformed event comes (maybe hours later): the instance counts
+  // on and lists it under `degraded`. An unanswered question changes nothing (an
+  // unreachable cluster shows in the commits).
   void CheckTopicsListed() {
     ExpireRepartitionNotice();
     const auto counts = o.clients->PartitionCounts(kInputCheckTimeout);
@@ -472,51 +481,49 @@ struct Processor::Impl final : kafka::RebalanceListener {
       return;
     }
     input_check_failures = 0;
-    const bool listed = counts.value().contains(o.input_topic);
-    if (listed) NoticeInputPartitions(counts.value());
-    const int was = input_listed.exchange(listed ? 1 : 0, std::memory_order_relaxed);
-    if (listed && was == 0) {
-      Log("topic " + o.input_topic + " is listed by the cluster again");
-      input_unlisted.clear();
-    } else if (!listed && was != 0) {
-      input_unlisted =
-          "topic " + o.input_topic +
-          " is not in the cluster's list of topics (deleted, or this instance's principal may "
-          "no longer Describe it): no shard can run until it is back";
-      Warn(input_unlisted);
-    }
-    CheckOutputsListed(counts.value());
-    board.SetTopicsUnavailable(input_unlisted.empty() || outputs_unlisted.empty()
-                                   ? input_unlisted + outputs_unlisted
-                                   : input_unlisted + "; " + outputs_unlisted);
+    if (counts.value().contains(o.input_topic)) NoticeInputPartitions(counts.value());
+    const std::string gone_doc = " (docs/operations.md, \"A topic the service writes is gone\")";
+    const auto input = Watch(counts.value(), o.input_topic, "no shard can run until it is back");
+    const auto changelog = Watch(counts.value(), o.changelog_topic,
+                                 "no commit can succeed until it is back" + gone_doc);
+    const auto dead_letters =
+        Watch(counts.value(), o.dlq_topic,
+              "the shards count on, but a malformed event would fail every commit until it is "
+              "back" +
+                  gone_doc);
+    input_listed.store(input ? 0 : 1, std::memory_order_relaxed);
+    outputs_listed.store(changelog || dead_letters ? 0 : 1, std::memory_order_relaxed);
+    std::string unavailable = input.value_or("");
+    if (changelog) unavailable += (unavailable.empty() ? "" : "; ") + *changelog;
+    board.SetTopicsUnavailable(std::move(unavailable));
+    dead_letters_unlisted = dead_letters.value_or("");
+    PublishInstanceDegraded();
   }
 
-  // A changelog or dead-letter topic deleted (or hidden) while the instance runs fails
-  // every commit that writes to it: the changelog's at once, the dead-letter topic's
-  // only once a malformed event comes, which may be hours later, and then every
-  // shard's. Said as soon as the cluster stops listing either.
-  void CheckOutputsListed(const std::map<std::string, int>& counts) {
-    std::string missing;
-    for (const std::string* topic : {&o.changelog_topic, &o.dlq_topic}) {
-      if (counts.contains(*topic)) continue;
-      missing += (missing.empty() ? "topic " : " and topic ") + *topic;
-    }
-    outputs_listed.store(missing.empty() ? 1 : 0, std::memory_order_relaxed);
-    std::string why;
-    if (!missing.empty()) {
-      why = missing +
-            " not in the cluster's list of topics (deleted, or this instance's principal may no "
-            "longer Describe it): a commit that writes there fails, so the instance cannot "
-            "count until it is back (docs/operations.md, \"A topic the service writes is "
-            "gone\")";
-    }
-    if (why == outputs_unlisted) return;
-    if (why.empty()) {
-      Log("the cluster lists the changelog and the dead-letter topic again");
-    } else {
-      Warn(why);
-    }
-    outputs_unlisted = std::move(why);
+  // Why `topic` is missing (nullopt: it is not), saying so when that changes. A topic
+  // is missing after kMissesToTell answered checks in a row that do not list it: a
+  // broker that just restarted may answer from a partial cache.
+  std::optional<std::string> Watch(const std::map<std::string, int>& counts,
+                                   const std::string& topic, const std::string& consequence) {
+    WatchedTopic& w = watched_topics[topic];
+    w.misses = counts.contains(topic) ? 0 : w.misses + 1;
+    const bool missing = w.misses >= kMissesToTell;
+    const std::string why = "topic " + topic +
+                            " is not in the cluster's list of topics (deleted, or this "
+                            "instance's principal may no longer Describe it): " +
+                            consequence;
+    if (missing && !w.missing) Warn(why);
+    if (!missing && w.missing) Log("topic " + topic + " is listed by the cluster again");
+    w.missing = missing;
+    if (!missing) return std::nullopt;
+    return why;
+  }
+
+  void PublishInstanceDegraded() {
+    std::vector<std::string> reasons;
+    if (!repartition_reason.empty()) reasons.push_back(repartition_reason);
+    if (!dead_letters_unlisted.empty()) reasons.push_back(dead_letters_unlisted);
+    board.SetInstanceDegraded(std::move(reasons));
   }
 
   // Adding partitions to the input moves keys (the producers' default partitioner
@@ -561,7 +568,8 @@ struct Processor::Impl final : kafka::RebalanceListener {
         " s after the change (the producers' metadata refresh, 5 min by default, and one "
         "dedup window, for events produced meanwhile; docs/operations.md, \"Partitions are "
         "the unit of scale\")";
-    board.SetInputDegraded(why);
+    repartition_reason = why;
+    PublishInstanceDegraded();
     repartition_reported.store(true, std::memory_order_relaxed);
     const auto changelog = counts.find(o.changelog_topic);
     if (changelog != counts.end() && changelog->second < now) {
@@ -576,7 +584,8 @@ struct Processor::Impl final : kafka::RebalanceListener {
   void ExpireRepartitionNotice() {
     if (repartitioned_until_ms < 0 || clock.SteadyMs() < repartitioned_until_ms) return;
     repartitioned_until_ms = -1;
-    board.SetInputDegraded({});
+    repartition_reason.clear();
+    PublishInstanceDegraded();
     repartition_reported.store(false, std::memory_order_relaxed);
     Log("the producers' metadata refresh and one dedup window have passed since topic " +
         o.input_topic + " gained partitions: a retry now reaches its first copy's shard");
@@ -838,7 +847,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   TxnResult TimedTransaction(const TxnContent& content) {
     const int64_t start = clock.SteadyMs();
     txn_open_since_ms.store(start, std::memory_order_relaxed);
-    board.SetTransactionOpenSince(clock.WallMs());
+    board.SetTransactionOpenSince(start);
     TxnResult result = Transaction(*producer, clock, kCallTimeout).Run(content);
     board.SetTransactionOpenSince(-1);
     txn_open_since_ms.store(-1, std::memory_order_relaxed);

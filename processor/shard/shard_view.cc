@@ -45,14 +45,14 @@ void StateBoard::SetTopicsUnavailable(std::string why) {
   topics_unavailable_ = std::move(why);
 }
 
-void StateBoard::SetInputDegraded(std::string why) {
+void StateBoard::SetInstanceDegraded(std::vector<std::string> reasons) {
   std::lock_guard lock(mu_);
-  input_degraded_ = std::move(why);
+  instance_degraded_ = std::move(reasons);
 }
 
-void StateBoard::SetTransactionOpenSince(int64_t wall_ms) {
+void StateBoard::SetTransactionOpenSince(int64_t steady_ms) {
   std::lock_guard lock(mu_);
-  transaction_open_since_ms_ = wall_ms;
+  transaction_open_since_ms_ = steady_ms;
 }
 
 void StateBoard::SetTransactionTimeout(int64_t ms) {
@@ -66,7 +66,7 @@ StateBoard::Snapshot StateBoard::Read() const {
                   partitions_,
                   assignment_known_,
                   topics_unavailable_,
-                  input_degraded_,
+                  instance_degraded_,
                   transaction_open_since_ms_,
                   transaction_timeout_ms_};
 }

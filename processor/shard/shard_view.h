@@ -159,27 +159,28 @@ class StateBoard {
   // otherwise look ready, and one without its changelog or dead-letter topic cannot
   // commit (the dead-letter topic: once a malformed event comes).
   void SetTopicsUnavailable(std::string why);
-  // Why a guarantee holds less than in full for the whole instance rather than one
-  // shard (the input's partition count changed: keys moved); empty when none.
-  // /readyz lists it under `degraded` with no partition.
-  void SetInputDegraded(std::string why);
-  // When (wall ms) the instance's transaction in progress began, -1 when none is
-  // open; and how long one may stay open (kafka.transaction_timeout_ms). The
-  // processor's thread is blocked inside a stuck commit, so /readyz (on the HTTP
-  // thread) judges it from these: past the timeout, nothing commits.
-  void SetTransactionOpenSince(int64_t wall_ms);
+  // Why guarantees hold less than in full for the whole instance rather than one
+  // shard (the input gained partitions: keys moved; the dead-letter topic is gone);
+  // empty when none. /readyz lists each under `degraded` with no partition.
+  void SetInstanceDegraded(std::vector<std::string> reasons);
+  // When (steady ms, the processor's clock: a wall-clock step must not move it) the
+  // instance's transaction in progress began, -1 when none is open; and how long one
+  // may stay open (kafka.transaction_timeout_ms). The processor's thread is blocked
+  // inside a stuck commit, so /readyz (on the HTTP thread) judges it from these: past
+  // the timeout, nothing commits.
+  void SetTransactionOpenSince(int64_t steady_ms);
   void SetTransactionTimeout(int64_t ms);
 
   struct Snapshot {
     std::vector<std::shared_ptr<const ShardView>> shards;  // by partition
     int32_t partitions = 0;
     bool assignment_known = false;
-    std::string topics_unavailable;          // SetTopicsUnavailable
-    std::string input_degraded;              // SetInputDegraded
-    int64_t transaction_open_since_ms = -1;  // SetTransactionOpenSince
-    int64_t transaction_timeout_ms = 0;      // SetTransactionTimeout; 0: not judged
-    // Why the instance's transaction is stuck at `now_ms` (open past its timeout);
-    // empty when it is not.
+    std::string topics_unavailable;              // SetTopicsUnavailable
+    std::vector<std::string> instance_degraded;  // SetInstanceDegraded
+    int64_t transaction_open_since_ms = -1;      // SetTransactionOpenSince
+    int64_t transaction_timeout_ms = 0;          // SetTransactionTimeout; 0: not judged
+    // Why the instance's transaction is stuck at steady time `now_ms` (open past its
+    // timeout); empty when it is not.
     std::string StuckTransaction(int64_t now_ms) const;
     // Every shard of the cluster has a running view on this instance.
     bool complete() const;
@@ -193,7 +194,7 @@ class StateBoard {
   int32_t partitions_;
   bool assignment_known_ = false;
   std::string topics_unavailable_;
-  std::string input_degraded_;
+  std::vector<std::string> instance_degraded_;
   int64_t transaction_open_since_ms_ = -1;
   int64_t transaction_timeout_ms_ = 0;
   std::vector<std::shared_ptr<const ShardView>> shards_;  // sorted by partition

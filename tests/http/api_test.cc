@@ -108,6 +108,7 @@ class ApiTest : public ::testing::Test {
     o.input_topic = "events";
     o.target_fpp = 0.002;
     o.now_ms = [this] { return now_.load(); };
+    o.steady_ms = [this] { return steady_.load(); };
     return o;
   }
 
@@ -133,6 +134,7 @@ class ApiTest : public ::testing::Test {
 
   shard::StateBoard board_{3};
   std::atomic<int64_t> now_{kNow};
+  std::atomic<int64_t> steady_{kNow};
   Handler handler_ = MakeApiHandler(board_, Options());
   simdjson::dom::parser parser_;
 };
@@ -566,7 +568,9 @@ TEST_F(ApiTest, ReadinessIsNotReadyWhileTheInstancesTransactionIsOpenPastItsTime
   board_.SetTransactionTimeout(10'000);
   board_.SetTransactionOpenSince(kNow - 9'000);
   EXPECT_EQ(Get("/readyz").status, 200u);
-  now_ = kNow + 2'000;
+  now_ = kNow + 60'000;  // a wall-clock step changes nothing
+  EXPECT_EQ(Get("/readyz").status, 200u);
+  steady_ = kNow + 2'000;
   const Response r = Get("/readyz");
   EXPECT_EQ(r.status, 503u) << r.body;
   EXPECT_NE(r.body.find("the instance's transaction has been open for 11 s"), std::string::npos)
@@ -581,7 +585,7 @@ TEST_F(ApiTest, ReadinessIsNotReadyWhileTheInstancesTransactionIsOpenPastItsTime
 TEST_F(ApiTest, ReadinessListsAChangeOfTheInputsPartitionCountAsDegradedWithNoPartition) {
   board_.SetAssignmentKnown(true);
   Publish(DetailedView());
-  board_.SetInputDegraded("topic events has 3 partitions now, 2 before");
+  board_.SetInstanceDegraded({"topic events has 3 partitions now, 2 before"});
   Response r = Get("/readyz");
   ASSERT_EQ(r.status, 200u) << r.body;
   auto degraded = Json(r)["degraded"].get_array().value();
@@ -589,7 +593,7 @@ TEST_F(ApiTest, ReadinessListsAChangeOfTheInputsPartitionCountAsDegradedWithNoPa
   EXPECT_TRUE(degraded.at(0)["partition"].is_null()) << r.body;
   EXPECT_EQ(std::string(degraded.at(0)["reason"].get_string().value()),
             "topic events has 3 partitions now, 2 before");
-  board_.SetInputDegraded({});
+  board_.SetInstanceDegraded({});
   EXPECT_EQ(Json(Get("/readyz"))["degraded"].get_array().value().size(), 0u);
 }
 
