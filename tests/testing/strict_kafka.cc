@@ -820,6 +820,13 @@ class StrictPlainProducer final : public kafka::PlainProducer {
       if (injected->kind == ErrorKind::kFatal) fatal_ = injected;
       return *injected;
     }
+    if (id_.cluster->leaderless.contains({std::string(record.topic), record.partition.value()})) {
+      // librdkafka keeps it queued until message.timeout.ms and then reports it failed;
+      // the double reports that at once.
+      deliveries_.last_error = "Local: Message timed out";
+      if (deliveries_.failed++ == 0) deliveries_.first_error = deliveries_.last_error;
+      return {};
+    }
     KafkaError e = id_.cluster->AppendRecord(record, "", nullptr);
     // The record is in the log at once: its delivery report is already in.
     if (!e) ++deliveries_.acked;

@@ -200,7 +200,9 @@ class StrictKafka {
   // nothing from it, without an error, their cached high watermark stops, and
   // questions about its offsets fail at once with NOT_LEADER_FOR_PARTITION (as
   // librdkafka's do before its metadata shows no leader; _UNKNOWN_PARTITION after),
-  // until called again with `leaderless` false.
+  // until called again with `leaderless` false. A plain producer's record for it is
+  // never appended and its delivery is reported failed ("Local: Message timed out"),
+  // at once where librdkafka waits for message.timeout.ms.
   void MakeLeaderless(const std::string& topic, int32_t partition, bool leaderless = true);
   // A real cluster answers DescribeConfigs in the background: the first question is
   // answered nullopt (outstanding), later ones once the answer came. While held, every

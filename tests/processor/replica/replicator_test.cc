@@ -569,6 +569,29 @@ TEST(Replicator, HeartbeatsThatCannotBeSentAreCountedAndSaidOnceUntilTheyGoThrou
   EXPECT_EQ(Logged(a, "members: heartbeats are delivered again"), 1u) << a.log();
 }
 
+// Heartbeats sent but never delivered (the members partition without a leader) are
+// counted and said once, naming the delivery's error.
+TEST(Replicator, HeartbeatsSentButNotDeliveredAreCountedAndSaidOnce) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Pair pair = StartCaughtUpPair(kafka);
+  ASSERT_GE(pair.p, 0);
+  StrictInstance& a = *pair.a;
+  StrictInstance& b = *pair.b;
+  kafka.MakeLeaderless("events.members", 0);
+  RunFor(kafka, {&a, &b}, 20s);
+  EXPECT_EQ(Logged(a, "members: heartbeats were not delivered: Local: Message timed out"), 1u)
+      << a.log();
+  const std::string metrics = a.metrics().Render();
+  const std::string sample = "\noncecount_heartbeat_failures_total ";
+  const size_t at = metrics.find(sample);
+  ASSERT_NE(at, std::string::npos) << metrics;
+  EXPECT_GE(std::stoi(metrics.substr(at + sample.size())), 15) << "one a second";
+  kafka.MakeLeaderless("events.members", 0, false);
+  RunFor(kafka, {&a, &b}, 5s);
+  EXPECT_EQ(Logged(a, "members: heartbeats are delivered again"), 1u) << a.log();
+}
+
 // The processor publishes a shard it is given as restoring, then takes it from the
 // replicator, which drops its replica: the instance must not look ready (GET /readyz)
 // while it claims the shard. It did, with no view of the shard at all, when the
