@@ -454,7 +454,7 @@ class Api {
 
   Response Readyz() const {
     const Snapshot s = board_.Read();
-    if (!s.ready()) return ErrorResponse({503, "not_ready", NotReadyReason(s)});
+    if (!s.ready()) return ErrorResponse({503, "not_ready", NotReadyReason(s) + AlsoDegraded(s)});
     if (std::string stuck = s.StuckTransaction(options_.steady_ms()); !stuck.empty()) {
       return ErrorResponse({503, "not_ready", std::move(stuck)});
     }
@@ -486,8 +486,9 @@ class Api {
     return JsonResponse(j);
   }
 
-  // Ready, but with a guarantee that does not hold in full right now: the input's
-  // partition count changed within the last dedup window (keys moved), each active
+  // Ready, but with a guarantee that does not hold in full right now: the instance's
+  // own reasons (the input gained partitions: keys moved; the dead-letter topic is
+  // gone), each active
   // shard whose filter holds less than its configured window (SPEC §2.1), and each
   // standby that failed or is still being built (a failover to this instance would
   // restore cold, §2.4: a rolling restart that moves on before this instance's
@@ -583,6 +584,13 @@ class Api {
       oldest = std::min(oldest, v->published_at_ms - v->counters_behind_ms);
     }
     return std::max<int64_t>(0, options_.now_ms() - oldest);
+  }
+
+  // The instance-wide reasons `degraded` would list, for a 503 that has no such list.
+  static std::string AlsoDegraded(const Snapshot& s) {
+    std::string also;
+    for (const std::string& why : s.instance_degraded) also += "; and: " + why;
+    return also;
   }
 
   static std::string NotReadyReason(const Snapshot& s) {

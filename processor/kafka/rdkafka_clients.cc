@@ -2,6 +2,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <map>
@@ -743,14 +744,25 @@ class RdKafkaClients final : public Clients {
     Settings defaults = connection_;
     defaults.push_back({"linger.ms", std::to_string(spec.linger.count())});
     defaults.push_back({"queue.buffering.max.messages", std::to_string(spec.max_queued)});
+    // The spec's delivery timeout holds whatever kafka.properties says: a longer one
+    // there (or 0, unlimited) would keep a failed delivery unseen past it.
+    std::map<std::string, std::string> user = properties_;
     if (spec.delivery_timeout.count() > 0) {
-      defaults.push_back({"message.timeout.ms", std::to_string(spec.delivery_timeout.count())});
+      int64_t timeout = spec.delivery_timeout.count();
+      for (const char* name : {"message.timeout.ms", "delivery.timeout.ms"}) {
+        const auto it = user.find(name);
+        if (it == user.end()) continue;
+        const int64_t asked = std::atoll(it->second.c_str());
+        if (asked > 0) timeout = std::min(timeout, asked);
+        user.erase(it);
+      }
+      defaults.push_back({"message.timeout.ms", std::to_string(timeout)});
     }
     Settings pinned = {{"enable.idempotence", "true"}};
     const std::string in_flight = std::to_string(spec.max_in_flight);
     (spec.max_in_flight == 1 ? pinned : defaults)
         .push_back({"max.in.flight.requests.per.connection", in_flight});
-    auto made = MakeClientConfig(defaults, properties_, pinned);
+    auto made = MakeClientConfig(defaults, user, pinned);
     if (!made) return std::move(made).error();
     rd_kafka_conf_t* conf = made.value();
     auto producer = std::make_unique<RdPlainProducer>(log_);

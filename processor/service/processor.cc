@@ -164,23 +164,25 @@ struct Processor::Impl final : kafka::RebalanceListener {
   int64_t next_input_check_ms = 0;       // when Step calls CheckTopicsListed
   int input_check_failures = 0;          // CheckTopicsListed's, in a row
   base::Partition last_quiet_asked{-1};  // CheckQuietInputs goes round
-  // 1: the cluster lists the input topic, 0: it does not, -1: not asked yet. Read by
-  // /metrics.
+  // 1: the cluster lists the input topic, 0: it is missing (CheckTopicsListed), -1: no
+  // answer yet. Read by /metrics.
   std::atomic<int> input_listed{-1};
   // Likewise for the changelog and the dead-letter topic together.
   std::atomic<int> outputs_listed{-1};
   // What CheckTopicsListed saw of each topic it watches.
   struct WatchedTopic {
-    int misses = 0;  // answered checks in a row that did not list it
+    bool last_listed = true;  // by the last answered check
+    int in_a_row = 0;         // answered checks in a row that agreed with it
     bool missing = false;
   };
-  static constexpr int kMissesToTell = 2;
+  static constexpr int kListingsToTell = 2;
   std::map<std::string, WatchedTopic> watched_topics;
   // The instance's `degraded` reasons (PublishInstanceDegraded); empty: none.
   std::string repartition_reason;
   std::string dead_letters_unlisted;
   // The input's largest partition count the cluster told (-1: not yet; read by
-  // /metrics), and a smaller count it told last (-1: none), warned about once.
+  // /metrics), and the smallest smaller count it told (-1: none): each smaller one is
+  // warned about once.
   std::atomic<int> input_partitions{-1};
   int input_shrunk_to = -1;
   // Until when (steady ms) a gain of input partitions is reported (-1: none), and
@@ -248,9 +250,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
         });
     metrics->AddGaugeFunction(
         "oncecount_input_topic_listed",
-        "1 while the cluster lists the input topic, 0 when it does not (deleted, or Describe "
-        "revoked: no shard can run, and /readyz says so), -1 before the first answer. "
-        "Asked every 10 s.",
+        "0 once two answered listings in a row lacked the input topic (deleted, or Describe "
+        "revoked: no shard can run, and /readyz says so), 1 otherwise, -1 before the first "
+        "answer. Asked every 10 s.",
         "", [this] { return static_cast<double>(input_listed.load(std::memory_order_relaxed)); });
     metrics->AddGaugeFunction(
         "oncecount_input_partitions",
@@ -269,9 +271,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
         "", [this] { return repartition_reported.load(std::memory_order_relaxed) ? 1.0 : 0.0; });
     metrics->AddGaugeFunction(
         "oncecount_output_topics_listed",
-        "1 while the cluster lists both the changelog and the dead-letter topic, 0 when it "
-        "does not list one of them (deleted, or Describe revoked: no commit that writes there "
-        "can succeed, and /readyz says so), -1 before the first answer. Asked every 10 s.",
+        "0 once two answered listings in a row lacked the changelog or the dead-letter topic "
+        "(deleted, or Describe revoked: a commit that writes there fails; /readyz says so), 1 "
+        "otherwise, -1 before the first answer. Asked every 10 s.",
         "", [this] { return static_cast<double>(outputs_listed.load(std::memory_order_relaxed)); });
     consumer_errors = &metrics->AddCounter(
         "oncecount_consumer_errors_total",
@@ -500,22 +502,29 @@ struct Processor::Impl final : kafka::RebalanceListener {
     PublishInstanceDegraded();
   }
 
-  // Why `topic` is missing (nullopt: it is not), saying so when that changes. A topic
-  // is missing after kMissesToTell answered checks in a row that do not list it: a
-  // broker that just restarted may answer from a partial cache.
+  // Why `topic` is missing (nullopt: it is not), saying so when that changes. It goes
+  // missing, and comes back, only after kListingsToTell answered checks in a row agree:
+  // librdkafka asks any one broker, and one that just restarted (or lags) may answer
+  // from a partial or stale cache.
   std::optional<std::string> Watch(const std::map<std::string, int>& counts,
                                    const std::string& topic, const std::string& consequence) {
     WatchedTopic& w = watched_topics[topic];
-    w.misses = counts.contains(topic) ? 0 : w.misses + 1;
-    const bool missing = w.misses >= kMissesToTell;
+    const bool listed = counts.contains(topic);
+    w.in_a_row = listed == w.last_listed ? w.in_a_row + 1 : 1;
+    w.last_listed = listed;
     const std::string why = "topic " + topic +
                             " is not in the cluster's list of topics (deleted, or this "
                             "instance's principal may no longer Describe it): " +
                             consequence;
-    if (missing && !w.missing) Warn(why);
-    if (!missing && w.missing) Log("topic " + topic + " is listed by the cluster again");
-    w.missing = missing;
-    if (!missing) return std::nullopt;
+    if (w.in_a_row >= kListingsToTell && w.missing == listed) {
+      w.missing = !listed;
+      if (w.missing) {
+        Warn(why);
+      } else {
+        Log("topic " + topic + " is listed by the cluster again");
+      }
+    }
+    if (!w.missing) return std::nullopt;
     return why;
   }
 
@@ -539,7 +548,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     if (now > before) {
       input_partitions.store(now, std::memory_order_relaxed);
       ReportRepartition(before, now, counts);
-    } else if (now < before && now != input_shrunk_to) {
+    } else if (now < before && (input_shrunk_to < 0 || now < input_shrunk_to)) {
       // Kafka never removes partitions: a broker's stale metadata, or a topic deleted
       // and created again (whose shards' states no longer match its records).
       Warn("the cluster says topic " + o.input_topic + " has " + std::to_string(now) +
@@ -549,7 +558,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
            "no longer match its records; docs/operations.md, \"A shard's input is behind its "
            "state\")");
     }
-    input_shrunk_to = now < before ? now : -1;
+    if (now < before && (input_shrunk_to < 0 || now < input_shrunk_to)) input_shrunk_to = now;
     FollowNewShards(counts);
   }
 

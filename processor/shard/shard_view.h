@@ -153,11 +153,11 @@ class StateBoard {
   // Set once the processor has joined its group and received its first assignment;
   // /readyz is 503 before that.
   void SetAssignmentKnown(bool known);
-  // Why a topic the instance reads or writes cannot be used (the cluster no longer
-  // lists it: deleted, or Describe revoked); empty once every one can. /readyz is 503
-  // meanwhile: an instance whose group lost its input holds no shard and would
-  // otherwise look ready, and one without its changelog or dead-letter topic cannot
-  // commit (the dead-letter topic: once a malformed event comes).
+  // Why the input or the changelog topic cannot be used (the cluster no longer lists
+  // it: deleted, or Describe revoked); empty once both can. /readyz is 503 meanwhile:
+  // an instance whose group lost its input holds no shard and would otherwise look
+  // ready, and one without its changelog cannot commit. (A missing dead-letter topic
+  // is an instance-wide `degraded` reason: SetInstanceDegraded.)
   void SetTopicsUnavailable(std::string why);
   // Why guarantees hold less than in full for the whole instance rather than one
   // shard (the input gained partitions: keys moved; the dead-letter topic is gone);

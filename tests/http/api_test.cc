@@ -560,6 +560,20 @@ TEST_F(ApiTest, ReadinessNamesAnInputTopicTheClusterNoLongerLists) {
       << r.body;
 }
 
+// A 503 has no `degraded` list: the instance-wide reasons go into its message, so
+// that a missing changelog does not hide a missing dead-letter topic.
+TEST_F(ApiTest, ANotReadyAnswerAlsoNamesTheInstancesDegradedReasons) {
+  board_.SetAssignmentKnown(true);
+  board_.SetTopicsUnavailable("topic events.changelog is not in the cluster's list of topics");
+  board_.SetInstanceDegraded({"topic events.dlq is not in the cluster's list of topics"});
+  const Response r = Get("/readyz");
+  EXPECT_EQ(r.status, 503u) << r.body;
+  EXPECT_NE(r.body.find("topic events.changelog is not in the cluster's list of topics; and: "
+                        "topic events.dlq is not in"),
+            std::string::npos)
+      << r.body;
+}
+
 // The processor's thread is blocked in a commit that hangs: its shards still look
 // running, but nothing commits. Past the transaction timeout, /readyz says so.
 TEST_F(ApiTest, ReadinessIsNotReadyWhileTheInstancesTransactionIsOpenPastItsTimeout) {

@@ -809,7 +809,10 @@ class StrictGroupMetadata final : public kafka::GroupMetadata {
 
 class StrictPlainProducer final : public kafka::PlainProducer {
  public:
-  explicit StrictPlainProducer(Identity identity) : id_(std::move(identity)) {}
+  StrictPlainProducer(Identity identity, const kafka::PlainProducerSpec& spec)
+      : id_(std::move(identity)),
+        delivery_timeout_ms_(spec.delivery_timeout.count() > 0 ? spec.delivery_timeout.count()
+                                                               : kLibrdkafkaMessageTimeoutMs) {}
 
   KafkaError Produce(const kafka::OutgoingRecord& record) override {
     std::lock_guard lock(id_.cluster->mu);
@@ -820,11 +823,10 @@ class StrictPlainProducer final : public kafka::PlainProducer {
       if (injected->kind == ErrorKind::kFatal) fatal_ = injected;
       return *injected;
     }
+    ReportTimedOut();
     if (id_.cluster->leaderless.contains({std::string(record.topic), record.partition.value()})) {
-      // librdkafka keeps it queued until message.timeout.ms and then reports it failed;
-      // the double reports that at once.
-      deliveries_.last_error = "Local: Message timed out";
-      if (deliveries_.failed++ == 0) deliveries_.first_error = deliveries_.last_error;
+      // As librdkafka: it waits in the queue, and fails at its delivery timeout.
+      stranded_.push_back(id_.cluster->NowMs() + delivery_timeout_ms_);
       return {};
     }
     KafkaError e = id_.cluster->AppendRecord(record, "", nullptr);
@@ -832,13 +834,32 @@ class StrictPlainProducer final : public kafka::PlainProducer {
     if (!e) ++deliveries_.acked;
     return e;
   }
-  void Poll(std::chrono::milliseconds) override {}
-  size_t Flush(std::chrono::milliseconds) override { return 0; }
+  void Poll(std::chrono::milliseconds) override {
+    std::lock_guard lock(id_.cluster->mu);
+    ReportTimedOut();
+  }
+  size_t Flush(std::chrono::milliseconds) override {
+    std::lock_guard lock(id_.cluster->mu);
+    ReportTimedOut();
+    return stranded_.size();
+  }
   const kafka::Deliveries& deliveries() const override { return deliveries_; }
 
  private:
+  static constexpr int64_t kLibrdkafkaMessageTimeoutMs = 300000;
+
+  void ReportTimedOut() {
+    while (!stranded_.empty() && stranded_.front() <= id_.cluster->NowMs()) {
+      stranded_.pop_front();
+      deliveries_.last_error = "Local: Message timed out";
+      if (deliveries_.failed++ == 0) deliveries_.first_error = deliveries_.last_error;
+    }
+  }
+
   const Identity id_;
+  const int64_t delivery_timeout_ms_;
   kafka::Deliveries deliveries_;
+  std::deque<int64_t> stranded_;     // when each record stranded on a leaderless partition fails
   std::optional<KafkaError> fatal_;  // guarded by the cluster's mutex
 };
 
@@ -1792,9 +1813,9 @@ class StrictClients final : public kafka::Clients {
     return std::unique_ptr<kafka::PartitionReader>(std::make_unique<StrictPartitionReader>(id_));
   }
   base::Result<std::unique_ptr<kafka::PlainProducer>> NewPlainProducer(
-      const kafka::PlainProducerSpec&) override {
+      const kafka::PlainProducerSpec& spec) override {
     if (Dead()) return base::KafkaFailure("crashed");
-    return std::unique_ptr<kafka::PlainProducer>(std::make_unique<StrictPlainProducer>(id_));
+    return std::unique_ptr<kafka::PlainProducer>(std::make_unique<StrictPlainProducer>(id_, spec));
   }
   base::Result<std::map<std::string, int>> PartitionCounts(std::chrono::milliseconds) override;
   base::Result<base::Offset> HighWatermark(const std::string& topic, base::Partition partition,

@@ -201,8 +201,10 @@ class StrictKafka {
   // questions about its offsets fail at once with NOT_LEADER_FOR_PARTITION (as
   // librdkafka's do before its metadata shows no leader; _UNKNOWN_PARTITION after),
   // until called again with `leaderless` false. A plain producer's record for it is
-  // never appended and its delivery is reported failed ("Local: Message timed out"),
-  // at once where librdkafka waits for message.timeout.ms.
+  // never appended, and its delivery is reported failed ("Local: Message timed out")
+  // once its delivery timeout passed (PlainProducerSpec::delivery_timeout, librdkafka's
+  // 5 minutes by default), even when the leader is back before (librdkafka would
+  // deliver it then).
   void MakeLeaderless(const std::string& topic, int32_t partition, bool leaderless = true);
   // A real cluster answers DescribeConfigs in the background: the first question is
   // answered nullopt (outstanding), later ones once the answer came. While held, every

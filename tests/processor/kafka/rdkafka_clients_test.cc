@@ -478,5 +478,31 @@ TEST_F(RdKafkaClientsTest, APropertyAnotherKindOfClientTakesIsLoggedButIsNoWarni
   EXPECT_EQ(warnings.value(), 0u);
 }
 
+// A plain producer's delivery timeout (the members producer's: member_timeout) holds
+// even when kafka.properties asks for a longer one: a record for a partition without
+// a leader is reported failed after it, not after the user's ten minutes.
+TEST_F(RdKafkaClientsTest, APlainProducersDeliveryTimeoutHoldsOverALongerOneInTheProperties) {
+  auto clients =
+      MakeRdKafkaClients(cluster_->bootstrap_servers(), {{"message.timeout.ms", "600000"}});
+  PlainProducerSpec spec;
+  spec.delivery_timeout = 1s;
+  auto made = clients->NewPlainProducer(spec);
+  ASSERT_TRUE(made.ok()) << made.error();
+  PlainProducer& producer = *made.value();
+  ASSERT_FALSE(producer.Produce({"log", base::Partition(0), std::nullopt, "before", {}}));
+  ASSERT_EQ(producer.Flush(10s), 0u);
+  ASSERT_EQ(producer.deliveries().acked, 1u);
+  ASSERT_EQ(rd_kafka_mock_partition_set_leader(cluster_->mock(), "log", 0, -1),
+            RD_KAFKA_RESP_ERR_NO_ERROR);
+  const auto sent = std::chrono::steady_clock::now();
+  ASSERT_FALSE(producer.Produce({"log", base::Partition(0), std::nullopt, "stranded", {}}));
+  while (producer.deliveries().failed == 0 && std::chrono::steady_clock::now() - sent < 20s) {
+    producer.Poll(100ms);
+  }
+  EXPECT_EQ(producer.deliveries().failed, 1u);
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, 10s);
+  EXPECT_EQ(producer.deliveries().last_error, "Local: Message timed out");
+}
+
 }  // namespace
 }  // namespace oncecount::kafka

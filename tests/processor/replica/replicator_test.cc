@@ -586,9 +586,10 @@ TEST(Replicator, HeartbeatsSentButNotDeliveredAreCountedAndSaidOnce) {
   const std::string sample = "\noncecount_heartbeat_failures_total ";
   const size_t at = metrics.find(sample);
   ASSERT_NE(at, std::string::npos) << metrics;
-  EXPECT_GE(std::stoi(metrics.substr(at + sample.size())), 15) << "one a second";
+  EXPECT_GE(std::stoi(metrics.substr(at + sample.size())), 10)
+      << "one a second, each failed once its delivery timeout (member_timeout, 5 s) passed";
   kafka.MakeLeaderless("events.members", 0, false);
-  RunFor(kafka, {&a, &b}, 5s);
+  RunFor(kafka, {&a, &b}, 10s);  // the heartbeats stranded meanwhile fail first
   EXPECT_EQ(Logged(a, "members: heartbeats are delivered again"), 1u) << a.log();
 }
 
