@@ -17,6 +17,7 @@
 #include "http/http_error.h"
 #include "http/request_target.h"
 #include "http/route.h"
+#include "processor/base/clock.h"
 #include "processor/event/increment_event.h"
 #include "processor/json/json_writer.h"
 #include "processor/shard/counter_snapshot.h"
@@ -43,12 +44,6 @@ Response ErrorResponse(const HttpError& e) {
 int64_t SystemNowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-int64_t SystemSteadyMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -209,7 +204,7 @@ class Api {
   Api(const shard::StateBoard& board, ApiOptions options)
       : board_(board), options_(std::move(options)) {
     if (!options_.now_ms) options_.now_ms = SystemNowMs;
-    if (!options_.steady_ms) options_.steady_ms = SystemSteadyMs;
+    if (!options_.steady_ms) options_.steady_ms = [] { return base::DefaultClock().SteadyMs(); };
   }
 
   Response Handle(const Request& request) {
