@@ -857,7 +857,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
     const int64_t start = clock.SteadyMs();
     txn_open_since_ms.store(start, std::memory_order_relaxed);
     board.SetTransactionOpenSince(start);
-    TxnResult result = Transaction(*producer, clock, kCallTimeout).Run(content);
+    TxnResult result = Transaction(*producer, clock, kCallTimeout, [this](const std::string& what) {
+                         Warn("the instance's transaction: " + what);
+                       }).Run(content);
     board.SetTransactionOpenSince(-1);
     txn_open_since_ms.store(-1, std::memory_order_relaxed);
     commit_seconds->Observe(static_cast<double>(clock.SteadyMs() - start) / 1000.0);

@@ -8,10 +8,14 @@ constexpr int kAttempts = 5;
 }  // namespace
 
 template <class Call>
-kafka::KafkaError Transaction::Retry(Call call) {
+kafka::KafkaError Transaction::Retry(const char* what, Call call) {
   for (int attempt = 1;; ++attempt) {
     kafka::KafkaError e = call();
     if (e.kind != kafka::ErrorKind::kRetriable || attempt == kAttempts) return e;
+    if (on_retry_) {
+      on_retry_(std::string(what) + " failed (attempt " + std::to_string(attempt) + " of " +
+                std::to_string(kAttempts) + "): " + e.ToString() + "; trying again");
+    }
     clock_.Sleep(std::chrono::milliseconds(100 * attempt));
   }
 }
@@ -23,8 +27,14 @@ TxnResult Transaction::Fail(kafka::KafkaError error) {
   }
   // Whatever else failed (retries exhausted included), the transaction must end: a
   // transaction left open would make every later begin fail.
-  const kafka::KafkaError aborted = Retry([&] { return producer_.AbortTransaction(timeout_); });
-  if (aborted) return {TxnOutcome::kFatal, aborted};
+  kafka::KafkaError aborted =
+      Retry("the abort", [&] { return producer_.AbortTransaction(timeout_); });
+  if (aborted) {
+    // The abort's error alone would hide why the transaction ended (librdkafka
+    // refuses an abort after a commit that timed out with _CONFLICT, say).
+    aborted.message = error.ToString() + "; the abort that followed failed too: " + aborted.message;
+    return {TxnOutcome::kFatal, std::move(aborted)};
+  }
   if (error.kind == ErrorKind::kGroupFenced) return {TxnOutcome::kAssignmentGone, std::move(error)};
   return {TxnOutcome::kAborted, std::move(error)};
 }
@@ -41,13 +51,14 @@ TxnResult Transaction::Run(const TxnContent& content) {
     if (kafka::KafkaError e = producer_.Produce(r)) return Fail(std::move(e));
   }
   if (!content.offsets.empty()) {
-    kafka::KafkaError e = Retry([&] {
+    kafka::KafkaError e = Retry("sending the offsets", [&] {
       return producer_.SendOffsets(content.offsets_topic, content.offsets, *content.group,
                                    timeout_);
     });
     if (e) return Fail(std::move(e));
   }
-  if (kafka::KafkaError e = Retry([&] { return producer_.CommitTransaction(timeout_); })) {
+  if (kafka::KafkaError e =
+          Retry("the commit", [&] { return producer_.CommitTransaction(timeout_); })) {
     return Fail(std::move(e));
   }
   return {};

@@ -22,12 +22,17 @@
 //                   written with it, and the instance exits non-zero so that its
 //                   orchestrator restarts it (a restart fences whatever is left).
 //
-// Retriable errors are retried with back-off on the injected clock.
+// Retriable errors are retried with back-off on the injected clock, each retry told
+// to `on_retry` (a commit that times out takes the call timeout every time, so five
+// of them are minutes in which the log must say why nothing commits). When the
+// abort that ends a failed transaction fails too, the outcome is kFatal and its
+// error names both: the failure that made the transaction end, then the abort's.
 //
 // Thread-safety: the processor's thread only.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -53,20 +58,26 @@ struct TxnContent {
 
 class Transaction {
  public:
+  using RetryNotice = std::function<void(const std::string&)>;
+
   Transaction(kafka::TransactionalProducer& producer, base::Clock& clock,
-              std::chrono::milliseconds call_timeout)
-      : producer_(producer), clock_(clock), timeout_(call_timeout) {}
+              std::chrono::milliseconds call_timeout, RetryNotice on_retry = {})
+      : producer_(producer),
+        clock_(clock),
+        timeout_(call_timeout),
+        on_retry_(std::move(on_retry)) {}
 
   TxnResult Run(const TxnContent& content);
 
  private:
   template <class Call>
-  kafka::KafkaError Retry(Call call);
+  kafka::KafkaError Retry(const char* what, Call call);
   TxnResult Fail(kafka::KafkaError error);
 
   kafka::TransactionalProducer& producer_;
   base::Clock& clock_;
   std::chrono::milliseconds timeout_;
+  RetryNotice on_retry_;
 };
 
 }  // namespace oncecount::service

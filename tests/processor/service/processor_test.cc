@@ -1235,6 +1235,36 @@ TEST(Processor, AnAbortedCommitRestoresTheShardsAndCountsTheirInputOnce) {
   ExpectExactlyOnce(kafka, 220);
 }
 
+// Regression: a commit that kept timing out was retried for minutes without a line in
+// the log, and when the abort after it was refused (librdkafka refuses one after a
+// commit that timed out), the instance exited naming only the abort's _CONFLICT.
+TEST(Processor, SaysEachRetryOfACommitAndExitsNamingTheCommitsErrorBeforeTheRefusedAborts) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  Send(kafka, 0, 100);
+  for (int i = 0; i < 3; ++i) a.Step();
+  kafka.InjectError(Call::kCommitTransaction,
+                    {kafka::ErrorKind::kRetriable, "_TIMED_OUT", "commit timed out"}, 5, "a");
+  kafka.InjectError(Call::kAbortTransaction,
+                    {kafka::ErrorKind::kFailed, "_CONFLICT", "a commit is in progress"}, 1, "a");
+  a.Commit();
+  EXPECT_FALSE(a.Step());
+  const std::string exit = a.Finish().error().ToString();
+  EXPECT_NE(exit.find("commit timed out (_TIMED_OUT); the abort that followed failed too: "
+                      "a commit is in progress (_CONFLICT)"),
+            std::string::npos)
+      << exit;
+  for (int attempt = 1; attempt <= 4; ++attempt) {
+    EXPECT_NE(a.log().find("the commit failed (attempt " + std::to_string(attempt) +
+                           " of 5): commit timed out (_TIMED_OUT); trying again"),
+              std::string::npos)
+        << a.log();
+  }
+  EXPECT_EQ(a.log().find("(attempt 5 of 5)"), std::string::npos) << a.log();
+}
+
 // Regression: an abort that came back at every commit (a dead letter the broker always
 // refuses, a permission missing) restored every shard at once, again and again, with
 // no back-off, while /readyz went back to 200 between the rounds and nothing said the
