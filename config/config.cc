@@ -342,6 +342,42 @@ base::Status CheckDerivedTopics(const KafkaConfig& k) {
   return {};
 }
 
+// Kafka refuses a topic whose name differs from an existing one only in '.' against
+// '_' (their metrics' names would collide): such names are one topic to the cluster.
+std::string CollisionName(std::string topic) {
+  for (char& c : topic) {
+    if (c == '.') c = '_';
+  }
+  return topic;
+}
+
+// Each topic the service reads or writes must be its own. A dead-letter topic that is
+// the input feeds its records back as events (a late record set aside, with a new
+// timestamp, counted after all; a malformed one dead-lettered for ever); one that is
+// the changelog or the members topic fills it with records its readers cannot read.
+// A previous group that is the group names no rename.
+base::Status CheckDistinctNames(const KafkaConfig& k) {
+  const std::string dlq = k.EffectiveDlqTopic();
+  const std::pair<std::string, std::string> others[] = {{k.input_topic, "the input topic"},
+                                                        {k.ChangelogTopic(), "the changelog"},
+                                                        {k.MembersTopic(), "the members topic"}};
+  for (const auto& [topic, role] : others) {
+    if (CollisionName(dlq) != CollisionName(topic)) continue;
+    return BadConfig(
+        "kafka.dlq_topic",
+        "\"" + dlq + "\" is " + (dlq == topic ? "" : "(to Kafka, which reads '.' as '_') ") + role +
+            " (\"" + topic + "\"): the service's dead letters would go into " +
+            "a topic it reads; give it its own name (by default " + k.input_topic + ".dlq)");
+  }
+  if (!k.previous_group_id.empty() && k.previous_group_id == k.group_id) {
+    return BadConfig("kafka.previous_group_id",
+                     "is kafka.group_id (\"" + k.group_id +
+                         "\"): it names the group a deployment was renamed from; leave it unset "
+                         "unless the group was renamed");
+  }
+  return {};
+}
+
 // librdkafka's defaults for the group timings the rule below reads.
 constexpr int64_t kDefaultSessionTimeoutMs = 45000;
 constexpr int64_t kDefaultHeartbeatIntervalMs = 3000;
@@ -592,6 +628,9 @@ base::Result<Config> Parse(const std::string& yaml, const EnvLookup& env,
   if (base::Status derived = CheckDerivedTopics(config.kafka); !derived) {
     return std::move(derived).error();
   }
+  if (base::Status distinct = CheckDistinctNames(config.kafka); !distinct) {
+    return std::move(distinct).error();
+  }
   if (base::Status fencing = CheckZombieFencing(config.kafka); !fencing) {
     return std::move(fencing).error();
   }
@@ -637,6 +676,28 @@ base::Result<Config> LoadConfigFile(const std::string& path, const EnvLookup& en
   return ParseConfig(text.str(), env, path);
 }
 
+// The key an override outside every section's prefix meant: `rest` (what follows
+// ONCECOUNT_) is a key's name without its section, or a key's variable with its
+// section misspelt by at most two letters or cut short.
+const Key* KeyMeantWithoutItsSection(std::string_view rest) {
+  const auto upper = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return s;
+  };
+  const std::string_view first = rest.substr(0, rest.find('_'));
+  const std::string_view after_first =
+      rest.find('_') == std::string_view::npos ? "" : rest.substr(rest.find('_') + 1);
+  for (const Key& k : Schema()) {
+    const std::string name = upper(k.name);
+    if (rest == name) return &k;
+    if (after_first != name) continue;
+    const std::string section = upper(k.section);
+    const bool cut_short = first.size() >= 3 && section.starts_with(first);  // PROCESS
+    if (cut_short || EditDistance(first, section) <= 2) return &k;
+  }
+  return nullptr;
+}
+
 base::Status CheckOverrideNames(const std::vector<std::string>& variable_names) {
   static constexpr std::string_view kPrefix = "ONCECOUNT_";
   for (const std::string& variable : variable_names) {
@@ -658,10 +719,19 @@ base::Status CheckOverrideNames(const std::vector<std::string>& variable_names) 
         nearest_distance = distance;
       }
     }
-    if (is_key || nearest == nullptr) continue;
-    return BadConfig(variable, "names no key of the " + nearest->section +
-                                   " section (did you mean " + nearest->env() +
-                                   "? kafka.properties are set in the file only)");
+    if (is_key) continue;
+    if (nearest != nullptr) {
+      return BadConfig(variable, "names no key of the " + nearest->section +
+                                     " section (did you mean " + nearest->env() +
+                                     "? kafka.properties are set in the file only)");
+    }
+    // Outside every section's prefix, ONCECOUNT_ variables are the tools' own
+    // (ONCECOUNT_BIN, ONCECOUNT_TEST_SCALE...), unless the variable is plainly a key
+    // whose section was left out (ONCECOUNT_BOOTSTRAP_SERVERS) or misspelt
+    // (ONCECOUNT_DEDUPE_WINDOW_MS): ignoring those would run on the file's values.
+    if (const Key* meant = KeyMeantWithoutItsSection(variable.substr(kPrefix.size()))) {
+      return BadConfig(variable, "names no key (did you mean " + meant->env() + "?)");
+    }
   }
   return {};
 }

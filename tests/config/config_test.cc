@@ -150,6 +150,35 @@ TEST(Config, RefusesAnInputTopicWhoseImpliedTopicsAreTooLong) {
   EXPECT_NE(e.message().find(".changelog, is longer than 249"), std::string::npos) << e.message();
 }
 
+// Regression: a dead-letter topic that was the input fed its records back as events (a
+// late record set aside came back with a new timestamp and was counted after all).
+TEST(Config, RefusesADeadLetterTopicThatIsATopicTheServiceReads) {
+  const struct {
+    const char* dlq;
+    const char* names;
+  } cases[] = {{"events", "\"events\" is the input topic"},
+               {"events.changelog", "\"events.changelog\" is the changelog"},
+               {"events_members",
+                "\"events_members\" is (to Kafka, which reads '.' as '_') "
+                "the members topic (\"events.members\")"}};
+  for (const auto& c : cases) {
+    const base::Error e = Err(ParseConfig(
+        std::string("kafka:\n  input_topic: events\n  dlq_topic: ") + c.dlq + "\n", NoEnv()));
+    EXPECT_EQ(e.subject(), "kafka.dlq_topic") << c.dlq;
+    EXPECT_NE(e.message().find(c.names), std::string::npos) << e.message();
+  }
+  EXPECT_EQ(Ok(ParseConfig("kafka:\n  input_topic: events\n  dlq_topic: events.late\n", NoEnv()))
+                .kafka.EffectiveDlqTopic(),
+            "events.late");
+}
+
+TEST(Config, RefusesAPreviousGroupThatIsTheGroupItself) {
+  const base::Error e =
+      Err(ParseConfig("kafka:\n  group_id: counts\n  previous_group_id: counts\n", NoEnv()));
+  EXPECT_EQ(e.subject(), "kafka.previous_group_id");
+  EXPECT_NE(e.message().find("is kafka.group_id (\"counts\")"), std::string::npos) << e.message();
+}
+
 // Guarantee 3: a frozen instance must be fenced by its transaction's abort before the
 // group lets its session go (processor_test's AFrozenOwner... scenarios show both sides).
 TEST(Config, RefusesASessionTimeoutAFrozenInstancesTransactionCouldOutlive) {
@@ -335,8 +364,37 @@ TEST(Config, RefusesAnOverrideThatNamesNoKeyOfItsSectionNamingTheVariable) {
       << checked.error().message();
 }
 
+// Regression: an override with its section left out or misspelt was ignored, and the
+// file's value used (for bootstrap_servers: the embedded cluster).
+TEST(Config, RefusesAnOverrideThatIsAKeyWithItsSectionLeftOutOrMisspelt) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"ONCECOUNT_BOOTSTRAP_SERVERS", "ONCECOUNT_KAFKA_BOOTSTRAP_SERVERS"},
+      {"ONCECOUNT_DEDUPE_WINDOW_MS", "ONCECOUNT_DEDUP_WINDOW_MS"},
+      {"ONCECOUNT_PROCESS_THREADS", "ONCECOUNT_PROCESSING_THREADS"},
+      {"ONCECOUNT_DIR", "ONCECOUNT_STATE_DIR"}};
+  for (const auto& [variable, meant] : cases) {
+    const base::Status checked = CheckOverrideNames({"PATH", variable});
+    ASSERT_FALSE(checked.ok()) << variable;
+    EXPECT_EQ(checked.error().subject(), variable);
+    EXPECT_NE(checked.error().message().find(std::string("did you mean ") + meant + "?"),
+              std::string::npos)
+        << checked.error().message();
+  }
+}
+
 TEST(Config, AcceptsEveryKeysOverrideAndVariablesThatAreNotOverrides) {
-  std::vector<std::string> names = {"PATH", "ONCECOUNT_BIN", "ONCECOUNT_TEST_SCALE", "ONCECOUNT_",
+  // The tools' own variables among them (scripts/, CMake, tests).
+  std::vector<std::string> names = {"PATH",
+                                    "ONCECOUNT_BIN",
+                                    "ONCECOUNT_BINARY",
+                                    "ONCECOUNT_TEST_SCALE",
+                                    "ONCECOUNT_TEST_DEDUP_FILTER",
+                                    "ONCECOUNT_SOURCE_DIR",
+                                    "ONCECOUNT_HEALTHZ_URL",
+                                    "ONCECOUNT_DASHBOARD_HTML",
+                                    "ONCECOUNT_FUZZ_TARGETS",
+                                    "ONCECOUNT_TSAN",
+                                    "ONCECOUNT_",
                                     "DEDUP_WINDOWMS"};
   const Config defaults = Ok(ParseConfig("", NoEnv()));
   const YAML::Node rendered = YAML::Load(RenderConfig(defaults));
