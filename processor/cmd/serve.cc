@@ -60,11 +60,20 @@ int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
     bootstrap = embedded->bootstrap_servers();
     err << "serve: embedded Kafka cluster at " << bootstrap << " (in memory only)\n";
   }
+  base::Logger log(MakeStreamLogSink(err, *level, *format), instance_id);
+  if (embedded) {
+    // Said at warn, in the log's format: a deployment whose configuration lost its
+    // bootstrap_servers would otherwise serve counters that the next restart zeroes.
+    log.Warn(
+        "kafka.bootstrap_servers is \"embedded\": the events, the counters and their changelog "
+        "live in this process only and are lost when it stops; set kafka.bootstrap_servers "
+        "(ONCECOUNT_KAFKA_BOOTSTRAP_SERVERS) to serve a Kafka cluster");
+  }
   RuntimeOptions ro{
       c,
       bootstrap,
       instance_id,
-      base::Logger(MakeStreamLogSink(err, *level, *format), instance_id),
+      log,
       embedded ? kafka::EmbeddedCluster::kPartitionRetentionBytes
                : static_cast<size_t>(c.kafka.changelog_retention_bytes),
       /*local_checkpoints=*/embedded == nullptr,

@@ -244,8 +244,16 @@ class HandleOwner {
     // kafka.properties goes to every client, and each warns, when it is made, of the
     // properties of another kind of client that it ignores (session.timeout.ms on a
     // producer): expected, not a problem.
+    const std::string_view says(line);
     if (std::string_view(facility) == "CONFWARN" &&
-        std::string_view(line).find("will be ignored by this") != std::string_view::npos) {
+        says.find("will be ignored by this") != std::string_view::npos) {
+      as = base::LogLevel::kInfo;
+    }
+    // A cluster that answers only an old Metadata version (the embedded cluster does)
+    // cannot be asked not to create topics. A broker that old has no transactions,
+    // which the service needs anyway: nothing an operator could act on.
+    if (std::string_view(facility) == "AUTOCREATE" &&
+        says.find("not supported by broker") != std::string_view::npos) {
       as = base::LogLevel::kInfo;
     }
     if (as >= base::LogLevel::kWarn && log.warnings != nullptr) log.warnings->Add();

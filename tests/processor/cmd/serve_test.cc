@@ -59,6 +59,21 @@ TEST_F(ServeTest, OverCountsWithoutDedupWhichShowsTheRetriesAreReal) {
   EXPECT_EQ(serve.Wait(30s), 0);
 }
 
+// A configuration that lost its bootstrap_servers serves the embedded cluster: said in
+// the log, at warn, since every counter goes with the process.
+TEST_F(ServeTest, WarnsInItsLogThatAnEmbeddedClusterKeepsNothingPastTheProcess) {
+  auto [serve, url] = Serve("a", {"ONCECOUNT_KAFKA_BOOTSTRAP_SERVERS=embedded"});
+  serve.Signal(SIGTERM);
+  EXPECT_EQ(serve.Wait(30s), 0);
+  const std::string log = ReadFile(dir_ + "/a.log");
+  EXPECT_NE(log.find("warn [a] kafka.bootstrap_servers is \"embedded\": the events, the "
+                     "counters and their changelog live in this process only"),
+            std::string::npos)
+      << log;
+  // Nor is the embedded cluster's old Metadata version a warning of the clients.
+  EXPECT_EQ(log.find("warn [a kafka]"), std::string::npos) << log;
+}
+
 // Once per dedup filter the service offers (dedup.filter): the filter's state goes
 // through every restore a SIGKILL causes.
 class ServeKilledTest : public ServiceFixture, public ::testing::WithParamInterface<std::string> {
