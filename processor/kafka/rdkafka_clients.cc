@@ -38,6 +38,29 @@ KafkaError Failed(rd_kafka_error_t* owned, const std::string& what) {
           what + ": " + rd_kafka_error_string(e.get())};
 }
 
+// One of a partition's ends, asked of its leader: `which` is RD_KAFKA_OFFSET_BEGINNING
+// (the log start) or RD_KAFKA_OFFSET_END (the end in the handle's isolation.level: the
+// last stable offset for a read_committed handle, the high watermark otherwise). A
+// ListOffsets through offsets_for_times, which stops waiting at `timeout`:
+// rd_kafka_query_watermark_offsets bounds only its leader lookup, and waits for the
+// answers up to socket.timeout.ms (60 s) from a broker that takes the request and
+// never answers, blocking the caller's loop that long.
+KafkaError ListOffset(rd_kafka_t* rk, const std::string& topic, base::Partition partition,
+                      int64_t which, std::chrono::milliseconds timeout, const std::string& what,
+                      base::Offset& out) {
+  PartitionList list(rd_kafka_topic_partition_list_new(1));
+  rd_kafka_topic_partition_t* asked =
+      rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), partition.value());
+  asked->offset = which;
+  if (KafkaError e = Failed(
+          rd_kafka_offsets_for_times(rk, list.get(), static_cast<int>(timeout.count())), what)) {
+    return e;
+  }
+  if (KafkaError e = Failed(asked->err, what)) return e;
+  out = base::Offset(asked->offset);
+  return {};
+}
+
 KafkaError Txn(rd_kafka_error_t* owned, const std::string& what) {
   ErrorPtr e(owned);
   if (!e) return {};
@@ -340,32 +363,26 @@ class RdGroupConsumer final : public GroupConsumer, public HandleOwner {
   }
   KafkaError QueryWatermarks(base::Partition partition, base::Offset& low, base::Offset& high,
                              std::chrono::milliseconds timeout) override {
-    int64_t first = 0, end = 0;
-    KafkaError e =
-        Failed(rd_kafka_query_watermark_offsets(rk_, topic_.c_str(), partition.value(), &first,
-                                                &end, static_cast<int>(timeout.count())),
-               "cannot read the watermarks of " + topic_ + "/" + std::to_string(partition.value()));
-    low = base::Offset(first);
-    high = base::Offset(end);
-    return e;
+    // Two questions (a ListOffsets may not name a partition twice), within `timeout`
+    // together.
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    const std::string what =
+        "cannot read the watermarks of " + topic_ + "/" + std::to_string(partition.value());
+    if (KafkaError e =
+            ListOffset(rk_, topic_, partition, RD_KAFKA_OFFSET_BEGINNING, timeout, what, low)) {
+      return e;
+    }
+    const auto left = std::max(std::chrono::milliseconds(1),
+                               std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   deadline - std::chrono::steady_clock::now()));
+    return ListOffset(rk_, topic_, partition, RD_KAFKA_OFFSET_END, left, what, high);
   }
   KafkaError QueryEnd(base::Partition partition, base::Offset& end,
                       std::chrono::milliseconds timeout) override {
-    // A ListOffsets for the latest offset (timestamp -1), in the consumer's isolation
-    // level; offsets_for_times stops waiting for the answer at its timeout.
-    PartitionList list(rd_kafka_topic_partition_list_new(1));
-    rd_kafka_topic_partition_t* asked =
-        rd_kafka_topic_partition_list_add(list.get(), topic_.c_str(), partition.value());
-    asked->offset = RD_KAFKA_OFFSET_END;
-    const std::string what =
-        "cannot read the end of " + topic_ + "/" + std::to_string(partition.value());
-    if (KafkaError e = Failed(
-            rd_kafka_offsets_for_times(rk_, list.get(), static_cast<int>(timeout.count())), what)) {
-      return e;
-    }
-    if (KafkaError e = Failed(asked->err, what)) return e;
-    end = base::Offset(asked->offset);
-    return {};
+    // The latest offset in the consumer's isolation level (read_committed).
+    return ListOffset(rk_, topic_, partition, RD_KAFKA_OFFSET_END, timeout,
+                      "cannot read the end of " + topic_ + "/" + std::to_string(partition.value()),
+                      end);
   }
   KafkaError CommittedOffset(base::Partition partition, std::optional<base::Offset>& committed,
                              std::chrono::milliseconds timeout) override {
@@ -587,14 +604,14 @@ class RdPartitionReader final : public PartitionReader, public HandleOwner {
   // end it is told is the last stable offset.
   base::Result<base::Offset> StableEnd(const std::string& topic, base::Partition partition,
                                        std::chrono::milliseconds timeout) override {
-    int64_t low = 0, high = 0;
-    const rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(
-        rk_, topic.c_str(), partition.value(), &low, &high, static_cast<int>(timeout.count()));
-    if (e) {
-      return base::KafkaFailure("cannot read the stable end of " + topic + "/" +
-                                std::to_string(partition.value()) + ": " + rd_kafka_err2str(e));
+    base::Offset end;
+    if (KafkaError e = ListOffset(
+            rk_, topic, partition, RD_KAFKA_OFFSET_END, timeout,
+            "cannot read the stable end of " + topic + "/" + std::to_string(partition.value()),
+            end)) {
+      return e.ToError();
     }
-    return base::Offset(high);
+    return end;
   }
   void Close() override {
     if (!closed_) rd_kafka_consumer_close(rk_);
@@ -803,29 +820,27 @@ class RdKafkaClients final : public Clients {
   base::Result<base::Offset> HighWatermark(const std::string& topic, base::Partition partition,
                                            std::chrono::milliseconds timeout) override {
     if (base::Status s = EnsureAdmin(); !s) return std::move(s).error();
-    int64_t low = 0, high = 0;
     // The admin handle reads read_uncommitted, so the end it is told is the high
     // watermark, not the last stable offset.
-    const rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(
-        admin_, topic.c_str(), partition.value(), &low, &high, static_cast<int>(timeout.count()));
-    if (e) {
-      return base::KafkaFailure("cannot read the end of " + topic + "/" +
-                                std::to_string(partition.value()) + ": " + rd_kafka_err2str(e));
+    base::Offset end;
+    if (KafkaError e = ListOffset(
+            admin_, topic, partition, RD_KAFKA_OFFSET_END, timeout,
+            "cannot read the end of " + topic + "/" + std::to_string(partition.value()), end)) {
+      return e.ToError();
     }
-    return base::Offset(high);
+    return end;
   }
 
   base::Result<base::Offset> LogStart(const std::string& topic, base::Partition partition,
                                       std::chrono::milliseconds timeout) override {
     if (base::Status s = EnsureAdmin(); !s) return std::move(s).error();
-    int64_t low = 0, high = 0;
-    const rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(
-        admin_, topic.c_str(), partition.value(), &low, &high, static_cast<int>(timeout.count()));
-    if (e) {
-      return base::KafkaFailure("cannot read the start of " + topic + "/" +
-                                std::to_string(partition.value()) + ": " + rd_kafka_err2str(e));
+    base::Offset start;
+    if (KafkaError e = ListOffset(
+            admin_, topic, partition, RD_KAFKA_OFFSET_BEGINNING, timeout,
+            "cannot read the start of " + topic + "/" + std::to_string(partition.value()), start)) {
+      return e.ToError();
     }
-    return base::Offset(low);
+    return start;
   }
 
   std::optional<size_t> MaxMessageBytes(const std::string& topic) override {

@@ -351,6 +351,52 @@ TEST_F(RdKafkaClientsTest, AQuestionForAPartitionsEndKeepsToItsTimeoutWhenItsBro
   consumer.Close();
 }
 
+// Regression: the other questions about a partition's offsets used librdkafka's
+// watermark query, which waits for a slow broker's answer up to socket.timeout.ms
+// (60 s) whatever its timeout: a restore's questions, the replicator's end question
+// and the check of an input gone blocked their loops that long.
+TEST_F(RdKafkaClientsTest, EveryQuestionForAPartitionsOffsetsKeepsToItsTimeoutWhenItsBrokerIsSlow) {
+  auto made = clients_->NewGroupConsumer({.topic = "log", .group_id = "slow-broker-all"});
+  ASSERT_TRUE(made.ok()) << made.error();
+  GroupConsumer& consumer = *made.value();
+  AssigningListener listener;
+  ASSERT_NO_FATAL_FAILURE(SubscribeUntilBothPartitionsAreAssigned(consumer, listener));
+  auto reader = clients_->NewPartitionReader("slow-broker-reader");
+  ASSERT_TRUE(reader.ok()) << reader.error();
+  const base::Partition p(0);
+  base::Offset low, high;
+  // Answered while the broker is quick (and every handle knows its leader).
+  ASSERT_FALSE(consumer.QueryWatermarks(p, low, high, 5s));
+  ASSERT_TRUE(clients_->HighWatermark("log", p, 5s).ok());
+  ASSERT_TRUE(clients_->LogStart("log", p, 5s).ok());
+  ASSERT_TRUE(reader.value()->StableEnd("log", p, 5s).ok());
+
+  ASSERT_EQ(rd_kafka_mock_broker_set_rtt(cluster_->mock(), 1, 5000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  const auto keeps_to_its_timeout = [](const char* question, auto ask) {
+    const auto asked = std::chrono::steady_clock::now();
+    const std::string answer = ask();
+    const auto took = std::chrono::steady_clock::now() - asked;
+    EXPECT_NE(answer.find("_TIMED_OUT"), std::string::npos) << question << ": " << answer;
+    EXPECT_LT(took, 2s) << question;
+  };
+  keeps_to_its_timeout("QueryWatermarks",
+                       [&] { return consumer.QueryWatermarks(p, low, high, 300ms).ToString(); });
+  keeps_to_its_timeout("HighWatermark", [&] {
+    auto end = clients_->HighWatermark("log", p, 300ms);
+    return end.ok() ? "answered" : end.error().ToString();
+  });
+  keeps_to_its_timeout("LogStart", [&] {
+    auto start = clients_->LogStart("log", p, 300ms);
+    return start.ok() ? "answered" : start.error().ToString();
+  });
+  keeps_to_its_timeout("StableEnd", [&] {
+    auto end = reader.value()->StableEnd("log", p, 300ms);
+    return end.ok() ? "answered" : end.error().ToString();
+  });
+  ASSERT_EQ(rd_kafka_mock_broker_set_rtt(cluster_->mock(), 1, 0), RD_KAFKA_RESP_ERR_NO_ERROR);
+  consumer.Close();
+}
+
 // Restores run in the assignment callback, before the processor assigns what the
 // group gave (processor.cc, OnAssigned). What librdkafka 2.0.2 does with a callback
 // that outlasts max.poll.interval.ms there (measured on the embedded cluster): it does
