@@ -35,6 +35,9 @@ constexpr int64_t kCaughtUpForMs = 15000;
 // Short: the questions share the loop with reading, and one a broker cannot answer
 // must not keep the others from being asked in time (a healthy one answers in ms).
 constexpr std::chrono::milliseconds kStableEndWait{250};
+// How long one step reads before it lets the rest of the loop (commands, roles,
+// views) run: a replica caught up with a long tail builds inside the read.
+constexpr int64_t kReadSliceMs = 100;
 // An assignment the reader refused is tried again after this long.
 constexpr int64_t kReassignAfterMs = 1000;
 
@@ -526,6 +529,14 @@ struct Replicator::Impl {
     }
   }
 
+  void HeartbeatIfDue() {
+    if (!membership) return;
+    const int64_t now = Now();
+    if (!heartbeat_soon && now < next_heartbeat_ms) return;
+    Heartbeat(false);
+    next_heartbeat_ms = now + o.heartbeat.count();
+  }
+
   void Heartbeat(bool leaving) {
     if (!members_producer) return;
     MemberRecord m;
@@ -658,6 +669,7 @@ struct Replicator::Impl {
     if (!fatal.ok()) return false;  // a client could not be made again: nothing to step
     RunCommands();
     if (assignment_changed && Now() >= next_assign_ms) Reassign();
+    const int64_t read_from = Now();
     for (int i = 0; i < 4096 && fatal.ok(); ++i) {
       std::optional<kafka::Message> m =
           reader->Poll(i == 0 ? poll_timeout : std::chrono::milliseconds(0));
@@ -669,13 +681,15 @@ struct Replicator::Impl {
         break;
       }
       OnMessage(*m);
+      // A message may end a replica's build (its whole tail replayed): the heartbeat
+      // must not wait for the read, or the other instances count this one absent
+      // (member_timeout, 5 s) and rebuild its standbys elsewhere.
+      HeartbeatIfDue();
+      if (Now() - read_from >= kReadSliceMs) break;
     }
     if (!fatal.ok()) return false;
     const int64_t now = Now();
-    if (membership && (heartbeat_soon || now >= next_heartbeat_ms)) {
-      Heartbeat(false);
-      next_heartbeat_ms = now + o.heartbeat.count();
-    }
+    HeartbeatIfDue();
     if (members_producer) {
       members_producer->Poll(std::chrono::milliseconds(0));
       CheckHeartbeats();

@@ -519,6 +519,40 @@ TEST(Replicator, HeartbeatsGoOnWithANewProducerAfterAFatalError) {
   EXPECT_EQ(Logged(b, "sending on with a new one"), 1u) << b.log();
 }
 
+// Regression: the heartbeat went out only after the step's read, which may build
+// replicas from their whole tails (or wait on a slow fetch): a read of seconds left
+// this instance unheard past member_timeout, and the others rebuilt its standbys.
+TEST(Replicator, HeartbeatsGoOutWhileALongReadGoesOn) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Pair pair = StartCaughtUpPair(kafka);
+  ASSERT_GE(pair.p, 0);
+  StrictInstance& a = *pair.a;
+  StrictInstance& b = *pair.b;
+  for (int round = 0; round < 5; ++round) {  // batches b's replica reads in turn
+    Send(kafka, 100 + 20 * round, 120 + 20 * round);
+    a.StepAndCommit();
+  }
+  // Each of b's next five reads takes 1.5 s (a slow fetch, a build).
+  std::function<void(int)> slow_read = [&](int left) {
+    kafka.Advance(1500ms);
+    if (left > 1) kafka.ObserveAt(Call::kReaderPoll, "b", [&, left] { slow_read(left - 1); });
+  };
+  kafka.ObserveAt(Call::kReaderPoll, "b", [&] { slow_read(5); });
+  const size_t before = kafka.Entries("events.members", 0).size();
+  const int64_t start = kafka.clock().SteadyMs();
+  while (kafka.clock().SteadyMs() - start < 7500) b.Step();
+  std::vector<int64_t> sent;
+  const auto entries = kafka.Entries("events.members", 0);
+  for (size_t i = before; i < entries.size(); ++i) {
+    if (entries[i].key == "b") sent.push_back(entries[i].timestamp_ms);
+  }
+  ASSERT_GE(sent.size(), 4u) << b.log();
+  for (size_t i = 1; i < sent.size(); ++i) {
+    EXPECT_LE(sent[i] - sent[i - 1], 2000) << "heartbeat " << i;
+  }
+}
+
 // Regression: a heartbeat no instance could read (a newer release's, a tool's) was
 // dropped without a word, and its sender was absent to every instance.
 TEST(Replicator, AHeartbeatItCannotReadIsLoggedOncePerSender) {
