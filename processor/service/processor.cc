@@ -827,9 +827,16 @@ struct Processor::Impl final : kafka::RebalanceListener {
     }
     const TxnResult result = TransactionWithGroup(content);
     if (result.outcome == TxnOutcome::kCommitted) return OnCommitted(sealed);
-    std::vector<base::Partition> all;
-    for (auto& [p, slot] : shards) all.push_back(p);
-    OnTransactionFailed(result, all, "transaction");
+    // An abort undoes only what the transaction carried: a shard with no batch in it
+    // (no input since its last commit) is what its changelog says, and runs on rather
+    // than re-reading its changelog. When the group moved on, every shard goes.
+    std::vector<base::Partition> affected;
+    if (result.outcome == TxnOutcome::kAssignmentGone) {
+      for (auto& [p, slot] : shards) affected.push_back(p);
+    } else {
+      for (const SealedShard& s : sealed) affected.push_back(s.partition);
+    }
+    OnTransactionFailed(result, affected, "transaction");
   }
 
   // Runs the transaction with the group's metadata as the consumer knows it. A
@@ -918,7 +925,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     Warn(what + " aborted: " + result.error.ToString() +
          (gone ? "; the group moved on without this instance: dropping its shards without a "
                  "claim until the group gives them back"
-               : "; restoring the shards from their changelog"));
+               : "; restoring the shards that had a batch in it from their changelog"));
     for (base::Partition p : partitions) {
       auto it = shards.find(p);
       // A shard still restoring (failed, or held back) had no part in the transaction.

@@ -1235,6 +1235,33 @@ TEST(Processor, AnAbortedCommitRestoresTheShardsAndCountsTheirInputOnce) {
   ExpectExactlyOnce(kafka, 220);
 }
 
+// Regression: an abort restored every shard from its changelog, idle ones too (they
+// had nothing in the transaction): each re-read its whole changelog partition while
+// /readyz said 503, for nothing.
+TEST(Processor, AnAbortRestoresOnlyTheShardsThatHadABatchInTheTransaction) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  Send(kafka, 0, 100);
+  a.StepAndCommit();
+  for (int i = 100; i < 200; i += 2) Send(kafka, i, i + 1);  // shard 0's input only
+  for (int i = 0; i < 3; ++i) a.Step();
+  kafka.InjectError(Call::kCommitTransaction,
+                    {kafka::ErrorKind::kAbortable, "INVALID_PRODUCER_ID_MAPPING", "injected"});
+  a.Commit();
+  EXPECT_FALSE(a.Runs(0));
+  EXPECT_EQ(a.View(0)->transactions_aborted, 1u);
+  EXPECT_TRUE(a.Runs(1)) << a.log();
+  EXPECT_EQ(a.View(1)->transactions_aborted, 0u);
+
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  Send(kafka, 100, 200);  // shard 1's input, and shard 0's again (retries)
+  a.StepAndCommit();
+  ExpectExactlyOnce(kafka, 200);
+  EXPECT_EQ(CountsInViews(a), Expected(200));
+}
+
 // Regression: a commit that kept timing out was retried for minutes without a line in
 // the log, and when the abort after it was refused (librdkafka refuses one after a
 // commit that timed out), the instance exited naming only the abort's _CONFLICT.
