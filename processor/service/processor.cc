@@ -1499,8 +1499,12 @@ struct Processor::Impl final : kafka::RebalanceListener {
       const base::Offset high = consumer->CachedHighWatermark(p);
       if (!base::IsLogical(high)) slot.high_watermark = std::max(slot.high_watermark, high);
     }
-    for (ShardWorker* w : router.workers()) {
-      for (auto& view : w->RefreshIdleViews()) {
+    // Every worker is asked before any answer is awaited: they recompute their idle
+    // shards' filter details side by side, not one after another.
+    std::vector<std::future<std::vector<std::shared_ptr<const shard::ShardView>>>> answers;
+    for (ShardWorker* w : router.workers()) answers.push_back(w->RefreshIdleViews());
+    for (auto& answer : answers) {
+      for (auto& view : answer.get()) {
         auto it = shards.find(view->partition);
         if (it != shards.end() && it->second.phase == shard::ShardPhase::kRunning) {
           it->second.state_view = std::move(view);

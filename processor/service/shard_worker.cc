@@ -68,11 +68,11 @@ void ShardWorker::Committed(ChangelogWritten written) {
   Post(CommittedCommand{std::move(written)});
 }
 
-std::vector<std::shared_ptr<const shard::ShardView>> ShardWorker::RefreshIdleViews() {
+std::future<std::vector<std::shared_ptr<const shard::ShardView>>> ShardWorker::RefreshIdleViews() {
   RefreshCommand command;
   auto result = command.done.get_future();
   Post(std::move(command));
-  return result.get();
+  return result;
 }
 
 void ShardWorker::Sync() {

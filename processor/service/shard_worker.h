@@ -14,8 +14,8 @@
 // while the processor commits the transaction.
 //
 // Thread-safety: Run executes on the worker's own thread (created by main). Every
-// other method is for the processor's thread; the synchronous ones (Seal,
-// RefreshIdleViews, Sync) wait for the worker.
+// other method is for the processor's thread; Sync waits for the worker, and the
+// futures of Seal and RefreshIdleViews are its answers.
 #pragma once
 
 #include <chrono>
@@ -133,8 +133,9 @@ class ShardWorker {
   // and carries each shard's OwnedRun on.
   void Committed(ChangelogWritten written = {});
   // Views of idle shards (nothing pending or in flight) whose published view is
-  // older than their state, with the filter summary and digest computed anew.
-  std::vector<std::shared_ptr<const shard::ShardView>> RefreshIdleViews();
+  // older than their state, with the filter summary and digest computed anew. A
+  // future, as Seal's, so that the processor asks every worker before it waits.
+  std::future<std::vector<std::shared_ptr<const shard::ShardView>>> RefreshIdleViews();
   // Returns once every command posted before has run.
   void Sync();
 

@@ -269,7 +269,7 @@ TEST(ShardWorker, SaysOnceInTheLogWhenAShardsFilterForgetsIdsOfItsWindowEarly) {
   EXPECT_GT(sealed[0].view->filter.forgotten_early, 0u);
   worker->Committed({});
   now_ms += 10'000;
-  worker->RefreshIdleViews();  // the shard still forgets: said once, not again
+  worker->RefreshIdleViews().get();  // the shard still forgets: said once, not again
   std::lock_guard lock(mutex);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_NE(lines[0].find("shard 0: its filter reached its memory bound (16384 bytes"),
@@ -399,12 +399,12 @@ TEST(ShardWorker, BuildsTheNextBatchWhileOneIsInFlightAndCommitsInOrder) {
   EXPECT_EQ(batch.stats.duplicates, 1u);
   worker->Committed();
   // Idle now: a refresh gives the view of the last commit with a fresh digest.
-  std::vector<std::shared_ptr<const shard::ShardView>> views = worker->RefreshIdleViews();
+  std::vector<std::shared_ptr<const shard::ShardView>> views = worker->RefreshIdleViews().get();
   ASSERT_EQ(views.size(), 1u);
   EXPECT_EQ(views[0]->changelog_seq.value(), 2u);
   EXPECT_EQ(views[0]->digest_seq.value(), 2u);
   EXPECT_EQ(views[0]->events_applied, 2u);
-  EXPECT_TRUE(worker->RefreshIdleViews().empty()) << "nothing changed since";
+  EXPECT_TRUE(worker->RefreshIdleViews().get().empty()) << "nothing changed since";
 }
 
 // Regression: a shard whose pending batch held only dead letters counted as idle (no
@@ -422,14 +422,14 @@ TEST(ShardWorker, DoesNotRefreshTheViewOfAShardWhosePendingBatchHoldsOnlyDeadLet
   worker->Seal().get();
   worker->Committed();  // its view reuses the digest of batch 1
   worker->Apply(feed.RoundTrip(base::Partition(0), {{"c-1/3", "{not json", {}}}));
-  for (const auto& view : worker->RefreshIdleViews()) {
+  for (const auto& view : worker->RefreshIdleViews().get()) {
     EXPECT_EQ(view->input_offset, base::Offset(2)) << "the committed position";
   }
   const std::vector<SealedShard> sealed = worker->Seal().get();
   ASSERT_EQ(sealed.size(), 1u);
   EXPECT_EQ(sealed[0].dead_letters.size(), 1u);
   worker->Committed();
-  const auto views = worker->RefreshIdleViews();
+  const auto views = worker->RefreshIdleViews().get();
   ASSERT_EQ(views.size(), 1u);
   EXPECT_EQ(views[0]->input_offset, base::Offset(3));
 }
@@ -454,7 +454,8 @@ TEST(ShardWorker, AShardWhoseViewRefreshThrowsFailsAlone) {
   failing->SetClaim(base::Epoch(1), 0xc1, filter::IdHashKey{0x5eed});
   worker->Adopt(std::move(failing));
   worker->Adopt(FreshShard(base::Partition(1)));
-  const std::vector<std::shared_ptr<const shard::ShardView>> views = worker->RefreshIdleViews();
+  const std::vector<std::shared_ptr<const shard::ShardView>> views =
+      worker->RefreshIdleViews().get();
   ASSERT_EQ(views.size(), 1u);
   EXPECT_EQ(views[0]->partition, base::Partition(1));
   const std::vector<SealedShard> sealed = worker->Seal().get();
