@@ -470,43 +470,6 @@ base::Status CheckMembership(const KafkaConfig& k) {
   return {};
 }
 
-// A member frozen (SIGSTOP, a paused VM) in the middle of a commit whose offsets the
-// broker already accepted must be fenced before the group gives its shards to
-// another member: else its queued records and its commit land after the new owner's
-// claim, and what it applied or dead-lettered is written twice. The coordinator
-// fences it when it aborts the transaction, by transaction timeout + abort interval
-// after the transaction began; the group lets it go by session timeout after its
-// last heartbeat, which may be a heartbeat interval before the transaction began.
-base::Status CheckZombieFencing(const KafkaConfig& k) {
-  int64_t session_ms = 0;
-  int64_t heartbeat_ms = 0;
-  if (base::Status s = GroupTiming(k, "session.timeout.ms", kDefaultSessionTimeoutMs, session_ms);
-      !s) {
-    return s;
-  }
-  if (base::Status s =
-          GroupTiming(k, "heartbeat.interval.ms", kDefaultHeartbeatIntervalMs, heartbeat_ms);
-      !s) {
-    return s;
-  }
-  const int64_t fenced_by_ms =
-      k.transaction_timeout_ms + k.transaction_abort_interval_ms + heartbeat_ms;
-  if (fenced_by_ms < session_ms) return {};
-  return BadConfig(
-      "kafka.transaction_timeout_ms",
-      "kafka.transaction_timeout_ms (" + std::to_string(k.transaction_timeout_ms) +
-          ") + kafka.transaction_abort_interval_ms (" +
-          std::to_string(k.transaction_abort_interval_ms) +
-          ", the brokers' transaction.abort.timed.out.transaction.cleanup.interval.ms) + "
-          "heartbeat.interval.ms (" +
-          std::to_string(heartbeat_ms) + ") must stay below session.timeout.ms (" +
-          std::to_string(session_ms) +
-          ", kafka.properties; librdkafka's default 45000): otherwise an instance frozen "
-          "longer than its session (SIGSTOP, a paused VM) commits after another instance "
-          "took its shards over, and what it applied is counted twice. Lower "
-          "kafka.transaction_timeout_ms or raise session.timeout.ms");
-}
-
 // Where (the line, from 1) a second YAML document begins, if one does. yaml-cpp's
 // Load reads the first document and drops the rest without a word, so a setting after
 // a "---" would not be applied; its LoadAll would tell, but loops for ever on some
@@ -649,6 +612,43 @@ std::string ShortestDouble(double v) {
 }
 
 }  // namespace
+
+// A member frozen (SIGSTOP, a paused VM) in the middle of a commit whose offsets the
+// broker already accepted must be fenced before the group gives its shards to
+// another member: else its queued records and its commit land after the new owner's
+// claim, and what it applied or dead-lettered is written twice. The coordinator
+// fences it when it aborts the transaction, by transaction timeout + abort interval
+// after the transaction began; the group lets it go by session timeout after its
+// last heartbeat, which may be a heartbeat interval before the transaction began.
+base::Status CheckZombieFencing(const KafkaConfig& k) {
+  int64_t session_ms = 0;
+  int64_t heartbeat_ms = 0;
+  if (base::Status s = GroupTiming(k, "session.timeout.ms", kDefaultSessionTimeoutMs, session_ms);
+      !s) {
+    return s;
+  }
+  if (base::Status s =
+          GroupTiming(k, "heartbeat.interval.ms", kDefaultHeartbeatIntervalMs, heartbeat_ms);
+      !s) {
+    return s;
+  }
+  const int64_t fenced_by_ms =
+      k.transaction_timeout_ms + k.transaction_abort_interval_ms + heartbeat_ms;
+  if (fenced_by_ms < session_ms) return {};
+  return BadConfig(
+      "kafka.transaction_timeout_ms",
+      "kafka.transaction_timeout_ms (" + std::to_string(k.transaction_timeout_ms) +
+          ") + kafka.transaction_abort_interval_ms (" +
+          std::to_string(k.transaction_abort_interval_ms) +
+          ", the brokers' transaction.abort.timed.out.transaction.cleanup.interval.ms) + "
+          "heartbeat.interval.ms (" +
+          std::to_string(heartbeat_ms) + ") must stay below session.timeout.ms (" +
+          std::to_string(session_ms) +
+          ", kafka.properties; librdkafka's default 45000): otherwise an instance frozen "
+          "longer than its session (SIGSTOP, a paused VM) commits after another instance "
+          "took its shards over, and what it applied is counted twice. Lower "
+          "kafka.transaction_timeout_ms or raise session.timeout.ms");
+}
 
 EnvLookup ProcessEnvironment() {
   return [](const std::string& name) -> std::optional<std::string> {

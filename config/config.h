@@ -126,6 +126,13 @@ base::Result<Config> ParseConfig(const std::string& yaml, const EnvLookup& env,
                                  const std::string& source = "config");
 base::Result<Config> LoadConfigFile(const std::string& path, const EnvLookup& env);
 
+// The start-up rule that a frozen instance's transaction is aborted, and the instance
+// fenced, before the group lets its session go (ParseConfig applies it with
+// kafka.transaction_abort_interval_ms; the service applies it again with the brokers'
+// own interval once they tell it). kBadConfig, subject kafka.transaction_timeout_ms,
+// when it does not hold.
+base::Status CheckZombieFencing(const KafkaConfig& k);
+
 // An ONCECOUNT_<SECTION>_... variable (SECTION one of the file's sections) that names
 // no key of it, such as ONCECOUNT_DEDUP_WINDOWMS: an override misspelt, or one the
 // environment cannot give (kafka.properties), would otherwise be ignored and the

@@ -78,7 +78,8 @@ int RunServe(const ServeOptions& o, std::ostream& out, std::ostream& err) {
                : static_cast<size_t>(c.kafka.changelog_retention_bytes),
       /*local_checkpoints=*/embedded == nullptr,
       /*stop_requested=*/StopSignalPending,
-      /*stable_instance_id=*/!o.instance_id.empty() || DefaultInstanceIdIsStable(c.http.listen)};
+      /*stable_instance_id=*/!o.instance_id.empty() || DefaultInstanceIdIsStable(c.http.listen),
+      /*check_brokers_abort_interval=*/embedded == nullptr};
   auto started = ServiceRuntime::Start(std::move(ro));
   if (!started) {
     err << "serve: " << started.error() << "\n";

@@ -15,6 +15,7 @@
 
 #include "http/api.h"
 #include "http/server.h"
+#include "processor/cmd/broker_fencing_check.h"
 #include "processor/kafka/rdkafka_clients.h"
 #include "processor/kafka/topics.h"
 
@@ -266,6 +267,13 @@ base::Result<std::unique_ptr<ServiceRuntime>> ServiceRuntime::Start(RuntimeOptio
   rt->CreateWorkers(options, *po);
   if (base::Status s = rt->StartHttp(options); !s) return std::move(s).error();
   if (base::Status s = AwaitServiceTopics(options, *rt->clients_); !s) return std::move(s).error();
+  if (options.check_brokers_abort_interval) {
+    if (base::Status s = CheckBrokersAbortInterval(options.config.kafka, *rt->clients_,
+                                                   options.log.Child("topics"));
+        !s) {
+      return std::move(s).error();
+    }
+  }
 
   replica::ReplicatorOptions ro = ReplicatorOptionsOf(options, *po);
   ro.clients = rt->clients_.get();

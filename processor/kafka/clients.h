@@ -429,6 +429,12 @@ class Clients {
   // The partition count of every topic that exists.
   virtual base::Result<std::map<std::string, int>> PartitionCounts(
       std::chrono::milliseconds timeout) = 0;
+  // A setting of the brokers themselves (DescribeConfigs of each broker, one after
+  // another, each within `timeout`): the value of each broker that told it, by broker
+  // id. An error when none did (the embedded cluster implements no DescribeConfigs; a
+  // principal may lack DescribeConfigs on the cluster), naming the last refusal.
+  virtual base::Result<std::map<int32_t, std::string>> DescribeBrokerSetting(
+      const std::string& name, std::chrono::milliseconds timeout) = 0;
   // The partition's high watermark: the offset after its last record, committed or
   // not (read_uncommitted). A read_committed reader that has reached it has seen
   // every transaction that began before the question decided.

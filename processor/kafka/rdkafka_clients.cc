@@ -817,6 +817,72 @@ class RdKafkaClients final : public Clients {
     return counts;
   }
 
+  base::Result<std::map<int32_t, std::string>> DescribeBrokerSetting(
+      const std::string& name, std::chrono::milliseconds timeout) override {
+    if (base::Status s = EnsureAdmin(); !s) return std::move(s).error();
+    std::vector<int32_t> brokers;
+    {
+      const rd_kafka_metadata_t* md = nullptr;
+      if (const rd_kafka_resp_err_t e =
+              rd_kafka_metadata(admin_, 0, nullptr, &md, static_cast<int>(timeout.count()))) {
+        return base::KafkaFailure(std::string("cannot read the cluster's brokers: ") +
+                                  rd_kafka_err2str(e));
+      }
+      for (int i = 0; i < md->broker_cnt; ++i) brokers.push_back(md->brokers[i].id);
+      rd_kafka_metadata_destroy(md);
+    }
+    std::map<int32_t, std::string> told;
+    std::string refused = "the cluster lists no broker";
+    // librdkafka sends a broker's DescribeConfigs to that broker: one request each.
+    std::unique_ptr<rd_kafka_queue_t, void (*)(rd_kafka_queue_t*)> answers(
+        rd_kafka_queue_new(admin_), rd_kafka_queue_destroy);
+    for (const int32_t broker : brokers) {
+      const std::string id = std::to_string(broker);
+      rd_kafka_ConfigResource_t* resource =
+          rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_BROKER, id.c_str());
+      rd_kafka_AdminOptions_t* options =
+          rd_kafka_AdminOptions_new(admin_, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
+      char error[256];
+      rd_kafka_AdminOptions_set_request_timeout(options, static_cast<int>(timeout.count()), error,
+                                                sizeof error);
+      rd_kafka_DescribeConfigs(admin_, &resource, 1, options, answers.get());
+      rd_kafka_AdminOptions_destroy(options);
+      rd_kafka_ConfigResource_destroy(resource);
+      // The request's own timeout answers first; the margin only guards against none.
+      std::unique_ptr<rd_kafka_event_t, void (*)(rd_kafka_event_t*)> event(
+          rd_kafka_queue_poll(answers.get(), static_cast<int>(timeout.count()) + 1000),
+          rd_kafka_event_destroy);
+      if (!event) {
+        refused = "broker " + id + " did not answer";
+        continue;
+      }
+      if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        refused = "broker " + id + ": " + rd_kafka_event_error_string(event.get());
+        continue;
+      }
+      size_t count = 0;
+      const rd_kafka_ConfigResource_t** resources = rd_kafka_DescribeConfigs_result_resources(
+          rd_kafka_event_DescribeConfigs_result(event.get()), &count);
+      for (size_t i = 0; i < count; ++i) {
+        if (rd_kafka_ConfigResource_error(resources[i]) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+          refused = "broker " + id + ": " + rd_kafka_ConfigResource_error_string(resources[i]);
+          continue;
+        }
+        size_t entries = 0;
+        const rd_kafka_ConfigEntry_t** config =
+            rd_kafka_ConfigResource_configs(resources[i], &entries);
+        for (size_t j = 0; j < entries; ++j) {
+          const char* value = rd_kafka_ConfigEntry_value(config[j]);
+          if (value != nullptr && name == rd_kafka_ConfigEntry_name(config[j])) {
+            told[broker] = value;
+          }
+        }
+      }
+    }
+    if (told.empty()) return base::KafkaFailure("no broker told its " + name + ": " + refused);
+    return told;
+  }
+
   base::Result<base::Offset> HighWatermark(const std::string& topic, base::Partition partition,
                                            std::chrono::milliseconds timeout) override {
     if (base::Status s = EnsureAdmin(); !s) return std::move(s).error();

@@ -253,6 +253,7 @@ class StrictCluster {
   std::chrono::milliseconds session_timeout{10'000};
   std::chrono::milliseconds max_poll_interval{300'000};
   std::chrono::milliseconds abort_interval{10'000};  // Kafka's default
+  bool broker_settings_described = true;
   int64_t next_abort_check_ms = 10'000;
   std::set<std::string> holding;                           // HoldProduce
   std::map<std::string, std::vector<InFlight>> in_flight;  // by instance
@@ -1818,6 +1819,19 @@ class StrictClients final : public kafka::Clients {
     return std::unique_ptr<kafka::PlainProducer>(std::make_unique<StrictPlainProducer>(id_, spec));
   }
   base::Result<std::map<std::string, int>> PartitionCounts(std::chrono::milliseconds) override;
+  base::Result<std::map<int32_t, std::string>> DescribeBrokerSetting(
+      const std::string& name, std::chrono::milliseconds) override {
+    std::lock_guard lock(id_.cluster->mu);
+    if (id_.crashed()) return base::KafkaFailure("crashed");
+    if (!id_.cluster->broker_settings_described) {
+      return base::KafkaFailure("no broker told its " + name +
+                                ": broker 1: Broker: Cluster authorization failed");
+    }
+    if (name != "transaction.abort.timed.out.transaction.cleanup.interval.ms") {
+      return base::KafkaFailure("no broker told its " + name + ": the double has no such setting");
+    }
+    return std::map<int32_t, std::string>{{1, std::to_string(id_.cluster->abort_interval.count())}};
+  }
   base::Result<base::Offset> HighWatermark(const std::string& topic, base::Partition partition,
                                            std::chrono::milliseconds) override;
   base::Result<base::Offset> LogStart(const std::string& topic, base::Partition partition,
@@ -1944,6 +1958,11 @@ void StrictKafka::set_session_timeout(std::chrono::milliseconds timeout) {
 void StrictKafka::set_max_poll_interval(std::chrono::milliseconds interval) {
   std::lock_guard lock(cluster_->mu);
   cluster_->max_poll_interval = interval;
+}
+
+void StrictKafka::set_broker_settings_described(bool described) {
+  std::lock_guard lock(cluster_->mu);
+  cluster_->broker_settings_described = described;
 }
 
 void StrictKafka::set_transaction_abort_interval(std::chrono::milliseconds interval) {

@@ -155,6 +155,11 @@ class StrictKafka {
   // default): a transaction is aborted, and its producer fenced, at the first check
   // after its timeout, and until then it may still commit.
   void set_transaction_abort_interval(std::chrono::milliseconds interval);
+  // Whether the cluster's one broker (id 1) tells its settings (DescribeBrokerSetting
+  // of transaction.abort.timed.out.transaction.cleanup.interval.ms: the interval
+  // above); told until set otherwise, as a broker does to a principal allowed
+  // DescribeConfigs on the cluster.
+  void set_broker_settings_described(bool described);
 
   // --- Topics ------------------------------------------------------------------
   kafka::KafkaError CreateTopic(const std::string& name, int partitions);

@@ -351,6 +351,23 @@ TEST_F(RdKafkaClientsTest, AQuestionForAPartitionsEndKeepsToItsTimeoutWhenItsBro
   consumer.Close();
 }
 
+// What the start-up check of the brokers' abort interval meets on the embedded
+// cluster, which implements no DescribeConfigs: an error naming the setting and why
+// ("DescribeConfigs (KIP-133) not supported by broker"), at once.
+TEST_F(RdKafkaClientsTest, AClusterThatCannotTellABrokersSettingSaysSoAtOnce) {
+  const auto asked = std::chrono::steady_clock::now();
+  const auto told = clients_->DescribeBrokerSetting(
+      "transaction.abort.timed.out.transaction.cleanup.interval.ms", 5s);
+  const auto took = std::chrono::steady_clock::now() - asked;
+  ASSERT_FALSE(told.ok()) << "told " << told.value().size() << " value(s)";
+  EXPECT_NE(told.error().message().find(
+                "no broker told its transaction.abort.timed.out.transaction.cleanup.interval.ms: "
+                "broker 1: DescribeConfigs"),
+            std::string::npos)
+      << told.error();
+  EXPECT_LT(took, 2s);
+}
+
 // Regression: the other questions about a partition's offsets used librdkafka's
 // watermark query, which waits for a slow broker's answer up to socket.timeout.ms
 // (60 s) whatever its timeout: a restore's questions, the replicator's end question
