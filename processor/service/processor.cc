@@ -100,6 +100,10 @@ struct ShardSlot {
   bool after_abort = false;
   // The state as of the last commit, without what only the processor knows.
   std::shared_ptr<const shard::ShardView> state_view;
+  // Where, in its changelog partition, the transaction that wrote its newest
+  // snapshot began (its own commits only; nullopt until one commits): a restore needs
+  // the partition to keep everything from there (CheckSnapshotsKept).
+  std::optional<base::Offset> snapshot_from;
 };
 
 // 64 bits from the kernel's generator (std::random_device), never 0. A single draw of
@@ -160,10 +164,11 @@ struct Processor::Impl final : kafka::RebalanceListener {
   std::optional<shard::ChangelogLimits> changelog_limits_given;
   // InputTimestampVerdict::Guard, read by /metrics.
   std::atomic<int> input_timestamp_guard{static_cast<int>(InputTimestampVerdict::Guard::kUnknown)};
-  int64_t next_settings_ms = 0;          // when Step calls it next
-  int64_t next_input_check_ms = 0;       // when Step calls CheckTopicsListed
-  int input_check_failures = 0;          // CheckTopicsListed's, in a row
-  base::Partition last_quiet_asked{-1};  // CheckQuietInputs goes round
+  int64_t next_settings_ms = 0;               // when Step calls it next
+  int64_t next_input_check_ms = 0;            // when Step calls CheckTopicsListed
+  int input_check_failures = 0;               // CheckTopicsListed's, in a row
+  base::Partition last_quiet_asked{-1};       // CheckQuietInputs goes round
+  base::Partition last_snapshot_checked{-1};  // CheckSnapshotsKept goes round
   // 1: the cluster lists the input topic, 0: it is missing (CheckTopicsListed), -1: no
   // answer yet. Read by /metrics.
   std::atomic<int> input_listed{-1};
@@ -193,6 +198,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   int32_t followed_through = 0;
   std::unique_ptr<base::MetricRegistry> own_metrics;  // when the options bring none
   base::Counter* generation_retries = nullptr;
+  base::Counter* snapshots_cut = nullptr;
   base::Counter* consumer_errors = nullptr;
   base::Histogram* commit_seconds = nullptr;
   base::Histogram* restore_seconds = nullptr;
@@ -280,6 +286,13 @@ struct Processor::Impl final : kafka::RebalanceListener {
         "Errors the input consumer reported (each logged with its name: an authorization "
         "refused, a topic gone, brokers that cannot be reached...). librdkafka retries most "
         "of them itself and reports one only once: a rise is worth a look at the log.");
+    snapshots_cut = &metrics->AddCounter(
+        "oncecount_changelog_snapshots_cut_total",
+        "Times a running shard found that its changelog partition no longer begins before "
+        "the transaction of its newest snapshot (retention.bytes smaller than the service "
+        "was told, records deleted): until its next snapshot commits, a restore could not "
+        "rebuild the shard. Each is logged, and the shard writes a snapshot with its next "
+        "batch.");
     generation_retries = &metrics->AddCounter(
         "oncecount_generation_retries_total",
         "Transactions tried a second time after the group refused their offsets for a "
@@ -672,6 +685,43 @@ struct Processor::Impl final : kafka::RebalanceListener {
     }
   }
 
+  // Retention counts bytes per partition, and the snapshot cadence keeps two
+  // snapshots and the batches between them within what the cluster says it keeps (or
+  // kafka.changelog_retention_bytes when it does not say). Told too much, the cadence
+  // writes too rarely, and retention takes a shard's newest complete snapshot while
+  // the shard runs: nothing would say so until a restore failed ("A shard's changelog
+  // lost its state"), with the state gone for good. One running shard per check, in
+  // turn, has its partition's start asked for; one that passed its snapshot's
+  // transaction is said, counted, and snapshots again with its next batch.
+  void CheckSnapshotsKept() {
+    std::vector<base::Partition> known;
+    for (const auto& [p, slot] : shards) {
+      if (slot.phase == shard::ShardPhase::kRunning && slot.snapshot_from) known.push_back(p);
+    }
+    if (known.empty()) return;
+    auto next = std::find_if(known.begin(), known.end(),
+                             [&](base::Partition p) { return p > last_snapshot_checked; });
+    const base::Partition p = next != known.end() ? *next : known.front();
+    last_snapshot_checked = p;
+    auto start = o.clients->LogStart(o.changelog_topic, p, kQuietAskTimeout);
+    if (!start) return;  // asked again at its next turn
+    ShardSlot& slot = shards[p];
+    if (start.value() <= *slot.snapshot_from) return;
+    Warn("shard " + std::to_string(p.value()) +
+         ": its changelog partition no longer holds its newest complete snapshot (its "
+         "transaction began at offset " +
+         std::to_string(slot.snapshot_from->value()) + "; the partition now begins at " +
+         std::to_string(start.value().value()) +
+         "): a restore could not rebuild the shard until it writes another, which it does "
+         "with its next batch. The changelog keeps less than the snapshot cadence was told "
+         "(the topic's retention.bytes, or kafka.changelog_retention_bytes when the cluster "
+         "does not say), or its records were deleted (docs/operations.md, \"A shard's "
+         "changelog lost its state\")");
+    if (snapshots_cut != nullptr) snapshots_cut->Add();
+    slot.snapshot_from.reset();
+    WorkerOf(p).SnapshotWithNextBatch(p);
+  }
+
   void MarkInputReachable(base::Partition p, ShardSlot& slot) {
     if (slot.input_unreachable.empty()) return;
     slot.input_unreachable.clear();
@@ -881,6 +931,11 @@ struct Processor::Impl final : kafka::RebalanceListener {
     for (auto& [p, slot] : shards) slot.aborts_in_a_row = 0;
     for (SealedShard& s : sealed) {
       ShardSlot& slot = shards[s.partition];
+      if (!s.snapshot.empty()) {
+        if (const auto w = written.records.find(s.partition); w != written.records.end()) {
+          slot.snapshot_from = w->second.first;
+        }
+      }
       slot.committed_seq = s.seq;
       slot.run_failures = 0;
       ++slot.transactions_committed;
@@ -969,6 +1024,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     }
     slot.phase = why.empty() ? shard::ShardPhase::kRestoring : shard::ShardPhase::kFailed;
     slot.failure = why;
+    slot.snapshot_from.reset();  // known again once the shard commits a snapshot
     slot.after_abort = after_abort;
     slot.next_restore_ms = clock.SteadyMs() + delay.count();
     slot.state_view.reset();
@@ -1536,6 +1592,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
       next_input_check_ms = clock.SteadyMs() + kInputCheckMs;
       CheckTopicsListed();
       CheckQuietInputs();
+      CheckSnapshotsKept();
     }
     if (fatal.ok() && clock.SteadyMs() >= next_settings_ms) {
       next_settings_ms = clock.SteadyMs() + kViewRefreshMs;

@@ -48,6 +48,10 @@ void ShardWorker::SetChangelogLimits(shard::ChangelogLimits limits) {
   Post(LimitsCommand{limits});
 }
 
+void ShardWorker::SnapshotWithNextBatch(base::Partition partition) {
+  Post(SnapshotDueCommand{partition});
+}
+
 void ShardWorker::Drop(std::vector<base::Partition> partitions) {
   Post(DropCommand{std::move(partitions), false});
 }
@@ -194,6 +198,13 @@ void ShardWorker::Execute(AdoptCommand& c) {
   shard.last_snapshot_bytes = cycle.last_snapshot_bytes;
   shard.bytes_since_snapshot = cycle.bytes_since_snapshot;
   shard.last_snapshot_ms = o_.now_ms() - cycle.ms_since_snapshot;
+}
+
+void ShardWorker::Execute(SnapshotDueCommand& c) {
+  const auto it = shards_.find(c.partition);
+  if (it == shards_.end()) return;
+  // As if the last one were a whole interval old: due at the next seal with a batch.
+  it->second.last_snapshot_ms = o_.now_ms() - o_.snapshots.max_interval.count();
 }
 
 void ShardWorker::Execute(LimitsCommand& c) {

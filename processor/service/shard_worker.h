@@ -113,6 +113,9 @@ class ShardWorker {
   // What the changelog takes now, for the shards it runs from the next seal on
   // (shards adopted later come with it in their rules).
   void SetChangelogLimits(shard::ChangelogLimits limits);
+  // The shard's next seal with a batch carries a snapshot, whatever the cadence says:
+  // its changelog partition lost the newest one (Processor's CheckSnapshotsKept).
+  void SnapshotWithNextBatch(base::Partition partition);
   // Drops shards (revoked, failed or about to be restored again).
   void Drop(std::vector<base::Partition> partitions);
   void DropAll();
@@ -171,6 +174,9 @@ class ShardWorker {
   struct LimitsCommand {
     shard::ChangelogLimits limits;
   };
+  struct SnapshotDueCommand {
+    base::Partition partition;
+  };
   struct DropCommand {
     std::vector<base::Partition> partitions;
     bool all = false;
@@ -188,8 +194,9 @@ class ShardWorker {
   struct SyncCommand {
     std::promise<void> done;
   };
-  using Command = std::variant<ApplyCommand, AdoptCommand, LimitsCommand, DropCommand, SealCommand,
-                               CommittedCommand, RefreshCommand, SyncCommand>;
+  using Command =
+      std::variant<ApplyCommand, AdoptCommand, LimitsCommand, SnapshotDueCommand, DropCommand,
+                   SealCommand, CommittedCommand, RefreshCommand, SyncCommand>;
 
   void Post(Command command);
   void ReportRetention(base::Partition partition, Shard& shard, const SnapshotCadence& cadence);
@@ -200,6 +207,7 @@ class ShardWorker {
   void Execute(ApplyCommand& c);
   void Execute(AdoptCommand& c);
   void Execute(LimitsCommand& c);
+  void Execute(SnapshotDueCommand& c);
   void Execute(DropCommand& c);
   void Execute(SealCommand& c);
   void Execute(CommittedCommand& c);

@@ -147,6 +147,50 @@ TEST(ChangelogLoss,
 
 // DeleteRecords up to the high watermark of one partition (an operator's mistake, a
 // tool's): that shard fails; the other restores and goes on counting exactly.
+// Regression: retention that took a running shard's newest complete snapshot (a
+// retention.bytes smaller than the service was told, records deleted) went unseen
+// until a restore failed, the state gone for good though the running shard held it.
+// The owner notices at its checks, says so, and snapshots with its next batch: the
+// shard can be restored again.
+TEST(ChangelogLoss, ARunningShardWhoseSnapshotRetentionTookSaysSoAndSnapshotsAgain) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  AsCreateTopicsMakesIt(kafka);
+  int sent = 0;
+  {
+    Instance a(kafka, "a");
+    ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+    // Past the snapshot cadence's longest interval (60 s): every shard snapshots.
+    for (int round = 0; round < 14; ++round, sent += 10) {
+      Send(kafka, sent, sent + 10);
+      a.StepAndCommit();
+      kafka.Advance(5s);
+    }
+    const int64_t end = kafka.HighWatermark(kChangelog, 0);
+    ASSERT_TRUE(kafka.DeleteRecordsBefore(kChangelog, 0, end).ok());
+    ASSERT_TRUE(RunUntil(kafka, {&a}, [&] {
+      return a.log().find(
+                 "shard 0: its changelog partition no longer holds its newest complete "
+                 "snapshot") != std::string::npos;
+    })) << a.log();
+    EXPECT_NE(a.log().find("the partition now begins at " + std::to_string(end)), std::string::npos)
+        << a.log();
+    EXPECT_NE(a.metrics().Render().find("oncecount_changelog_snapshots_cut_total 1"),
+              std::string::npos);
+    EXPECT_EQ(a.log().find("shard 1: its changelog partition no longer holds"), std::string::npos)
+        << a.log();
+    Send(kafka, sent, sent + 10);
+    sent += 10;
+    a.StepAndCommit();  // shard 0's next batch, and a snapshot with it
+    a.Kill();
+  }
+  Instance b(kafka, "b");
+  ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return b.RunsAll(kPartitions); })) << b.log();
+  Send(kafka, 0, sent);  // retries of everything
+  b.StepAndCommit();
+  ExpectExactlyOnce(kafka, sent);
+}
+
 TEST(ChangelogLoss, APartitionDeletedUpToItsHighWatermarkFailsOnlyItsShard) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
