@@ -926,11 +926,11 @@ struct Processor::Impl final : kafka::RebalanceListener {
   void OnCommitted(std::vector<SealedShard>& sealed) {
     const ChangelogWritten written = LastCommitWritten();
     for (ShardWorker* w : router.workers()) w->Committed(written);
-    // The instance's transactions go through again: an abort a shard had no batch in
-    // (an idle one) does not count against it either.
-    for (auto& [p, slot] : shards) slot.aborts_in_a_row = 0;
     for (SealedShard& s : sealed) {
       ShardSlot& slot = shards[s.partition];
+      // Its transactions go through again. Only its own: a shard backing off from
+      // aborts that come back must not start over because another one committed.
+      slot.aborts_in_a_row = 0;
       if (!s.snapshot.empty()) {
         if (const auto w = written.records.find(s.partition); w != written.records.end()) {
           slot.snapshot_from = w->second.first;
@@ -967,6 +967,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
       record_cap = std::max(changelog::kMinRecordBytes, RecordLimit(o.changelog_topic) / 2);
       Warn("a broker refused a record batch as too large; records and batches are at most " +
            std::to_string(record_cap) + " bytes from now on");
+      // The shards that run on (those with no batch in the transaction) seal their
+      // next batches under the new cap too.
+      GiveShardsTheChangelogLimits();
       // A smaller record cap does not shrink the producer's batches: only a new
       // producer gets a new batch.size.
       if (producer_batch_bytes > BatchLimit()) {

@@ -1339,6 +1339,44 @@ TEST(Processor, AbortsThatComeBackAtEveryCommitBackOffAndShowTheShardsFailed) {
   EXPECT_EQ(a.View(0)->phase, shard::ShardPhase::kRestoring);
 }
 
+// Regression: once an abort restored only the shards that had a batch in it, another
+// shard's commit during a back-off reset the count of aborts in a row of every
+// shard: one whose commits always aborted restored at once, again and again, its back-off
+// never growing.
+TEST(Processor, AShardsAbortsInARowKeepCountingWhileAnotherShardCommits) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  Send(kafka, 0, 100);
+  a.StepAndCommit();
+  const auto shard_zero_aborts = [&](int from) {
+    for (int i = from; i < from + 10; i += 2) Send(kafka, i, i + 1);  // shard 0's input only
+    for (int i = 0; i < 3; ++i) a.Step();
+    kafka.InjectError(Call::kCommitTransaction,
+                      {kafka::ErrorKind::kAbortable, "TOPIC_AUTHORIZATION_FAILED", "injected"});
+    a.Commit();
+    EXPECT_FALSE(a.Runs(0));
+    EXPECT_TRUE(a.Runs(1)) << "shard 1 had nothing in the transaction";
+  };
+  shard_zero_aborts(100);
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  shard_zero_aborts(110);
+  EXPECT_NE(a.View(0)->failure.find("aborted 2 times in a row"), std::string::npos)
+      << a.View(0)->failure;
+  for (int i = 101; i < 121; i += 2) Send(kafka, i, i + 1);  // shard 1 commits meanwhile
+  a.StepAndCommit();
+  EXPECT_EQ(a.View(1)->transactions_committed, 2u);
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  shard_zero_aborts(120);
+  EXPECT_NE(a.View(0)->failure.find("aborted 3 times in a row"), std::string::npos)
+      << "shard 0 started over: " << a.View(0)->failure;
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+  Send(kafka, 100, 130);
+  a.StepAndCommit();
+  ExpectExactlyOnce(kafka, 130);
+}
+
 // The line of a Prometheus exposition that starts with `prefix`, or "".
 std::string MetricLine(const std::string& exposition, const std::string& prefix) {
   const size_t at = exposition.find("\n" + prefix);
