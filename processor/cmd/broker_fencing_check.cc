@@ -10,18 +10,27 @@ base::Status CheckBrokersAbortInterval(const config::KafkaConfig& k, kafka::Clie
                                        const base::Logger& log) {
   const std::string stated = "kafka.transaction_abort_interval_ms (" +
                              std::to_string(k.transaction_abort_interval_ms) + " ms)";
-  const auto told = clients.DescribeBrokerSetting(kBrokersAbortInterval, std::chrono::seconds(10));
-  if (!told) {
-    log.Warn("cannot read the brokers' " + std::string(kBrokersAbortInterval) + " (" +
-             told.error().message() +
+  const auto asked = clients.DescribeBrokerSetting(kBrokersAbortInterval, std::chrono::seconds(10));
+  std::string untold;
+  if (!asked) {
+    untold = asked.error().message();
+  } else {
+    for (const std::string& why : asked.value().untold)
+      untold += (untold.empty() ? "" : "; ") + why;
+  }
+  if (!untold.empty()) {
+    // A broker that did not tell may run a longer interval than those that did.
+    log.Warn("cannot read the brokers' " + std::string(kBrokersAbortInterval) + " (" + untold +
              "): the start-up check that a frozen instance is fenced before its session ends "
              "trusts " +
-             stated + "; allow this principal DescribeConfigs on the cluster to have it checked");
-    return {};
+             stated +
+             " for them; brokers that implement DescribeConfigs tell it to a principal allowed "
+             "DescribeConfigs on the cluster");
   }
+  if (!asked) return {};
   int32_t longest_broker = -1;
   int64_t longest = -1;
-  for (const auto& [broker, value] : told.value()) {
+  for (const auto& [broker, value] : asked.value().told) {
     int64_t ms = -1;
     const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), ms);
     if (error != std::errc() || end != value.data() + value.size() || ms < 0) {

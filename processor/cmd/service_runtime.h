@@ -47,9 +47,10 @@ struct RuntimeOptions {
   // without a random suffix): only then is it a static member of the group.
   bool stable_instance_id = true;
   // Whether the brokers are asked their transaction abort interval at start
-  // (CheckBrokersAbortInterval). Off for a cluster that lives in this process: it
-  // cannot tell, and no frozen instance outlives it.
-  bool check_brokers_abort_interval = true;
+  // (CheckBrokersAbortInterval): serve against a cluster of its own. Off for a cluster
+  // that lives in this process (demo, serve on "embedded"): it cannot tell, and no
+  // frozen instance outlives it.
+  bool check_brokers_abort_interval = false;
 };
 
 class ServiceRuntime {

@@ -257,6 +257,12 @@ class GroupConsumer {
   virtual void Close() = 0;
 };
 
+// What the brokers told of one of their settings (Clients::DescribeBrokerSetting).
+struct BrokerSetting {
+  std::map<int32_t, std::string> told;  // by broker id
+  std::vector<std::string> untold;      // "broker 2: why", one per broker that did not tell
+};
+
 // Where one transaction's records went in one partition. Nothing else was written
 // between its first and last record when last - first + 1 == count.
 struct DeliveredRecords {
@@ -429,12 +435,13 @@ class Clients {
   // The partition count of every topic that exists.
   virtual base::Result<std::map<std::string, int>> PartitionCounts(
       std::chrono::milliseconds timeout) = 0;
-  // A setting of the brokers themselves (DescribeConfigs of each broker, one after
-  // another, each within `timeout`): the value of each broker that told it, by broker
-  // id. An error when none did (the embedded cluster implements no DescribeConfigs; a
-  // principal may lack DescribeConfigs on the cluster), naming the last refusal.
-  virtual base::Result<std::map<int32_t, std::string>> DescribeBrokerSetting(
-      const std::string& name, std::chrono::milliseconds timeout) = 0;
+  // A setting of the brokers themselves (DescribeConfigs of every broker the cluster
+  // lists, asked together, answered within `timeout`): who told its value and who did
+  // not, and why (the embedded cluster implements no DescribeConfigs; a principal may
+  // lack DescribeConfigs on the cluster; a broker may not answer). An error only when
+  // the brokers cannot be listed.
+  virtual base::Result<BrokerSetting> DescribeBrokerSetting(const std::string& name,
+                                                            std::chrono::milliseconds timeout) = 0;
   // The partition's high watermark: the offset after its last record, committed or
   // not (read_uncommitted). A read_committed reader that has reached it has seen
   // every transaction that began before the question decided.

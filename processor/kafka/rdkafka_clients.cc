@@ -57,8 +57,43 @@ KafkaError ListOffset(rd_kafka_t* rk, const std::string& topic, base::Partition 
     return e;
   }
   if (KafkaError e = Failed(asked->err, what)) return e;
+  // offsets_for_times updates only the partitions the answer names: one it left out
+  // keeps the logical offset asked, which is no answer.
+  if (asked->offset < 0) {
+    return {ErrorKind::kFailed, rd_kafka_err2name(RD_KAFKA_RESP_ERR__BAD_MSG),
+            what + ": the answer did not name the partition"};
+  }
   out = base::Offset(asked->offset);
   return {};
+}
+
+// Asks for the settings of one resource (a topic, a broker); the answer comes on
+// `answers` as an event whose opaque is `opaque`.
+void AskDescribeConfigs(rd_kafka_t* rk, rd_kafka_ResourceType_t type, const std::string& name,
+                        std::chrono::milliseconds timeout, void* opaque,
+                        rd_kafka_queue_t* answers) {
+  rd_kafka_ConfigResource_t* resource = rd_kafka_ConfigResource_new(type, name.c_str());
+  rd_kafka_AdminOptions_t* options =
+      rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
+  char error[256];
+  rd_kafka_AdminOptions_set_request_timeout(options, static_cast<int>(timeout.count()), error,
+                                            sizeof error);
+  rd_kafka_AdminOptions_set_opaque(options, opaque);
+  rd_kafka_DescribeConfigs(rk, &resource, 1, options, answers);
+  rd_kafka_AdminOptions_destroy(options);
+  rd_kafka_ConfigResource_destroy(resource);
+}
+
+// Calls `visit(name, value)` for each setting of a described resource that has a
+// value (a sensitive one has none).
+template <class Visit>
+void ForEachConfigEntry(const rd_kafka_ConfigResource_t* resource, Visit visit) {
+  size_t entries = 0;
+  const rd_kafka_ConfigEntry_t** config = rd_kafka_ConfigResource_configs(resource, &entries);
+  for (size_t j = 0; j < entries; ++j) {
+    const char* value = rd_kafka_ConfigEntry_value(config[j]);
+    if (value != nullptr) visit(std::string_view(rd_kafka_ConfigEntry_name(config[j])), value);
+  }
 }
 
 KafkaError Txn(rd_kafka_error_t* owned, const std::string& what) {
@@ -817,70 +852,73 @@ class RdKafkaClients final : public Clients {
     return counts;
   }
 
-  base::Result<std::map<int32_t, std::string>> DescribeBrokerSetting(
-      const std::string& name, std::chrono::milliseconds timeout) override {
+  base::Result<BrokerSetting> DescribeBrokerSetting(const std::string& name,
+                                                    std::chrono::milliseconds timeout) override {
     if (base::Status s = EnsureAdmin(); !s) return std::move(s).error();
-    std::vector<int32_t> brokers;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::set<int32_t> waiting;
     {
       const rd_kafka_metadata_t* md = nullptr;
       if (const rd_kafka_resp_err_t e =
               rd_kafka_metadata(admin_, 0, nullptr, &md, static_cast<int>(timeout.count()))) {
-        return base::KafkaFailure(std::string("cannot read the cluster's brokers: ") +
+        return base::KafkaFailure(std::string("cannot list the cluster's brokers: ") +
                                   rd_kafka_err2str(e));
       }
-      for (int i = 0; i < md->broker_cnt; ++i) brokers.push_back(md->brokers[i].id);
+      for (int i = 0; i < md->broker_cnt; ++i) waiting.insert(md->brokers[i].id);
       rd_kafka_metadata_destroy(md);
     }
-    std::map<int32_t, std::string> told;
-    std::string refused = "the cluster lists no broker";
-    // librdkafka sends a broker's DescribeConfigs to that broker: one request each.
+    BrokerSetting out;
+    // librdkafka sends a broker's DescribeConfigs to that broker: one request each,
+    // all on one queue, the broker's id as the request's opaque (a request that fails
+    // as a whole names no resource).
     std::unique_ptr<rd_kafka_queue_t, void (*)(rd_kafka_queue_t*)> answers(
         rd_kafka_queue_new(admin_), rd_kafka_queue_destroy);
-    for (const int32_t broker : brokers) {
-      const std::string id = std::to_string(broker);
-      rd_kafka_ConfigResource_t* resource =
-          rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_BROKER, id.c_str());
-      rd_kafka_AdminOptions_t* options =
-          rd_kafka_AdminOptions_new(admin_, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
-      char error[256];
-      rd_kafka_AdminOptions_set_request_timeout(options, static_cast<int>(timeout.count()), error,
-                                                sizeof error);
-      rd_kafka_DescribeConfigs(admin_, &resource, 1, options, answers.get());
-      rd_kafka_AdminOptions_destroy(options);
-      rd_kafka_ConfigResource_destroy(resource);
-      // The request's own timeout answers first; the margin only guards against none.
+    for (const int32_t broker : waiting) {
+      AskDescribeConfigs(admin_, RD_KAFKA_RESOURCE_BROKER, std::to_string(broker), timeout,
+                         reinterpret_cast<void*>(static_cast<intptr_t>(broker)), answers.get());
+    }
+    while (!waiting.empty()) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      // The requests' own timeout answers first; the margin only guards against none.
       std::unique_ptr<rd_kafka_event_t, void (*)(rd_kafka_event_t*)> event(
-          rd_kafka_queue_poll(answers.get(), static_cast<int>(timeout.count()) + 1000),
+          rd_kafka_queue_poll(answers.get(),
+                              static_cast<int>(std::max<int64_t>(left.count(), 0)) + 1000),
           rd_kafka_event_destroy);
-      if (!event) {
-        refused = "broker " + id + " did not answer";
-        continue;
-      }
+      if (!event) break;
+      const auto broker =
+          static_cast<int32_t>(reinterpret_cast<intptr_t>(rd_kafka_event_opaque(event.get())));
+      if (waiting.erase(broker) == 0) continue;
+      const std::string who = "broker " + std::to_string(broker) + ": ";
       if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        refused = "broker " + id + ": " + rd_kafka_event_error_string(event.get());
+        out.untold.push_back(who + rd_kafka_event_error_string(event.get()));
         continue;
       }
       size_t count = 0;
       const rd_kafka_ConfigResource_t** resources = rd_kafka_DescribeConfigs_result_resources(
           rd_kafka_event_DescribeConfigs_result(event.get()), &count);
+      std::optional<std::string> value;
+      std::string why = "its answer does not hold the setting";
       for (size_t i = 0; i < count; ++i) {
         if (rd_kafka_ConfigResource_error(resources[i]) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-          refused = "broker " + id + ": " + rd_kafka_ConfigResource_error_string(resources[i]);
+          why = rd_kafka_ConfigResource_error_string(resources[i]);
           continue;
         }
-        size_t entries = 0;
-        const rd_kafka_ConfigEntry_t** config =
-            rd_kafka_ConfigResource_configs(resources[i], &entries);
-        for (size_t j = 0; j < entries; ++j) {
-          const char* value = rd_kafka_ConfigEntry_value(config[j]);
-          if (value != nullptr && name == rd_kafka_ConfigEntry_name(config[j])) {
-            told[broker] = value;
-          }
-        }
+        ForEachConfigEntry(resources[i], [&](std::string_view entry, const char* told) {
+          if (entry == name) value = told;
+        });
+      }
+      if (value) {
+        out.told[broker] = *value;
+      } else {
+        out.untold.push_back(who + why);
       }
     }
-    if (told.empty()) return base::KafkaFailure("no broker told its " + name + ": " + refused);
-    return told;
+    for (const int32_t broker : waiting) {
+      out.untold.push_back("broker " + std::to_string(broker) + ": no answer within " +
+                           std::to_string(timeout.count()) + " ms");
+    }
+    return out;
   }
 
   base::Result<base::Offset> HighWatermark(const std::string& topic, base::Partition partition,
@@ -944,16 +982,8 @@ class RdKafkaClients final : public Clients {
   // own question and no other.
   void AskConfig(const std::string& topic) {
     if (config_answers_ == nullptr) config_answers_ = rd_kafka_queue_new(admin_);
-    rd_kafka_ConfigResource_t* resource =
-        rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic.c_str());
-    rd_kafka_AdminOptions_t* options =
-        rd_kafka_AdminOptions_new(admin_, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
-    char error[256];
-    rd_kafka_AdminOptions_set_request_timeout(options, 30000, error, sizeof error);
-    rd_kafka_AdminOptions_set_opaque(options, const_cast<std::string*>(&topic));
-    rd_kafka_DescribeConfigs(admin_, &resource, 1, options, config_answers_);
-    rd_kafka_AdminOptions_destroy(options);
-    rd_kafka_ConfigResource_destroy(resource);
+    AskDescribeConfigs(admin_, RD_KAFKA_RESOURCE_TOPIC, topic, std::chrono::seconds(30),
+                       const_cast<std::string*>(&topic), config_answers_);
   }
 
   // Reads the DescribeConfigs answers that arrived, without waiting.
@@ -983,13 +1013,7 @@ class RdKafkaClients final : public Clients {
           continue;
         }
         answer = TopicSettings{};
-        size_t entries = 0;
-        const rd_kafka_ConfigEntry_t** config =
-            rd_kafka_ConfigResource_configs(resources[i], &entries);
-        for (size_t j = 0; j < entries; ++j) {
-          const char* value = rd_kafka_ConfigEntry_value(config[j]);
-          if (value == nullptr) continue;
-          const std::string_view name = rd_kafka_ConfigEntry_name(config[j]);
+        ForEachConfigEntry(resources[i], [&](std::string_view name, const char* value) {
           const int64_t number = std::strtoll(value, nullptr, 10);
           if (name == "max.message.bytes" && number > 0) {
             answer->max_message_bytes = static_cast<size_t>(number);
@@ -1006,15 +1030,16 @@ class RdKafkaClients final : public Clients {
           } else if (name == "message.timestamp.difference.max.ms") {
             answer->timestamp_difference_max_ms = number;
           }
-        }
+        });
       }
       rd_kafka_event_destroy(event);
     }
   }
 
   // A consumer handle that joins no group and reads read_uncommitted: metadata and
-  // high watermarks.
+  // high watermarks. Made by the first caller, whichever thread it runs on.
   base::Status EnsureAdmin() {
+    std::lock_guard lock(admin_mu_);
     if (admin_ != nullptr) return {};
     auto made = MakeClientConfig(connection_, properties_,
                                  {{"group.id", "oncecount-admin"},
@@ -1030,6 +1055,7 @@ class RdKafkaClients final : public Clients {
   std::map<std::string, std::string> properties_;
   std::shared_ptr<const ClientLog> log_;  // every handle's
   HandleOwner admin_owner_;
+  std::mutex admin_mu_;  // guards the making of admin_ (EnsureAdmin)
   rd_kafka_t* admin_ = nullptr;
   std::mutex config_mu_;  // guards what follows
   rd_kafka_queue_t* config_answers_ = nullptr;

@@ -35,8 +35,8 @@ constexpr int64_t kCaughtUpForMs = 15000;
 // Short: the questions share the loop with reading, and one a broker cannot answer
 // must not keep the others from being asked in time (a healthy one answers in ms).
 constexpr std::chrono::milliseconds kStableEndWait{250};
-// How long one step reads before it lets the rest of the loop (commands, roles,
-// views) run: a replica caught up with a long tail builds inside the read.
+// How long one step reads before it lets the rest of the loop (heartbeats, commands,
+// roles, views) run: a replica caught up with a long tail builds inside the read.
 constexpr int64_t kReadSliceMs = 100;
 // An assignment the reader refused is tried again after this long.
 constexpr int64_t kReassignAfterMs = 1000;
@@ -681,10 +681,9 @@ struct Replicator::Impl {
         break;
       }
       OnMessage(*m);
-      // A message may end a replica's build (its whole tail replayed): the heartbeat
-      // must not wait for the read, or the other instances count this one absent
+      // The heartbeat must not wait for a long read (a message may end a replica's
+      // build, its whole tail replayed), or the other instances count this one absent
       // (member_timeout, 5 s) and rebuild its standbys elsewhere.
-      HeartbeatIfDue();
       if (Now() - read_from >= kReadSliceMs) break;
     }
     if (!fatal.ok()) return false;

@@ -1819,18 +1819,19 @@ class StrictClients final : public kafka::Clients {
     return std::unique_ptr<kafka::PlainProducer>(std::make_unique<StrictPlainProducer>(id_, spec));
   }
   base::Result<std::map<std::string, int>> PartitionCounts(std::chrono::milliseconds) override;
-  base::Result<std::map<int32_t, std::string>> DescribeBrokerSetting(
-      const std::string& name, std::chrono::milliseconds) override {
+  base::Result<kafka::BrokerSetting> DescribeBrokerSetting(const std::string& name,
+                                                           std::chrono::milliseconds) override {
     std::lock_guard lock(id_.cluster->mu);
     if (id_.crashed()) return base::KafkaFailure("crashed");
+    kafka::BrokerSetting out;
     if (!id_.cluster->broker_settings_described) {
-      return base::KafkaFailure("no broker told its " + name +
-                                ": broker 1: Broker: Cluster authorization failed");
+      out.untold.push_back("broker 1: Broker: Cluster authorization failed");
+    } else if (name != "transaction.abort.timed.out.transaction.cleanup.interval.ms") {
+      out.untold.push_back("broker 1: its answer does not hold the setting");
+    } else {
+      out.told[1] = std::to_string(id_.cluster->abort_interval.count());
     }
-    if (name != "transaction.abort.timed.out.transaction.cleanup.interval.ms") {
-      return base::KafkaFailure("no broker told its " + name + ": the double has no such setting");
-    }
-    return std::map<int32_t, std::string>{{1, std::to_string(id_.cluster->abort_interval.count())}};
+    return out;
   }
   base::Result<base::Offset> HighWatermark(const std::string& topic, base::Partition partition,
                                            std::chrono::milliseconds) override;
