@@ -868,6 +868,7 @@ class RdKafkaClients final : public Clients {
       rd_kafka_metadata_destroy(md);
     }
     BrokerSetting out;
+    if (waiting.empty()) out.untold.push_back("the cluster lists no broker");
     // librdkafka sends a broker's DescribeConfigs to that broker: one request each,
     // all on one queue, the broker's id as the request's opaque (a request that fails
     // as a whole names no resource).

@@ -36,6 +36,9 @@ constexpr int64_t kViewRefreshMs = 1000;
 // How often the instance asks whether the cluster still lists its input topic, and
 // how long it waits for the answer (the consumer loop waits meanwhile).
 constexpr int64_t kInputCheckMs = 10000;
+// Two aborts of a shard's transactions further apart than this are not "in a row"
+// (ShardSlot::aborts_in_a_row): the back-off, at most 30 s, is long behind.
+constexpr int64_t kAbortsInARowWithinMs = 5 * 60 * 1000;
 // How long producers go on with a topic's old partition count: librdkafka's
 // topic.metadata.refresh.interval.ms and the Java client's metadata.max.age.ms, both
 // 5 minutes by default.
@@ -94,8 +97,10 @@ struct ShardSlot {
   uint64_t restore_retries = 0;  // all failed attempts, for the metric
   // Failures while running (ShardWorker::Fail) since the shard last committed.
   uint64_t run_failures = 0;
-  // Our own transactions with it that aborted since it last committed.
+  // Our own transactions with it that aborted since it last committed, each within
+  // kAbortsInARowWithinMs of the one before, and when the last one did (steady clock).
   uint64_t aborts_in_a_row = 0;
+  int64_t last_abort_ms = 0;
   int64_t next_restore_ms = 0;
   bool after_abort = false;
   // The state as of the last commit, without what only the processor knows.
@@ -169,6 +174,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
   int input_check_failures = 0;               // CheckTopicsListed's, in a row
   base::Partition last_quiet_asked{-1};       // CheckQuietInputs goes round
   base::Partition last_snapshot_checked{-1};  // CheckSnapshotsKept goes round
+  // A shard must snapshot (CheckSnapshotsKept): the next commit is due at the commit
+  // interval even when no input came.
+  bool snapshot_owed = false;
   // 1: the cluster lists the input topic, 0: it is missing (CheckTopicsListed), -1: no
   // answer yet. Read by /metrics.
   std::atomic<int> input_listed{-1};
@@ -291,8 +299,8 @@ struct Processor::Impl final : kafka::RebalanceListener {
         "Times a running shard found that its changelog partition no longer begins before "
         "the transaction of its newest snapshot (retention.bytes smaller than the service "
         "was told, records deleted): until its next snapshot commits, a restore could not "
-        "rebuild the shard. Each is logged, and the shard writes a snapshot with its next "
-        "batch.");
+        "rebuild the shard. Each is logged, and the shard writes a snapshot at its next "
+        "commit.");
     generation_retries = &metrics->AddCounter(
         "oncecount_generation_retries_total",
         "Transactions tried a second time after the group refused their offsets for a "
@@ -692,7 +700,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // the shard runs: nothing would say so until a restore failed ("A shard's changelog
   // lost its state"), with the state gone for good. One running shard per check, in
   // turn, has its partition's start asked for; one that passed its snapshot's
-  // transaction is said, counted, and snapshots again with its next batch.
+  // transaction is said, counted, and snapshots again at its next commit.
   void CheckSnapshotsKept() {
     std::vector<base::Partition> known;
     for (const auto& [p, slot] : shards) {
@@ -713,13 +721,14 @@ struct Processor::Impl final : kafka::RebalanceListener {
          std::to_string(slot.snapshot_from->value()) + "; the partition now begins at " +
          std::to_string(start.value().value()) +
          "): a restore could not rebuild the shard until it writes another, which it does "
-         "with its next batch. The changelog keeps less than the snapshot cadence was told "
+         "at its next commit. The changelog keeps less than the snapshot cadence was told "
          "(the topic's retention.bytes, or kafka.changelog_retention_bytes when the cluster "
          "does not say), or its records were deleted (docs/operations.md, \"A shard's "
          "changelog lost its state\")");
     if (snapshots_cut != nullptr) snapshots_cut->Add();
     slot.snapshot_from.reset();
-    WorkerOf(p).SnapshotWithNextBatch(p);
+    WorkerOf(p).SnapshotAtNextSeal(p);
+    snapshot_owed = true;
   }
 
   void MarkInputReachable(base::Partition p, ShardSlot& slot) {
@@ -847,6 +856,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // drained (ShardWorker::Seal).
   void Commit(bool backlog = false) {
     if (!fatal.ok() || consumer->AssignmentLost()) return;  // the revocation drops the work
+    snapshot_owed = false;
     router.HandOverAll();
     last_commit_ms = clock.SteadyMs();
     last_commit_was_burst = router.routed_since_commit() >= kDrainedCommitEvents;
@@ -1002,6 +1012,12 @@ struct Processor::Impl final : kafka::RebalanceListener {
       // record the broker always refuses, a permission missing) would restore every
       // shard again and again, reading their changelogs, while nothing commits: it
       // backs off, and the shards show failed with the error until one commits.
+      // Aborts far apart are one-offs each: a shard that restored and then stayed idle
+      // (no commit of its own to reset the count) starts over.
+      if (clock.SteadyMs() - it->second.last_abort_ms > kAbortsInARowWithinMs) {
+        it->second.aborts_in_a_row = 0;
+      }
+      it->second.last_abort_ms = clock.SteadyMs();
       const uint64_t aborts = ++it->second.aborts_in_a_row;
       if (aborts == 1) {
         Suspend(p, "", /*after_abort=*/true, std::chrono::milliseconds(0));
@@ -1642,7 +1658,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     if (!fatal.ok()) return false;
     producer->Poll();
     const int64_t now = clock.SteadyMs();
-    if (router.routed_since_commit() > 0 &&
+    if ((router.routed_since_commit() > 0 || snapshot_owed) &&
         (router.commit_due() || now - last_commit_ms >= o.commit_interval.count() ||
          (drained &&
           (last_commit_was_burst || router.routed_since_commit() >= kDrainedCommitEvents) &&

@@ -48,7 +48,7 @@ void ShardWorker::SetChangelogLimits(shard::ChangelogLimits limits) {
   Post(LimitsCommand{limits});
 }
 
-void ShardWorker::SnapshotWithNextBatch(base::Partition partition) {
+void ShardWorker::SnapshotAtNextSeal(base::Partition partition) {
   Post(SnapshotDueCommand{partition});
 }
 
@@ -203,8 +203,7 @@ void ShardWorker::Execute(AdoptCommand& c) {
 void ShardWorker::Execute(SnapshotDueCommand& c) {
   const auto it = shards_.find(c.partition);
   if (it == shards_.end()) return;
-  // As if the last one were a whole interval old: due at the next seal with a batch.
-  it->second.last_snapshot_ms = o_.now_ms() - o_.snapshots.max_interval.count();
+  it->second.snapshot_forced = true;
 }
 
 void ShardWorker::Execute(LimitsCommand& c) {
@@ -238,21 +237,32 @@ void ShardWorker::Execute(SealCommand& c) {
       s.partition = p;
       s.failure = shard.failure;
     }
-    if (!s.batches.empty() || s.failure) sealed.push_back(std::move(s));
+    if (!s.batches.empty() || !s.snapshot.empty() || s.failure) sealed.push_back(std::move(s));
   }
   c.done.set_value(std::move(sealed));
 }
 
-// Seals the shard's pending batches (no batches: nothing was applied).
+// Seals the shard's pending batches (no batches: nothing was applied), and a snapshot
+// when one is due. A forced snapshot (SnapshotWithNextBatch) goes without a batch: an
+// idle shard whose changelog lost its snapshot must not wait for input to write one.
 SealedShard ShardWorker::SealShard(base::Partition p, Shard& shard, int64_t now, bool backlog) {
   SealedShard s;
   s.partition = p;
   shard::ShardState& state = *shard.state;
   const base::Epoch epoch = state.epoch();
   const std::vector<changelog::BatchRecord> batches = state.Seal(epoch, now);
-  if (batches.empty()) return s;
-  s.seq = batches.back().seq;
-  s.next_offset = batches.back().input_to;
+  if (batches.empty()) {
+    // A snapshot stands for a committed batch, and its transaction carries the
+    // input position on: a shard that has neither has nothing to snapshot.
+    const bool can_snapshot =
+        state.committed_seq() != base::Seq() && state.position() != shard::kUnknownOffset;
+    if (!shard.snapshot_forced || !can_snapshot) return s;
+    s.seq = state.committed_seq();
+    s.next_offset = state.position();
+  } else {
+    s.seq = batches.back().seq;
+    s.next_offset = batches.back().input_to;
+  }
   s.batches.resize(batches.size());
   for (size_t i = 0; i < batches.size(); ++i) {
     changelog::EncodeRecord(batches[i], s.batches[i]);
@@ -260,8 +270,10 @@ SealedShard ShardWorker::SealShard(base::Partition p, Shard& shard, int64_t now,
   }
   SnapshotCadence cadence = o_.snapshots;
   cadence.retention_bytes = state.rules().changelog_retention_bytes;
-  if (shard.bytes_since_snapshot >= SnapshotDueAfterBytes(cadence, shard.last_snapshot_bytes) ||
+  if (shard.snapshot_forced ||
+      shard.bytes_since_snapshot >= SnapshotDueAfterBytes(cadence, shard.last_snapshot_bytes) ||
       now - shard.last_snapshot_ms >= cadence.max_interval.count()) {
+    shard.snapshot_forced = false;
     std::string bytes = state.EncodeSnapshot(epoch);
     s.snapshot = changelog::EncodeSnapshotChunks(p, epoch, state.claim(), o_.group_id, s.seq, bytes,
                                                  state.rules().max_record_bytes);

@@ -113,9 +113,10 @@ class ShardWorker {
   // What the changelog takes now, for the shards it runs from the next seal on
   // (shards adopted later come with it in their rules).
   void SetChangelogLimits(shard::ChangelogLimits limits);
-  // The shard's next seal with a batch carries a snapshot, whatever the cadence says:
-  // its changelog partition lost the newest one (Processor's CheckSnapshotsKept).
-  void SnapshotWithNextBatch(base::Partition partition);
+  // The shard's next seal carries a snapshot, whatever the cadence says, and even
+  // without a batch: its changelog partition lost the newest one (Processor's
+  // CheckSnapshotsKept).
+  void SnapshotAtNextSeal(base::Partition partition);
   // Drops shards (revoked, failed or about to be restored again).
   void Drop(std::vector<base::Partition> partitions);
   void DropAll();
@@ -152,6 +153,7 @@ class ShardWorker {
     size_t last_snapshot_bytes = 0;
     int64_t last_snapshot_ms = 0;
     bool outgrowing_retention = false;  // told in the log
+    bool snapshot_forced = false;       // SnapshotAtNextSeal
     bool forgetting_early = false;      // told in the log
     // Why the shard failed on this worker: it applies and seals nothing more.
     std::optional<std::string> failure;
