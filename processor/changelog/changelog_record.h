@@ -23,7 +23,8 @@
 //             snapshot hashes new ids as the batches it replayed were hashed.
 //   Snapshot  one chunk of the shard's whole state after batch `seq`, written in the
 //             same transaction as that batch, so that restoring does not need the
-//             whole history.
+//             whole history; or in a transaction of its own after it, when the
+//             owner found its changelog had lost the newest snapshot.
 //
 // Layout of every record (integers little-endian):
 //

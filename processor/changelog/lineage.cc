@@ -132,7 +132,7 @@ void LineageBuilder::OnChunk(SnapshotChunk chunk) {
   }
   ++s.received;
   if (fit == ClaimRule::Fit::kNewerEpoch && s.usable && s.complete()) {
-    // Its batch, written just before it in the same transaction, was deleted.
+    // Its batch, written before it (in the same transaction, or an earlier one), was deleted.
     claims_.Adopt(s.epoch, s.claim);
     DropAfter(s.seq, s.epoch);
     head_snapshot_seq_ = s.seq;

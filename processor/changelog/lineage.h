@@ -13,8 +13,9 @@
 //    committed or belongs to the owner it fences);
 //  - a snapshot is usable once all its chunks arrived and nothing dropped it;
 //  - a complete snapshot of an epoch newer than any record read stands for its own
-//    batch, which precedes it in the same transaction and was deleted before the read
-//    (retention cut the partition between the two): the lineage continues from it.
+//    batch, which precedes it (in the same transaction, or an earlier one for a
+//    snapshot written alone) and was deleted before the read (retention cut the
+//    partition between the two): the lineage continues from it.
 //    Exact where aborted records are hidden (a real broker); on the embedded cluster,
 //    which shows them, an aborted snapshot at the head of a cut partition would be
 //    taken for committed.

@@ -37,10 +37,7 @@ LineageFollower::Step LineageFollower::Seek(const Record& record) {
     claims_.Claim(*claim);
     return Step::kSkip;
   }
-  if (const auto* chunk = std::get_if<SnapshotChunk>(&record)) {
-    SeekChunk(*chunk);
-    return Step::kSkip;
-  }
+  if (const auto* chunk = std::get_if<SnapshotChunk>(&record)) return SeekChunk(*chunk);
   const auto* batch = std::get_if<BatchRecord>(&record);
   if (batch == nullptr || batch->seq == Seq()) return Step::kSkip;
   const ClaimRule::Fit fit = claims_.Of(batch->epoch, batch->claim);
@@ -58,8 +55,11 @@ LineageFollower::Step LineageFollower::Seek(const Record& record) {
 }
 
 // A complete snapshot of a newer epoch than any record seen stands for its own batch,
-// deleted just before it (lineage.h): its epoch holds from there on.
-void LineageFollower::SeekChunk(const SnapshotChunk& chunk) {
+// deleted before it (lineage.h): its epoch holds from there on. A complete snapshot
+// of the sought batch is the sought state itself: a snapshot its owner wrote without
+// a batch (its changelog had lost the newest one), whose batch is in an earlier
+// transaction, perhaps deleted.
+LineageFollower::Step LineageFollower::SeekChunk(const SnapshotChunk& chunk) {
   if (chunk.index == 0) {
     seek_snapshot_ = {chunk.epoch, chunk.seq, chunk.claim, chunk.count, 0, chunk.group};
   }
@@ -67,15 +67,22 @@ void LineageFollower::SeekChunk(const SnapshotChunk& chunk) {
   if (s.count == 0 || chunk.epoch != s.epoch || chunk.seq != s.seq || chunk.count != s.count ||
       chunk.index != s.next) {
     s.count = 0;  // its head was lost, or a chunk is missing: not usable
-    return;
+    return Step::kSkip;
   }
-  if (++s.next == s.count) {
-    if (claims_.Of(s.epoch, s.claim) == ClaimRule::Fit::kNewerEpoch) {
-      claims_.Adopt(s.epoch, s.claim);
-    }
-    claims_.NameGroup(s.epoch, s.claim, s.group);
-    s.count = 0;
+  if (++s.next < s.count) return Step::kSkip;
+  s.count = 0;
+  const ClaimRule::Fit fit = claims_.Of(s.epoch, s.claim);
+  const bool sought = s.epoch == sought_epoch_ && s.seq == sought_seq_ && s.claim == sought_claim_;
+  if (sought && (fit == ClaimRule::Fit::kOlderEpoch || fit == ClaimRule::Fit::kOtherClaim)) {
+    return Step::kRebuild;  // a zombie's, or one under a refused claim
   }
+  if (fit == ClaimRule::Fit::kNewerEpoch) claims_.Adopt(s.epoch, s.claim);
+  claims_.NameGroup(s.epoch, s.claim, s.group);
+  if (sought) {
+    seeking_ = false;
+    applied_ = sought_seq_;
+  }
+  return Step::kSkip;
 }
 
 LineageFollower::Step LineageFollower::Next(const Record& record) {
@@ -86,7 +93,7 @@ LineageFollower::Step LineageFollower::Next(const Record& record) {
   if (const auto* claim = std::get_if<ClaimRecord>(&record)) return OnClaim(*claim);
   // Snapshots matter only to a rebuild, and say whose the current claim is. One of a
   // newer epoch than any claim or batch seen means the records before it are gone (a
-  // snapshot stands for its own batch, written just before it): its claim, and the
+  // snapshot stands for its own batch, written before it): its claim, and the
   // batches the state lacks. Taking it as nothing new would claim that epoch again,
   // and every later reader would drop the new claim's work as a rival's.
   if (const auto* chunk = std::get_if<SnapshotChunk>(&record)) {

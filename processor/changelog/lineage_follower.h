@@ -87,7 +87,7 @@ class LineageFollower {
   Step Seek(const Record& record);
   // A Resuming() follower's first record.
   Step Resume(const Record& record);
-  void SeekChunk(const SnapshotChunk& chunk);
+  Step SeekChunk(const SnapshotChunk& chunk);
 
   ClaimRule claims_;
   Seq applied_;

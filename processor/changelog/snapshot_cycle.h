@@ -23,7 +23,7 @@ class SnapshotCycle {
   void OnBatch(const BatchRecord& batch) { batch_bytes_ += BatchRecordBytes(batch); }
   // A chunk of a snapshot of the claim followed (LineageFollower::IsCurrentClaim):
   // once every chunk of one snapshot arrived in order, the cycle starts again from it
-  // (its batch came just before it). A snapshot with a chunk missing or out of order
+  // (its batch came before it). A snapshot with a chunk missing or out of order
   // is one a restore would not use, and changes nothing.
   void OnChunk(const SnapshotChunk& chunk) {
     if (chunk.index == 0) {

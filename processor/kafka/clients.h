@@ -260,7 +260,9 @@ class GroupConsumer {
 // What the brokers told of one of their settings (Clients::DescribeBrokerSetting).
 struct BrokerSetting {
   std::map<int32_t, std::string> told;  // by broker id
-  std::vector<std::string> untold;      // "broker 2: why", one per broker that did not tell
+  // One line per broker that did not tell ("broker 2: why"), or why none was asked
+  // ("the cluster lists no broker").
+  std::vector<std::string> untold;
 };
 
 // Where one transaction's records went in one partition. Nothing else was written

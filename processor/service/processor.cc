@@ -890,11 +890,21 @@ struct Processor::Impl final : kafka::RebalanceListener {
     // An abort undoes only what the transaction carried: a shard with no batch in it
     // (no input since its last commit) is what its changelog says, and runs on rather
     // than re-reading its changelog. When the group moved on, every shard goes.
+    // A shard that carried only a snapshot (no batch: SnapshotAtNextSeal) holds its
+    // committed state too, which its changelog cannot rebuild (that is why it
+    // snapshots): it runs on and snapshots at the next commit.
     std::vector<base::Partition> affected;
     if (result.outcome == TxnOutcome::kAssignmentGone) {
       for (auto& [p, slot] : shards) affected.push_back(p);
     } else {
-      for (const SealedShard& s : sealed) affected.push_back(s.partition);
+      for (const SealedShard& s : sealed) {
+        if (!s.batches.empty()) {
+          affected.push_back(s.partition);
+        } else {
+          WorkerOf(s.partition).SnapshotAtNextSeal(s.partition);
+          snapshot_owed = true;
+        }
+      }
     }
     OnTransactionFailed(result, affected, "transaction");
   }

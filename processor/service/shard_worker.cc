@@ -243,7 +243,7 @@ void ShardWorker::Execute(SealCommand& c) {
 }
 
 // Seals the shard's pending batches (no batches: nothing was applied), and a snapshot
-// when one is due. A forced snapshot (SnapshotWithNextBatch) goes without a batch: an
+// when one is due. A forced snapshot (SnapshotAtNextSeal) goes without a batch: an
 // idle shard whose changelog lost its snapshot must not wait for input to write one.
 SealedShard ShardWorker::SealShard(base::Partition p, Shard& shard, int64_t now, bool backlog) {
   SealedShard s;
@@ -255,7 +255,7 @@ SealedShard ShardWorker::SealShard(base::Partition p, Shard& shard, int64_t now,
     // A snapshot stands for a committed batch, and its transaction carries the
     // input position on: a shard that has neither has nothing to snapshot.
     const bool can_snapshot =
-        state.committed_seq() != base::Seq() && state.position() != shard::kUnknownOffset;
+        state.committed_seq() != base::Seq() && !base::IsLogical(state.position());
     if (!shard.snapshot_forced || !can_snapshot) return s;
     s.seq = state.committed_seq();
     s.next_offset = state.position();

@@ -230,6 +230,27 @@ TEST(LineageFollower, SeekingTakesANewerEpochFromACompleteSnapshotWhoseBatchWasD
   EXPECT_FALSE(g.seeking());
 }
 
+// A local checkpoint of a snapshot its owner wrote without a batch (its changelog had
+// lost the newest one): the sought batch is in an earlier transaction, deleted; the
+// complete snapshot of it is the sought state.
+TEST(LineageFollower, SeekingFindsItsStateInACompleteSnapshotOfItsBatch) {
+  const auto chunk = [](uint32_t index, uint64_t claim = 7) {
+    return SnapshotChunk{kPartition, base::Epoch(1), base::Seq(4), index, 2, "half", claim};
+  };
+  LineageFollower f = LineageFollower::Seeking(base::Epoch(1), base::Seq(4), 7);
+  EXPECT_EQ(f.Next(chunk(0)), Step::kSkip);
+  EXPECT_TRUE(f.seeking()) << "half a snapshot is no state";
+  EXPECT_EQ(f.Next(chunk(1)), Step::kSkip);
+  EXPECT_FALSE(f.seeking());
+  EXPECT_EQ(f.Next(Batch(1, 5, 7)), Step::kApply);
+  EXPECT_EQ(f.applied_seq().value(), 5u);
+
+  LineageFollower g = LineageFollower::Seeking(base::Epoch(1), base::Seq(4), 7);
+  EXPECT_EQ(g.Next(chunk(0, 8)), Step::kSkip);
+  EXPECT_EQ(g.Next(chunk(1, 8)), Step::kSkip);
+  EXPECT_TRUE(g.seeking()) << "another claim's snapshot of batch 4";
+}
+
 TEST(LineageFollower, SeekingStaysSeekingWhenItsBatchIsNotThere) {
   LineageFollower f = LineageFollower::Seeking(base::Epoch(1), base::Seq(2), 7);
   EXPECT_EQ(f.Next(Claim(1, 0, 8)), Step::kSkip);
