@@ -64,8 +64,8 @@ LineageFollower::Step LineageFollower::SeekChunk(const SnapshotChunk& chunk) {
     seek_snapshot_ = {chunk.epoch, chunk.seq, chunk.claim, chunk.count, 0, chunk.group};
   }
   SeekSnapshot& s = seek_snapshot_;
-  if (s.count == 0 || chunk.epoch != s.epoch || chunk.seq != s.seq || chunk.count != s.count ||
-      chunk.index != s.next) {
+  if (s.count == 0 || chunk.epoch != s.epoch || chunk.seq != s.seq || chunk.claim != s.claim ||
+      chunk.count != s.count || chunk.index != s.next) {
     s.count = 0;  // its head was lost, or a chunk is missing: not usable
     return Step::kSkip;
   }

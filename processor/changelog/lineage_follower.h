@@ -26,8 +26,9 @@
 // LineageBuilder does (kSkip); the batch must then fit the lineage there — not
 // superseded by a newer epoch's claim, batch or snapshot, not under a refused second
 // claim of its epoch — or the step is kRebuild (seeking() still true: the checkpoint
-// is not on the lineage, a zombie's). A read that ends while seeking() never met the
-// batch.
+// is not on the lineage, a zombie's). A complete snapshot of that batch (epoch, seq and
+// claim alike: one written alone, its batch in an earlier transaction) is met as the
+// batch is. A read that ends while seeking() never met the batch.
 //
 // A follower made with Resuming() takes a checkpoint whose owner knew that nothing but
 // its own records follow its claim up to the checkpoint's snapshot (OwnedRun, in

@@ -109,6 +109,9 @@ struct ShardSlot {
   // snapshot began (its own commits only; nullopt until one commits): a restore needs
   // the partition to keep everything from there (CheckSnapshotsKept).
   std::optional<base::Offset> snapshot_from;
+  // When a snapshot the shard owes (its changelog lost the newest) is due, on the
+  // steady clock; -1: none owed, or its worker told already.
+  int64_t snapshot_due_ms = -1;
 };
 
 // 64 bits from the kernel's generator (std::random_device), never 0. A single draw of
@@ -727,8 +730,8 @@ struct Processor::Impl final : kafka::RebalanceListener {
          "changelog lost its state\")");
     if (snapshots_cut != nullptr) snapshots_cut->Add();
     slot.snapshot_from.reset();
-    WorkerOf(p).SnapshotAtNextSeal(p);
-    snapshot_owed = true;
+    slot.snapshot_due_ms = clock.SteadyMs();
+    OweDueSnapshots();
   }
 
   void MarkInputReachable(base::Partition p, ShardSlot& slot) {
@@ -892,21 +895,54 @@ struct Processor::Impl final : kafka::RebalanceListener {
     // than re-reading its changelog. When the group moved on, every shard goes.
     // A shard that carried only a snapshot (no batch: SnapshotAtNextSeal) holds its
     // committed state too, which its changelog cannot rebuild (that is why it
-    // snapshots): it runs on and snapshots at the next commit.
+    // snapshots): it runs on, owed the snapshot again (OnSnapshotAborted).
     std::vector<base::Partition> affected;
+    std::vector<base::Partition> snapshot_only;
     if (result.outcome == TxnOutcome::kAssignmentGone) {
       for (auto& [p, slot] : shards) affected.push_back(p);
     } else {
       for (const SealedShard& s : sealed) {
-        if (!s.batches.empty()) {
-          affected.push_back(s.partition);
-        } else {
-          WorkerOf(s.partition).SnapshotAtNextSeal(s.partition);
-          snapshot_owed = true;
-        }
+        (s.batches.empty() ? snapshot_only : affected).push_back(s.partition);
       }
     }
     OnTransactionFailed(result, affected, "transaction");
+    if (!fatal.ok()) return;
+    for (base::Partition p : snapshot_only) OnSnapshotAborted(p, result);
+  }
+
+  // A transaction that carried only the shard's owed snapshot aborted. The snapshot is
+  // owed again: at once after a one-off abort; after a back-off when they come back
+  // (the shard's changelog partition refusing writes, say), so that a snapshot that
+  // cannot be written does not make every commit of the instance abort, the shards
+  // with input restoring each time.
+  void OnSnapshotAborted(base::Partition p, const TxnResult& result) {
+    ShardSlot& slot = shards[p];
+    const int64_t now = clock.SteadyMs();
+    ++slot.transactions_aborted;
+    if (now - slot.last_abort_ms > kAbortsInARowWithinMs) slot.aborts_in_a_row = 0;
+    slot.last_abort_ms = now;
+    const uint64_t aborts = ++slot.aborts_in_a_row;
+    slot.snapshot_due_ms = aborts == 1 ? now : now + BackoffMs(aborts - 1);
+    if (aborts > 1) {
+      Warn("shard " + std::to_string(p.value()) + ": the transaction of its snapshot aborted " +
+           std::to_string(aborts) + " times in a row (last: " + result.error.ToString() +
+           "); writing it again in " + std::to_string(slot.snapshot_due_ms - now) +
+           " ms; until then its changelog cannot rebuild it");
+    }
+    OweDueSnapshots();
+  }
+
+  // Tells the workers of the shards whose owed snapshot is due to write it at the
+  // next seal, and has the next commit come at the commit interval without input.
+  void OweDueSnapshots() {
+    const int64_t now = clock.SteadyMs();
+    for (auto& [p, slot] : shards) {
+      if (slot.snapshot_due_ms < 0 || slot.snapshot_due_ms > now) continue;
+      slot.snapshot_due_ms = -1;
+      if (slot.phase != shard::ShardPhase::kRunning) continue;
+      WorkerOf(p).SnapshotAtNextSeal(p);
+      snapshot_owed = true;
+    }
   }
 
   // Runs the transaction with the group's metadata as the consumer knows it. A
@@ -1622,6 +1658,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
       CheckTopicsListed();
       CheckQuietInputs();
       CheckSnapshotsKept();
+      OweDueSnapshots();
     }
     if (fatal.ok() && clock.SteadyMs() >= next_settings_ms) {
       next_settings_ms = clock.SteadyMs() + kViewRefreshMs;

@@ -248,6 +248,9 @@ void ShardWorker::Execute(SealCommand& c) {
 SealedShard ShardWorker::SealShard(base::Partition p, Shard& shard, int64_t now, bool backlog) {
   SealedShard s;
   s.partition = p;
+  // The last seal's snapshot was committed (MarkCommitted took its checkpoint), or its
+  // transaction aborted and the shard ran on (a snapshot alone): none to write.
+  shard.unwritten_checkpoint.reset();
   shard::ShardState& state = *shard.state;
   const base::Epoch epoch = state.epoch();
   const std::vector<changelog::BatchRecord> batches = state.Seal(epoch, now);

@@ -216,8 +216,8 @@ class ShardState {
 
   // The whole state as of everything applied (committed, in flight and pending), in
   // the snapshot format: written in the same transaction as the newest of those
-  // batches, it stands for that batch's seq. Take it right after Seal for the batch
-  // being committed.
+  // batches (or alone, after it committed), it stands for that batch's seq. Take it
+  // right after Seal for the batch being committed.
   std::string EncodeSnapshot(base::Epoch epoch) const;
 
   base::Partition partition() const { return partition_; }

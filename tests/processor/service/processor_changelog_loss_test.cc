@@ -170,10 +170,11 @@ TEST(ChangelogLoss, ARunningShardWhoseSnapshotRetentionTookSaysSoAndSnapshotsAga
     }
     const int64_t end = kafka.HighWatermark(kChangelog, 0);
     ASSERT_TRUE(kafka.DeleteRecordsBefore(kChangelog, 0, end).ok());
-    // The first transaction carrying the snapshot aborts: the shard, whose changelog
-    // cannot rebuild it, must run on (not restore) and snapshot at the next commit.
+    // The first two transactions carrying the snapshot abort: the shard, whose
+    // changelog cannot rebuild it, must run on (not restore), and write it again, the
+    // second time after a back-off.
     kafka.InjectError(StrictKafka::Call::kCommitTransaction,
-                      {kafka::ErrorKind::kAbortable, "INVALID_PRODUCER_ID_MAPPING", "injected"}, 1,
+                      {kafka::ErrorKind::kAbortable, "INVALID_PRODUCER_ID_MAPPING", "injected"}, 2,
                       "a");
     ASSERT_TRUE(RunUntil(kafka, {&a}, [&] {
       return a.log().find(
@@ -186,10 +187,12 @@ TEST(ChangelogLoss, ARunningShardWhoseSnapshotRetentionTookSaysSoAndSnapshotsAga
               std::string::npos);
     EXPECT_EQ(a.log().find("shard 1: its changelog partition no longer holds"), std::string::npos)
         << a.log();
-    RunFor(kafka, {&a}, 3s);  // commits at the interval, though no input came
-    EXPECT_NE(a.log().find("transaction aborted"), std::string::npos) << a.log();
+    RunFor(kafka, {&a}, 15s);  // commits at the interval, though no input came
+    EXPECT_NE(a.log().find("shard 0: the transaction of its snapshot aborted 2 times in a row"),
+              std::string::npos)
+        << a.log();
     EXPECT_TRUE(a.Runs(0)) << a.log();
-    EXPECT_EQ(a.View(0)->transactions_aborted, 0u);
+    EXPECT_EQ(a.View(0)->transactions_aborted, 2u) << "counted, though the shard runs on";
     EXPECT_LT(a.log().rfind("shard 0: restored"), a.log().find("transaction aborted"))
         << "restored after the abort\n"
         << a.log();
