@@ -922,30 +922,16 @@ class RdKafkaClients final : public Clients {
     return out;
   }
 
+  // The admin handle reads read_uncommitted, so the end it is told is the high
+  // watermark, not the last stable offset.
   base::Result<base::Offset> HighWatermark(const std::string& topic, base::Partition partition,
                                            std::chrono::milliseconds timeout) override {
-    if (base::Status s = EnsureAdmin(); !s) return std::move(s).error();
-    // The admin handle reads read_uncommitted, so the end it is told is the high
-    // watermark, not the last stable offset.
-    base::Offset end;
-    if (KafkaError e = ListOffset(
-            admin_, topic, partition, RD_KAFKA_OFFSET_END, timeout,
-            "cannot read the end of " + topic + "/" + std::to_string(partition.value()), end)) {
-      return e.ToError();
-    }
-    return end;
+    return AdminOffset(topic, partition, RD_KAFKA_OFFSET_END, "end", timeout);
   }
 
   base::Result<base::Offset> LogStart(const std::string& topic, base::Partition partition,
                                       std::chrono::milliseconds timeout) override {
-    if (base::Status s = EnsureAdmin(); !s) return std::move(s).error();
-    base::Offset start;
-    if (KafkaError e = ListOffset(
-            admin_, topic, partition, RD_KAFKA_OFFSET_BEGINNING, timeout,
-            "cannot read the start of " + topic + "/" + std::to_string(partition.value()), start)) {
-      return e.ToError();
-    }
-    return start;
+    return AdminOffset(topic, partition, RD_KAFKA_OFFSET_BEGINNING, "start", timeout);
   }
 
   std::optional<size_t> MaxMessageBytes(const std::string& topic) override {
@@ -978,6 +964,21 @@ class RdKafkaClients final : public Clients {
   }
 
  private:
+  // The partition's start or end (`which`), asked on the admin handle.
+  base::Result<base::Offset> AdminOffset(const std::string& topic, base::Partition partition,
+                                         int64_t which, const char* end_name,
+                                         std::chrono::milliseconds timeout) {
+    if (base::Status s = EnsureAdmin(); !s) return std::move(s).error();
+    base::Offset offset;
+    if (KafkaError e = ListOffset(admin_, topic, partition, which, timeout,
+                                  std::string("cannot read the ") + end_name + " of " + topic +
+                                      "/" + std::to_string(partition.value()),
+                                  offset)) {
+      return e.ToError();
+    }
+    return offset;
+  }
+
   // `topic` is the key of its entry in topic_configs_ (which never loses one): the
   // request carries its address, so that a request that fails as a whole answers its
   // own question and no other.
