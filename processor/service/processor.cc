@@ -919,9 +919,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     ShardSlot& slot = shards[p];
     const int64_t now = clock.SteadyMs();
     ++slot.transactions_aborted;
-    if (now - slot.last_abort_ms > kAbortsInARowWithinMs) slot.aborts_in_a_row = 0;
-    slot.last_abort_ms = now;
-    const uint64_t aborts = ++slot.aborts_in_a_row;
+    const uint64_t aborts = CountAbortInARow(slot);
     slot.snapshot_due_ms = aborts == 1 ? now : now + BackoffMs(aborts - 1);
     if (aborts > 1) {
       Warn("shard " + std::to_string(p.value()) + ": the transaction of its snapshot aborted " +
@@ -930,6 +928,16 @@ struct Processor::Impl final : kafka::RebalanceListener {
            " ms; until then its changelog cannot rebuild it");
     }
     OweDueSnapshots();
+  }
+
+  // Counts an abort of the shard's transaction and returns how many came in a row.
+  // Aborts far apart are one-offs each: a shard that restored and then stayed idle (no
+  // commit of its own to reset the count) starts over.
+  uint64_t CountAbortInARow(ShardSlot& slot) {
+    const int64_t now = clock.SteadyMs();
+    if (now - slot.last_abort_ms > kAbortsInARowWithinMs) slot.aborts_in_a_row = 0;
+    slot.last_abort_ms = now;
+    return ++slot.aborts_in_a_row;
   }
 
   // Tells the workers of the shards whose owed snapshot is due to write it at the
@@ -1058,13 +1066,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
       // record the broker always refuses, a permission missing) would restore every
       // shard again and again, reading their changelogs, while nothing commits: it
       // backs off, and the shards show failed with the error until one commits.
-      // Aborts far apart are one-offs each: a shard that restored and then stayed idle
-      // (no commit of its own to reset the count) starts over.
-      if (clock.SteadyMs() - it->second.last_abort_ms > kAbortsInARowWithinMs) {
-        it->second.aborts_in_a_row = 0;
-      }
-      it->second.last_abort_ms = clock.SteadyMs();
-      const uint64_t aborts = ++it->second.aborts_in_a_row;
+      const uint64_t aborts = CountAbortInARow(it->second);
       if (aborts == 1) {
         Suspend(p, "", /*after_abort=*/true, std::chrono::milliseconds(0));
         continue;
