@@ -252,14 +252,16 @@ class ServeTxnErrorsTest : public ServiceFixture {
 
   // Waits until the log of instance `name` says, at or after `from`, that every shard
   // was restored and claimed ("shard <p>: restored ...").
-  bool WaitUntilEveryShardIsClaimed(const std::string& name, size_t from) {
+  // Every shard (`all`), or at least one, logged its restore after log offset `from`.
+  bool WaitUntilShardsAreClaimed(const std::string& name, size_t from, bool all) {
     return WaitFor(
         [&] {
           const std::string log = LogOf(name);
+          int restored = 0;
           for (int p = 0; p < kPartitions; ++p) {
-            if (log.find("shard " + std::to_string(p) + ": restored ", from) == npos) return false;
+            restored += log.find("shard " + std::to_string(p) + ": restored ", from) != npos;
           }
-          return true;
+          return all ? restored == kPartitions : restored > 0;
         },
         30s);
   }
@@ -360,7 +362,7 @@ TEST_P(ServeGroupFencedTest,
   const size_t refused_at = WaitForLog("a", "its claim was refused: ", dropped_at, 30s);
   ASSERT_NE(refused_at, npos) << "no claim was refused";
   const auto refused = std::chrono::steady_clock::now();
-  ASSERT_TRUE(WaitUntilEveryShardIsClaimed("a", dropped_at))
+  ASSERT_TRUE(WaitUntilShardsAreClaimed("a", dropped_at, /*all=*/true))
       << "some shards were never claimed again";
   const auto claimed = std::chrono::steady_clock::now();
   // No claim before the 1 s back-off; the refused ones 1 s after that (less the 100 ms
@@ -492,7 +494,9 @@ TEST_P(ServeAbortableTxnErrorTest,
   ASSERT_NO_FATAL_FAILURE(Push(e));
   const size_t aborted_at = WaitForLog("a", "transaction aborted: ", 0, 30s);
   ASSERT_NE(aborted_at, npos) << "no transaction aborted";
-  ASSERT_TRUE(WaitUntilEveryShardIsClaimed("a", aborted_at)) << "the shards were not restored";
+  // Only the shards with a batch in the aborted transaction restore (an idle one at
+  // that moment runs on): at least one had.
+  ASSERT_TRUE(WaitUntilShardsAreClaimed("a", aborted_at, /*all=*/false)) << "no shard was restored";
   EXPECT_EQ(Pending(e.api), 0u);
 
   const std::string log = LogOf("a");
