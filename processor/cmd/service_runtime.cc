@@ -16,6 +16,7 @@
 #include "http/api.h"
 #include "http/server.h"
 #include "processor/cmd/broker_fencing_check.h"
+#include "processor/cmd/previous_group_check.h"
 #include "processor/kafka/rdkafka_clients.h"
 #include "processor/kafka/topics.h"
 
@@ -84,7 +85,7 @@ base::Status AwaitServiceTopics(const RuntimeOptions& o, kafka::Clients& clients
   std::vector<kafka::RequiredTopic> topics = {
       {k.input_topic, hint}, {k.EffectiveDlqTopic(), hint}, {k.ChangelogTopic(), hint}};
   if (o.config.processing.standby_replicas > 0) topics.push_back({k.MembersTopic(), hint});
-  kafka::TopicWait wait;
+  base::StartWait wait;
   wait.stop_requested = o.stop_requested;
   wait.log = o.log.Child("topics");
   auto found = kafka::AwaitTopics(clients, topics, std::chrono::milliseconds(10000), wait);
@@ -267,6 +268,13 @@ base::Result<std::unique_ptr<ServiceRuntime>> ServiceRuntime::Start(RuntimeOptio
   rt->CreateWorkers(options, *po);
   if (base::Status s = rt->StartHttp(options); !s) return std::move(s).error();
   if (base::Status s = AwaitServiceTopics(options, *rt->clients_); !s) return std::move(s).error();
+  base::StartWait group_wait;
+  group_wait.stop_requested = options.stop_requested;
+  group_wait.log = options.log.Child("group");
+  if (base::Status s = AwaitPreviousGroupStopped(options.config.kafka, *rt->clients_, group_wait);
+      !s) {
+    return std::move(s).error();
+  }
   if (options.check_brokers_abort_interval) {
     if (base::Status s = CheckBrokersAbortInterval(options.config.kafka, *rt->clients_,
                                                    options.log.Child("topics"));

@@ -265,6 +265,22 @@ struct BrokerSetting {
   std::vector<std::string> untold;
 };
 
+// A member of a consumer group, as the group's coordinator describes it.
+struct GroupMember {
+  std::string client_id;
+  std::string host;
+  std::string member_id;
+};
+
+// What the brokers say of a consumer group (Clients::DescribeGroup).
+struct GroupDescription {
+  // Whether a broker listed the group. One that is not never existed, lost its
+  // offsets to their expiry with its last member, or is hidden from a principal not
+  // allowed Describe on it.
+  bool listed = false;
+  std::vector<GroupMember> members;
+};
+
 // Where one transaction's records went in one partition. Nothing else was written
 // between its first and last record when last - first + 1 == count.
 struct DeliveredRecords {
@@ -444,6 +460,11 @@ class Clients {
   // the brokers cannot be listed.
   virtual base::Result<BrokerSetting> DescribeBrokerSetting(const std::string& name,
                                                             std::chrono::milliseconds timeout) = 0;
+  // A consumer group and the members it has now, asked of the brokers within
+  // `timeout`. A member whose process died without leaving stays until its session
+  // times out.
+  virtual base::Result<GroupDescription> DescribeGroup(const std::string& group,
+                                                       std::chrono::milliseconds timeout) = 0;
   // The partition's high watermark: the offset after its last record, committed or
   // not (read_uncommitted). A read_committed reader that has reached it has seen
   // every transaction that began before the question decided.

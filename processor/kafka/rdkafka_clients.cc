@@ -922,6 +922,40 @@ class RdKafkaClients final : public Clients {
     return out;
   }
 
+  // Through ListGroups and DescribeGroups of every broker (rd_kafka_list_groups): in
+  // librdkafka 2.0.2, DescribeConsumerGroups of a broker that does not implement it
+  // (the embedded cluster) fails and then deadlocks the handle's main thread, which
+  // every later admin question and the handle's destruction wait for.
+  base::Result<GroupDescription> DescribeGroup(const std::string& group,
+                                               std::chrono::milliseconds timeout) override {
+    if (base::Status s = EnsureAdmin(); !s) return std::move(s).error();
+    const std::string what = "cannot describe consumer group \"" + group + "\": ";
+    const rd_kafka_group_list* listed = nullptr;
+    const rd_kafka_resp_err_t e =
+        rd_kafka_list_groups(admin_, group.c_str(), &listed, static_cast<int>(timeout.count()));
+    // _PARTIAL: some broker did not answer, but the group's coordinator did.
+    if (e != RD_KAFKA_RESP_ERR_NO_ERROR && e != RD_KAFKA_RESP_ERR__PARTIAL) {
+      return base::KafkaFailure(what + rd_kafka_err2name(e) + ": " + rd_kafka_err2str(e));
+    }
+    std::unique_ptr<const rd_kafka_group_list, void (*)(const rd_kafka_group_list*)> owned(
+        listed, rd_kafka_group_list_destroy);
+    GroupDescription described;
+    for (int i = 0; i < listed->group_cnt; ++i) {
+      const rd_kafka_group_info& info = listed->groups[i];
+      if (group != info.group) continue;
+      described.listed = true;
+      if (info.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        return base::KafkaFailure(what + rd_kafka_err2name(info.err) + ": " +
+                                  rd_kafka_err2str(info.err));
+      }
+      for (int m = 0; m < info.member_cnt; ++m) {
+        described.members.push_back(
+            {info.members[m].client_id, info.members[m].client_host, info.members[m].member_id});
+      }
+    }
+    return described;
+  }
+
   // The admin handle reads read_uncommitted, so the end it is told is the high
   // watermark, not the last stable offset.
   base::Result<base::Offset> HighWatermark(const std::string& topic, base::Partition partition,

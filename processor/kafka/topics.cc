@@ -5,8 +5,6 @@
 namespace oncecount::kafka {
 namespace {
 
-constexpr std::chrono::milliseconds kStopCheckEvery{250};
-
 // The first of `topics` the cluster does not have, or null.
 const RequiredTopic* FirstMissing(const std::map<std::string, int>& counts,
                                   const std::vector<RequiredTopic>& topics) {
@@ -49,30 +47,20 @@ base::Result<std::map<std::string, int>> RequireTopics(Clients& clients,
 base::Result<std::map<std::string, int>> AwaitTopics(Clients& clients,
                                                      const std::vector<RequiredTopic>& topics,
                                                      std::chrono::milliseconds timeout,
-                                                     const TopicWait& wait) {
-  base::Clock& clock = wait.clock != nullptr ? *wait.clock : base::DefaultClock();
-  std::chrono::milliseconds backoff = wait.first_backoff;
-  for (;;) {
+                                                     const base::StartWait& wait) {
+  std::map<std::string, int> found;
+  base::Status done = base::AwaitUntilDone(wait, [&]() -> std::optional<std::string> {
     auto counts = clients.PartitionCounts(timeout);
-    std::string why;  // what the wait is for
-    if (!counts) {
-      why = "cannot ask the cluster which topics exist: " + counts.message();
-    } else if (const RequiredTopic* missing = FirstMissing(counts.value(), topics)) {
-      why = "waiting for topic " + missing->name + " to be created (" +
-            MissingTopic(*missing).message() + ")";
-    } else {
-      return CountsOf(counts.value(), topics);
+    if (!counts) return "cannot ask the cluster which topics exist: " + counts.message();
+    if (const RequiredTopic* missing = FirstMissing(counts.value(), topics)) {
+      return "waiting for topic " + missing->name + " to be created (" +
+             MissingTopic(*missing).message() + ")";
     }
-    if (wait.log) wait.log(why + "; asking again in " + std::to_string(backoff.count()) + " ms");
-    // In slices, so that a stop is seen within a quarter of a second.
-    for (auto left = backoff; left.count() > 0; left -= kStopCheckEvery) {
-      if (wait.stop_requested && wait.stop_requested()) {
-        return base::Error(base::Errc::kStopped, "stopped while " + why);
-      }
-      clock.Sleep(std::min(left, kStopCheckEvery));
-    }
-    backoff = std::min(backoff * 2, wait.max_backoff);
-  }
+    found = CountsOf(counts.value(), topics);
+    return std::nullopt;
+  });
+  if (!done) return std::move(done).error();
+  return found;
 }
 
 }  // namespace oncecount::kafka

@@ -16,6 +16,7 @@
 #include "processor/base/clock.h"
 #include "processor/base/logger.h"
 #include "processor/base/result.h"
+#include "processor/base/start_wait.h"
 #include "processor/kafka/clients.h"
 
 namespace oncecount::kafka {
@@ -33,15 +34,6 @@ base::Result<std::map<std::string, int>> RequireTopics(Clients& clients,
                                                        const std::vector<RequiredTopic>& topics,
                                                        std::chrono::milliseconds timeout);
 
-// How AwaitTopics waits: on which clock, whom it tells, and what ends the wait.
-struct TopicWait {
-  base::Clock* clock = nullptr;                   // null: the system clock
-  std::function<bool()> stop_requested;           // null: wait as long as it takes
-  base::Logger log;                               // one line per wait
-  std::chrono::milliseconds first_backoff{1000};  // doubled after each wait
-  std::chrono::milliseconds max_backoff{30000};
-};
-
 // RequireTopics, except that while a topic is missing, or the cluster cannot be
 // asked (brokers still starting), it logs why and asks again after a back-off, until
 // every topic exists (their partition counts) or a stop is requested (kStopped,
@@ -49,6 +41,6 @@ struct TopicWait {
 base::Result<std::map<std::string, int>> AwaitTopics(Clients& clients,
                                                      const std::vector<RequiredTopic>& topics,
                                                      std::chrono::milliseconds timeout,
-                                                     const TopicWait& wait);
+                                                     const base::StartWait& wait);
 
 }  // namespace oncecount::kafka

@@ -1819,6 +1819,8 @@ class StrictClients final : public kafka::Clients {
     return std::unique_ptr<kafka::PlainProducer>(std::make_unique<StrictPlainProducer>(id_, spec));
   }
   base::Result<std::map<std::string, int>> PartitionCounts(std::chrono::milliseconds) override;
+  base::Result<kafka::GroupDescription> DescribeGroup(const std::string& group,
+                                                      std::chrono::milliseconds) override;
   base::Result<kafka::BrokerSetting> DescribeBrokerSetting(const std::string& name,
                                                            std::chrono::milliseconds) override {
     std::lock_guard lock(id_.cluster->mu);
@@ -1896,6 +1898,27 @@ std::optional<kafka::TopicSettings> StrictClients::DescribeTopic(const std::stri
         it->second.after_max_ms.value_or(std::numeric_limits<int64_t>::max());
   }
   return told;
+}
+
+// The group's members as its coordinator knows them: one whose process died stays
+// until its session times out (Advance).
+// As a broker that lists groups to a principal allowed Describe on them: a group is
+// listed once a member joined it, and stays listed (its committed offsets are kept).
+base::Result<kafka::GroupDescription> StrictClients::DescribeGroup(const std::string& group,
+                                                                   std::chrono::milliseconds) {
+  std::lock_guard lock(id_.cluster->mu);
+  if (id_.crashed()) return base::KafkaFailure("crashed");
+  if (auto injected = id_.cluster->TakeInjection(Call::kDescribeGroup, id_.instance)) {
+    return base::KafkaFailure(injected->ToString());
+  }
+  kafka::GroupDescription described;
+  const auto g = id_.cluster->groups.find(group);
+  if (g == id_.cluster->groups.end()) return described;
+  described.listed = true;
+  for (const auto& [id, member] : g->second.members) {
+    described.members.push_back({"oncecount-" + member.instance, "/" + member.instance, id});
+  }
+  return described;
 }
 
 base::Result<std::map<std::string, int>> StrictClients::PartitionCounts(std::chrono::milliseconds) {

@@ -109,7 +109,8 @@ class StrictKafka {
     // (librdkafka reports an error it retries itself, once), its text as the client
     // makes it ("<NAME>: <what librdkafka says>").
     kConsumerPoll,
-    kQueryEnd,  // GroupConsumer::QueryEnd
+    kQueryEnd,       // GroupConsumer::QueryEnd
+    kDescribeGroup,  // Clients::DescribeGroup
   };
 
   // One entry of a partition's log as the broker stores it.

@@ -367,6 +367,21 @@ TEST_F(RdKafkaClientsTest, AClusterThatCannotTellABrokersSettingSaysSoAtOnce) {
   EXPECT_LT(took, 2s);
 }
 
+// The embedded cluster implements no DescribeGroups: the question fails at once, and
+// the renamed deployment's start check says it cannot tell (previous_group_check.h).
+TEST_F(RdKafkaClientsTest, AClusterThatCannotDescribeAGroupSaysSoAtOnce) {
+  const auto asked = std::chrono::steady_clock::now();
+  const auto members = clients_->DescribeGroup("an-old-group", 5s);
+  const auto took = std::chrono::steady_clock::now() - asked;
+  ASSERT_FALSE(members.ok()) << members.value().members.size() << " member(s)";
+
+  EXPECT_EQ(members.error().message().rfind(
+                "cannot describe consumer group \"an-old-group\": _UNSUPPORTED_FEATURE", 0),
+            0u)
+      << members.error();
+  EXPECT_LT(took, 2s);
+}
+
 // Regression: the other questions about a partition's offsets used librdkafka's
 // watermark query, which waits for a slow broker's answer up to socket.timeout.ms
 // (60 s) whatever its timeout: a restore's questions, the replicator's end question

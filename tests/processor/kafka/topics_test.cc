@@ -60,7 +60,7 @@ TEST(AwaitTopics, WaitsWithADoublingBackOffUntilTheMissingTopicIsCreated) {
   auto clients = kafka.ClientsFor("a");
   std::vector<std::string> lines;
   std::vector<int64_t> logged_at_ms;
-  TopicWait wait;
+  base::StartWait wait;
   wait.clock = &kafka.clock();
   wait.first_backoff = 1000ms;
   wait.max_backoff = 4000ms;
@@ -91,7 +91,7 @@ TEST(AwaitTopics, WaitsWithADoublingBackOffUntilTheMissingTopicIsCreated) {
 TEST(AwaitTopics, GivesUpWithinAQuarterSecondOfAStopRequest) {
   testing::StrictKafka kafka;
   auto clients = kafka.ClientsFor("a");
-  TopicWait wait;
+  base::StartWait wait;
   wait.clock = &kafka.clock();
   wait.first_backoff = 30000ms;
   const int64_t start_ms = kafka.clock().SteadyMs();
@@ -112,7 +112,7 @@ TEST(AwaitTopics, KeepsAskingWhileTheClusterCannotBeReached) {
   kafka.InjectError(testing::StrictKafka::Call::kPartitionCounts,
                     {ErrorKind::kRetriable, "_TRANSPORT", "the cluster cannot be reached"}, 2);
   std::vector<std::string> lines;
-  TopicWait wait;
+  base::StartWait wait;
   wait.clock = &kafka.clock();
   wait.log = [&](const std::string& line) { lines.push_back(line); };
   const int64_t start_ms = kafka.clock().SteadyMs();
