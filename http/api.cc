@@ -589,6 +589,7 @@ class Api {
   }
 
   static std::string NotReadyReason(const Snapshot& s) {
+    if (!s.start_waiting_for.empty()) return "starting: " + s.start_waiting_for;
     if (!s.topics_unavailable.empty()) return s.topics_unavailable;
     if (!s.assignment_known) {
       return "no partition assignment: the processor has not joined its consumer group yet, "

@@ -20,10 +20,13 @@ namespace oncecount::base {
 
 // How a start-up wait waits: on which clock, whom it tells, and what ends the wait.
 struct StartWait {
-  Clock* clock = nullptr;                         // null: the system clock
-  std::function<bool()> stop_requested;           // null: wait as long as it takes
-  Logger log;                                     // one line per wait
-  LogLevel level = LogLevel::kInfo;               // of those lines
+  Clock* clock = nullptr;                // null: the system clock
+  std::function<bool()> stop_requested;  // null: wait as long as it takes
+  Logger log;                            // one line per wait
+  LogLevel level = LogLevel::kInfo;      // of those lines
+  // Told what the wait is for before each back-off, and "" when it ends (null: no
+  // one): a probe says why the instance is not ready yet.
+  std::function<void(const std::string&)> waiting_for;
   std::chrono::milliseconds first_backoff{1000};  // doubled after each wait
   std::chrono::milliseconds max_backoff{30000};
 };

@@ -79,14 +79,13 @@ namespace {
 // Waits until the topics the service needs exist, so that an instance started beside
 // the job that creates them (Kubernetes, Compose) waits with a log line instead of
 // exiting into a restart loop. The processor and the replicator check them again.
-base::Status AwaitServiceTopics(const RuntimeOptions& o, kafka::Clients& clients) {
+base::Status AwaitServiceTopics(const RuntimeOptions& o, kafka::Clients& clients,
+                                base::StartWait wait) {
   const config::KafkaConfig& k = o.config.kafka;
   const std::string hint = "deploy/create-topics.sh or docs/operations.md create it";
   std::vector<kafka::RequiredTopic> topics = {
       {k.input_topic, hint}, {k.EffectiveDlqTopic(), hint}, {k.ChangelogTopic(), hint}};
   if (o.config.processing.standby_replicas > 0) topics.push_back({k.MembersTopic(), hint});
-  base::StartWait wait;
-  wait.stop_requested = o.stop_requested;
   wait.log = o.log.Child("topics");
   auto found = kafka::AwaitTopics(clients, topics, std::chrono::milliseconds(10000), wait);
   if (!found) return std::move(found).error();
@@ -267,12 +266,17 @@ base::Result<std::unique_ptr<ServiceRuntime>> ServiceRuntime::Start(RuntimeOptio
   po->metrics = &rt->metrics_;
   rt->CreateWorkers(options, *po);
   if (base::Status s = rt->StartHttp(options); !s) return std::move(s).error();
-  if (base::Status s = AwaitServiceTopics(options, *rt->clients_); !s) return std::move(s).error();
-  base::StartWait group_wait;
-  group_wait.stop_requested = options.stop_requested;
-  group_wait.log = options.log.Child("group");
-  if (base::Status s = AwaitPreviousGroupStopped(options.config.kafka, *rt->clients_, group_wait);
-      !s) {
+  // What the start waits for is also /readyz's reason.
+  base::StartWait wait;
+  wait.stop_requested = options.stop_requested;
+  wait.waiting_for = [board = &rt->board_](const std::string& why) {
+    board->SetStartWaitingFor(why);
+  };
+  if (base::Status s = AwaitServiceTopics(options, *rt->clients_, wait); !s) {
+    return std::move(s).error();
+  }
+  wait.log = options.log.Child("group");
+  if (base::Status s = AwaitPreviousGroupStopped(options.config.kafka, *rt->clients_, wait); !s) {
     return std::move(s).error();
   }
   if (options.check_brokers_abort_interval) {

@@ -45,6 +45,11 @@ void StateBoard::SetTopicsUnavailable(std::string why) {
   topics_unavailable_ = std::move(why);
 }
 
+void StateBoard::SetStartWaitingFor(std::string why) {
+  std::lock_guard lock(mu_);
+  start_waiting_for_ = std::move(why);
+}
+
 void StateBoard::SetInstanceDegraded(std::vector<std::string> reasons) {
   std::lock_guard lock(mu_);
   instance_degraded_ = std::move(reasons);
@@ -65,6 +70,7 @@ StateBoard::Snapshot StateBoard::Read() const {
   return Snapshot{shards_,
                   partitions_,
                   assignment_known_,
+                  start_waiting_for_,
                   topics_unavailable_,
                   instance_degraded_,
                   transaction_open_since_ms_,
@@ -95,7 +101,9 @@ bool StateBoard::Snapshot::complete() const {
 }
 
 bool StateBoard::Snapshot::ready() const {
-  if (!assignment_known || !topics_unavailable.empty()) return false;
+  if (!assignment_known || !start_waiting_for.empty() || !topics_unavailable.empty()) {
+    return false;
+  }
   return std::all_of(shards.begin(), shards.end(), [](const auto& v) {
     return v->role != ShardRole::kActive || v->phase == ShardPhase::kRunning;
   });

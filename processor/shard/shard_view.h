@@ -159,6 +159,10 @@ class StateBoard {
   // ready, and one without its changelog cannot commit. (A missing dead-letter topic
   // is an instance-wide `degraded` reason: SetInstanceDegraded.)
   void SetTopicsUnavailable(std::string why);
+  // What the instance's start waits for before the processor runs (a topic not
+  // created yet, the instances of the group it was renamed from); empty once it no
+  // longer waits. /readyz gives it as the reason it is not ready.
+  void SetStartWaitingFor(std::string why);
   // Why guarantees hold less than in full for the whole instance rather than one
   // shard (the input gained partitions: keys moved; the dead-letter topic is gone);
   // empty when none. /readyz lists each under `degraded` with no partition.
@@ -175,6 +179,7 @@ class StateBoard {
     std::vector<std::shared_ptr<const ShardView>> shards;  // by partition
     int32_t partitions = 0;
     bool assignment_known = false;
+    std::string start_waiting_for;               // SetStartWaitingFor
     std::string topics_unavailable;              // SetTopicsUnavailable
     std::vector<std::string> instance_degraded;  // SetInstanceDegraded
     int64_t transaction_open_since_ms = -1;      // SetTransactionOpenSince
@@ -193,6 +198,7 @@ class StateBoard {
   mutable std::mutex mu_;
   int32_t partitions_;
   bool assignment_known_ = false;
+  std::string start_waiting_for_;
   std::string topics_unavailable_;
   std::vector<std::string> instance_degraded_;
   int64_t transaction_open_since_ms_ = -1;

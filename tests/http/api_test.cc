@@ -560,6 +560,22 @@ TEST_F(ApiTest, ReadinessNamesAnInputTopicTheClusterNoLongerLists) {
       << r.body;
 }
 
+// Before the processor runs, the start may wait for a topic or for the instances of a
+// renamed group: a probe says which rather than "no partition assignment".
+TEST_F(ApiTest, ReadinessSaysWhatTheStartWaitsFor) {
+  board_.SetAssignmentKnown(false);
+  board_.SetStartWaitingFor("waiting for consumer group \"counts-old\" to stop");
+  Response r = Get("/readyz");
+  EXPECT_EQ(r.status, 503u) << r.body;
+  EXPECT_EQ(ErrorCode(r), "not_ready");
+  EXPECT_NE(r.body.find("starting: waiting for consumer group \\\"counts-old\\\" to stop"),
+            std::string::npos)
+      << r.body;
+  board_.SetStartWaitingFor("");
+  r = Get("/readyz");
+  EXPECT_NE(r.body.find("no partition assignment"), std::string::npos) << r.body;
+}
+
 // A 503 has no `degraded` list: the instance-wide reasons go into its message, so
 // that a missing changelog does not hide a missing dead-letter topic.
 TEST_F(ApiTest, ANotReadyAnswerAlsoNamesTheInstancesDegradedReasons) {

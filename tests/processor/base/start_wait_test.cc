@@ -28,6 +28,8 @@ TEST(StartWait, AsksAgainAfterADoublingCappedBackOffAndSaysWhatItWaitsFor) {
   wait.first_backoff = 1000ms;
   wait.max_backoff = 3000ms;
   wait.log = [&](const std::string& line) { lines.push_back(line); };
+  std::vector<std::string> told;
+  wait.waiting_for = [&](const std::string& why) { told.push_back(why); };
   const Status done = AwaitUntilDone(wait, [&]() -> std::optional<std::string> {
     asked_at_ms.push_back(clock.now_ms);
     if (asked_at_ms.size() == 5) return std::nullopt;
@@ -38,6 +40,8 @@ TEST(StartWait, AsksAgainAfterADoublingCappedBackOffAndSaysWhatItWaitsFor) {
   ASSERT_EQ(lines.size(), 4u);
   EXPECT_EQ(lines[0], "waiting for thing 1; asking again in 1000 ms");
   EXPECT_EQ(lines[3], "waiting for thing 4; asking again in 3000 ms");
+  EXPECT_EQ(told, (std::vector<std::string>{"waiting for thing 1", "waiting for thing 2",
+                                            "waiting for thing 3", "waiting for thing 4", ""}));
 }
 
 TEST(StartWait, ReturnsAtOnceWhenNothingIsLeftToWaitFor) {
@@ -46,8 +50,11 @@ TEST(StartWait, ReturnsAtOnceWhenNothingIsLeftToWaitFor) {
   StartWait wait;
   wait.clock = &clock;
   wait.log = [&](const std::string& line) { lines.push_back(line); };
+  bool told = false;
+  wait.waiting_for = [&](const std::string&) { told = true; };
   EXPECT_TRUE(AwaitUntilDone(wait, [] { return std::optional<std::string>(); }).ok());
   EXPECT_TRUE(lines.empty());
+  EXPECT_FALSE(told);
   EXPECT_EQ(clock.now_ms, 0);
 }
 

@@ -120,6 +120,17 @@ TEST(StateBoard, IsNotReadyWhileItsInputTopicIsUnavailableWhateverItsShards) {
   EXPECT_TRUE(board.Read().ready());
 }
 
+TEST(StateBoard, IsNotReadyWhileItsStartWaitsWhateverItsShards) {
+  StateBoard board(1);
+  board.SetAssignmentKnown(true);
+  board.Publish(View(0));
+  board.SetStartWaitingFor("waiting for topic events.changelog to be created");
+  EXPECT_FALSE(board.Read().ready());
+  EXPECT_EQ(board.Read().start_waiting_for, "waiting for topic events.changelog to be created");
+  board.SetStartWaitingFor({});
+  EXPECT_TRUE(board.Read().ready());
+}
+
 // The replicator hands a shard to the processor and removes its replica view after
 // the processor published the shard as restoring: the board must still say that an
 // assigned shard is not running yet.
