@@ -460,6 +460,11 @@ class Clients {
   // the brokers cannot be listed.
   virtual base::Result<BrokerSetting> DescribeBrokerSetting(const std::string& name,
                                                             std::chrono::milliseconds timeout) = 0;
+  // The broker that leads each partition of `topic` (its id; -1: none), as the
+  // cluster's metadata says within `timeout`. Questions about partitions that one
+  // broker leads go to that broker.
+  virtual base::Result<std::map<base::Partition, int32_t>> PartitionLeaders(
+      const std::string& topic, std::chrono::milliseconds timeout) = 0;
   // A consumer group and the members it has now, asked of the brokers within
   // `timeout`. A member whose process died without leaving stays until its session
   // times out.

@@ -922,6 +922,35 @@ class RdKafkaClients final : public Clients {
     return out;
   }
 
+  base::Result<std::map<base::Partition, int32_t>> PartitionLeaders(
+      const std::string& topic, std::chrono::milliseconds timeout) override {
+    if (base::Status s = EnsureAdmin(); !s) return std::move(s).error();
+    std::unique_ptr<rd_kafka_topic_t, void (*)(rd_kafka_topic_t*)> handle(
+        rd_kafka_topic_new(admin_, topic.c_str(), nullptr), rd_kafka_topic_destroy);
+    const rd_kafka_metadata_t* md = nullptr;
+    if (const rd_kafka_resp_err_t e =
+            rd_kafka_metadata(admin_, 0, handle.get(), &md, static_cast<int>(timeout.count()))) {
+      return base::KafkaFailure("cannot read the metadata of " + topic + ": " +
+                                rd_kafka_err2str(e));
+    }
+    std::unique_ptr<const rd_kafka_metadata_t, void (*)(const rd_kafka_metadata_t*)> owned(
+        md, rd_kafka_metadata_destroy);
+    for (int i = 0; i < md->topic_cnt; ++i) {
+      const rd_kafka_metadata_topic_t& t = md->topics[i];
+      if (topic != t.topic) continue;
+      if (t.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        return base::KafkaFailure("cannot read the metadata of " + topic + ": " +
+                                  rd_kafka_err2str(t.err));
+      }
+      std::map<base::Partition, int32_t> leaders;
+      for (int j = 0; j < t.partition_cnt; ++j) {
+        leaders[base::Partition(t.partitions[j].id)] = t.partitions[j].leader;
+      }
+      return leaders;
+    }
+    return base::KafkaFailure("the metadata of " + topic + " does not hold it");
+  }
+
   // Through ListGroups and DescribeGroups of every broker (rd_kafka_list_groups): in
   // librdkafka 2.0.2, DescribeConsumerGroups of a broker that does not implement it
   // (the embedded cluster) fails and then deadlocks the handle's main thread, which

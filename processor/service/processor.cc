@@ -650,7 +650,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // questions in a row that fail (four that time out) show the shard failed, naming
   // the error (/readyz 503), until one is answered or input comes. An answer also refreshes the
   // shard's lag, which the fetcher's cached watermark no longer moves. Each call asks for at most
-  // kQuietAskBudget in all, going round the shards.
+  // kQuietAskBudget in all, going round the shards. A question goes to the partition's leader:
+  // one that timed out counts for every quiet partition that broker leads, asked or not, so
+  // that a broker that does not answer shows all its shards failed in four checks, however
+  // many they are (asked one by one, 24 took five minutes).
   void CheckQuietInputs() {
     const int64_t until = clock.SteadyMs() + kQuietAskBudget.count();
     std::vector<base::Partition> to_ask;
@@ -665,35 +668,58 @@ struct Processor::Impl final : kafka::RebalanceListener {
         to_ask.push_back(p);
       }
     }
+    if (to_ask.empty()) return;
+    // Not known: each partition is asked alone.
+    std::map<base::Partition, int32_t> leaders;
+    if (auto known = o.clients->PartitionLeaders(o.input_topic, kQuietAskTimeout)) {
+      leaders = std::move(known).value();
+    }
+    std::map<int32_t, kafka::KafkaError> silent;  // brokers whose question timed out, by id
     // Going round: those after the last one asked first.
     std::stable_partition(to_ask.begin(), to_ask.end(),
                           [&](base::Partition p) { return p > last_quiet_asked; });
     for (base::Partition p : to_ask) {
-      const int64_t left = until - clock.SteadyMs();
-      if (left < kQuietAskTimeout.count() / 3) break;
-      last_quiet_asked = p;
       ShardSlot& slot = shards[p];
+      const auto leader = leaders.find(p);
+      const int32_t broker = leader != leaders.end() ? leader->second : -1;
+      if (const auto it = silent.find(broker); it != silent.end()) {
+        CountEndQueryFailure(p, slot, it->second);
+        continue;
+      }
+      const int64_t left = until - clock.SteadyMs();
+      if (left < kQuietAskTimeout.count() / 3) continue;
+      last_quiet_asked = p;
       base::Offset high;
       const auto timeout = std::min(kQuietAskTimeout, std::chrono::milliseconds(left));
       if (kafka::KafkaError e = consumer->QueryEnd(p, high, timeout)) {
-        // A question that timed out may only have met a busy broker: it takes more
-        // of them in a row than an answer that says there is no leader.
-        const int needed = e.code == "_TIMED_OUT" ? 4 : 2;
-        if (++slot.end_query_failures >= needed && slot.input_unreachable.empty()) {
-          slot.input_unreachable =
-              "its input partition cannot be read: the consumer got nothing from it for " +
-              std::to_string(slot.quiet_checks * kInputCheckMs / 1000) +
-              " s and its end cannot be asked for (" + e.ToString() +
-              "; a partition without a leader, or brokers that cannot be reached)";
-          Warn("shard " + std::to_string(p.value()) + ": " + slot.input_unreachable);
-          Publish(p, slot);
+        if (e.code == "_TIMED_OUT" && broker >= 0) {
+          silent[broker] = {e.kind, e.code,
+                            "broker " + std::to_string(broker) +
+                                ", which leads it, answered no question about its partitions "
+                                "within " +
+                                std::to_string(timeout.count()) + " ms (" + e.message + ")"};
         }
+        CountEndQueryFailure(p, slot, e);
         continue;
       }
       slot.end_query_failures = 0;
       slot.high_watermark = std::max(slot.high_watermark, high);
       MarkInputReachable(p, slot);
     }
+  }
+
+  // A question that timed out may only have met a busy broker: it takes more of them in
+  // a row than an answer that says there is no leader.
+  void CountEndQueryFailure(base::Partition p, ShardSlot& slot, const kafka::KafkaError& e) {
+    const int needed = e.code == "_TIMED_OUT" ? 4 : 2;
+    if (++slot.end_query_failures < needed || !slot.input_unreachable.empty()) return;
+    slot.input_unreachable =
+        "its input partition cannot be read: the consumer got nothing from it for " +
+        std::to_string(slot.quiet_checks * kInputCheckMs / 1000) +
+        " s and its end cannot be asked for (" + e.ToString() +
+        "; a partition without a leader, or brokers that cannot be reached)";
+    Warn("shard " + std::to_string(p.value()) + ": " + slot.input_unreachable);
+    Publish(p, slot);
   }
 
   // Retention counts bytes per partition, and the snapshot cadence keeps two

@@ -1821,6 +1821,8 @@ class StrictClients final : public kafka::Clients {
   base::Result<std::map<std::string, int>> PartitionCounts(std::chrono::milliseconds) override;
   base::Result<kafka::GroupDescription> DescribeGroup(const std::string& group,
                                                       std::chrono::milliseconds) override;
+  base::Result<std::map<base::Partition, int32_t>> PartitionLeaders(
+      const std::string& topic, std::chrono::milliseconds) override;
   base::Result<kafka::BrokerSetting> DescribeBrokerSetting(const std::string& name,
                                                            std::chrono::milliseconds) override {
     std::lock_guard lock(id_.cluster->mu);
@@ -1902,6 +1904,23 @@ std::optional<kafka::TopicSettings> StrictClients::DescribeTopic(const std::stri
 
 // The group's members as its coordinator knows them: one whose process died stays
 // until its session times out (Advance).
+// The cluster's one broker (id 1) leads every partition that has a leader.
+base::Result<std::map<base::Partition, int32_t>> StrictClients::PartitionLeaders(
+    const std::string& topic, std::chrono::milliseconds) {
+  std::lock_guard lock(id_.cluster->mu);
+  if (id_.crashed()) return base::KafkaFailure("crashed");
+  const auto t = id_.cluster->topics.find(topic);
+  if (t == id_.cluster->topics.end() || id_.cluster->describe_denied.contains(topic)) {
+    return base::KafkaFailure("cannot read the metadata of " + topic +
+                              ": Broker: Unknown topic or partition");
+  }
+  std::map<base::Partition, int32_t> leaders;
+  for (int32_t p = 0; p < static_cast<int32_t>(t->second.size()); ++p) {
+    leaders[base::Partition(p)] = id_.cluster->leaderless.contains({topic, p}) ? -1 : 1;
+  }
+  return leaders;
+}
+
 // As a broker that lists groups to a principal allowed Describe on them: a group is
 // listed once a member joined it, and stays listed (its committed offsets are kept).
 base::Result<kafka::GroupDescription> StrictClients::DescribeGroup(const std::string& group,

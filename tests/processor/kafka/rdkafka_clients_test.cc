@@ -367,6 +367,17 @@ TEST_F(RdKafkaClientsTest, AClusterThatCannotTellABrokersSettingSaysSoAtOnce) {
   EXPECT_LT(took, 2s);
 }
 
+// (An unknown topic is not tried: the embedded cluster's Metadata predates
+// allow.auto.create.topics, and it creates the topic; a broker since 0.11 does not.)
+TEST_F(RdKafkaClientsTest, TellsWhichBrokerLeadsEachPartition) {
+  const auto leaders = clients_->PartitionLeaders("log", 5s);
+  ASSERT_TRUE(leaders.ok()) << leaders.error();
+  ASSERT_EQ(leaders.value().size(), 2u);
+  for (const auto& [partition, broker] : leaders.value()) {
+    EXPECT_GE(broker, 1) << "partition " << partition.value();
+  }
+}
+
 // The embedded cluster implements no DescribeGroups: the question fails at once, and
 // the renamed deployment's start check says it cannot tell (previous_group_check.h).
 TEST_F(RdKafkaClientsTest, AClusterThatCannotDescribeAGroupSaysSoAtOnce) {

@@ -560,13 +560,44 @@ TEST(Processor, AQuietShardWhoseQuestionsTimeOutShowsFailedOnlyAtTheFourthInARow
   Instance a(kafka, "a");
   ASSERT_TRUE(RunsAllAndIsReady(kafka, a)) << a.log();
   const kafka::KafkaError timed_out{kafka::ErrorKind::kRetriable, "_TIMED_OUT", "injected"};
-  // Both quiet shards are asked at each check: three checks' worth of timeouts.
-  kafka.InjectError(Call::kQueryEnd, timed_out, 3 * kPartitions, "a");
+  // One broker leads both quiet partitions: one question a check, its timeout counted
+  // for both. Three checks' worth of timeouts.
+  kafka.InjectError(Call::kQueryEnd, timed_out, 3, "a");
   RunFor(kafka, {&a}, 90s);
   EXPECT_TRUE(a.RunsAll(kPartitions) && a.Ready()) << a.log();
-  kafka.InjectError(Call::kQueryEnd, timed_out, 4 * kPartitions, "a");
+  kafka.InjectError(Call::kQueryEnd, timed_out, 4, "a");
   ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return !a.Ready(); })) << a.log();
   EXPECT_NE(a.View(0)->failure.find("_TIMED_OUT"), std::string::npos) << a.View(0)->failure;
+}
+
+// Regression: each quiet partition's question was counted for it alone, and a check
+// asks for a second at most (a timeout takes 300 ms): twelve partitions of a broker
+// that does not answer showed failed only after twelve checks of asking. A question
+// that times out counts for every quiet partition its broker leads.
+TEST(Processor, EveryShardOfABrokerThatDoesNotAnswerShowsFailedInFourChecksHoweverManyTheyAre) {
+  StrictKafka kafka;
+  constexpr int32_t kMany = 12;
+  ASSERT_TRUE(kafka.CreateTopic("events", kMany).ok());
+  ASSERT_TRUE(kafka.CreateTopic("events.changelog", kMany).ok());
+  ASSERT_TRUE(kafka.CreateTopic("events.dlq", 1).ok());
+  ASSERT_TRUE(kafka.CreateTopic("events.members", 1).ok());
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kMany) && a.Ready(); })) << a.log();
+  kafka.InjectError(Call::kQueryEnd,
+                    {kafka::ErrorKind::kRetriable, "_TIMED_OUT", "Local: Timed out"}, 1000, "a");
+  const int64_t start_ms = kafka.clock().SteadyMs();
+  const auto all_failed = [&] {
+    for (int32_t p = 0; p < kMany; ++p) {
+      if (a.View(p)->phase != shard::ShardPhase::kFailed) return false;
+    }
+    return true;
+  };
+  ASSERT_TRUE(RunUntil(kafka, {&a}, all_failed, 300s)) << a.log();
+  // Three quiet checks, then four that ask: 10 s apart.
+  EXPECT_LE(kafka.clock().SteadyMs() - start_ms, (3 + 4 + 1) * 10'000);
+  EXPECT_NE(a.View(kMany - 1)->failure.find("broker 1, which leads it, answered no question"),
+            std::string::npos)
+      << a.View(kMany - 1)->failure;
 }
 
 // A quiet partition that has a leader is only quiet: its shard stays running.
