@@ -276,9 +276,14 @@ base::Result<std::unique_ptr<ServiceRuntime>> ServiceRuntime::Start(RuntimeOptio
     return std::move(s).error();
   }
   wait.log = options.log.Child("group");
-  if (base::Status s = AwaitPreviousGroupStopped(options.config.kafka, *rt->clients_, wait); !s) {
-    return std::move(s).error();
-  }
+  auto previous = AwaitPreviousGroupStopped(options.config.kafka, *rt->clients_, wait);
+  if (!previous) return std::move(previous).error();
+  rt->metrics_
+      .AddGauge("oncecount_previous_group_unverified",
+                "1 when kafka.previous_group_id is set and the brokers would not tell whether "
+                "that group still has members at start (the start then trusted that every "
+                "instance of it stopped); 0 otherwise.")
+      .Set(previous.value() == PreviousGroup::kUnverified ? 1 : 0);
   if (options.check_brokers_abort_interval) {
     if (base::Status s = CheckBrokersAbortInterval(options.config.kafka, *rt->clients_,
                                                    options.log.Child("topics"));

@@ -248,6 +248,10 @@ class GroupConsumer {
   // whatever its timeout.
   virtual KafkaError QueryEnd(base::Partition partition, base::Offset& end,
                               std::chrono::milliseconds timeout) = 0;
+  // The broker that leads each partition of the topic (its id; -1: none), as the
+  // cluster's metadata says within `timeout`. QueryEnd asks a partition's leader.
+  virtual base::Result<std::map<base::Partition, int32_t>> PartitionLeaders(
+      std::chrono::milliseconds timeout) = 0;
   // The group's committed offset of the partition (nullopt: none), asked of the broker.
   virtual KafkaError CommittedOffset(base::Partition partition,
                                      std::optional<base::Offset>& committed,
@@ -460,14 +464,12 @@ class Clients {
   // the brokers cannot be listed.
   virtual base::Result<BrokerSetting> DescribeBrokerSetting(const std::string& name,
                                                             std::chrono::milliseconds timeout) = 0;
-  // The broker that leads each partition of `topic` (its id; -1: none), as the
-  // cluster's metadata says within `timeout`. Questions about partitions that one
-  // broker leads go to that broker.
-  virtual base::Result<std::map<base::Partition, int32_t>> PartitionLeaders(
-      const std::string& topic, std::chrono::milliseconds timeout) = 0;
   // A consumer group and the members it has now, asked of the brokers within
   // `timeout`. A member whose process died without leaving stays until its session
-  // times out.
+  // times out. Errors: kKafka for a refusal that asking again does not change (the
+  // brokers implement no ListGroups/DescribeGroups, the principal may not describe
+  // it), kUnavailable for one that may pass (a broker that did not answer, a
+  // coordinator loading or moving).
   virtual base::Result<GroupDescription> DescribeGroup(const std::string& group,
                                                        std::chrono::milliseconds timeout) = 0;
   // The partition's high watermark: the offset after its last record, committed or

@@ -412,6 +412,35 @@ class RdGroupConsumer final : public GroupConsumer, public HandleOwner {
                                    deadline - std::chrono::steady_clock::now()));
     return ListOffset(rk_, topic_, partition, RD_KAFKA_OFFSET_END, left, what, high);
   }
+  // Asked through this handle, the answer also refreshes the metadata its QueryEnd
+  // finds leaders in: the two agree on who leads.
+  base::Result<std::map<base::Partition, int32_t>> PartitionLeaders(
+      std::chrono::milliseconds timeout) override {
+    std::unique_ptr<rd_kafka_topic_t, void (*)(rd_kafka_topic_t*)> handle(
+        rd_kafka_topic_new(rk_, topic_.c_str(), nullptr), rd_kafka_topic_destroy);
+    const rd_kafka_metadata_t* md = nullptr;
+    if (const rd_kafka_resp_err_t e =
+            rd_kafka_metadata(rk_, 0, handle.get(), &md, static_cast<int>(timeout.count()))) {
+      return base::KafkaFailure("cannot read the metadata of " + topic_ + ": " +
+                                rd_kafka_err2str(e));
+    }
+    std::unique_ptr<const rd_kafka_metadata_t, void (*)(const rd_kafka_metadata_t*)> owned(
+        md, rd_kafka_metadata_destroy);
+    for (int i = 0; i < md->topic_cnt; ++i) {
+      const rd_kafka_metadata_topic_t& t = md->topics[i];
+      if (t.topic == nullptr || topic_ != t.topic) continue;
+      if (t.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        return base::KafkaFailure("cannot read the metadata of " + topic_ + ": " +
+                                  rd_kafka_err2str(t.err));
+      }
+      std::map<base::Partition, int32_t> leaders;
+      for (int j = 0; j < t.partition_cnt; ++j) {
+        leaders[base::Partition(t.partitions[j].id)] = t.partitions[j].leader;
+      }
+      return leaders;
+    }
+    return base::KafkaFailure("the metadata of " + topic_ + " does not hold it");
+  }
   KafkaError QueryEnd(base::Partition partition, base::Offset& end,
                       std::chrono::milliseconds timeout) override {
     // The latest offset in the consumer's isolation level (read_committed).
@@ -922,35 +951,6 @@ class RdKafkaClients final : public Clients {
     return out;
   }
 
-  base::Result<std::map<base::Partition, int32_t>> PartitionLeaders(
-      const std::string& topic, std::chrono::milliseconds timeout) override {
-    if (base::Status s = EnsureAdmin(); !s) return std::move(s).error();
-    std::unique_ptr<rd_kafka_topic_t, void (*)(rd_kafka_topic_t*)> handle(
-        rd_kafka_topic_new(admin_, topic.c_str(), nullptr), rd_kafka_topic_destroy);
-    const rd_kafka_metadata_t* md = nullptr;
-    if (const rd_kafka_resp_err_t e =
-            rd_kafka_metadata(admin_, 0, handle.get(), &md, static_cast<int>(timeout.count()))) {
-      return base::KafkaFailure("cannot read the metadata of " + topic + ": " +
-                                rd_kafka_err2str(e));
-    }
-    std::unique_ptr<const rd_kafka_metadata_t, void (*)(const rd_kafka_metadata_t*)> owned(
-        md, rd_kafka_metadata_destroy);
-    for (int i = 0; i < md->topic_cnt; ++i) {
-      const rd_kafka_metadata_topic_t& t = md->topics[i];
-      if (topic != t.topic) continue;
-      if (t.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        return base::KafkaFailure("cannot read the metadata of " + topic + ": " +
-                                  rd_kafka_err2str(t.err));
-      }
-      std::map<base::Partition, int32_t> leaders;
-      for (int j = 0; j < t.partition_cnt; ++j) {
-        leaders[base::Partition(t.partitions[j].id)] = t.partitions[j].leader;
-      }
-      return leaders;
-    }
-    return base::KafkaFailure("the metadata of " + topic + " does not hold it");
-  }
-
   // Through ListGroups and DescribeGroups of every broker (rd_kafka_list_groups): in
   // librdkafka 2.0.2, DescribeConsumerGroups of a broker that does not implement it
   // (the embedded cluster) fails and then deadlocks the handle's main thread, which
@@ -959,29 +959,41 @@ class RdKafkaClients final : public Clients {
                                                std::chrono::milliseconds timeout) override {
     if (base::Status s = EnsureAdmin(); !s) return std::move(s).error();
     const std::string what = "cannot describe consumer group \"" + group + "\": ";
+    // A refusal that asking again does not change is kKafka; anything else kUnavailable.
+    const auto failure = [&](rd_kafka_resp_err_t e) {
+      const bool lasting = e == RD_KAFKA_RESP_ERR__UNSUPPORTED_FEATURE ||
+                           e == RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED ||
+                           e == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED;
+      return base::Error(lasting ? base::Errc::kKafka : base::Errc::kUnavailable,
+                         what + rd_kafka_err2name(e) + ": " + rd_kafka_err2str(e));
+    };
     const rd_kafka_group_list* listed = nullptr;
     const rd_kafka_resp_err_t e =
         rd_kafka_list_groups(admin_, group.c_str(), &listed, static_cast<int>(timeout.count()));
-    // _PARTIAL: some broker did not answer, but the group's coordinator did.
-    if (e != RD_KAFKA_RESP_ERR_NO_ERROR && e != RD_KAFKA_RESP_ERR__PARTIAL) {
-      return base::KafkaFailure(what + rd_kafka_err2name(e) + ": " + rd_kafka_err2str(e));
-    }
+    // _PARTIAL: some broker did not answer, but one listed the group.
+    if (e != RD_KAFKA_RESP_ERR_NO_ERROR && e != RD_KAFKA_RESP_ERR__PARTIAL) return failure(e);
     std::unique_ptr<const rd_kafka_group_list, void (*)(const rd_kafka_group_list*)> owned(
         listed, rd_kafka_group_list_destroy);
     GroupDescription described;
+    // A broker that listed the group but could not describe it (no longer its
+    // coordinator) is passed over when another described it.
+    std::optional<rd_kafka_resp_err_t> undescribed;
     for (int i = 0; i < listed->group_cnt; ++i) {
       const rd_kafka_group_info& info = listed->groups[i];
-      if (group != info.group) continue;
-      described.listed = true;
+      if (info.group == nullptr || group != info.group) continue;
       if (info.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        return base::KafkaFailure(what + rd_kafka_err2name(info.err) + ": " +
-                                  rd_kafka_err2str(info.err));
+        undescribed = info.err;
+        continue;
       }
+      described.listed = true;
+      const auto text = [](const char* s) { return std::string(s != nullptr ? s : ""); };
       for (int m = 0; m < info.member_cnt; ++m) {
-        described.members.push_back(
-            {info.members[m].client_id, info.members[m].client_host, info.members[m].member_id});
+        described.members.push_back({text(info.members[m].client_id),
+                                     text(info.members[m].client_host),
+                                     text(info.members[m].member_id)});
       }
     }
+    if (!described.listed && undescribed) return failure(*undescribed);
     return described;
   }
 

@@ -268,7 +268,16 @@ class StrictCluster {
   std::map<std::string, bool> retention_described;       // by topic: DescribeConfigs tells it
   bool settings_held = false;                            // every DescribeConfigs answer outstanding
   std::set<std::pair<std::string, int32_t>> leaderless;  // MakeLeaderless
-  std::set<std::string> describe_denied;                 // topics no instance may describe
+  std::map<std::pair<std::string, int32_t>, int32_t> led_by;  // SetLeader; absent: broker 1
+  std::map<int32_t, int64_t> answer_delay_ms;                 // SetAnswerDelay, by broker
+
+  // The broker that leads the partition; -1: none.
+  int32_t LeaderOf(const std::string& topic, int32_t partition) const {
+    if (leaderless.contains({topic, partition})) return -1;
+    const auto it = led_by.find({topic, partition});
+    return it != led_by.end() ? it->second : 1;
+  }
+  std::set<std::string> describe_denied;  // topics no instance may describe
   struct TimeRetention {
     int64_t ms = -1;        // -1: none
     bool described = true;  // DescribeConfigs tells it
@@ -1308,6 +1317,20 @@ class StrictGroupConsumer final : public kafka::GroupConsumer {
   base::Offset CachedHighWatermark(base::Partition partition) override;
   KafkaError QueryEnd(base::Partition partition, base::Offset& end,
                       std::chrono::milliseconds timeout) override;
+  base::Result<std::map<base::Partition, int32_t>> PartitionLeaders(
+      std::chrono::milliseconds) override {
+    std::lock_guard lock(cluster().mu);
+    if (auto error = Usable()) return error.ToError();
+    const auto topic = cluster().topics.find(spec_.topic);
+    if (topic == cluster().topics.end()) {
+      return UnknownPartition(ErrorKind::kFailed, spec_.topic, 0).ToError();
+    }
+    std::map<base::Partition, int32_t> leaders;
+    for (int32_t p = 0; p < static_cast<int32_t>(topic->second.size()); ++p) {
+      leaders[base::Partition(p)] = cluster().LeaderOf(spec_.topic, p);
+    }
+    return leaders;
+  }
   KafkaError QueryWatermarks(base::Partition partition, base::Offset& low, base::Offset& high,
                              std::chrono::milliseconds) override;
   KafkaError CommittedOffset(base::Partition partition, std::optional<base::Offset>& committed,
@@ -1727,6 +1750,15 @@ KafkaError StrictGroupConsumer::QueryEnd(base::Partition partition, base::Offset
     if (injected->code == "_TIMED_OUT") cluster().Advance(timeout);
     return *injected;
   }
+  if (const auto delay =
+          cluster().answer_delay_ms.find(cluster().LeaderOf(spec_.topic, partition.value()));
+      delay != cluster().answer_delay_ms.end() && delay->second > 0) {
+    if (delay->second >= timeout.count()) {
+      cluster().Advance(timeout);
+      return Fail(ErrorKind::kRetriable, "_TIMED_OUT", "Local: Timed out");
+    }
+    cluster().Advance(std::chrono::milliseconds(delay->second));
+  }
   const auto* log = cluster().FindPartition(spec_.topic, partition.value());
   if (log == nullptr) return UnknownPartition(ErrorKind::kFailed, spec_.topic, partition.value());
   if (cluster().leaderless.contains({spec_.topic, partition.value()})) {
@@ -1821,8 +1853,6 @@ class StrictClients final : public kafka::Clients {
   base::Result<std::map<std::string, int>> PartitionCounts(std::chrono::milliseconds) override;
   base::Result<kafka::GroupDescription> DescribeGroup(const std::string& group,
                                                       std::chrono::milliseconds) override;
-  base::Result<std::map<base::Partition, int32_t>> PartitionLeaders(
-      const std::string& topic, std::chrono::milliseconds) override;
   base::Result<kafka::BrokerSetting> DescribeBrokerSetting(const std::string& name,
                                                            std::chrono::milliseconds) override {
     std::lock_guard lock(id_.cluster->mu);
@@ -1904,23 +1934,6 @@ std::optional<kafka::TopicSettings> StrictClients::DescribeTopic(const std::stri
 
 // The group's members as its coordinator knows them: one whose process died stays
 // until its session times out (Advance).
-// The cluster's one broker (id 1) leads every partition that has a leader.
-base::Result<std::map<base::Partition, int32_t>> StrictClients::PartitionLeaders(
-    const std::string& topic, std::chrono::milliseconds) {
-  std::lock_guard lock(id_.cluster->mu);
-  if (id_.crashed()) return base::KafkaFailure("crashed");
-  const auto t = id_.cluster->topics.find(topic);
-  if (t == id_.cluster->topics.end() || id_.cluster->describe_denied.contains(topic)) {
-    return base::KafkaFailure("cannot read the metadata of " + topic +
-                              ": Broker: Unknown topic or partition");
-  }
-  std::map<base::Partition, int32_t> leaders;
-  for (int32_t p = 0; p < static_cast<int32_t>(t->second.size()); ++p) {
-    leaders[base::Partition(p)] = id_.cluster->leaderless.contains({topic, p}) ? -1 : 1;
-  }
-  return leaders;
-}
-
 // As a broker that lists groups to a principal allowed Describe on them: a group is
 // listed once a member joined it, and stays listed (its committed offsets are kept).
 base::Result<kafka::GroupDescription> StrictClients::DescribeGroup(const std::string& group,
@@ -1928,7 +1941,10 @@ base::Result<kafka::GroupDescription> StrictClients::DescribeGroup(const std::st
   std::lock_guard lock(id_.cluster->mu);
   if (id_.crashed()) return base::KafkaFailure("crashed");
   if (auto injected = id_.cluster->TakeInjection(Call::kDescribeGroup, id_.instance)) {
-    return base::KafkaFailure(injected->ToString());
+    // A retriable error may pass; another is a lasting refusal (clients.h).
+    return base::Error(
+        injected->kind == ErrorKind::kRetriable ? base::Errc::kUnavailable : base::Errc::kKafka,
+        injected->ToString());
   }
   kafka::GroupDescription described;
   const auto g = id_.cluster->groups.find(group);
@@ -2094,6 +2110,16 @@ void StrictKafka::SetTimestampRules(const std::string& topic, std::string type,
                                     std::optional<int64_t> after_max_ms, bool described) {
   std::lock_guard lock(cluster_->mu);
   cluster_->timestamp_rules[topic] = {std::move(type), after_max_ms, described};
+}
+
+void StrictKafka::SetLeader(const std::string& topic, int32_t partition, int32_t broker) {
+  std::lock_guard lock(cluster_->mu);
+  cluster_->led_by[{topic, partition}] = broker;
+}
+
+void StrictKafka::SetAnswerDelay(int32_t broker, std::chrono::milliseconds delay) {
+  std::lock_guard lock(cluster_->mu);
+  cluster_->answer_delay_ms[broker] = delay.count();
 }
 
 void StrictKafka::MakeLeaderless(const std::string& topic, int32_t partition, bool leaderless) {

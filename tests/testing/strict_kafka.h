@@ -212,6 +212,13 @@ class StrictKafka {
   // 5 minutes by default), even when the leader is back before (librdkafka would
   // deliver it then).
   void MakeLeaderless(const std::string& topic, int32_t partition, bool leaderless = true);
+  // Which broker leads the partition (GroupConsumer::PartitionLeaders); broker 1 leads
+  // every partition until told otherwise.
+  void SetLeader(const std::string& topic, int32_t partition, int32_t broker);
+  // The broker answers GroupConsumer::QueryEnd about the partitions it leads after
+  // `delay` (the clock moves on that much); a question whose timeout is not longer
+  // fails _TIMED_OUT once its timeout passed. 0: at once (the default).
+  void SetAnswerDelay(int32_t broker, std::chrono::milliseconds delay);
   // A real cluster answers DescribeConfigs in the background: the first question is
   // answered nullopt (outstanding), later ones once the answer came. While held, every
   // question about a topic's settings (DescribeTopic, MaxMessageBytes, RetentionBytes)

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,7 @@ struct OldMember {
 
 struct Awaited {
   base::Status status;
+  std::optional<PreviousGroup> verdict;
   std::vector<std::string> lines;
   int64_t waited_ms = 0;
 };
@@ -61,7 +63,12 @@ Awaited Await(StrictKafka& kafka, const config::KafkaConfig& k,
     if (on_line) on_line(out.lines.size());
   };
   const int64_t start_ms = kafka.clock().SteadyMs();
-  out.status = AwaitPreviousGroupStopped(k, *clients, wait);
+  auto verdict = AwaitPreviousGroupStopped(k, *clients, wait);
+  if (verdict) {
+    out.verdict = verdict.value();
+  } else {
+    out.status = std::move(verdict).error();
+  }
   out.waited_ms = kafka.clock().SteadyMs() - start_ms;
   return out;
 }
@@ -82,6 +89,7 @@ TEST_F(PreviousGroupCheck, WaitsUntilTheOldGroupsLastInstanceStops) {
     if (line == 2) b.reset();
   });
   ASSERT_TRUE(awaited.status.ok()) << awaited.status.error();
+  EXPECT_EQ(awaited.verdict, PreviousGroup::kStopped);
   ASSERT_EQ(awaited.lines.size(), 2u);
   EXPECT_NE(awaited.lines[0].find("waiting for consumer group \"counts-old\" "
                                   "(kafka.previous_group_id) to stop: it still has 2 member(s) "
@@ -102,6 +110,7 @@ TEST_F(PreviousGroupCheck, WaitsForAnInstanceKilledWithoutLeavingUntilItsSession
   kafka_.Crash("old-a");
   const Awaited awaited = Await(kafka_, Renamed());
   ASSERT_TRUE(awaited.status.ok()) << awaited.status.error();
+  EXPECT_EQ(awaited.verdict, PreviousGroup::kStopped);
   EXPECT_GE(awaited.waited_ms, 10000) << "the member stays until its session times out";
   EXPECT_LE(awaited.waited_ms, 1000 + 2000 + 4000 + 8000);
   ASSERT_FALSE(awaited.lines.empty());
@@ -114,29 +123,86 @@ TEST_F(PreviousGroupCheck, StartsAtOnceWithoutAPreviousGroupOrWhenItHasNoMembers
   config::KafkaConfig not_renamed = Renamed();
   not_renamed.previous_group_id.clear();
   const Awaited first = Await(kafka_, not_renamed);
-  EXPECT_TRUE(first.status.ok());
+  EXPECT_EQ(first.verdict, PreviousGroup::kNone);
   EXPECT_TRUE(first.lines.empty());
 
   running.consumer->Close();
   const Awaited renamed = Await(kafka_, Renamed());
   EXPECT_TRUE(renamed.status.ok()) << renamed.status.error();
+  EXPECT_EQ(renamed.verdict, PreviousGroup::kStopped);
   EXPECT_TRUE(renamed.lines.empty());
   EXPECT_EQ(renamed.waited_ms, 0);
 }
 
 // A group renamed from is listed (its offsets outlive its members by days); one that
-// is not may be hidden from this principal, so the start goes on saying so.
-TEST_F(PreviousGroupCheck, WarnsThatItCannotTellWhenNoBrokerListsTheOldGroup) {
+// is not may be hidden from this principal, or missing from one round of answers: the
+// start asks again, then goes on unverified, saying so.
+TEST_F(PreviousGroupCheck, GoesOnUnverifiedWhenNoBrokerListsTheOldGroupAtFiveQuestionsInARow) {
   config::KafkaConfig misspelt = Renamed();
   misspelt.previous_group_id = "counts-olf";
   const Awaited awaited = Await(kafka_, misspelt);
   EXPECT_TRUE(awaited.status.ok()) << awaited.status.error();
-  ASSERT_EQ(awaited.lines.size(), 1u);
-  EXPECT_NE(awaited.lines[0].find("no broker lists consumer group \"counts-olf\" "
-                                  "(kafka.previous_group_id)"),
+  EXPECT_EQ(awaited.verdict, PreviousGroup::kUnverified);
+  ASSERT_EQ(awaited.lines.size(), static_cast<size_t>(kInconclusiveAnswers));
+  EXPECT_NE(awaited.lines[0].find("waiting for consumer group \"counts-olf\" "
+                                  "(kafka.previous_group_id) to stop: no broker lists it"),
             std::string::npos)
       << awaited.lines[0];
-  EXPECT_EQ(awaited.waited_ms, 0);
+  EXPECT_NE(awaited.lines.back().find("at 5 questions in a row: starting on the word that every "
+                                      "instance of it stopped"),
+            std::string::npos)
+      << awaited.lines.back();
+  EXPECT_EQ(awaited.waited_ms, 1000 + 2000 + 4000 + 8000);
+}
+
+// An error that may pass (a coordinator loading, a broker that did not answer) proves
+// nothing either way: asked again.
+TEST_F(PreviousGroupCheck, AsksAgainAfterAnErrorThatMayPass) {
+  auto old = std::make_unique<OldMember>(kafka_, "old-a");
+  kafka_.InjectError(StrictKafka::Call::kDescribeGroup,
+                     {kafka::ErrorKind::kRetriable, "COORDINATOR_LOAD_IN_PROGRESS",
+                      "Broker: Coordinator load in progress"});
+  const Awaited awaited = Await(kafka_, Renamed(), [&](size_t line) {
+    if (line == 2) old.reset();
+  });
+  ASSERT_TRUE(awaited.status.ok()) << awaited.status.error();
+  EXPECT_EQ(awaited.verdict, PreviousGroup::kStopped);
+  ASSERT_EQ(awaited.lines.size(), 2u);
+  EXPECT_NE(awaited.lines[0].find("cannot ask whether it still has members "
+                                  "(Broker: Coordinator load in progress"),
+            std::string::npos)
+      << awaited.lines[0];
+  EXPECT_NE(awaited.lines[1].find("it still has 1 member(s)"), std::string::npos)
+      << awaited.lines[1];
+}
+
+// Once members were seen, no failed question ends the wait, not even a refusal that
+// would have ended it before: only an answer that describes the group without them.
+TEST_F(PreviousGroupCheck, OnceItSawMembersWaitsForAnAnswerWithoutThemWhateverFails) {
+  auto old = std::make_unique<OldMember>(kafka_, "old-a");
+  const size_t last_line = static_cast<size_t>(kInconclusiveAnswers) + 3;
+  const Awaited awaited = Await(kafka_, Renamed(), [&](size_t line) {
+    if (line == 1) {
+      kafka_.InjectError(
+          StrictKafka::Call::kDescribeGroup,
+          {kafka::ErrorKind::kRetriable, "_TRANSPORT", "Local: Broker transport failure"},
+          kInconclusiveAnswers + 1);
+    }
+    if (line == last_line - 1) {
+      kafka_.InjectError(StrictKafka::Call::kDescribeGroup,
+                         {kafka::ErrorKind::kFailed, "GROUP_AUTHORIZATION_FAILED",
+                          "Broker: Group authorization failed"});
+    }
+    if (line == last_line) old.reset();
+  });
+  ASSERT_TRUE(awaited.status.ok()) << awaited.status.error();
+  EXPECT_EQ(awaited.verdict, PreviousGroup::kStopped);
+  ASSERT_EQ(awaited.lines.size(), last_line);
+  for (size_t i = 1; i < awaited.lines.size(); ++i) {
+    EXPECT_NE(awaited.lines[i].find("it had members at the last answer that described it"),
+              std::string::npos)
+        << awaited.lines[i];
+  }
 }
 
 TEST_F(PreviousGroupCheck, GivesUpWhenAStopIsRequestedSayingWhatItWaitedFor) {
@@ -160,6 +226,7 @@ TEST_F(PreviousGroupCheck, GoesOnWithAWarningWhenTheClusterCannotDescribeTheGrou
                       "Broker: Group authorization failed"});
   const Awaited awaited = Await(kafka_, Renamed());
   EXPECT_TRUE(awaited.status.ok()) << awaited.status.error();
+  EXPECT_EQ(awaited.verdict, PreviousGroup::kUnverified);
   ASSERT_EQ(awaited.lines.size(), 1u);
   EXPECT_NE(
       awaited.lines[0].find("cannot tell whether consumer group \"counts-old\" "

@@ -367,24 +367,27 @@ TEST_F(RdKafkaClientsTest, AClusterThatCannotTellABrokersSettingSaysSoAtOnce) {
   EXPECT_LT(took, 2s);
 }
 
-// (An unknown topic is not tried: the embedded cluster's Metadata predates
-// allow.auto.create.topics, and it creates the topic; a broker since 0.11 does not.)
-TEST_F(RdKafkaClientsTest, TellsWhichBrokerLeadsEachPartition) {
-  const auto leaders = clients_->PartitionLeaders("log", 5s);
+TEST_F(RdKafkaClientsTest, AConsumerTellsWhichBrokerLeadsEachPartitionOfItsTopic) {
+  auto made = clients_->NewGroupConsumer({.topic = "log", .group_id = "leaders"});
+  ASSERT_TRUE(made.ok()) << made.error();
+  const auto leaders = made.value()->PartitionLeaders(5s);
   ASSERT_TRUE(leaders.ok()) << leaders.error();
   ASSERT_EQ(leaders.value().size(), 2u);
   for (const auto& [partition, broker] : leaders.value()) {
     EXPECT_GE(broker, 1) << "partition " << partition.value();
   }
+  made.value()->Close();
 }
 
-// The embedded cluster implements no DescribeGroups: the question fails at once, and
-// the renamed deployment's start check says it cannot tell (previous_group_check.h).
+// The embedded cluster implements neither ListGroups nor DescribeGroups: the question
+// fails at once, as a refusal that asking again does not change (kKafka, not
+// kUnavailable), and the renamed deployment's start check says it cannot tell.
 TEST_F(RdKafkaClientsTest, AClusterThatCannotDescribeAGroupSaysSoAtOnce) {
   const auto asked = std::chrono::steady_clock::now();
   const auto members = clients_->DescribeGroup("an-old-group", 5s);
   const auto took = std::chrono::steady_clock::now() - asked;
   ASSERT_FALSE(members.ok()) << members.value().members.size() << " member(s)";
+  EXPECT_EQ(members.error().code(), base::Errc::kKafka);
 
   EXPECT_EQ(members.error().message().rfind(
                 "cannot describe consumer group \"an-old-group\": _UNSUPPORTED_FEATURE", 0),
