@@ -18,19 +18,28 @@ std::string Named(const std::vector<kafka::GroupMember>& members) {
 
 }  // namespace
 
-base::Result<PreviousGroup> AwaitPreviousGroupStopped(const config::KafkaConfig& k,
-                                                      kafka::Clients& clients,
-                                                      const base::StartWait& wait) {
-  if (k.previous_group_id.empty()) return PreviousGroup::kNone;
+base::Result<PreviousGroupState> AwaitPreviousGroupStopped(const config::KafkaConfig& k,
+                                                           kafka::Clients& clients,
+                                                           const base::StartWait& wait) {
+  PreviousGroupState state;
+  if (k.previous_group_id.empty()) return state;
+  state.verdict = PreviousGroup::kStopped;
+  base::Clock& clock = wait.clock != nullptr ? *wait.clock : base::DefaultClock();
   const std::string group =
       "consumer group \"" + k.previous_group_id + "\" (kafka.previous_group_id)";
-  const std::string trusting =
-      ": starting on the word that every instance of it stopped "
-      "(oncecount_previous_group_unverified 1). Brokers describe a group to a principal "
-      "allowed Describe on it";
-  PreviousGroup verdict = PreviousGroup::kStopped;
+  const auto unverified = [&](const std::string& why) {
+    state.verdict = PreviousGroup::kUnverified;
+    state.why_unverified = "the start could not tell whether " + group + " had stopped: " + why +
+                           "; an instance of it still running would run the shards this one "
+                           "takes (docs/operations.md, \"Renaming the group\")";
+    wait.log.Warn(state.why_unverified +
+                  ". Starting on the word that every instance of it "
+                  "stopped (oncecount_previous_group_unverified 1). Brokers describe a group to "
+                  "a principal allowed Describe on it");
+    return std::nullopt;
+  };
   bool members_seen = false;
-  int inconclusive = 0;  // answers in a row that proved nothing
+  int64_t not_listed_since_ms = -1;  // the first of the answers in a row without the group
   base::StartWait warned = wait;
   warned.level = base::LogLevel::kWarn;
   base::Status done = base::AwaitUntilDone(warned, [&]() -> std::optional<std::string> {
@@ -38,24 +47,27 @@ base::Result<PreviousGroup> AwaitPreviousGroupStopped(const config::KafkaConfig&
     std::string unsure;  // why this answer proves nothing
     if (!described) {
       if (described.code() == base::Errc::kKafka && !members_seen) {
-        wait.log.Warn("cannot tell whether " + group + " still has members (" +
-                      described.message() + ")" + trusting);
-        verdict = PreviousGroup::kUnverified;
-        return std::nullopt;
+        return unverified("the brokers refuse to describe it (" + described.message() + ")");
       }
       unsure = "cannot ask whether it still has members (" + described.message() + ")";
     } else if (!described.value().listed) {
-      // librdkafka keeps one broker's error of a round, and drops the list of a broker
-      // that answered with one: a group missing once may be listed at the next.
+      const int64_t now = clock.SteadyMs();
+      if (not_listed_since_ms < 0) not_listed_since_ms = now;
+      if (now - not_listed_since_ms >= kNotListedFor.count()) {
+        return unverified("no broker listed it for " +
+                          std::to_string((now - not_listed_since_ms) / 1000) +
+                          " s (it never existed, it has been gone long enough for its offsets "
+                          "to expire or was deleted, or this principal may not see it)");
+      }
       unsure =
           "no broker lists it (it never existed, it has been gone long enough for its "
-          "offsets to expire, this principal may not see it, or its coordinator did not "
-          "answer)";
+          "offsets to expire or was deleted, this principal may not see it, or its "
+          "coordinator did not answer)";
     } else if (described.value().members.empty()) {
       return std::nullopt;
     } else {
       members_seen = true;
-      inconclusive = 0;
+      not_listed_since_ms = -1;
       const std::vector<kafka::GroupMember>& members = described.value().members;
       return "waiting for " + group + " to stop: it still has " + std::to_string(members.size()) +
              " member(s) (" + Named(members) +
@@ -64,17 +76,11 @@ base::Result<PreviousGroup> AwaitPreviousGroupStopped(const config::KafkaConfig&
              "group\"). A member whose process died without leaving goes when its session "
              "times out";
     }
-    if (!members_seen && ++inconclusive >= kInconclusiveAnswers) {
-      wait.log.Warn(group + ": " + unsure + ", at " + std::to_string(inconclusive) +
-                    " questions in a row" + trusting);
-      verdict = PreviousGroup::kUnverified;
-      return std::nullopt;
-    }
     return "waiting for " + group + " to stop: " + unsure +
            (members_seen ? "; it had members at the last answer that described it" : "");
   });
   if (!done) return std::move(done).error();
-  return verdict;
+  return state;
 }
 
 }  // namespace oncecount::cmd

@@ -7,7 +7,9 @@
 // Called once by ServiceRuntime::Start, on its thread, before the processor starts.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <string>
 
 #include "config/config.h"
 #include "processor/base/result.h"
@@ -22,20 +24,28 @@ enum class PreviousGroup : uint8_t {
   kUnverified,  // the brokers would not tell; the start trusts the operator (a warning)
 };
 
-// How many answers in a row that prove nothing (a question that failed and may pass,
-// a group no broker lists) the start waits through before it goes on unverified.
-inline constexpr int kInconclusiveAnswers = 5;
+struct PreviousGroupState {
+  PreviousGroup verdict = PreviousGroup::kNone;
+  std::string why_unverified;  // kUnverified: what the brokers answered, for /readyz
+};
+
+// How long no broker may list the group, asked again and again, before the start goes
+// on unverified: librdkafka 2.0.2 keeps one broker's error of a round and drops the
+// list of a broker that answered with one, so a group missing once (its coordinator
+// loading, a broker restarting) may be listed at the next.
+inline constexpr std::chrono::milliseconds kNotListedFor{60000};
 
 // Asks the brokers about the previous group until they describe it with no member.
 // While it has members, logs a warning naming them at each of `wait`'s back-offs; a
 // member whose process died without leaving goes when its session times out. A
+// question that failed and may pass is asked again, as long as it takes. The wait ends
+// unverified (a warning) when no broker listed the group for kNotListedFor, or at a
 // refusal that asking again does not change (the embedded cluster implements no
-// DescribeGroups; a principal not allowed Describe on the group), or
-// kInconclusiveAnswers answers in a row that prove nothing, end the wait unverified
-// (a warning), unless members were seen: then only an answer without them does.
-// kStopped (the error) on a stop request.
-base::Result<PreviousGroup> AwaitPreviousGroupStopped(const config::KafkaConfig& k,
-                                                      kafka::Clients& clients,
-                                                      const base::StartWait& wait);
+// DescribeGroups; a principal allowed Describe on the cluster, not on the group)
+// unless members were seen. kStopped (the error) on a stop request. The check is made
+// at start only: an old instance started later is not seen.
+base::Result<PreviousGroupState> AwaitPreviousGroupStopped(const config::KafkaConfig& k,
+                                                           kafka::Clients& clients,
+                                                           const base::StartWait& wait);
 
 }  // namespace oncecount::cmd

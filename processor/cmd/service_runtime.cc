@@ -283,7 +283,8 @@ base::Result<std::unique_ptr<ServiceRuntime>> ServiceRuntime::Start(RuntimeOptio
                 "1 when kafka.previous_group_id is set and the brokers would not tell whether "
                 "that group still has members at start (the start then trusted that every "
                 "instance of it stopped); 0 otherwise.")
-      .Set(previous.value() == PreviousGroup::kUnverified ? 1 : 0);
+      .Set(previous.value().verdict == PreviousGroup::kUnverified ? 1 : 0);
+  po->previous_group_unverified = previous.value().why_unverified;
   if (options.check_brokers_abort_interval) {
     if (base::Status s = CheckBrokersAbortInterval(options.config.kafka, *rt->clients_,
                                                    options.log.Child("topics"));

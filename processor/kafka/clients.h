@@ -466,9 +466,10 @@ class Clients {
                                                             std::chrono::milliseconds timeout) = 0;
   // A consumer group and the members it has now, asked of the brokers within
   // `timeout`. A member whose process died without leaving stays until its session
-  // times out. Errors: kKafka for a refusal that asking again does not change (the
-  // brokers implement no ListGroups/DescribeGroups, the principal may not describe
-  // it), kUnavailable for one that may pass (a broker that did not answer, a
+  // times out. A group the principal may not describe is not listed. Errors: kKafka
+  // for a refusal that asking again does not change (the brokers implement no
+  // ListGroups/DescribeGroups, the principal may describe the cluster but not the
+  // group), kUnavailable for one that may pass (a broker that did not answer, a
   // coordinator loading or moving).
   virtual base::Result<GroupDescription> DescribeGroup(const std::string& group,
                                                        std::chrono::milliseconds timeout) = 0;

@@ -90,6 +90,8 @@ struct ShardSlot {
   base::Offset routed_at_last_check{-1};
   int quiet_checks = 0;
   int end_query_failures = 0;
+  // Of those, timeouts: the leader's silence, which an answer of it takes back.
+  int timeouts_counted = 0;
   std::string input_unreachable;
   // Restores: failed attempts in a row, when the next may start (steady clock), and
   // whether it continues from our own last commit (after our abort).
@@ -172,11 +174,12 @@ struct Processor::Impl final : kafka::RebalanceListener {
   std::optional<shard::ChangelogLimits> changelog_limits_given;
   // InputTimestampVerdict::Guard, read by /metrics.
   std::atomic<int> input_timestamp_guard{static_cast<int>(InputTimestampVerdict::Guard::kUnknown)};
-  int64_t next_settings_ms = 0;               // when Step calls it next
-  int64_t next_input_check_ms = 0;            // when Step calls CheckTopicsListed
-  int input_check_failures = 0;               // CheckTopicsListed's, in a row
-  base::Partition last_quiet_asked{-1};       // CheckQuietInputs goes round
-  base::Partition last_snapshot_checked{-1};  // CheckSnapshotsKept goes round
+  int64_t next_settings_ms = 0;                      // when Step calls it next
+  int64_t next_input_check_ms = 0;                   // when Step calls CheckTopicsListed
+  int input_check_failures = 0;                      // CheckTopicsListed's, in a row
+  base::Partition last_quiet_asked{-1};              // CheckQuietInputs goes round
+  std::map<base::Partition, int32_t> input_leaders;  // by CheckQuietInputs, the last known
+  base::Partition last_snapshot_checked{-1};         // CheckSnapshotsKept goes round
   // A shard must snapshot (CheckSnapshotsKept): the next commit is due at the commit
   // interval even when no input came.
   bool snapshot_owed = false;
@@ -554,6 +557,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
 
   void PublishInstanceDegraded() {
     std::vector<std::string> reasons;
+    if (!o.previous_group_unverified.empty()) reasons.push_back(o.previous_group_unverified);
     if (!repartition_reason.empty()) reasons.push_back(repartition_reason);
     if (!dead_letters_unlisted.empty()) reasons.push_back(dead_letters_unlisted);
     board.SetInstanceDegraded(std::move(reasons));
@@ -665,27 +669,33 @@ struct Processor::Impl final : kafka::RebalanceListener {
         slot.routed_at_last_check = slot.last_routed;
         slot.quiet_checks = 0;
         slot.end_query_failures = 0;
+        slot.timeouts_counted = 0;
         MarkInputReachable(p, slot);
       } else if (++slot.quiet_checks >= kQuietChecks) {
         to_ask.push_back(p);
       }
     }
     if (to_ask.empty()) return;
-    // Not known: each partition is asked alone.
-    std::map<base::Partition, int32_t> leaders;
+    // The last leaders known stand when the question fails (it may have gone to the
+    // broker that does not answer); none known: each partition is asked alone.
     if (auto known = consumer->PartitionLeaders(kQuietAskTimeout)) {
-      leaders = std::move(known).value();
+      input_leaders = std::move(known).value();
     }
+    const auto leader_of = [&](base::Partition p) {
+      const auto it = input_leaders.find(p);
+      return it != input_leaders.end() ? it->second : -1;
+    };
     std::map<int32_t, kafka::KafkaError> silent;  // brokers that answered nothing, by id
     std::set<int32_t> answered;                   // brokers that answered a question
+    std::set<base::Partition> judged;  // answered, failed, or counted for a silent broker
     // Going round: those after the last one asked first.
     std::stable_partition(to_ask.begin(), to_ask.end(),
                           [&](base::Partition p) { return p > last_quiet_asked; });
     for (base::Partition p : to_ask) {
       ShardSlot& slot = shards[p];
-      const auto leader = leaders.find(p);
-      const int32_t broker = leader != leaders.end() ? leader->second : -1;
+      const int32_t broker = leader_of(p);
       if (const auto it = silent.find(broker); it != silent.end()) {
+        judged.insert(p);
         CountEndQueryFailure(p, slot, it->second);
         continue;
       }
@@ -703,13 +713,30 @@ struct Processor::Impl final : kafka::RebalanceListener {
                                 "this check (one waited " +
                                 std::to_string(timeout.count()) + " ms: " + e.message + ")"};
         }
+        // A broker's error (NOT_LEADER_FOR_PARTITION) is an answer; librdkafka's own
+        // (_TIMED_OUT, _TRANSPORT) is not.
+        if (broker >= 0 && !e.code.starts_with("_")) answered.insert(broker);
+        // A question the budget cut short proves nothing of a slow broker.
+        if (e.code == "_TIMED_OUT" && timeout < kQuietAskTimeout) continue;
+        judged.insert(p);
         CountEndQueryFailure(p, slot, e);
         continue;
       }
       if (broker >= 0) answered.insert(broker);
+      judged.insert(p);
       slot.end_query_failures = 0;
+      slot.timeouts_counted = 0;
       slot.high_watermark = std::max(slot.high_watermark, high);
       MarkInputReachable(p, slot);
+    }
+    // Timeouts are a broker's silence, counted in a row: a broker that answered this
+    // check takes them back from the partitions it did not answer about.
+    for (base::Partition p : to_ask) {
+      ShardSlot& slot = shards[p];
+      if (!judged.contains(p) && answered.contains(leader_of(p))) {
+        slot.end_query_failures -= slot.timeouts_counted;
+        slot.timeouts_counted = 0;
+      }
     }
   }
 
@@ -717,6 +744,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
   // a row than an answer that says there is no leader.
   void CountEndQueryFailure(base::Partition p, ShardSlot& slot, const kafka::KafkaError& e) {
     const int needed = e.code == "_TIMED_OUT" ? 4 : 2;
+    if (e.code == "_TIMED_OUT") ++slot.timeouts_counted;
     if (++slot.end_query_failures < needed || !slot.input_unreachable.empty()) return;
     slot.input_unreachable =
         "its input partition cannot be read: the consumer got nothing from it for " +
@@ -1378,6 +1406,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     slot.changelog_unreadable_records = r.unreadable_records;
     slot.quiet_checks = 0;
     slot.end_query_failures = 0;
+    slot.timeouts_counted = 0;
     slot.input_unreachable.clear();
     slot.restore_failures = 0;
     slot.after_abort = false;
@@ -1793,6 +1822,7 @@ base::Result<std::unique_ptr<Processor>> Processor::Create(ProcessorOptions opti
   auto impl = std::make_unique<Impl>(std::move(options), board, std::move(workers), replicator);
   if (base::Status s = impl->CheckTopics(); !s) return std::move(s).error();
   if (base::Status s = impl->CreateClients(); !s) return std::move(s).error();
+  impl->PublishInstanceDegraded();
   return std::unique_ptr<Processor>(new Processor(std::move(impl)));
 }
 

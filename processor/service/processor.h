@@ -64,6 +64,10 @@ struct ProcessorOptions {
   std::string group_id = "oncecount";
   // A group whose shards it may take over (kafka.previous_group_id); empty: none.
   std::string previous_group_id;
+  // Why the start could not tell that previous_group_id had stopped (cmd's
+  // AwaitPreviousGroupStopped); empty: it could. Listed under /readyz `degraded` for
+  // the instance's life.
+  std::string previous_group_unverified;
   std::string instance_id;  // unique per instance; names its transactional.id
   // KIP-345: the consumer's group.instance.id (GroupConsumerSpec); empty: a dynamic
   // member. The service sets it to instance_id (kafka.static_membership).

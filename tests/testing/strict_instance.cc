@@ -90,6 +90,7 @@ StrictInstance::StrictInstance(StrictKafka& kafka, StrictInstanceOptions options
   po.instance_id = instance_id;
   po.group_id = options_.group_id;
   po.previous_group_id = options_.previous_group_id;
+  po.previous_group_unverified = options_.previous_group_unverified;
   if (options_.static_membership) po.group_instance_id = instance_id;
   po.leave_group_on_stop = options_.leave_group_on_stop;
   po.commit_interval = options_.commit_interval;

@@ -78,6 +78,8 @@ struct StrictInstanceOptions {
   std::string group_id = "oncecount";
   // kafka.previous_group_id: the group it was renamed from.
   std::string previous_group_id{};
+  // ProcessorOptions::previous_group_unverified: why the start could not tell.
+  std::string previous_group_unverified{};
   // The processor is expected to refuse to start: its error is kept (refusal()), and
   // a start is a test failure.
   bool expect_refusal = false;

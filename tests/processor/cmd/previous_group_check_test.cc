@@ -38,6 +38,7 @@ struct OldMember {
 struct Awaited {
   base::Status status;
   std::optional<PreviousGroup> verdict;
+  std::string why_unverified;
   std::vector<std::string> lines;
   int64_t waited_ms = 0;
 };
@@ -63,11 +64,12 @@ Awaited Await(StrictKafka& kafka, const config::KafkaConfig& k,
     if (on_line) on_line(out.lines.size());
   };
   const int64_t start_ms = kafka.clock().SteadyMs();
-  auto verdict = AwaitPreviousGroupStopped(k, *clients, wait);
-  if (verdict) {
-    out.verdict = verdict.value();
+  auto state = AwaitPreviousGroupStopped(k, *clients, wait);
+  if (state) {
+    out.verdict = state.value().verdict;
+    out.why_unverified = state.value().why_unverified;
   } else {
-    out.status = std::move(verdict).error();
+    out.status = std::move(state).error();
   }
   out.waited_ms = kafka.clock().SteadyMs() - start_ms;
   return out;
@@ -135,24 +137,28 @@ TEST_F(PreviousGroupCheck, StartsAtOnceWithoutAPreviousGroupOrWhenItHasNoMembers
 }
 
 // A group renamed from is listed (its offsets outlive its members by days); one that
-// is not may be hidden from this principal, or missing from one round of answers: the
-// start asks again, then goes on unverified, saying so.
-TEST_F(PreviousGroupCheck, GoesOnUnverifiedWhenNoBrokerListsTheOldGroupAtFiveQuestionsInARow) {
+// is not may be hidden from this principal, or missing from a round of answers: the
+// start asks again for a minute, then goes on unverified, saying so.
+TEST_F(PreviousGroupCheck, GoesOnUnverifiedWhenNoBrokerListsTheOldGroupForAMinute) {
   config::KafkaConfig misspelt = Renamed();
   misspelt.previous_group_id = "counts-olf";
   const Awaited awaited = Await(kafka_, misspelt);
   EXPECT_TRUE(awaited.status.ok()) << awaited.status.error();
   EXPECT_EQ(awaited.verdict, PreviousGroup::kUnverified);
-  ASSERT_EQ(awaited.lines.size(), static_cast<size_t>(kInconclusiveAnswers));
+  // Asked at 0, 1, 3, 7, 15, 31 and 61 s.
+  EXPECT_EQ(awaited.waited_ms, 1000 + 2000 + 4000 + 8000 + 16000 + 30000);
+  ASSERT_EQ(awaited.lines.size(), 7u);
   EXPECT_NE(awaited.lines[0].find("waiting for consumer group \"counts-olf\" "
                                   "(kafka.previous_group_id) to stop: no broker lists it"),
             std::string::npos)
       << awaited.lines[0];
-  EXPECT_NE(awaited.lines.back().find("at 5 questions in a row: starting on the word that every "
-                                      "instance of it stopped"),
+  EXPECT_NE(awaited.lines.back().find("the start could not tell whether consumer group "
+                                      "\"counts-olf\" (kafka.previous_group_id) had stopped: no "
+                                      "broker listed it for 61 s"),
             std::string::npos)
       << awaited.lines.back();
-  EXPECT_EQ(awaited.waited_ms, 1000 + 2000 + 4000 + 8000);
+  EXPECT_EQ(awaited.lines.back().rfind(awaited.why_unverified, 0), 0u)
+      << "/readyz says what the log says";
 }
 
 // An error that may pass (a coordinator loading, a broker that did not answer) proves
@@ -180,13 +186,12 @@ TEST_F(PreviousGroupCheck, AsksAgainAfterAnErrorThatMayPass) {
 // would have ended it before: only an answer that describes the group without them.
 TEST_F(PreviousGroupCheck, OnceItSawMembersWaitsForAnAnswerWithoutThemWhateverFails) {
   auto old = std::make_unique<OldMember>(kafka_, "old-a");
-  const size_t last_line = static_cast<size_t>(kInconclusiveAnswers) + 3;
+  const size_t last_line = 8;  // members, six that may pass, one refusal
   const Awaited awaited = Await(kafka_, Renamed(), [&](size_t line) {
     if (line == 1) {
       kafka_.InjectError(
           StrictKafka::Call::kDescribeGroup,
-          {kafka::ErrorKind::kRetriable, "_TRANSPORT", "Local: Broker transport failure"},
-          kInconclusiveAnswers + 1);
+          {kafka::ErrorKind::kRetriable, "_TRANSPORT", "Local: Broker transport failure"}, 6);
     }
     if (line == last_line - 1) {
       kafka_.InjectError(StrictKafka::Call::kDescribeGroup,
@@ -228,11 +233,11 @@ TEST_F(PreviousGroupCheck, GoesOnWithAWarningWhenTheClusterCannotDescribeTheGrou
   EXPECT_TRUE(awaited.status.ok()) << awaited.status.error();
   EXPECT_EQ(awaited.verdict, PreviousGroup::kUnverified);
   ASSERT_EQ(awaited.lines.size(), 1u);
-  EXPECT_NE(
-      awaited.lines[0].find("cannot tell whether consumer group \"counts-old\" "
-                            "(kafka.previous_group_id) still has members "
-                            "(Broker: Group authorization failed (GROUP_AUTHORIZATION_FAILED))"),
-      std::string::npos)
+  EXPECT_NE(awaited.lines[0].find("the start could not tell whether consumer group \"counts-old\" "
+                                  "(kafka.previous_group_id) had stopped: the brokers refuse to "
+                                  "describe it (Broker: Group authorization failed "
+                                  "(GROUP_AUTHORIZATION_FAILED))"),
+            std::string::npos)
       << awaited.lines[0];
   EXPECT_EQ(awaited.waited_ms, 0);
 }

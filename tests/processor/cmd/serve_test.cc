@@ -475,5 +475,30 @@ TEST_F(ServeFaultTest, ShowsTheAgeOfATransactionTheBrokersHoldOpen) {
   EXPECT_EQ(serve.Wait(30s), 0);
 }
 
+// A renamed deployment on a cluster that cannot describe the old group (the embedded
+// one implements no DescribeGroups) starts at once, and says it could not tell: in its
+// log, its metrics and /readyz `degraded`.
+TEST_F(ServeTest, SaysWhenItCannotTellThatTheGroupItWasRenamedFromStopped) {
+  auto [serve, url] = Serve("a", {"ONCECOUNT_KAFKA_PREVIOUS_GROUP_ID=oncecount-old"});
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto got = http::HttpGet(url, "/readyz", 5s);
+        return got.ok() && got.value().status == 200;
+      },
+      120s));
+  EXPECT_EQ(GaugeValue(Get(url, "/metrics"), "oncecount_previous_group_unverified"), 1);
+  const std::string readyz = Get(url, "/readyz");
+  EXPECT_NE(readyz.find("the start could not tell whether consumer group \\\"oncecount-old\\\" "
+                        "(kafka.previous_group_id) had stopped: the brokers refuse to describe it"),
+            std::string::npos)
+      << readyz;
+  serve.Signal(SIGTERM);
+  EXPECT_EQ(serve.Wait(30s), 0);
+  const std::string log = ReadFile(dir_ + "/a.log");
+  EXPECT_NE(log.find("warn [a group] the start could not tell whether consumer group"),
+            std::string::npos)
+      << log;
+}
+
 }  // namespace
 }  // namespace oncecount::cmd

@@ -570,6 +570,24 @@ TEST(Processor, AQuietShardWhoseQuestionsTimeOutShowsFailedOnlyAtTheFourthInARow
   EXPECT_NE(a.View(0)->failure.find("_TIMED_OUT"), std::string::npos) << a.View(0)->failure;
 }
 
+// A renamed instance whose start could not tell that the old group stopped is ready,
+// and lists why under /readyz `degraded` for its life.
+TEST(Processor, ListsAnUnverifiedPreviousGroupAmongItsDegradedReasons) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  testing::StrictInstanceOptions options;
+  options.process = "a";
+  options.previous_group_id = "oncecount-old";
+  options.previous_group_unverified = "the start could not tell whether consumer group ...";
+  Instance a(kafka, options);
+  ASSERT_TRUE(RunsAllAndIsReady(kafka, a)) << a.log();
+  EXPECT_EQ(a.board().Read().instance_degraded,
+            std::vector<std::string>{options.previous_group_unverified});
+  RunFor(kafka, {&a}, 30s);
+  EXPECT_EQ(a.board().Read().instance_degraded,
+            std::vector<std::string>{options.previous_group_unverified});
+}
+
 // A cluster of `partitions` input partitions, broker 1 leading them all.
 StrictKafka& NewClusterOf(std::unique_ptr<StrictKafka>& holder, int32_t partitions) {
   holder = std::make_unique<StrictKafka>();
@@ -617,6 +635,31 @@ TEST(Processor, EveryShardOfABrokerThatDoesNotAnswerShowsFailedInFourChecksHowev
   }
   kafka.SetAnswerDelay(2, 0ms);
   ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kMany) && a.Ready(); })) << a.log();
+}
+
+// A broker that is silent for a while and then answers some questions of a check takes
+// back what its silence counted for the partitions it was not asked about: counted on,
+// silent spells apart added up to four, and shards it kept answering for showed failed.
+TEST(Processor, ABrokerThatAnswersAgainTakesBackWhatItsSilenceCounted) {
+  std::unique_ptr<StrictKafka> holder;
+  constexpr int32_t kMany = 12;
+  StrictKafka& kafka = NewClusterOf(holder, kMany);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kMany) && a.Ready(); })) << a.log();
+  RunFor(kafka, {&a}, 40s);  // every shard quiet: asked at each check
+  bool ever_unready = false;
+  const auto watch = [&] {
+    ever_unready = ever_unready || !a.Ready();
+    return false;
+  };
+  for (int spell = 0; spell < 4; ++spell) {
+    kafka.SetAnswerDelay(1, 1h);  // two checks of silence
+    RunUntil(kafka, {&a}, watch, 20s);
+    kafka.SetAnswerDelay(1, 250ms);  // a check that answers four questions of twelve
+    RunUntil(kafka, {&a}, watch, 10s);
+  }
+  EXPECT_FALSE(ever_unready) << a.log();
+  EXPECT_EQ(a.log().find("cannot be read"), std::string::npos) << a.log();
 }
 
 // A broker that answers slowly answers most questions of a check, and the last may
