@@ -50,10 +50,11 @@ base::Result<PreviousGroupState> AwaitPreviousGroupStopped(const config::KafkaCo
         return unverified("the brokers refuse to describe it (" + described.message() + ")");
       }
       unsure = "cannot ask whether it still has members (" + described.message() + ")";
+      not_listed_since_ms = -1;  // the broker that errs may be the one that lists it
     } else if (!described.value().listed) {
       const int64_t now = clock.SteadyMs();
       if (not_listed_since_ms < 0) not_listed_since_ms = now;
-      if (now - not_listed_since_ms >= kNotListedFor.count()) {
+      if (!members_seen && now - not_listed_since_ms >= kNotListedFor.count()) {
         return unverified("no broker listed it for " +
                           std::to_string((now - not_listed_since_ms) / 1000) +
                           " s (it never existed, it has been gone long enough for its offsets "

@@ -38,12 +38,12 @@ inline constexpr std::chrono::milliseconds kNotListedFor{60000};
 // Asks the brokers about the previous group until they describe it with no member.
 // While it has members, logs a warning naming them at each of `wait`'s back-offs; a
 // member whose process died without leaving goes when its session times out. A
-// question that failed and may pass is asked again, as long as it takes. The wait ends
-// unverified (a warning) when no broker listed the group for kNotListedFor, or at a
-// refusal that asking again does not change (the embedded cluster implements no
-// DescribeGroups; a principal allowed Describe on the cluster, not on the group)
-// unless members were seen. kStopped (the error) on a stop request. The check is made
-// at start only: an old instance started later is not seen.
+// question that failed and may pass is asked again, as long as it takes. Unless members
+// were seen, the wait ends unverified (a warning) when no broker listed the group in
+// the answers of kNotListedFor in a row, or at a refusal that asking again does not
+// change (the embedded cluster implements no DescribeGroups; a principal allowed
+// Describe on the cluster, not on the group). kStopped (the error) on a stop request. The check is
+// made at start only: an old instance started later is not seen.
 base::Result<PreviousGroupState> AwaitPreviousGroupStopped(const config::KafkaConfig& k,
                                                            kafka::Clients& clients,
                                                            const base::StartWait& wait);

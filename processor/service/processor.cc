@@ -678,9 +678,11 @@ struct Processor::Impl final : kafka::RebalanceListener {
     if (to_ask.empty()) return;
     // The last leaders known stand when the question fails (it may have gone to the
     // broker that does not answer); none known: each partition is asked alone.
-    if (auto known = consumer->PartitionLeaders(kQuietAskTimeout)) {
-      input_leaders = std::move(known).value();
-    }
+    const bool leaders_fresh = [&] {
+      auto known = consumer->PartitionLeaders(kQuietAskTimeout);
+      if (known) input_leaders = std::move(known).value();
+      return known.ok();
+    }();
     const auto leader_of = [&](base::Partition p) {
       const auto it = input_leaders.find(p);
       return it != input_leaders.end() ? it->second : -1;
@@ -701,7 +703,6 @@ struct Processor::Impl final : kafka::RebalanceListener {
       }
       const int64_t left = until - clock.SteadyMs();
       if (left < kQuietAskTimeout.count() / 3) continue;
-      last_quiet_asked = p;
       base::Offset high;
       const auto timeout = std::min(kQuietAskTimeout, std::chrono::milliseconds(left));
       if (kafka::KafkaError e = consumer->QueryEnd(p, high, timeout)) {
@@ -716,13 +717,16 @@ struct Processor::Impl final : kafka::RebalanceListener {
         // A broker's error (NOT_LEADER_FOR_PARTITION) is an answer; librdkafka's own
         // (_TIMED_OUT, _TRANSPORT) is not.
         if (broker >= 0 && !e.code.starts_with("_")) answered.insert(broker);
-        // A question the budget cut short proves nothing of a slow broker.
+        // A question the budget cut short proves nothing of a slow broker; it goes first
+        // at the next check, with a full timeout.
         if (e.code == "_TIMED_OUT" && timeout < kQuietAskTimeout) continue;
+        last_quiet_asked = p;
         judged.insert(p);
         CountEndQueryFailure(p, slot, e);
         continue;
       }
       if (broker >= 0) answered.insert(broker);
+      last_quiet_asked = p;
       judged.insert(p);
       slot.end_query_failures = 0;
       slot.timeouts_counted = 0;
@@ -730,7 +734,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
       MarkInputReachable(p, slot);
     }
     // Timeouts are a broker's silence, counted in a row: a broker that answered this
-    // check takes them back from the partitions it did not answer about.
+    // check takes them back from the partitions it was not asked about, as long as the
+    // leaders are known to be the ones the questions went to.
+    if (!leaders_fresh) return;
     for (base::Partition p : to_ask) {
       ShardSlot& slot = shards[p];
       if (!judged.contains(p) && answered.contains(leader_of(p))) {
@@ -740,12 +746,14 @@ struct Processor::Impl final : kafka::RebalanceListener {
     }
   }
 
-  // A question that timed out may only have met a busy broker: it takes more of them in
-  // a row than an answer that says there is no leader.
+  // A question that timed out may only have met a busy broker: it takes four of them in
+  // a row, or two answers that say there is no leader.
   void CountEndQueryFailure(base::Partition p, ShardSlot& slot, const kafka::KafkaError& e) {
-    const int needed = e.code == "_TIMED_OUT" ? 4 : 2;
     if (e.code == "_TIMED_OUT") ++slot.timeouts_counted;
-    if (++slot.end_query_failures < needed || !slot.input_unreachable.empty()) return;
+    ++slot.end_query_failures;
+    const bool enough =
+        slot.end_query_failures - slot.timeouts_counted >= 2 || slot.end_query_failures >= 4;
+    if (!enough || !slot.input_unreachable.empty()) return;
     slot.input_unreachable =
         "its input partition cannot be read: the consumer got nothing from it for " +
         std::to_string(slot.quiet_checks * kInputCheckMs / 1000) +

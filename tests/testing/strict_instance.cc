@@ -37,10 +37,10 @@ filter::DedupSpec TestDedup() {
   return spec;
 }
 
-StrictKafka& NewCluster(std::unique_ptr<StrictKafka>& holder) {
+StrictKafka& NewCluster(std::unique_ptr<StrictKafka>& holder, int32_t partitions) {
   holder = std::make_unique<StrictKafka>();
-  EXPECT_TRUE(holder->CreateTopic("events", kServicePartitions).ok());
-  EXPECT_TRUE(holder->CreateTopic("events.changelog", kServicePartitions).ok());
+  EXPECT_TRUE(holder->CreateTopic("events", partitions).ok());
+  EXPECT_TRUE(holder->CreateTopic("events.changelog", partitions).ok());
   EXPECT_TRUE(holder->CreateTopic("events.dlq", 1).ok());
   EXPECT_TRUE(holder->CreateTopic("events.members", 1).ok());
   return *holder;

@@ -33,8 +33,10 @@ namespace oncecount::testing {
 
 inline constexpr int32_t kServicePartitions = 2;
 
-// A cluster with the service's topics (see above) in `holder`.
-StrictKafka& NewCluster(std::unique_ptr<StrictKafka>& holder);
+// A cluster with the service's topics (see above) in `holder`, the input and the
+// changelog with `partitions` each, broker 1 leading them all.
+StrictKafka& NewCluster(std::unique_ptr<StrictKafka>& holder,
+                        int32_t partitions = kServicePartitions);
 
 // The dedup settings every instance of a test uses: a window far longer than any
 // test, so that no id is forgotten while time is simulated, and the constituent

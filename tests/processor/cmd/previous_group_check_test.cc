@@ -161,6 +161,26 @@ TEST_F(PreviousGroupCheck, GoesOnUnverifiedWhenNoBrokerListsTheOldGroupForAMinut
       << "/readyz says what the log says";
 }
 
+// The minute is of answers in a row: an error between them (librdkafka drops the list
+// of a broker that errs, which may be the group's coordinator) starts it again.
+TEST_F(PreviousGroupCheck, AnErrorBetweenAnswersWithoutTheGroupStartsTheMinuteAgain) {
+  config::KafkaConfig misspelt = Renamed();
+  misspelt.previous_group_id = "counts-olf";
+  const Awaited awaited = Await(kafka_, misspelt, [&](size_t line) {
+    if (line == 3) {
+      kafka_.InjectError(
+          StrictKafka::Call::kDescribeGroup,
+          {kafka::ErrorKind::kRetriable, "_TRANSPORT", "Local: Broker transport failure"});
+    }
+  });
+  EXPECT_EQ(awaited.verdict, PreviousGroup::kUnverified);
+  // Asked at 0, 1, 3, 7 (the error), 15, 31, 61 and 91 s: a minute from 15 s.
+  EXPECT_EQ(awaited.waited_ms, 1000 + 2000 + 4000 + 8000 + 16000 + 30000 + 30000);
+  ASSERT_EQ(awaited.lines.size(), 8u);
+  EXPECT_NE(awaited.lines.back().find("no broker listed it for 76 s"), std::string::npos)
+      << awaited.lines.back();
+}
+
 // An error that may pass (a coordinator loading, a broker that did not answer) proves
 // nothing either way: asked again.
 TEST_F(PreviousGroupCheck, AsksAgainAfterAnErrorThatMayPass) {

@@ -588,16 +588,6 @@ TEST(Processor, ListsAnUnverifiedPreviousGroupAmongItsDegradedReasons) {
             std::vector<std::string>{options.previous_group_unverified});
 }
 
-// A cluster of `partitions` input partitions, broker 1 leading them all.
-StrictKafka& NewClusterOf(std::unique_ptr<StrictKafka>& holder, int32_t partitions) {
-  holder = std::make_unique<StrictKafka>();
-  EXPECT_TRUE(holder->CreateTopic("events", partitions).ok());
-  EXPECT_TRUE(holder->CreateTopic("events.changelog", partitions).ok());
-  EXPECT_TRUE(holder->CreateTopic("events.dlq", 1).ok());
-  EXPECT_TRUE(holder->CreateTopic("events.members", 1).ok());
-  return *holder;
-}
-
 // Regression: each quiet partition's question was counted for it alone, and a check
 // asks for a second at most (a timeout takes 300 ms): twelve partitions of a broker
 // that does not answer showed failed only after twelve checks of asking. A question
@@ -606,7 +596,7 @@ StrictKafka& NewClusterOf(std::unique_ptr<StrictKafka>& holder, int32_t partitio
 TEST(Processor, EveryShardOfABrokerThatDoesNotAnswerShowsFailedInFourChecksHoweverManyTheyAre) {
   std::unique_ptr<StrictKafka> holder;
   constexpr int32_t kMany = 16;
-  StrictKafka& kafka = NewClusterOf(holder, kMany);
+  StrictKafka& kafka = NewCluster(holder, kMany);
   const auto led_by_2 = [](int32_t p) { return p % 4 != 0; };  // 12 of 16
   for (int32_t p = 0; p < kMany; ++p) {
     if (led_by_2(p)) kafka.SetLeader("events", p, 2);
@@ -643,7 +633,7 @@ TEST(Processor, EveryShardOfABrokerThatDoesNotAnswerShowsFailedInFourChecksHowev
 TEST(Processor, ABrokerThatAnswersAgainTakesBackWhatItsSilenceCounted) {
   std::unique_ptr<StrictKafka> holder;
   constexpr int32_t kMany = 12;
-  StrictKafka& kafka = NewClusterOf(holder, kMany);
+  StrictKafka& kafka = NewCluster(holder, kMany);
   Instance a(kafka, "a");
   ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kMany) && a.Ready(); })) << a.log();
   RunFor(kafka, {&a}, 40s);  // every shard quiet: asked at each check
@@ -655,11 +645,29 @@ TEST(Processor, ABrokerThatAnswersAgainTakesBackWhatItsSilenceCounted) {
   for (int spell = 0; spell < 4; ++spell) {
     kafka.SetAnswerDelay(1, 1h);  // two checks of silence
     RunUntil(kafka, {&a}, watch, 20s);
-    kafka.SetAnswerDelay(1, 250ms);  // a check that answers four questions of twelve
+    kafka.SetAnswerDelay(1, 250ms);  // a check that answers three of twelve, cuts one short
     RunUntil(kafka, {&a}, watch, 10s);
   }
   EXPECT_FALSE(ever_unready) << a.log();
   EXPECT_EQ(a.log().find("cannot be read"), std::string::npos) << a.log();
+}
+
+// A partition whose question the budget cuts short goes first at the next check: after
+// slow answers about the others, the one partition of a broker that answers nothing
+// was cut short at every check, never counted, and its shard looked running for good.
+TEST(Processor, AQuestionCutShortGoesFirstAtTheNextCheck) {
+  std::unique_ptr<StrictKafka> holder;
+  constexpr int32_t kMany = 7;
+  StrictKafka& kafka = NewCluster(holder, kMany);
+  kafka.SetLeader("events", kMany - 1, 2);
+  Instance a(kafka, "a");
+  ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kMany) && a.Ready(); })) << a.log();
+  kafka.SetAnswerDelay(1, 140ms);  // six answers take 840 ms of the check's second
+  kafka.SetAnswerDelay(2, 1h);
+  ASSERT_TRUE(RunUntil(
+      kafka, {&a}, [&] { return a.View(kMany - 1)->phase == shard::ShardPhase::kFailed; }, 150s))
+      << a.log();
+  for (int32_t p = 0; p + 1 < kMany; ++p) EXPECT_TRUE(a.Runs(p)) << "shard " << p;
 }
 
 // A broker that answers slowly answers most questions of a check, and the last may
@@ -669,7 +677,7 @@ TEST(Processor, ABrokerThatAnswersAgainTakesBackWhatItsSilenceCounted) {
 TEST(Processor, QuietShardsOfABrokerThatAnswersSlowlyStayRunning) {
   std::unique_ptr<StrictKafka> holder;
   constexpr int32_t kMany = 32;
-  StrictKafka& kafka = NewClusterOf(holder, kMany);
+  StrictKafka& kafka = NewCluster(holder, kMany);
   Instance a(kafka, "a");
   ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kMany) && a.Ready(); })) << a.log();
   kafka.SetAnswerDelay(1, 150ms);  // six answers a check, the seventh cut to 100 ms
