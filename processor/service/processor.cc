@@ -680,8 +680,9 @@ struct Processor::Impl final : kafka::RebalanceListener {
     // broker that does not answer); none known: each partition is asked alone.
     const bool leaders_fresh = [&] {
       auto known = consumer->PartitionLeaders(kQuietAskTimeout);
-      if (known) input_leaders = std::move(known).value();
-      return known.ok();
+      if (!known) return false;
+      input_leaders = std::move(known).value();
+      return true;
     }();
     const auto leader_of = [&](base::Partition p) {
       const auto it = input_leaders.find(p);
