@@ -1579,7 +1579,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
     view->restore_retries = slot.restore_retries;
     view->target_fpp = o.dedup.target_fpp;
     if (!view->counters) view->counters = std::make_shared<const shard::CounterSnapshot>();
-    view->published_at_ms = clock.WallMs();
+    view->RestampAt(clock.WallMs());
     board.Publish(std::move(view));
   }
 

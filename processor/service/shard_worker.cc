@@ -329,7 +329,12 @@ void ShardWorker::Execute(RefreshCommand& c) {
   for (auto& [p, shard] : shards_) {
     const shard::ShardState& state = *shard.state;
     if (shard.failure || state.has_pending() || state.has_batch_in_flight()) continue;
-    if (shard.last_view && shard.last_view->digest_seq == state.committed_seq()) continue;
+    // A view that kept older counters (sealed under a backlog) is behind its state even
+    // when its filter detail is not: the shard may see no batch again for a long time.
+    if (shard.last_view && shard.last_view->digest_seq == state.committed_seq() &&
+        shard.last_view->counters_behind_ms == 0) {
+      continue;
+    }
     try {
       views.push_back(MakeView(shard, true));
     } catch (const std::exception& e) {

@@ -137,7 +137,8 @@ class ShardWorker {
   // and carries each shard's OwnedRun on.
   void Committed(ChangelogWritten written = {});
   // Views of idle shards (nothing pending or in flight) whose published view is
-  // older than their state, with the filter summary and digest computed anew. A
+  // older than their state (its filter detail, or counters kept under a backlog),
+  // with the filter summary, digest and counters computed anew. A
   // future, as Seal's, so that the processor asks every worker before it waits.
   std::future<std::vector<std::shared_ptr<const shard::ShardView>>> RefreshIdleViews();
   // Returns once every command posted before has run.

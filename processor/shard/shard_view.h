@@ -130,6 +130,14 @@ struct ShardView {
   int64_t counters_behind_ms = 0;
 
   int64_t lag() const { return std::max<int64_t>(0, high_watermark.Since(input_offset)); }
+  // Published again at `now_ms` (wall clock) by an owner that knows nothing newer: the
+  // view is as fresh as then, but counters kept from an older view keep their age, so
+  // that staleness_ms, measured from the counters, does not restart.
+  void RestampAt(int64_t now_ms) {
+    if (counters_behind_ms > 0)
+      counters_behind_ms += std::max<int64_t>(0, now_ms - published_at_ms);
+    published_at_ms = now_ms;
+  }
 };
 
 class StateBoard {

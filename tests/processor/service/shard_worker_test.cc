@@ -225,6 +225,44 @@ TEST(ShardWorker, ViewsOfABackloggedShardRebuildItsCountersAtMostOnceASecond) {
   EXPECT_EQ(drained->counters_behind_ms, 0);
 }
 
+// A shard whose last batch was sealed under a backlog may keep older counters in a
+// view whose filter detail is fresh (the two are rebuilt on their own clocks), and then
+// see no batch for a long time: the next refresh of idle views brings its counters up
+// to date, not only views whose filter detail is behind.
+TEST(ShardWorker, AnIdleShardWhoseLastViewKeptOlderCountersHasThemRebuiltAtTheNextRefresh) {
+  Feed feed;
+  std::atomic<int64_t> now_ms{kNowMs};
+  WorkerOptions options = Options();
+  options.now_ms = [&now_ms] { return now_ms.load(); };
+  RunningWorker worker(options);
+  worker->Adopt(FreshShard(base::Partition(0)));
+  auto seal = [&](const std::string& id, bool backlog) {
+    worker->Apply(feed.RoundTrip(base::Partition(0), {{id, Event("likes", 1), {}}}));
+    std::vector<SealedShard> sealed = worker->Seal(backlog).get();
+    EXPECT_EQ(sealed.size(), 1u);
+    worker->Committed();
+    return sealed.empty() ? nullptr : sealed[0].view;
+  };
+  ASSERT_NE(seal("c/1", true), nullptr);  // both built
+  now_ms += 300;
+  ASSERT_NE(seal("c/2", false), nullptr);  // drained: counters built, filter detail kept
+  now_ms += 700;
+  const auto last = seal("c/3", true);  // the filter detail is a second old, the counters not
+  ASSERT_NE(last, nullptr);
+  EXPECT_EQ(CounterIn(*last, "likes"), 2);
+  EXPECT_EQ(last->counters_behind_ms, 700);
+  EXPECT_EQ(last->digest_seq, last->changelog_seq);  // its filter detail is current
+
+  now_ms += 1000;
+  const std::vector<std::shared_ptr<const shard::ShardView>> refreshed =
+      worker->RefreshIdleViews().get();
+  ASSERT_EQ(refreshed.size(), 1u);
+  EXPECT_EQ(CounterIn(*refreshed[0], "likes"), 3);
+  EXPECT_EQ(refreshed[0]->counters_behind_ms, 0);
+  // Up to date now: the next refresh has nothing to do.
+  EXPECT_TRUE(worker->RefreshIdleViews().get().empty());
+}
+
 // A filter at its memory bound drops ids of its window (SPEC §2.1): the metric and
 // /readyz say so, and the log says it once, with the window the filter still holds.
 TEST(ShardWorker, SaysOnceInTheLogWhenAShardsFilterForgetsIdsOfItsWindowEarly) {

@@ -27,6 +27,21 @@ std::vector<int32_t> Partitions(const StateBoard::Snapshot& s) {
   return out;
 }
 
+TEST(ShardView, ARestampKeepsTheAgeOfCountersKeptFromAnOlderView) {
+  ShardView behind;
+  behind.published_at_ms = 10'000;
+  behind.counters_behind_ms = 700;
+  behind.RestampAt(12'000);
+  EXPECT_EQ(behind.published_at_ms, 12'000);
+  EXPECT_EQ(behind.counters_behind_ms, 2'700);  // counters as of 9,300, as before
+
+  ShardView current;
+  current.published_at_ms = 10'000;
+  current.RestampAt(12'000);
+  EXPECT_EQ(current.published_at_ms, 12'000);
+  EXPECT_EQ(current.counters_behind_ms, 0);  // its counters are its state's
+}
+
 TEST(StateBoard, KeepsViewsSortedByPartition) {
   StateBoard board(4);
   board.Publish(View(3));
