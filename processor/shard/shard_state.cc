@@ -110,6 +110,9 @@ void ShardState::set_rules(const ShardRules& rules) {
   const int64_t held = summary.window_ms_configured;  // -1: forever
   if (held < 0) return;
   const int64_t covers = held - rules_.record_window->count();
+  // It holds the window and the tolerance: nothing to lower, nothing to say (with a
+  // tolerance of 0, as for LogAppendTime input, exactly the window).
+  if (covers >= rules_.late_after->count()) return;
   if (covers > 0) {
     rules_.late_after = std::min(*rules_.late_after, filter::Millis{covers});
   } else {

@@ -1416,6 +1416,22 @@ TEST(ShardState, AFilterMadeForAShorterWindowSaysSoAndKeepsTheTolerance) {
   EXPECT_EQ(fresh->MakeView(std::move(fresh_base), 0)->record_window_held_ms, -1);
 }
 
+// Regression: with dedup.timestamp_tolerance_ms 0 (LogAppendTime input), a filter
+// holds exactly the window, and every shard said it held less than the window
+// (readiness degraded, the alert firing) while it held all of it.
+TEST(ShardState, AFilterThatHoldsExactlyTheWindowUnderNoToleranceSaysNothing) {
+  auto s = NewShard(DedupMode::kExact);
+  const int64_t held = s->filter().Summary().window_ms_configured;
+  ShardRules rules;
+  rules.late_after = Millis{0};
+  rules.record_window = Millis{held};
+  s->set_rules(rules);
+  EXPECT_EQ(s->rules().late_after, Millis{0});
+  EXPECT_EQ(s->rules().record_window_held, std::nullopt);
+  shard::ShardView base;
+  EXPECT_EQ(s->MakeView(std::move(base), 0)->record_window_held_ms, -1);
+}
+
 // Regression: without a filter (dedup.mode none) the late bound fell to 0, so every
 // record a moment behind the clock was counted late (and dead-lettered under
 // late_records: dead_letter). Late is more than the tolerance behind the clock.
