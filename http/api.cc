@@ -831,11 +831,12 @@ class Api {
     // A filter that never forgets guarantees an infinite window.
     e.PerRunningShard(
         s, "oncecount_filter_guaranteed_window_seconds", "gauge",
-        "A copy stamped at most this long after the first copy's timestamp is caught, "
-        "unless it is late (applied while the shard's clock is more than "
-        "dedup.timestamp_tolerance_ms past its timestamp); +Inf: the filter never "
-        "forgets. Below dedup.window_ms while the memory bound has made the filter "
-        "forget ids of the window.",
+        "How long the filter holds an id on the shard's clock: dedup.window_ms plus "
+        "dedup.timestamp_tolerance_ms. In record time, a copy stamped at most this less "
+        "the tolerance after the first copy's timestamp is caught, unless it is late "
+        "(applied while the shard's clock is more than the tolerance past its "
+        "timestamp); +Inf: the filter never forgets. Lower while the memory bound has "
+        "made the filter forget ids of the window.",
         [](const ShardView& v) {
           const int64_t ms = v.filter.window_ms_guaranteed;
           return MetricValue(ms < 0 ? std::numeric_limits<double>::infinity() : ms / 1000.0);
