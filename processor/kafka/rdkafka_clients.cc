@@ -536,10 +536,18 @@ class RdTransactionalProducer final : public TransactionalProducer, public Handl
       }
       return;
     }
-    if (self->delivery_failure_.ok()) {
-      self->delivery_failure_ = {ErrorKind::kAbortable, rd_kafka_err2name(m->err),
-                                 std::string("delivery to ") + rd_kafka_topic_name(m->rkt) +
-                                     " failed: " + rd_kafka_err2str(m->err)};
+    // The failure that says why: a purge is librdkafka dropping the rest after it, and
+    // a record too large is what the processor learns its limit from.
+    KafkaError failure{ErrorKind::kAbortable, rd_kafka_err2name(m->err),
+                       std::string("delivery to ") + rd_kafka_topic_name(m->rkt) +
+                           " failed: " + rd_kafka_err2str(m->err)};
+    const auto is_purge = [](const KafkaError& e) {
+      return e.code == "_PURGE_QUEUE" || e.code == "_PURGE_INFLIGHT";
+    };
+    KafkaError& kept = self->delivery_failure_;
+    if (kept.ok() || (is_purge(kept) && !is_purge(failure)) ||
+        (!IsRecordTooLarge(kept) && IsRecordTooLarge(failure))) {
+      kept = std::move(failure);
     }
   }
 
@@ -583,8 +591,13 @@ class RdTransactionalProducer final : public TransactionalProducer, public Handl
     const rd_kafka_resp_err_t e = ProduceCopy(rk_, record);
     if (e == RD_KAFKA_RESP_ERR_NO_ERROR) return {};
     const bool fatal = e == RD_KAFKA_RESP_ERR__FATAL || e == RD_KAFKA_RESP_ERR__FENCED;
-    return {fatal ? ErrorKind::kProducerFenced : ErrorKind::kAbortable, rd_kafka_err2name(e),
-            "produce to " + std::string(record.topic) + " failed: " + rd_kafka_err2str(e)};
+    KafkaError error{fatal ? ErrorKind::kProducerFenced : ErrorKind::kAbortable,
+                     rd_kafka_err2name(e),
+                     "produce to " + std::string(record.topic) + " failed: " + rd_kafka_err2str(e)};
+    // _STATE: an earlier record of the transaction failed (librdkafka made the
+    // transaction abortable). Its delivery report says which failure, as at a commit.
+    if (e == RD_KAFKA_RESP_ERR__STATE) TakeDeliveryFailure(error);
+    return error;
   }
   KafkaError SendOffsets(std::string_view topic, const std::vector<PartitionOffset>& offsets,
                          const GroupMetadata& group, std::chrono::milliseconds timeout) override {
@@ -599,10 +612,7 @@ class RdTransactionalProducer final : public TransactionalProducer, public Handl
         Txn(rd_kafka_commit_transaction(rk_, static_cast<int>(timeout.count())), "commit");
     // A failed delivery makes librdkafka refuse the commit as abortable; say which,
     // with the delivery's error code (a record too large, say).
-    if (e && !delivery_failure_.ok() && e.kind == ErrorKind::kAbortable) {
-      e.message += " (" + delivery_failure_.message + ")";
-      e.code = delivery_failure_.code;
-    }
+    if (e && e.kind == ErrorKind::kAbortable) TakeDeliveryFailure(e);
     // A commit that may be retried keeps what was delivered for the retry to report.
     if (!e) {
       committed_ = std::move(delivered_);
@@ -624,6 +634,15 @@ class RdTransactionalProducer final : public TransactionalProducer, public Handl
   void Poll() override { rd_kafka_poll(rk_, 0); }
 
  private:
+  // Names the failed delivery behind `e` (code and message), serving the delivery
+  // reports already queued when none was seen yet.
+  void TakeDeliveryFailure(KafkaError& e) {
+    if (delivery_failure_.ok()) rd_kafka_poll(rk_, 0);
+    if (delivery_failure_.ok()) return;
+    e.message += " (" + delivery_failure_.message + ")";
+    e.code = delivery_failure_.code;
+  }
+
   std::string id_;
   rd_kafka_t* rk_ = nullptr;
   KafkaError delivery_failure_;

@@ -141,6 +141,30 @@ TEST_F(RdKafkaClientsTest, TellsWhereTheRecordsOfTheLastCommittedTransactionWent
   EXPECT_TRUE(p->OffsetsOfLastCommit("log").empty()) << "an abort commits nothing";
 }
 
+// A broker's refusal of a record as too large makes the transaction abortable, and
+// librdkafka refuses every later produce with _STATE: the error a produce returns then
+// names the refusal, so that the processor learns the record limit (IsRecordTooLarge)
+// whichever call, produce or commit, sees the failure first.
+TEST_F(RdKafkaClientsTest, AProduceRefusedAfterARecordWasTooLargeSaysSo) {
+  std::unique_ptr<TransactionalProducer> p = Producer();
+  ASSERT_NE(p, nullptr);
+  constexpr int16_t kProduceApiKey = 0;
+  rd_kafka_mock_push_request_errors(cluster_->mock(), kProduceApiKey, 1,
+                                    RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE);
+  ASSERT_FALSE(p->BeginTransaction());
+  ASSERT_FALSE(p->Produce({"log", base::Partition(0), std::nullopt, "too large", {}}));
+  KafkaError refused;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!refused && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);  // the broker's answer arrives on librdkafka's thread
+    refused = p->Produce({"log", base::Partition(0), std::nullopt, "next", {}});
+  }
+  ASSERT_TRUE(refused) << "no produce refused in 30 s";
+  EXPECT_EQ(refused.kind, ErrorKind::kAbortable) << refused.ToString();
+  EXPECT_TRUE(IsRecordTooLarge(refused)) << refused.ToString();
+  EXPECT_FALSE(p->AbortTransaction(30s));
+}
+
 // The embedded cluster writes no transaction markers: a read across transactions
 // finds every offset holding a record, and the clients cannot tell a marker from
 // another writer's record (processor/service/owned_run.h).
