@@ -46,6 +46,17 @@ std::string Membership::ActiveOf(base::Partition partition, int64_t now_ms) cons
   return owner;
 }
 
+int64_t Membership::LastHeardOwning(base::Partition partition) const {
+  int64_t newest = -1;
+  for (const auto& [id, h] : members_) {
+    const auto& actives = h.record.actives;
+    if (std::binary_search(actives.begin(), actives.end(), partition)) {
+      newest = std::max(newest, h.at_ms);
+    }
+  }
+  return newest;
+}
+
 std::vector<std::string> Membership::StandbysOf(base::Partition partition, int64_t replicas,
                                                 int64_t now_ms) const {
   if (replicas <= 0) return {};

@@ -42,6 +42,9 @@ class Membership {
   std::vector<std::string> Live(int64_t now_ms) const;
   // The live instance that owns shard p; empty when none does.
   std::string ActiveOf(base::Partition partition, int64_t now_ms) const;
+  // When a record listing shard p as owned last arrived (local time), live or not; -1
+  // when no instance's newest record lists it.
+  int64_t LastHeardOwning(base::Partition partition) const;
   // The rule above: at most `replicas` instance ids, highest weight first.
   std::vector<std::string> StandbysOf(base::Partition partition, int64_t replicas,
                                       int64_t now_ms) const;

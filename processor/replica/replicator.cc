@@ -69,6 +69,8 @@ struct Replica {
   int64_t failed_since_ms = -1;
   uint32_t failures = 0;
   std::string failure;
+  // Since when no live instance owns the shard (-1: one does, or not known yet).
+  int64_t unowned_since_ms = -1;
   bool dirty = true;
   int64_t last_publish_ms = 0;
   int64_t last_filter_detail_ms = 0;
@@ -502,6 +504,22 @@ struct Replicator::Impl {
     return r.at_end && now - r.since_ms < kCaughtUpForMs;
   }
 
+  // Until when shard p had an owner, as far as the members topic tells: `now` while a
+  // live instance owns it (or before everyone could be heard from), else when an
+  // owner was last heard listing it, or when this instance first saw it unowned.
+  int64_t OwnedUntil(base::Partition p, Replica& r, int64_t now) {
+    if (!membership || now - started_ms < o.member_timeout.count() ||
+        !membership->ActiveOf(p, now).empty()) {
+      r.unowned_since_ms = -1;
+      return now;
+    }
+    if (r.unowned_since_ms < 0) {
+      const int64_t heard = membership->LastHeardOwning(p);
+      r.unowned_since_ms = heard >= 0 ? std::min(heard, now) : now;
+    }
+    return r.unowned_since_ms;
+  }
+
   // --- Roles and membership ----------------------------------------------------------
 
   bool WantsHot(base::Partition p, int64_t now) const {
@@ -636,8 +654,12 @@ struct Replicator::Impl {
       }
       auto made = r.state->MakeView(std::move(base), WallAt(now), detail);
       auto stamped = std::make_shared<shard::ShardView>(*made);
-      // What a replica answers is as fresh as its last look at the changelog's end.
-      stamped->published_at_ms = WallAt(caught_up ? now : r.since_ms);
+      // What a replica answers is as fresh as its last look at the changelog's end,
+      // and no fresher than the last owner: at the end of a changelog that nobody
+      // writes (the owner killed, until the group gives the shard to another), the
+      // input piles up unread.
+      stamped->published_at_ms =
+          WallAt(std::min(caught_up ? now : r.since_ms, OwnedUntil(p, r, now)));
       view = std::move(stamped);
     } else {
       base.phase = r.mode == Replica::Mode::kFailed ? shard::ShardPhase::kFailed

@@ -45,6 +45,18 @@ TEST(Membership, TakesTheActiveFromTheNewestLiveRecordThatListsTheShard) {
   EXPECT_EQ(m.ActiveOf(base::Partition(0), 400), "a");
 }
 
+TEST(Membership, TellsWhenAnOwnerOfAShardWasLastHeardEvenOnceItWentQuiet) {
+  Membership m("x", 5000ms);
+  EXPECT_EQ(m.LastHeardOwning(base::Partition(0)), -1);
+  m.Observe(Heartbeat("a", {base::Partition(0)}, 100), 100);
+  m.Observe(Heartbeat("a", {base::Partition(0)}, 1100), 1100);
+  EXPECT_EQ(m.ActiveOf(base::Partition(0), 7000), "") << "a went quiet";
+  EXPECT_EQ(m.LastHeardOwning(base::Partition(0)), 1100);
+  // Its newest record no longer lists the shard: nobody heard owns it.
+  m.Observe(Heartbeat("a", {}, 8000), 8000);
+  EXPECT_EQ(m.LastHeardOwning(base::Partition(0)), -1);
+}
+
 TEST(Membership, PicksNoStandbyWhenNoneIsAsked) {
   Membership m("a", 5000ms);
   m.Observe(Heartbeat("b", {}), 0);

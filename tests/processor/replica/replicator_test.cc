@@ -411,6 +411,33 @@ TEST(Replicator, AReplicaWhoseReaderStopsBeingFedReadsBehindInsteadOfCaughtUp) {
   EXPECT_EQ(Logged(b, "replica " + std::to_string(p) + ": reading again"), 1u) << b.log();
 }
 
+// Regression: a replica at the end of a changelog that nobody writes any more (its
+// owner killed, until the group's session timeout gives the shard to another) answered
+// as fresh, while the shard's input piled up unread. It is as fresh as the owner was
+// last heard.
+TEST(Replicator, AReplicaOfAShardWhoseOwnerWentQuietIsNoFresherThanTheOwnersLastHeartbeat) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  kafka.set_session_timeout(60s);  // the group keeps a's shard while b watches
+  Pair pair = StartCaughtUpPair(kafka);
+  ASSERT_GE(pair.p, 0);
+  StrictInstance& a = *pair.a;
+  StrictInstance& b = *pair.b;
+  const int32_t p = pair.p;
+  RunFor(kafka, {&a, &b}, 2s);
+  EXPECT_LE(kafka.clock().WallMs() - b.View(p)->published_at_ms, 1'500) << "owned: fresh";
+  kafka.Freeze("a");
+  const int64_t frozen_ms = kafka.clock().WallMs();
+  Send(kafka, 100, 200);  // a's shard gets input that nobody reads
+  RunFor(kafka, {&b}, 20s);
+  auto view = b.View(p);
+  ASSERT_NE(view, nullptr);
+  EXPECT_EQ(view->role, shard::ShardRole::kStandby) << "the group has not moved the shard yet";
+  EXPECT_EQ(view->replica_lag_ms, 0) << "at the changelog's end";
+  EXPECT_LE(view->published_at_ms, frozen_ms) << "a stale answer claims to be fresh\n" << b.log();
+  EXPECT_GE(view->published_at_ms, frozen_ms - 1'500) << "as fresh as a's last heartbeat";
+}
+
 // A replica that cannot ask where its changelog ends cannot say it is caught up: it
 // reads as behind from its last confirmation once 15 s have passed.
 TEST(Replicator, AReplicaThatCannotConfirmItsEndReadsBehindFromItsLastConfirmation) {
