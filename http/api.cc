@@ -67,6 +67,7 @@ class DistinctCounters {
   static constexpr size_t kRecountEvery = 100'000;
   static constexpr int64_t kCostFactor = 20;
 
+  // `now_ms`: a steady clock (a wall clock stepped back would keep an old count).
   uint64_t Get(const Snapshot& s, int64_t now_ms) {
     std::vector<CountersPtr> shards = CountersOf(s);
     size_t held = 0;
@@ -696,7 +697,7 @@ class Api {
   void WriteTotals(json::JsonWriter& j, const Snapshot& s) {
     const Totals t = Sum(s);
     j.BeginObject().Key("shards").Uint(s.shards.size());
-    j.Key("counters").Uint(distinct_.Get(s, options_.now_ms())).Key("lag").Int(t.lag);
+    j.Key("counters").Uint(distinct_.Get(s, options_.steady_ms())).Key("lag").Int(t.lag);
     j.Key("events_applied").Uint(t.events_applied);
     j.Key("duplicates_dropped").Uint(t.duplicates_dropped);
     j.Key("near_edge_duplicates").Uint(t.near_edge_duplicates);
@@ -711,7 +712,7 @@ class Api {
     e.Sample("oncecount_up", "", "1");
     e.Family("oncecount_counters", "gauge",
              "Distinct counters over the shards held by this instance.");
-    e.Sample("oncecount_counters", "", MetricValue(distinct_.Get(s, options_.now_ms())));
+    e.Sample("oncecount_counters", "", MetricValue(distinct_.Get(s, options_.steady_ms())));
     e.PerShard(
         s, "oncecount_shard_ready", "gauge",
         "1 when the shard is restored and running on this instance, else 0.",

@@ -342,6 +342,21 @@ TEST_F(ApiTest, SeesANewlyPublishedViewAfterAMergeWasCached) {
   EXPECT_EQ(Get("/v1/counters/views").status, 503u);
 }
 
+// Regression: the distinct-counter count is cost-limited by time, and took its time
+// from the wall clock: a clock stepped back (NTP) kept an old count for as long as the
+// step, however the shards changed.
+TEST_F(ApiTest, CountsDistinctCountersAgainAfterTheWallClockSteppedBack) {
+  PublishAll();
+  const auto counters = [this] {
+    return Json(Get("/v1/stats"))["totals"]["counters"].get_uint64().value();
+  };
+  EXPECT_EQ(counters(), 5u);
+  now_ -= 3'600'000;  // an hour back
+  steady_ += 10;
+  Publish(View(base::Partition(2), {{"clicks", 7}, {"shares", 1}}, now_.load()));
+  EXPECT_EQ(counters(), 6u);
+}
+
 TEST_F(ApiTest, ReportsEveryShardAndTheirTotalsInStats) {
   PublishAll();
   const auto stats = Json(Get("/v1/stats"));
