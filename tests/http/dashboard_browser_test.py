@@ -48,6 +48,7 @@ class Page(html.parser.HTMLParser):
         super().__init__()
         self.text_by_id = {}
         self.counters = {}  # name -> value (data-value)
+        self.counter_text = {}  # name -> the value cell's text
         self.shards = {}  # (partition, role) -> {field: text}
         self.polylines = {}  # chart -> [point count per line]
         self.checks = {}  # health check -> {"level", "text"}
@@ -56,6 +57,7 @@ class Page(html.parser.HTMLParser):
         self._shard = None
         self._field = None
         self._chart = None
+        self._value_of = None  # the counter whose value cell is open
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -64,6 +66,7 @@ class Page(html.parser.HTMLParser):
             self._counter_row = a["data-counter"]
         if tag == "td" and "data-value" in a:
             self.counters[self._counter_row] = int(a["data-value"])
+            self._value_of = self._counter_row
         if tag == "tr" and "data-partition" in a:
             self._shard = (int(a["data-partition"]), a["data-role"])
             self.shards[self._shard] = {}
@@ -87,6 +90,7 @@ class Page(html.parser.HTMLParser):
                 break
         if tag == "td":
             self._field = None
+            self._value_of = None
         if self._check is not None and len(self._open) < self._check_depth:
             self._check = None
 
@@ -99,6 +103,8 @@ class Page(html.parser.HTMLParser):
                 break
         if self._field is not None:
             self.shards[self._shard][self._field] = data
+        if self._value_of is not None:
+            self.counter_text[self._value_of] = self.counter_text.get(self._value_of, "") + data
 
 
 def fail(message):
@@ -130,6 +136,7 @@ class RecordingProxy:
         self.failed_partition = None
         self.short_window_partition = None
         self.unbounded_partition = None
+        self.saturated_counter = None
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -154,6 +161,13 @@ class RecordingProxy:
                                 shard["role"] == "active":
                             shard["filter_unbounded"] = True
                     body = json.dumps(stats).encode()
+                if self.path.startswith("/v1/counters") and proxy.saturated_counter is not None:
+                    page = json.loads(body)
+                    for c in page["counters"]:
+                        if c["counter"] == proxy.saturated_counter:
+                            c["value"] = 2 ** 63 - 1
+                            c["saturated"] = True
+                    body = json.dumps(page).encode()
                 if self.path == "/v1/stats" and proxy.failed_partition is not None:
                     stats = json.loads(body)
                     for shard in stats["shards"]:
@@ -296,6 +310,15 @@ def main():
         expected = {n: v for n, v in counters.items() if n.startswith("counter-1")}
         if not expected or searched.counters != expected:
             fail("search counter-1 shows %s, expected %s" % (searched.counters, expected))
+
+        # A sum capped at int64's end: the page says it is capped, and that the value
+        # it shows (a double in the browser) is approximate.
+        proxy.saturated_counter = sorted(counters)[0]
+        capped = render(proxy.url + "/")
+        proxy.saturated_counter = None
+        shown = capped.counter_text.get(sorted(counters)[0], "")
+        if "(saturated)" not in shown or not shown.startswith("\u2248"):
+            fail("a saturated counter shows %r" % shown)
 
         recent = render(proxy.url + "/#order=recent")
         if not recent.counters or any(counters.get(n) != v for n, v in recent.counters.items()):
