@@ -837,7 +837,8 @@ class Api {
         "the tolerance after the first copy's timestamp is caught, unless it is late "
         "(applied while the shard's clock is more than the tolerance past its "
         "timestamp); +Inf: the filter never forgets. Lower while the memory bound has "
-        "made the filter forget ids of the window.",
+        "made the filter forget ids of the window, or for a filter made for a smaller "
+        "dedup.window_ms (oncecount_dedup_record_window_held_seconds).",
         [](const ShardView& v) {
           const int64_t ms = v.filter.window_ms_guaranteed;
           return MetricValue(ms < 0 ? std::numeric_limits<double>::infinity() : ms / 1000.0);

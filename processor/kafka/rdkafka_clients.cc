@@ -595,8 +595,14 @@ class RdTransactionalProducer final : public TransactionalProducer, public Handl
                      rd_kafka_err2name(e),
                      "produce to " + std::string(record.topic) + " failed: " + rd_kafka_err2str(e)};
     // _STATE: an earlier record of the transaction failed (librdkafka made the
-    // transaction abortable). Its delivery report says which failure, as at a commit.
-    if (e == RD_KAFKA_RESP_ERR__STATE) TakeDeliveryFailure(error);
+    // transaction abortable). Its delivery report says which failure, as at a commit;
+    // librdkafka queues it just after it marks the transaction, so it may take a moment.
+    if (e == RD_KAFKA_RESP_ERR__STATE) {
+      for (int i = 0; i < kDeliveryReportWaits && delivery_failure_.ok(); ++i) {
+        rd_kafka_poll(rk_, kDeliveryReportWaitMs);
+      }
+      TakeDeliveryFailure(error);
+    }
     return error;
   }
   KafkaError SendOffsets(std::string_view topic, const std::vector<PartitionOffset>& offsets,
@@ -634,6 +640,9 @@ class RdTransactionalProducer final : public TransactionalProducer, public Handl
   void Poll() override { rd_kafka_poll(rk_, 0); }
 
  private:
+  static constexpr int kDeliveryReportWaits = 10;
+  static constexpr int kDeliveryReportWaitMs = 10;
+
   // Names the failed delivery behind `e` (code and message), serving the delivery
   // reports already queued when none was seen yet.
   void TakeDeliveryFailure(KafkaError& e) {

@@ -16,6 +16,7 @@ void Membership::Observe(const MemberRecord& record, int64_t now_ms) {
   // Records of one instance arrive in the order it wrote them; keep the newest.
   h.record = record;
   h.at_ms = now_ms;
+  for (base::Partition p : record.actives) last_owned_ms_[p] = now_ms;
 }
 
 bool Membership::IsLive(const Heard& h, int64_t now_ms) const {
@@ -47,14 +48,8 @@ std::string Membership::ActiveOf(base::Partition partition, int64_t now_ms) cons
 }
 
 int64_t Membership::LastHeardOwning(base::Partition partition) const {
-  int64_t newest = -1;
-  for (const auto& [id, h] : members_) {
-    const auto& actives = h.record.actives;
-    if (std::binary_search(actives.begin(), actives.end(), partition)) {
-      newest = std::max(newest, h.at_ms);
-    }
-  }
-  return newest;
+  const auto it = last_owned_ms_.find(partition);
+  return it == last_owned_ms_.end() ? -1 : it->second;
 }
 
 std::vector<std::string> Membership::StandbysOf(base::Partition partition, int64_t replicas,

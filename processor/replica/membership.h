@@ -42,8 +42,8 @@ class Membership {
   std::vector<std::string> Live(int64_t now_ms) const;
   // The live instance that owns shard p; empty when none does.
   std::string ActiveOf(base::Partition partition, int64_t now_ms) const;
-  // When a record listing shard p as owned last arrived (local time), live or not; -1
-  // when no instance's newest record lists it.
+  // When a record listing shard p as owned last arrived (local time), from any instance,
+  // live or not; -1 when none did.
   int64_t LastHeardOwning(base::Partition partition) const;
   // The rule above: at most `replicas` instance ids, highest weight first.
   std::vector<std::string> StandbysOf(base::Partition partition, int64_t replicas,
@@ -66,6 +66,8 @@ class Membership {
   std::string self_;
   std::chrono::milliseconds timeout_;
   std::map<std::string, Heard> members_;
+  // Shard → when a record listing it as owned last arrived (local time).
+  std::map<base::Partition, int64_t> last_owned_ms_;
 };
 
 // The rendezvous weight of `instance` for shard `partition`.

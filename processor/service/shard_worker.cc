@@ -332,7 +332,7 @@ void ShardWorker::Execute(RefreshCommand& c) {
     // A view that kept older counters (sealed under a backlog) is behind its state even
     // when its filter detail is not: the shard may see no batch again for a long time.
     if (shard.last_view && shard.last_view->digest_seq == state.committed_seq() &&
-        shard.last_view->counters_behind_ms == 0) {
+        !shard.counters_kept) {
       continue;
     }
     try {
@@ -356,8 +356,10 @@ std::shared_ptr<const shard::ShardView> ShardWorker::MakeView(Shard& shard, bool
   base.target_fpp = o_.target_fpp;
   const int64_t now = o_.now_ms();
   auto detail = shard::ShardState::FilterDetail::kRefresh;
-  if (!force_detail && shard.last_view &&
-      now - shard.last_filter_detail_ms < kFilterDetailEveryMs) {
+  // The wall clock: a step back (now before the last time) makes both due.
+  const int64_t since_detail = now - shard.last_filter_detail_ms;
+  if (!force_detail && shard.last_view && since_detail >= 0 &&
+      since_detail < kFilterDetailEveryMs) {
     detail = shard::ShardState::FilterDetail::kReuse;
     base.filter = shard.last_view->filter;
     base.digest = shard.last_view->digest;
@@ -366,13 +368,17 @@ std::shared_ptr<const shard::ShardView> ShardWorker::MakeView(Shard& shard, bool
     shard.last_filter_detail_ms = now;
   }
   auto counters = shard::ShardState::CounterDetail::kRefresh;
-  if (backlog && shard.last_view && now - shard.last_counters_ms < kBacklogCountersEveryMs) {
+  const int64_t since_counters = now - shard.last_counters_ms;
+  if (backlog && shard.last_view && since_counters >= 0 &&
+      since_counters < kBacklogCountersEveryMs) {
     counters = shard::ShardState::CounterDetail::kReuse;
     base.counters = shard.last_view->counters;
     base.recent_counters = shard.last_view->recent_counters;
-    base.counters_behind_ms = now - shard.last_counters_ms;
+    base.counters_behind_ms = since_counters;
+    shard.counters_kept = true;
   } else {
     shard.last_counters_ms = now;
+    shard.counters_kept = false;
   }
   shard.last_view = shard.state->MakeView(std::move(base), now, detail, counters);
   if (detail == shard::ShardState::FilterDetail::kRefresh) {

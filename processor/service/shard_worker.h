@@ -163,6 +163,7 @@ class ShardWorker {
     std::shared_ptr<const shard::ShardView> last_view;
     int64_t last_filter_detail_ms = 0;
     int64_t last_counters_ms = 0;  // when last_view's counters were brought up to date
+    bool counters_kept = false;    // last_view's counters are an older view's
   };
 
   struct ApplyCommand {

@@ -52,9 +52,14 @@ TEST(Membership, TellsWhenAnOwnerOfAShardWasLastHeardEvenOnceItWentQuiet) {
   m.Observe(Heartbeat("a", {base::Partition(0)}, 1100), 1100);
   EXPECT_EQ(m.ActiveOf(base::Partition(0), 7000), "") << "a went quiet";
   EXPECT_EQ(m.LastHeardOwning(base::Partition(0)), 1100);
-  // Its newest record no longer lists the shard: nobody heard owns it.
-  m.Observe(Heartbeat("a", {}, 8000), 8000);
-  EXPECT_EQ(m.LastHeardOwning(base::Partition(0)), -1);
+  // Regression: the newest owner gave the shard up (a rebalance), while a long-dead
+  // one's last record still lists it: the shard was owned until the newest owner's
+  // last listing, not until the dead one's.
+  m.Observe(Heartbeat("c", {base::Partition(0)}, 20'000), 20'000);
+  m.Observe(Heartbeat("c", {base::Partition(0)}, 30'000), 30'000);
+  m.Observe(Heartbeat("c", {}, 31'000), 31'000);
+  EXPECT_EQ(m.ActiveOf(base::Partition(0), 31'500), "");
+  EXPECT_EQ(m.LastHeardOwning(base::Partition(0)), 30'000);
 }
 
 TEST(Membership, PicksNoStandbyWhenNoneIsAsked) {

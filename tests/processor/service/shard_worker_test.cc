@@ -223,6 +223,13 @@ TEST(ShardWorker, ViewsOfABackloggedShardRebuildItsCountersAtMostOnceASecond) {
   const auto drained = seal("c/4", false);
   EXPECT_EQ(CounterIn(*drained, "likes"), 4);
   EXPECT_EQ(drained->counters_behind_ms, 0);
+
+  // Regression: the age is the wall clock's, and a clock stepped back kept the counters
+  // for as long as the step, with a negative age that made answers look fresh.
+  now_ms -= 60'000;
+  const auto stepped_back = seal("c/5", true);
+  EXPECT_EQ(CounterIn(*stepped_back, "likes"), 5);
+  EXPECT_EQ(stepped_back->counters_behind_ms, 0);
 }
 
 // A shard whose last batch was sealed under a backlog may keep older counters in a
