@@ -15,6 +15,7 @@
 #include "processor/service/router.h"
 #include "processor/service/shard_loader.h"
 #include "processor/service/shard_worker.h"
+#include "processor/service/snapshot_cadence.h"
 #include "processor/service/transaction.h"
 #include "processor/shard/shard_state.h"
 
@@ -39,6 +40,9 @@ constexpr int64_t kInputCheckMs = 10000;
 // Two aborts of a shard's transactions further apart than this are not "in a row"
 // (ShardSlot::aborts_in_a_row): the back-off, at most 30 s, is long behind.
 constexpr int64_t kAbortsInARowWithinMs = 5 * 60 * 1000;
+// An adopted shard commits a snapshot of its own within this (Adopt): the cadence's
+// longest interval between two, which the workers keep to (SnapshotCadence).
+constexpr int64_t kAdoptedSnapshotWithinMs = SnapshotCadence{}.max_interval.count();
 // How long producers go on with a topic's old partition count: librdkafka's
 // topic.metadata.refresh.interval.ms and the Java client's metadata.max.age.ms, both
 // 5 minutes by default.
@@ -1067,6 +1071,7 @@ struct Processor::Impl final : kafka::RebalanceListener {
         if (const auto w = written.records.find(s.partition); w != written.records.end()) {
           slot.snapshot_from = w->second.first;
         }
+        slot.snapshot_due_ms = -1;  // whatever was owed, this one pays it
       }
       slot.committed_seq = s.seq;
       slot.run_failures = 0;
@@ -1421,6 +1426,15 @@ struct Processor::Impl final : kafka::RebalanceListener {
     slot.after_abort = false;
     slot.epoch = r.claim.epoch;
     slot.committed_seq = r.state->committed_seq();
+    // Where its snapshot lies in the changelog is not known (a restore reads records,
+    // not their offsets), so CheckSnapshotsKept cannot watch the shard until it commits
+    // one: a busy shard does within the cadence, an idle one never would, and retention
+    // or a deletion could take its state unseen while it alone holds it. One is owed
+    // within the cadence's longest interval, staggered as the cycles are.
+    slot.snapshot_from.reset();
+    slot.snapshot_due_ms =
+        clock.SteadyMs() + static_cast<int64_t>((1.0 - SnapshotPhase(p)) *
+                                                static_cast<double>(kAdoptedSnapshotWithinMs));
     // The rules first: the first view says what they found (record_window_held).
     const shard::ShardRules rules = ShardRules();
     r.state->set_rules(rules);

@@ -206,6 +206,40 @@ TEST(ChangelogLoss, ARunningShardWhoseSnapshotRetentionTookSaysSoAndSnapshotsAga
   ExpectExactlyOnce(kafka, sent);
 }
 
+// Regression: a restored shard's snapshot has no known place in the changelog, so the
+// check above could not watch it until it wrote one of its own, which an idle shard
+// never did: its changelog deleted while it alone held its state, nothing was said and
+// nothing written, and the next restore failed for good. An adopted shard now commits
+// a snapshot of its own within the cadence's longest interval, with no input needed.
+TEST(ChangelogLoss, AnIdleRestoredShardWritesASnapshotOfItsOwnWithinAMinute) {
+  std::unique_ptr<StrictKafka> holder;
+  StrictKafka& kafka = NewCluster(holder);
+  AsCreateTopicsMakesIt(kafka);
+  {
+    Instance a(kafka, "a");
+    ASSERT_TRUE(RunUntil(kafka, {&a}, [&] { return a.RunsAll(kPartitions); })) << a.log();
+    Send(kafka, 0, 40);
+    a.StepAndCommit();
+    ASSERT_TRUE(a.Finish().ok()) << a.log();
+  }
+  {
+    testing::StrictInstanceOptions options{"b", ""};
+    options.commit_interval = 1s;
+    Instance b(kafka, options);
+    ASSERT_TRUE(RunUntil(kafka, {&b}, [&] { return b.RunsAll(kPartitions); })) << b.log();
+    const int64_t end = kafka.HighWatermark(kChangelog, 0);
+    ASSERT_TRUE(kafka.DeleteRecordsBefore(kChangelog, 0, end).ok());
+    RunFor(kafka, {&b}, 65s);  // idle: no input comes
+    EXPECT_GT(kafka.HighWatermark(kChangelog, 0), end) << "no snapshot written\n" << b.log();
+    b.Kill();
+  }
+  Instance c(kafka, "c");
+  ASSERT_TRUE(RunUntil(kafka, {&c}, [&] { return c.RunsAll(kPartitions); })) << c.log();
+  Send(kafka, 0, 40);  // retries of everything
+  c.StepAndCommit();
+  ExpectExactlyOnce(kafka, 40);
+}
+
 TEST(ChangelogLoss, APartitionDeletedUpToItsHighWatermarkFailsOnlyItsShard) {
   std::unique_ptr<StrictKafka> holder;
   StrictKafka& kafka = NewCluster(holder);
