@@ -1070,8 +1070,8 @@ struct Processor::Impl final : kafka::RebalanceListener {
       if (!s.snapshot.empty()) {
         if (const auto w = written.records.find(s.partition); w != written.records.end()) {
           slot.snapshot_from = w->second.first;
+          slot.snapshot_due_ms = -1;  // whatever was owed, this one pays it
         }
-        slot.snapshot_due_ms = -1;  // whatever was owed, this one pays it
       }
       slot.committed_seq = s.seq;
       slot.run_failures = 0;
@@ -1743,8 +1743,10 @@ struct Processor::Impl final : kafka::RebalanceListener {
       CheckTopicsListed();
       CheckQuietInputs();
       CheckSnapshotsKept();
-      OweDueSnapshots();
     }
+    // Every turn, not only at the checks: owed snapshots are staggered (Adopt), and
+    // each goes at its own commit rather than with all that fell due since the last.
+    if (fatal.ok()) OweDueSnapshots();
     if (fatal.ok() && clock.SteadyMs() >= next_settings_ms) {
       next_settings_ms = clock.SteadyMs() + kViewRefreshMs;
       if (base::Status s = ApplyTopicSettings(); !s) {
