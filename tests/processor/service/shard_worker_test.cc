@@ -185,23 +185,42 @@ TEST(ShardWorker, AppliesHandedOverMessagesAndSealsThemIntoOneChangelogBatch) {
   EXPECT_FALSE(s.view->digest.empty());
 }
 
+// One fresh shard on a worker whose wall clock the test sets, given one event of counter
+// "likes" at a time, sealed and committed at once.
+class ClockedShard {
+ public:
+  ClockedShard() : worker_(WithClock(now_ms)) { worker_->Adopt(FreshShard(base::Partition(0))); }
+
+  // The view the commit of event `id` publishes (`backlog`: ShardWorker::Seal's).
+  std::shared_ptr<const shard::ShardView> Seal(const std::string& id, bool backlog) {
+    worker_->Apply(feed_.RoundTrip(base::Partition(0), {{id, Event("likes", 1), {}}}));
+    std::vector<SealedShard> sealed = worker_->Seal(backlog).get();
+    EXPECT_EQ(sealed.size(), 1u);
+    worker_->Committed();
+    return sealed.empty() ? nullptr : sealed[0].view;
+  }
+  ShardWorker* worker() { return worker_.operator->(); }
+
+  std::atomic<int64_t> now_ms{kNowMs};  // before worker_, whose clock reads it
+
+ private:
+  static WorkerOptions WithClock(std::atomic<int64_t>& now_ms) {
+    WorkerOptions o = Options();
+    o.now_ms = [&now_ms] { return now_ms.load(); };
+    return o;
+  }
+
+  Feed feed_;
+  RunningWorker worker_;
+};
+
 // While the input is backlogged, the counters of a shard's views are rebuilt at most
 // once per kBacklogCountersEveryMs, and the view says how far behind they are; the
 // commit that finds the input drained brings them up to date whatever their age.
 TEST(ShardWorker, ViewsOfABackloggedShardRebuildItsCountersAtMostOnceASecond) {
-  Feed feed;
-  std::atomic<int64_t> now_ms{kNowMs};
-  WorkerOptions options = Options();
-  options.now_ms = [&now_ms] { return now_ms.load(); };
-  RunningWorker worker(options);
-  worker->Adopt(FreshShard(base::Partition(0)));
-  auto seal = [&](const std::string& id, bool backlog) {
-    worker->Apply(feed.RoundTrip(base::Partition(0), {{id, Event("likes", 1), {}}}));
-    std::vector<SealedShard> sealed = worker->Seal(backlog).get();
-    EXPECT_EQ(sealed.size(), 1u);
-    worker->Committed();
-    return sealed.empty() ? nullptr : sealed[0].view;
-  };
+  ClockedShard shard;
+  std::atomic<int64_t>& now_ms = shard.now_ms;
+  auto seal = [&shard](const std::string& id, bool backlog) { return shard.Seal(id, backlog); };
   const auto first = seal("c/1", true);  // no earlier view: built
   ASSERT_NE(first, nullptr);
   EXPECT_EQ(CounterIn(*first, "likes"), 1);
@@ -237,19 +256,9 @@ TEST(ShardWorker, ViewsOfABackloggedShardRebuildItsCountersAtMostOnceASecond) {
 // see no batch for a long time: the next refresh of idle views brings its counters up
 // to date, not only views whose filter detail is behind.
 TEST(ShardWorker, AnIdleShardWhoseLastViewKeptOlderCountersHasThemRebuiltAtTheNextRefresh) {
-  Feed feed;
-  std::atomic<int64_t> now_ms{kNowMs};
-  WorkerOptions options = Options();
-  options.now_ms = [&now_ms] { return now_ms.load(); };
-  RunningWorker worker(options);
-  worker->Adopt(FreshShard(base::Partition(0)));
-  auto seal = [&](const std::string& id, bool backlog) {
-    worker->Apply(feed.RoundTrip(base::Partition(0), {{id, Event("likes", 1), {}}}));
-    std::vector<SealedShard> sealed = worker->Seal(backlog).get();
-    EXPECT_EQ(sealed.size(), 1u);
-    worker->Committed();
-    return sealed.empty() ? nullptr : sealed[0].view;
-  };
+  ClockedShard shard;
+  std::atomic<int64_t>& now_ms = shard.now_ms;
+  auto seal = [&shard](const std::string& id, bool backlog) { return shard.Seal(id, backlog); };
   ASSERT_NE(seal("c/1", true), nullptr);  // both built
   now_ms += 300;
   ASSERT_NE(seal("c/2", false), nullptr);  // drained: counters built, filter detail kept
@@ -262,12 +271,12 @@ TEST(ShardWorker, AnIdleShardWhoseLastViewKeptOlderCountersHasThemRebuiltAtTheNe
 
   now_ms += 1000;
   const std::vector<std::shared_ptr<const shard::ShardView>> refreshed =
-      worker->RefreshIdleViews().get();
+      shard.worker()->RefreshIdleViews().get();
   ASSERT_EQ(refreshed.size(), 1u);
   EXPECT_EQ(CounterIn(*refreshed[0], "likes"), 3);
   EXPECT_EQ(refreshed[0]->counters_behind_ms, 0);
   // Up to date now: the next refresh has nothing to do.
-  EXPECT_TRUE(worker->RefreshIdleViews().get().empty());
+  EXPECT_TRUE(shard.worker()->RefreshIdleViews().get().empty());
 }
 
 // A filter at its memory bound drops ids of its window (SPEC §2.1): the metric and
